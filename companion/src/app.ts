@@ -1,0 +1,33 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { installErrorHandling } from './http/errors.js';
+import { healthRoutes } from './routes/health.js';
+import { openaiRoutes } from './routes/openai.js';
+import { webRoutes } from './routes/web.js';
+import type { Services } from './services.js';
+
+export interface AppOptions {
+  services: Services;
+  /** Folder of the built PWA (build/web). */
+  webRoot: string;
+  logger?: FastifyServerOptions['logger'];
+}
+
+/** Builds the HTTP app; the order of registration below is the route table. */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { services } = options;
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: services.config.server.body_limit_mb * 1024 * 1024,
+    // Clients must get 400 for wrong types, not a silent coercion of "5" into 5.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
+    // Generation can take long; the client's disconnect, not a server timer, ends it.
+    requestTimeout: 0,
+    forceCloseConnections: true,
+    return503OnClosing: true,
+  });
+  installErrorHandling(app);
+  await app.register(healthRoutes, { services });
+  await app.register(openaiRoutes, { services });
+  await app.register(webRoutes, { root: options.webRoot });
+  return app;
+}

@@ -1,0 +1,48 @@
+import { VERSION } from './version.js';
+
+const USAGE = `Hearth ${VERSION}: a local AI companion.
+
+Usage:
+  hearth serve [--host H] [--port P] [--data-dir DIR] [--models-dir DIR ...]   start the companion (default)
+  hearth pull <huggingface-repo[:QUANT] | owner/repo/file.gguf | URL>         download a GGUF model
+  hearth --version | --help
+
+Run "hearth serve --help" for the serve options.`;
+
+const COMMANDS: Record<string, () => Promise<{ run: (argv: string[], context: never) => Promise<number> }>> = {
+  serve: () => import('./commands/serve.js'),
+  pull: () => import('./commands/pull.js'),
+};
+
+export async function main(argv: string[]): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first === '--version' || first === '-v') {
+    process.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
+  if (first === '--help' || first === '-h' || first === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const name = first === undefined || first.startsWith('-') ? 'serve' : first;
+  const args = name === first ? rest : argv;
+  const load = COMMANDS[name];
+  if (!load) {
+    process.stderr.write(`Unknown command "${name}".\n\n${USAGE}\n`);
+    return 2;
+  }
+  if (name === 'serve' && (args.includes('--help') || args.includes('-h'))) {
+    const { SERVE_USAGE } = await import('./commands/serve-options.js');
+    process.stdout.write(`${SERVE_USAGE}\n`);
+    return 0;
+  }
+  const command = await load();
+  const env = process.env;
+  const dataDir = env.HEARTH_DATA_DIR;
+  return command.run(args, { stdout: process.stdout, stderr: process.stderr, env, modelsDir: await modelsDirFor(dataDir) } as never);
+}
+
+async function modelsDirFor(dataDir: string | undefined): Promise<string> {
+  const { dataPaths, defaultDataDirectory } = await import('./store/data-dir.js');
+  return dataPaths(dataDir ?? defaultDataDirectory()).models;
+}

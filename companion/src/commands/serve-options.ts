@@ -1,0 +1,55 @@
+import { delimiter, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { defaultDataDirectory } from '../store/data-dir.js';
+
+export interface ServeOptions {
+  host?: string;
+  port?: number;
+  dataDir: string;
+  modelsDirs?: string[];
+  externalSources?: boolean;
+}
+
+export class UsageError extends Error {}
+
+export const SERVE_USAGE = `Usage: hearth serve [--host 127.0.0.1] [--port 4777] [--data-dir DIR] [--models-dir DIR ...] [--no-external-models]
+
+Environment: HEARTH_HOST, HEARTH_PORT, HEARTH_DATA_DIR, HEARTH_MODELS_DIR (a path list),
+HEARTH_EXTERNAL_MODELS=0 (do not list LM Studio, Ollama, Hugging Face or llama.cpp models).
+Flags win over the environment, which wins over config.yaml.`;
+
+/** Flags first, then HEARTH_* variables; whatever neither sets comes from config.yaml. */
+export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv): ServeOptions {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        host: { type: 'string' },
+        port: { type: 'string' },
+        'data-dir': { type: 'string' },
+        'models-dir': { type: 'string', multiple: true },
+        'no-external-models': { type: 'boolean' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const portText = values.port ?? env.HEARTH_PORT;
+  let port: number | undefined;
+  if (portText !== undefined) {
+    port = Number(portText);
+    if (!/^\d+$/.test(portText) || port > 65535) throw new UsageError(`--port must be a number from 0 to 65535, not "${portText}".`);
+  }
+  const modelsDirs = values['models-dir'] ?? env.HEARTH_MODELS_DIR?.split(delimiter).filter(Boolean);
+  const external = values['no-external-models'] ? false : env.HEARTH_EXTERNAL_MODELS !== undefined ? !/^(0|false|no|off)$/i.test(env.HEARTH_EXTERNAL_MODELS) : undefined;
+  return {
+    host: values.host ?? env.HEARTH_HOST,
+    port,
+    dataDir: resolve(values['data-dir'] ?? env.HEARTH_DATA_DIR ?? defaultDataDirectory()),
+    modelsDirs: modelsDirs?.map((dir) => resolve(dir)),
+    externalSources: external,
+  };
+}

@@ -1,0 +1,74 @@
+import { fileURLToPath } from 'node:url';
+import pino from 'pino';
+import { buildApp } from '../app.js';
+import { ConfigError } from '../config/document.js';
+import { createServices } from '../services.js';
+import { DataDirectoryBusyError } from '../store/lock.js';
+import { VERSION } from '../version.js';
+import { parseServeOptions, SERVE_USAGE, UsageError } from './serve-options.js';
+
+const WEB_ROOT = fileURLToPath(new URL('../../../build/web', import.meta.url));
+
+export interface CommandContext {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  env: NodeJS.ProcessEnv;
+}
+
+/** `hearth serve`: resolves when the server has stopped; the exit code is the result. */
+export async function run(argv: string[], context: CommandContext): Promise<number> {
+  let options;
+  try {
+    options = parseServeOptions(argv, context.env);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    context.stderr.write(`${error.message}\n\n${SERVE_USAGE}\n`);
+    return 2;
+  }
+  // Logs go to stderr: stdout carries exactly one line, the address, for scripts to read.
+  const log = pino({ level: context.env.HEARTH_LOG_LEVEL ?? 'info', redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]'] }, pino.destination(2));
+  let services;
+  try {
+    services = await createServices({ dataDir: options.dataDir, modelsDirs: options.modelsDirs, externalSources: options.externalSources, log, version: VERSION });
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof DataDirectoryBusyError) {
+      context.stderr.write(`${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+  const app = await buildApp({ services, webRoot: WEB_ROOT, logger: log as never });
+  const host = options.host ?? services.config.server.host;
+  const port = options.port ?? services.config.server.port;
+  try {
+    await app.listen({ host, port });
+  } catch (error) {
+    await services.close();
+    const code = (error as NodeJS.ErrnoException).code;
+    context.stderr.write(code === 'EADDRINUSE' ? `Port ${port} on ${host} is already in use. Start with --port 0 for a free port, or stop the other program.\n` : `Could not listen on ${host}:${port}: ${(error as Error).message}\n`);
+    return 1;
+  }
+  const address = app.server.address();
+  const shown = typeof address === 'object' && address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : `http://${host}:${port}`;
+  context.stdout.write(`Hearth listening on ${shown}\n`);
+  const local = await services.catalog.local();
+  if (local.length === 0) {
+    log.warn(`No models found. Copy a .gguf file into ${services.paths.models}, pass --models-dir DIR, or run: hearth pull <huggingface-repo>`);
+  }
+
+  return new Promise<number>((resolveExit) => {
+    let stopping = false;
+    const stop = async (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal }, 'stopping');
+      // Abort generations first so open streams end promptly, then close sockets and the database.
+      const closing = app.close();
+      await services.close();
+      await closing;
+      resolveExit(0);
+    };
+    process.once('SIGINT', () => void stop('SIGINT'));
+    process.once('SIGTERM', () => void stop('SIGTERM'));
+  });
+}

@@ -1,0 +1,65 @@
+import type { ErrorBody, ErrorCode, ErrorType } from '../../shared/src/api/errors.js';
+
+interface ErrorRow {
+  status: number;
+  type: ErrorType;
+  /** What the client sees when the thrower gives no message. */
+  message: string;
+}
+
+/** The one error table: code -> HTTP status, OpenAI error type, default message. */
+export const ERRORS: Record<ErrorCode, ErrorRow> = {
+  invalid_request_error: { status: 400, type: 'invalid_request_error', message: 'The request is not valid.' },
+  invalid_json: { status: 400, type: 'invalid_request_error', message: 'The request body is not valid JSON.' },
+  context_length_exceeded: { status: 400, type: 'invalid_request_error', message: "The prompt is longer than the model's context." },
+  request_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is too large.' },
+  unsupported_media_type: { status: 415, type: 'invalid_request_error', message: 'Send the body as application/json.' },
+  model_not_found: { status: 404, type: 'invalid_request_error', message: 'The model does not exist. List models with GET /v1/models.' },
+  response_not_found: { status: 404, type: 'invalid_request_error', message: 'No stored response has this id.' },
+  route_not_found: { status: 404, type: 'invalid_request_error', message: 'No route matches this method and path.' },
+  method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'This method is not allowed on this path.' },
+  model_load_failed: { status: 500, type: 'server_error', message: 'The model could not be loaded.' },
+  model_not_chat: { status: 400, type: 'invalid_request_error', message: 'This model cannot chat (it is an embedding model).' },
+  invalid_api_key: { status: 401, type: 'authentication_error', message: 'A valid API key is required.' },
+  permission_denied: { status: 403, type: 'permission_error', message: 'This key may not use this route.' },
+  upgrade_required: { status: 426, type: 'invalid_request_error', message: 'This route requires a secure channel.' },
+  rate_limit_exceeded: { status: 429, type: 'rate_limit_error', message: 'Too many requests are waiting. Retry later.' },
+  server_busy: { status: 503, type: 'server_error', message: 'The server is busy. Retry later.' },
+  provider_unreachable: { status: 502, type: 'server_error', message: 'The remote provider could not be reached.' },
+  provider_error: { status: 502, type: 'server_error', message: 'The remote provider answered with an error.' },
+  internal_error: { status: 500, type: 'server_error', message: 'An internal error occurred. Details are in the server log.' },
+};
+
+export interface HearthErrorOptions {
+  param?: string | null;
+  /** Seconds a client should wait before retrying (429/503). */
+  retryAfter?: number;
+  cause?: unknown;
+}
+
+/** An error whose code is in the table; domain code throws these, routes render them. */
+export class HearthError extends Error {
+  readonly code: ErrorCode;
+  readonly param: string | null;
+  readonly retryAfter: number | undefined;
+
+  constructor(code: ErrorCode, message?: string, options: HearthErrorOptions = {}) {
+    super(message ?? ERRORS[code].message, { cause: options.cause });
+    this.name = 'HearthError';
+    this.code = code;
+    this.param = options.param ?? null;
+    this.retryAfter = options.retryAfter;
+  }
+
+  get status(): number {
+    return ERRORS[this.code].status;
+  }
+
+  toBody(): ErrorBody {
+    return errorBody(this.code, this.message, this.param);
+  }
+}
+
+export function errorBody(code: ErrorCode, message?: string, param: string | null = null): ErrorBody {
+  return { error: { message: message ?? ERRORS[code].message, type: ERRORS[code].type, code, param } };
+}

@@ -1,0 +1,54 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { errorBody, HearthError } from '../errors.js';
+import type { ErrorCode } from '../../../shared/src/api/errors.js';
+
+/** Renders every error, ours or Fastify's, in the OpenAI shape with the status from the table. */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | HearthError, request, reply) => {
+    const hearth = error instanceof HearthError ? error : translate(error as FastifyError);
+    if (hearth.code === 'internal_error') request.log.error({ err: error }, 'unexpected error');
+    if (hearth.retryAfter !== undefined) void reply.header('retry-after', String(hearth.retryAfter));
+    return reply.status(hearth.status).send(hearth.toBody());
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const body = errorBody('route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}. See README.md for the routes Hearth serves.`);
+    return reply.status(404).send(body);
+  });
+}
+
+function translate(error: FastifyError): HearthError {
+  if (error.validation && error.validation.length > 0) {
+    const first = error.validation[0]!;
+    const param = pathToParam(first.instancePath, first.params as Record<string, unknown>);
+    return new HearthError('invalid_request_error', `${param ?? 'body'} ${describe(first.message ?? 'is not valid', first.params as Record<string, unknown>)}.`, { param });
+  }
+  const byFastifyCode: Partial<Record<string, [ErrorCode, string?]>> = {
+    FST_ERR_CTP_BODY_TOO_LARGE: ['request_too_large', `The request body is larger than this route accepts. ${error.message}`],
+    FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.'],
+    FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid_json', 'The body is empty but Content-Type is application/json. Send a JSON object.'],
+    FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['invalid_request_error', 'Content-Length does not match the body.'],
+  };
+  const known = error.code ? byFastifyCode[error.code] : undefined;
+  if (known) return new HearthError(known[0], known[1]);
+  if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+    return new HearthError('invalid_json', `The request body is not valid JSON: ${error.message}`);
+  }
+  if (error.statusCode === 405) return new HearthError('method_not_allowed');
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return new HearthError('invalid_request_error', error.message);
+  return new HearthError('internal_error', undefined, { cause: error });
+}
+
+/** `/messages/0/role` -> `messages[0].role`; a missing property is named itself. */
+function pathToParam(instancePath: string, params: Record<string, unknown>): string | null {
+  let path = instancePath.replace(/^\//, '').replace(/\/(\d+)(?=\/|$)/g, '[$1]').replace(/\//g, '.');
+  if (typeof params.missingProperty === 'string') path = path ? `${path}.${params.missingProperty}` : params.missingProperty;
+  if (typeof params.additionalProperty === 'string') path = path ? `${path}.${params.additionalProperty}` : params.additionalProperty;
+  return path || null;
+}
+
+function describe(message: string, params: Record<string, unknown>): string {
+  if (typeof params.missingProperty === 'string') return 'is required';
+  if (typeof params.additionalProperty === 'string') return 'is not a known field';
+  if (Array.isArray(params.allowedValues)) return `must be one of: ${params.allowedValues.map((value) => JSON.stringify(value)).join(', ')}`;
+  return message;
+}

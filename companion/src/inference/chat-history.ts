@@ -1,0 +1,56 @@
+import type { ChatHistoryItem, ChatModelFunctionCall } from 'node-llama-cpp';
+import { HearthError } from '../errors.js';
+import type { HistoryItem, ToolSpec } from './types.js';
+
+/**
+ * Converts protocol-neutral history into node-llama-cpp's chat history. Tool results are folded
+ * into the assistant turn that called them, which is how the chat wrappers render them.
+ */
+export function toChatHistory(history: HistoryItem[], param: string): ChatHistoryItem[] {
+  const items: ChatHistoryItem[] = [];
+  const pendingCalls = new Map<string, ChatModelFunctionCall>();
+  history.forEach((item, index) => {
+    switch (item.role) {
+      case 'system':
+        items.push({ type: 'system', text: item.text });
+        break;
+      case 'user':
+        items.push({ type: 'user', text: item.text });
+        break;
+      case 'assistant': {
+        const response: (string | ChatModelFunctionCall)[] = item.text ? [item.text] : [];
+        for (const call of item.toolCalls) {
+          const functionCall: ChatModelFunctionCall = { type: 'functionCall', name: call.name, params: parseArguments(call.arguments), result: '' };
+          pendingCalls.set(call.id, functionCall);
+          response.push(functionCall);
+        }
+        items.push({ type: 'model', response });
+        break;
+      }
+      case 'tool': {
+        const call = pendingCalls.get(item.callId);
+        if (!call) {
+          throw new HearthError('invalid_request_error', `${param}[${index}] is a tool result for "${item.callId}", but no earlier assistant turn has a tool call with that id.`, { param: `${param}[${index}]` });
+        }
+        call.result = item.output;
+        pendingCalls.delete(item.callId);
+        break;
+      }
+    }
+  });
+  return items;
+}
+
+function parseArguments(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** System text that tells a model which tools exist when a grammar forces it to call one. */
+export function describeTools(tools: ToolSpec[]): string {
+  const lines = tools.map((tool) => `- ${tool.name}${tool.description ? `: ${tool.description}` : ''}\n  parameters: ${JSON.stringify(tool.parameters ?? { type: 'object' })}`);
+  return `You must call one of these tools. Answer only with JSON {"name": <tool name>, "arguments": <object>}.\n${lines.join('\n')}`;
+}

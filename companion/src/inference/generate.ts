@@ -1,0 +1,160 @@
+import { LlamaChat, type ChatHistoryItem, type ChatModelFunctions, type ChatWrapper, type Llama, type LlamaContextSequence, type LlamaGrammar, type LlamaModel } from 'node-llama-cpp';
+import { HearthError } from '../errors.js';
+import { newId } from '../ids.js';
+import { describeTools, toChatHistory } from './chat-history.js';
+import { toGrammarSchema } from './json-schema.js';
+import type { GenerationRequest, GenerationResult, ToolCallRecord, ToolSpec } from './types.js';
+
+export interface ModelRuntime {
+  llama: Llama;
+  model: LlamaModel;
+  wrapper: ChatWrapper;
+  contextSize: number;
+  grammars: GrammarCache;
+}
+
+/** Default sampling temperature when a request names none (llama.cpp server and LM Studio use 0.8). */
+export const DEFAULT_TEMPERATURE = 0.8;
+
+/**
+ * Runs one generation on a sequence the caller owns. The prompt is measured first: a prompt
+ * that does not fit the context is refused, never truncated.
+ */
+export async function generate(runtime: ModelRuntime, sequence: LlamaContextSequence, request: GenerationRequest): Promise<GenerationResult> {
+  const forced = request.tools.length > 0 && (request.toolMode.type === 'required' || request.toolMode.type === 'named');
+  const offered = request.tools.length > 0 && request.toolMode.type === 'auto' ? toFunctions(request.tools) : undefined;
+  let history = toChatHistory(request.history, 'messages');
+  if (forced) history = [{ type: 'system', text: describeTools(chosenTools(request)) }, ...history];
+  if (history.length === 0 || history.every((item) => item.type === 'system')) {
+    throw new HearthError('invalid_request_error', 'messages must contain at least one user or assistant message.', { param: 'messages' });
+  }
+
+  const promptTokens = countPromptTokens(runtime, history, offered);
+  const room = runtime.contextSize - promptTokens;
+  if (room <= 0) {
+    throw new HearthError('context_length_exceeded', `The messages use ${promptTokens} tokens, but ${request.model} has a context of ${runtime.contextSize} tokens. Shorten the conversation or start a new one.`, { param: 'messages' });
+  }
+  const maxTokens = Math.min(request.maxTokens ?? room, room);
+  const grammar = forced ? await runtime.grammars.forTools(chosenTools(request)) : await grammarForOutput(runtime, request);
+
+  const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: runtime.wrapper });
+  const outputBefore = sequence.tokenMeter.usedOutputTokens;
+  try {
+    const common = {
+      maxTokens,
+      signal: request.signal,
+      stopOnAbortSignal: true,
+      temperature: request.sampling.temperature ?? DEFAULT_TEMPERATURE,
+      topP: request.sampling.topP,
+      seed: request.sampling.seed,
+      repeatPenalty: penalties(request),
+      customStopTriggers: request.stop.length > 0 ? request.stop : undefined,
+      onTextChunk: forced ? undefined : request.onText,
+    } as const;
+    const response = offered
+      ? await chat.generateResponse(history, { ...common, functions: offered, documentFunctionParams: true, maxParallelFunctionCalls: undefined })
+      : await chat.generateResponse(history, { ...common, grammar });
+    const completionTokens = sequence.tokenMeter.usedOutputTokens - outputBefore;
+    const stop = response.metadata.stopReason;
+    const finishReason = stop === 'abort' ? 'cancelled' : stop === 'maxTokens' ? 'length' : 'stop';
+
+    if (forced) return forcedCall(response.response, finishReason, promptTokens, completionTokens);
+    const calls: ToolCallRecord[] = (response.functionCalls ?? []).map((call) => ({ id: newId('call_'), name: call.functionName, arguments: JSON.stringify(call.params ?? {}) }));
+    return {
+      text: response.response,
+      toolCalls: calls,
+      finishReason: calls.length > 0 ? 'tool_calls' : finishReason,
+      promptTokens,
+      completionTokens,
+    };
+  } finally {
+    chat.dispose({ disposeSequence: false });
+  }
+}
+
+function forcedCall(text: string, finishReason: GenerationResult['finishReason'], promptTokens: number, completionTokens: number): GenerationResult {
+  try {
+    const parsed = JSON.parse(text) as { name: string; arguments: unknown };
+    return {
+      text: '',
+      toolCalls: [{ id: newId('call_'), name: parsed.name, arguments: JSON.stringify(parsed.arguments ?? {}) }],
+      finishReason: 'tool_calls',
+      promptTokens,
+      completionTokens,
+    };
+  } catch {
+    // Cut off by max_tokens or a cancel before the call was complete: report what was produced.
+    return { text, toolCalls: [], finishReason: finishReason === 'stop' ? 'length' : finishReason, promptTokens, completionTokens };
+  }
+}
+
+function chosenTools(request: GenerationRequest): ToolSpec[] {
+  if (request.toolMode.type !== 'named') return request.tools;
+  const name = request.toolMode.name;
+  const tool = request.tools.find((candidate) => candidate.name === name);
+  if (!tool) throw new HearthError('invalid_request_error', `tool_choice names "${name}", which is not in tools.`, { param: 'tool_choice' });
+  return [tool];
+}
+
+function toFunctions(tools: ToolSpec[]): ChatModelFunctions {
+  return Object.fromEntries(
+    tools.map((tool, index) => [tool.name, { description: tool.description, params: tool.parameters ? toGrammarSchema(tool.parameters, `tools[${index}].function.parameters`) : undefined }]),
+  ) as ChatModelFunctions;
+}
+
+function countPromptTokens(runtime: ModelRuntime, history: ChatHistoryItem[], functions: ChatModelFunctions | undefined): number {
+  const state = runtime.wrapper.generateContextState({ chatHistory: history, availableFunctions: functions, documentFunctionParams: true });
+  return state.contextText.tokenize(runtime.model.tokenizer).length;
+}
+
+function penalties(request: GenerationRequest) {
+  const { presencePenalty, frequencyPenalty } = request.sampling;
+  if (!presencePenalty && !frequencyPenalty) return false as const;
+  return { penalty: 1, presencePenalty: presencePenalty ?? 0, frequencyPenalty: frequencyPenalty ?? 0 };
+}
+
+async function grammarForOutput(runtime: ModelRuntime, request: GenerationRequest): Promise<LlamaGrammar | undefined> {
+  if (request.output.type !== 'json') return undefined;
+  return request.output.schema ? runtime.grammars.forSchema(request.output.schema, 'response_format.json_schema.schema') : runtime.grammars.anyJson();
+}
+
+/** Grammars are compiled once per distinct schema: clients tend to repeat the same one. */
+export class GrammarCache {
+  private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
+
+  constructor(private readonly llama: Llama, private readonly limit = 64) {}
+
+  anyJson(): Promise<LlamaGrammar> {
+    return this.remember('json', () => this.llama.getGrammarFor('json'));
+  }
+
+  forSchema(schema: Record<string, unknown>, param: string): Promise<LlamaGrammar> {
+    const converted = toGrammarSchema(schema, param);
+    return this.remember(JSON.stringify(converted), () => this.llama.createGrammarForJsonSchema(converted as never));
+  }
+
+  forTools(tools: ToolSpec[]): Promise<LlamaGrammar> {
+    const options = tools.map((tool, index) => ({
+      type: 'object',
+      properties: {
+        name: { const: tool.name },
+        arguments: tool.parameters ? toGrammarSchema(tool.parameters, `tools[${index}].function.parameters`) : { type: 'object', additionalProperties: true },
+      },
+      required: ['name', 'arguments'],
+      additionalProperties: false,
+    }));
+    const schema = options.length === 1 ? options[0]! : { oneOf: options };
+    return this.remember(JSON.stringify(schema), () => this.llama.createGrammarForJsonSchema(schema as never));
+  }
+
+  private remember(key: string, create: () => Promise<LlamaGrammar>): Promise<LlamaGrammar> {
+    let grammar = this.grammars.get(key);
+    if (!grammar) {
+      if (this.grammars.size >= this.limit) this.grammars.delete(this.grammars.keys().next().value!);
+      grammar = create();
+      grammar.catch(() => this.grammars.delete(key));
+      this.grammars.set(key, grammar);
+    }
+    return grammar;
+  }
+}

@@ -1,0 +1,139 @@
+import { HearthError } from '../errors.js';
+
+/**
+ * Helpers for relaying an OpenAI-compatible provider's answers: the model id the
+ * provider reports is rewritten back to Hearth's `<provider>/<model>` id, and an
+ * upstream error answer becomes a HearthError whose message never carries a secret.
+ */
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Rewrites the model id in one OpenAI-shaped JSON value: the top-level `model`
+ * (chat completions, chunks, embeddings, responses) and `response.model` (the
+ * Responses protocol's stream events). Other values are returned as they are; the
+ * input is not mutated.
+ */
+export function rewriteModelJson<T>(json: T, hearthId: string): T {
+  if (!isObject(json)) return json;
+  let out: Json = json;
+  if (typeof json.model === 'string' && json.model !== hearthId) out = { ...json, model: hearthId };
+  const response = json.response;
+  if (isObject(response) && typeof response.model === 'string' && response.model !== hearthId) {
+    out = { ...out, response: { ...response, model: hearthId } };
+  }
+  return out as T;
+}
+
+/** One SSE line (without its `\n`): `data:` lines holding JSON with a model get rewritten. */
+function rewriteLine(line: string, hearthId: string): string {
+  if (!line.startsWith('data:') || !line.includes('"model"')) return line;
+  const cr = line.endsWith('\r') ? '\r' : '';
+  const raw = line.slice(5, cr ? -1 : undefined);
+  const payload = raw.trim();
+  if (payload === '[DONE]' || !payload.startsWith('{')) return line;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(payload);
+  } catch {
+    return line;
+  }
+  const rewritten = rewriteModelJson(parsed, hearthId);
+  if (rewritten === parsed) return line;
+  const space = raw.startsWith(' ') ? ' ' : '';
+  return `data:${space}${JSON.stringify(rewritten)}${cr}`;
+}
+
+function rewriteLines(text: string, hearthId: string): string {
+  if (!text.includes('"model"')) return text;
+  return text
+    .split('\n')
+    .map((line) => rewriteLine(line, hearthId))
+    .join('\n');
+}
+
+/**
+ * Rewrites `"model"` in every `data:` JSON line of an SSE byte stream. Lines are
+ * buffered across chunk boundaries (only an unfinished line is held back, so events
+ * are not delayed); `[DONE]`, comments, other fields and non-JSON lines pass through
+ * unchanged. Cancelling the returned stream cancels `body` (which closes the
+ * upstream connection of a fetch body).
+ */
+export function rewriteModelStream(body: ReadableStream<Uint8Array>, hearthId: string): ReadableStream<Uint8Array> {
+  const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
+  let pending = '';
+  const transform = new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      const text = pending + decoder.decode(chunk, { stream: true });
+      const end = text.lastIndexOf('\n');
+      if (end < 0) {
+        pending = text;
+        return;
+      }
+      pending = text.slice(end + 1);
+      controller.enqueue(encoder.encode(rewriteLines(text.slice(0, end + 1), hearthId)));
+    },
+    flush(controller) {
+      const rest = pending + decoder.decode();
+      pending = '';
+      if (rest) controller.enqueue(encoder.encode(rewriteLines(rest, hearthId)));
+    },
+  });
+  return body.pipeThrough(transform);
+}
+
+/** Replaces every occurrence of each secret (4+ characters) with `***`. */
+export function redact(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (secret.length >= 4) out = out.split(secret).join('***');
+  }
+  return out;
+}
+
+const MAX_DETAIL = 500;
+
+function upstreamDetail(text: string): string {
+  let detail = text.trim();
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (isObject(parsed)) {
+      const error = parsed.error;
+      if (isObject(error) && typeof error.message === 'string') detail = error.message;
+      else if (typeof error === 'string') detail = error;
+      else if (typeof parsed.message === 'string') detail = parsed.message;
+      else if (typeof parsed.detail === 'string') detail = parsed.detail;
+    }
+  } catch {
+    // not JSON: keep the text itself (an HTML error page, a proxy's message)
+  }
+  detail = detail.replace(/\s+/g, ' ');
+  return detail.length > MAX_DETAIL ? `${detail.slice(0, MAX_DETAIL)}…` : detail;
+}
+
+/**
+ * Reads an upstream error answer (OpenAI's `{"error":{"message"}}` shape or any
+ * text) into HearthError('provider_error'). `secrets` (the provider's key and
+ * secret header values) are removed from the message.
+ */
+export async function upstreamError(
+  response: Response,
+  provider = 'remote',
+  secrets: readonly string[] = [],
+): Promise<HearthError> {
+  let text = '';
+  try {
+    text = await response.text();
+  } catch {
+    // the body broke off: the status alone is still worth reporting
+  }
+  const detail = upstreamDetail(text);
+  const status = `${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
+  const message = `Provider "${provider}" answered ${status}${detail ? `: ${detail}` : ''}`;
+  return new HearthError('provider_error', redact(message, secrets));
+}

@@ -1,0 +1,62 @@
+/** Small helpers of remote.ts: model-list parsing, URLs, failure reasons, abort races. */
+
+export interface ModelEntry {
+  id: string;
+  owned_by?: string;
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Accepts OpenAI's `{data:[{id}]}` and the common variants (a bare array, `{models:[{name}]}`). */
+export function parseModelList(json: unknown): ModelEntry[] | null {
+  const list = Array.isArray(json) ? json : isObject(json) ? (json.data ?? json.models) : undefined;
+  if (!Array.isArray(list)) return null;
+  const entries: ModelEntry[] = [];
+  for (const item of list) {
+    if (typeof item === 'string') entries.push({ id: item });
+    else if (isObject(item)) {
+      const id = typeof item.id === 'string' ? item.id : typeof item.name === 'string' ? item.name : undefined;
+      if (id) entries.push({ id, owned_by: typeof item.owned_by === 'string' ? item.owned_by : undefined });
+    }
+  }
+  return entries;
+}
+
+/** A short reason for a failed fetch (ECONNREFUSED, ENOTFOUND, ...) without request details. */
+export function networkReason(error: unknown): string {
+  const cause = error instanceof Error ? error.cause : undefined;
+  if (cause && typeof cause === 'object') {
+    const { code, message } = cause as { code?: unknown; message?: unknown };
+    if (typeof code === 'string') return code;
+    if (typeof message === 'string') return message;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+export function displayUrl(baseUrl: string): string {
+  try {
+    const url = new URL(baseUrl);
+    return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+  } catch {
+    return '(invalid URL)';
+  }
+}
+
+/** `{base}{path}`, keeping the base's own path prefix and query. */
+export function endpoint(base: URL, path: string): URL {
+  const url = new URL(base.href);
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}${path}`;
+  return url;
+}
+
+export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}

@@ -1,0 +1,63 @@
+import { HearthError } from '../../errors.js';
+import type { ChatCompletionRequest, ChatMessage, TextPart } from '../../../../shared/src/api/openai.js';
+import type { HistoryItem, OutputFormat, ToolMode, ToolSpec } from '../../inference/types.js';
+
+/** Text of a message's content: a string or text parts; other part types are refused by name. */
+export function contentText(content: string | TextPart[] | null | undefined, param: string): string {
+  if (content === null || content === undefined) return '';
+  if (typeof content === 'string') return content;
+  return content
+    .map((part, index) => {
+      if (part.type !== 'text' && part.type !== 'input_text' && part.type !== 'output_text') {
+        throw new HearthError('invalid_request_error', `${param}[${index}].type "${part.type}" is not supported: local models here take text parts only.`, { param: `${param}[${index}].type` });
+      }
+      return part.text;
+    })
+    .join('');
+}
+
+export function messagesToHistory(messages: ChatMessage[]): HistoryItem[] {
+  return messages.map((message, index): HistoryItem => {
+    const param = `messages[${index}].content`;
+    switch (message.role) {
+      case 'system':
+      case 'developer':
+        return { role: 'system', text: contentText(message.content, param) };
+      case 'user':
+        return { role: 'user', text: contentText(message.content, param) };
+      case 'assistant':
+        return {
+          role: 'assistant',
+          text: contentText(message.content, param),
+          toolCalls: (message.tool_calls ?? []).map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments })),
+        };
+      case 'tool':
+        if (!message.tool_call_id) throw new HearthError('invalid_request_error', `messages[${index}].tool_call_id is required for a tool message.`, { param: `messages[${index}].tool_call_id` });
+        return { role: 'tool', callId: message.tool_call_id, output: contentText(message.content, param) };
+    }
+  });
+}
+
+export function toolsOf(request: Pick<ChatCompletionRequest, 'tools'>): ToolSpec[] {
+  return (request.tools ?? []).map((tool) => ({ name: tool.function.name, description: tool.function.description, parameters: tool.function.parameters }));
+}
+
+export function toolModeOf(choice: ChatCompletionRequest['tool_choice'], tools: ToolSpec[]): ToolMode {
+  if (choice === undefined) return { type: tools.length > 0 ? 'auto' : 'none' };
+  if (typeof choice === 'string') {
+    if (choice === 'required' && tools.length === 0) throw new HearthError('invalid_request_error', 'tool_choice is "required" but tools is empty.', { param: 'tool_choice' });
+    return { type: choice };
+  }
+  return { type: 'named', name: choice.function.name };
+}
+
+export function outputOf(format: ChatCompletionRequest['response_format']): OutputFormat {
+  if (!format || format.type === 'text') return { type: 'text' };
+  if (format.type === 'json_object') return { type: 'json' };
+  return { type: 'json', schema: format.json_schema.schema };
+}
+
+export function stopList(stop: string | string[] | null | undefined): string[] {
+  if (stop === null || stop === undefined) return [];
+  return typeof stop === 'string' ? [stop] : stop;
+}

@@ -1,0 +1,101 @@
+import { totalmem } from 'node:os';
+import { loadConfigFile } from './config/document.js';
+import { ModelCatalog } from './inference/catalog.js';
+import { Engine } from './inference/engine.js';
+import { RemoteProviders } from './inference/remote.js';
+import { ResponseStore } from './inference/responses-store.js';
+import type { Logger } from './logger.js';
+import { createDataDirectory, dataPaths, type DataPaths } from './store/data-dir.js';
+import { openDatabase, type Db } from './store/database.js';
+import { lockDataDirectory } from './store/lock.js';
+import { SecretStore } from './store/secrets.js';
+import type { ConfigDocument } from '../../shared/src/api/config.js';
+
+export interface ServiceOptions {
+  dataDir: string;
+  /** Replace config.models.dirs when given (from --models-dir / HEARTH_MODELS_DIR). */
+  modelsDirs?: string[];
+  /** Override config.models.external_sources (from --no-external-models / HEARTH_EXTERNAL_MODELS). */
+  externalSources?: boolean;
+  log: Logger;
+  version: string;
+}
+
+/** Everything the routes call into; built once per process, closed once. */
+export interface Services {
+  version: string;
+  paths: DataPaths;
+  config: ConfigDocument;
+  db: Db;
+  secrets: SecretStore;
+  engine: Engine;
+  remote: RemoteProviders;
+  catalog: ModelCatalog;
+  responses: ResponseStore;
+  /** Aborted when the server shuts down: open streams and generations stop. */
+  shutdown: AbortSignal;
+  /** The folders scanned for models, in order. */
+  modelsDirs: string[];
+  close(): Promise<void>;
+}
+
+export async function createServices(options: ServiceOptions): Promise<Services> {
+  const paths = dataPaths(options.dataDir);
+  createDataDirectory(paths);
+  const unlock = lockDataDirectory(paths.root, paths.lock);
+  try {
+    const config = loadConfigFile(paths.config);
+    const db = openDatabase(paths.database);
+    const secrets = new SecretStore(paths.secrets);
+    const settings = config.models;
+    const engine = new Engine({
+      gpu: settings.gpu,
+      threads: settings.threads,
+      contextSize: settings.context_size,
+      parallel: settings.parallel,
+      queueLimit: settings.queue_limit,
+      idleUnloadSeconds: settings.idle_unload_seconds,
+      memoryBudgetBytes: (settings.memory_budget_mb || Math.floor(totalmem() / 2 / 1048576)) * 1048576,
+      threadMemory: threadMemory(db),
+      log: options.log,
+    });
+    const remote = new RemoteProviders(config.providers, secrets.resolve);
+    const modelsDirs = [paths.models, ...(options.modelsDirs ?? settings.dirs)];
+    const catalog = new ModelCatalog({ modelsDirs, externalSources: options.externalSources ?? settings.external_sources }, engine, remote);
+    const shutdown = new AbortController();
+    let closed = false;
+    return {
+      version: options.version,
+      paths,
+      config,
+      db,
+      secrets,
+      engine,
+      remote,
+      catalog,
+      responses: new ResponseStore(db),
+      shutdown: shutdown.signal,
+      modelsDirs,
+      async close() {
+        if (closed) return;
+        closed = true;
+        shutdown.abort(new Error('server shutting down'));
+        await engine.close();
+        db.close();
+        unlock();
+      },
+    };
+  } catch (error) {
+    unlock();
+    throw error;
+  }
+}
+
+function threadMemory(db: Db) {
+  const read = db.prepare<[string], { threads: number }>('SELECT threads FROM thread_measurements WHERE model_key = ?');
+  const write = db.prepare('INSERT OR REPLACE INTO thread_measurements (model_key, threads, measured_at) VALUES (?, ?, ?)');
+  return {
+    get: (key: string) => read.get(key)?.threads,
+    set: (key: string, threads: number) => void write.run(key, threads, Date.now()),
+  };
+}

@@ -1,0 +1,37 @@
+import { mkdirSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+/** The layout of a data directory (DESIGN.md §4). */
+export interface DataPaths {
+  root: string;
+  config: string;
+  secrets: string;
+  database: string;
+  lock: string;
+  models: string;
+  images: string;
+  logs: string;
+}
+
+export function defaultDataDirectory(): string {
+  return join(homedir(), '.hearth');
+}
+
+export function dataPaths(root: string): DataPaths {
+  const absolute = resolve(root);
+  return {
+    root: absolute,
+    config: join(absolute, 'config.yaml'),
+    secrets: join(absolute, 'secrets.json'),
+    database: join(absolute, 'hearth.db'),
+    lock: join(absolute, 'hearth.lock'),
+    models: join(absolute, 'models'),
+    images: join(absolute, 'images'),
+    logs: join(absolute, 'logs'),
+  };
+}
+
+export function createDataDirectory(paths: DataPaths): void {
+  for (const directory of [paths.root, paths.models, paths.images, paths.logs]) mkdirSync(directory, { recursive: true, mode: 0o700 });
+}

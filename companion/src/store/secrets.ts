@@ -1,0 +1,46 @@
+import { chmodSync, existsSync, readFileSync } from 'node:fs';
+import { writeFileAtomic } from './files.js';
+
+/**
+ * Secret values live in one JSON file with mode 0600; the configuration holds only references
+ * (`secret:NAME`, `env:NAME`), so exports and logs never see a value.
+ */
+export class SecretStore {
+  private values: Record<string, string>;
+
+  constructor(private readonly file: string) {
+    this.values = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>) : {};
+    if (existsSync(file)) chmodSync(file, 0o600);
+  }
+
+  names(): string[] {
+    return Object.keys(this.values).sort();
+  }
+
+  set(name: string, value: string): void {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`Secret names are letters, digits and underscores; "${name}" is not.`);
+    this.values = { ...this.values, [name]: value };
+    writeFileAtomic(this.file, JSON.stringify(this.values, null, 2), 0o600);
+  }
+
+  delete(name: string): boolean {
+    if (!(name in this.values)) return false;
+    const { [name]: _removed, ...rest } = this.values;
+    this.values = rest;
+    writeFileAtomic(this.file, JSON.stringify(this.values, null, 2), 0o600);
+    return true;
+  }
+
+  /** `secret:NAME` from this store, `env:NAME` from the environment; undefined when unset. */
+  resolve = (reference: string): string | undefined => {
+    const [kind, name] = splitReference(reference);
+    if (kind === 'secret') return this.values[name];
+    if (kind === 'env') return process.env[name];
+    return undefined;
+  };
+}
+
+export function splitReference(reference: string): [string, string] {
+  const colon = reference.indexOf(':');
+  return colon < 0 ? ['', reference] : [reference.slice(0, colon), reference.slice(colon + 1)];
+}

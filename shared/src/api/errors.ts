@@ -1,0 +1,41 @@
+/** The OpenAI error shape every Hearth route answers errors with. */
+export interface ErrorBody {
+  error: {
+    message: string;
+    type: ErrorType;
+    code: ErrorCode;
+    param: string | null;
+  };
+}
+
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'not_found_error'
+  | 'rate_limit_error'
+  | 'server_error';
+
+export const ERROR_CODES = [
+  'invalid_request_error',
+  'invalid_json',
+  'context_length_exceeded',
+  'request_too_large',
+  'unsupported_media_type',
+  'model_not_found',
+  'response_not_found',
+  'route_not_found',
+  'method_not_allowed',
+  'model_load_failed',
+  'model_not_chat',
+  'invalid_api_key',
+  'permission_denied',
+  'upgrade_required',
+  'rate_limit_exceeded',
+  'server_busy',
+  'provider_unreachable',
+  'provider_error',
+  'internal_error',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -1,0 +1,122 @@
+/** Wire types of the OpenAI-compatible routes (/v1/models, /v1/chat/completions). */
+
+export type Capability = 'chat' | 'embedding' | 'tools';
+
+export interface ModelRecord {
+  id: string;
+  object: 'model';
+  created: number;
+  owned_by: string;
+  /** Extra fields a plain OpenAI client ignores. */
+  source?: 'local' | 'remote';
+  loaded?: boolean;
+  size_bytes?: number | null;
+  context_length?: number | null;
+  capabilities?: Capability[];
+  error?: string;
+}
+
+export interface ModelList {
+  object: 'list';
+  data: ModelRecord[];
+}
+
+export interface TextPart {
+  type: 'text';
+  text: string;
+}
+
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export type ChatMessage =
+  | { role: 'system' | 'developer'; content: string | TextPart[]; name?: string }
+  | { role: 'user'; content: string | TextPart[]; name?: string }
+  | { role: 'assistant'; content?: string | TextPart[] | null; tool_calls?: ToolCall[]; name?: string }
+  | { role: 'tool'; content: string | TextPart[]; tool_call_id: string };
+
+export interface FunctionTool {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: JsonSchema; strict?: boolean };
+}
+
+export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
+
+export type JsonSchema = Record<string, unknown>;
+
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; json_schema: { name: string; description?: string; schema?: JsonSchema; strict?: boolean } };
+
+export interface ChatCompletionRequest {
+  model: string;
+  messages: ChatMessage[];
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean } | null;
+  max_tokens?: number | null;
+  max_completion_tokens?: number | null;
+  temperature?: number | null;
+  top_p?: number | null;
+  seed?: number | null;
+  stop?: string | string[] | null;
+  presence_penalty?: number | null;
+  frequency_penalty?: number | null;
+  tools?: FunctionTool[];
+  tool_choice?: ToolChoice;
+  parallel_tool_calls?: boolean;
+  response_format?: ResponseFormat;
+  n?: number | null;
+  logprobs?: boolean | null;
+  user?: string;
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  system_fingerprint: string;
+  choices: {
+    index: number;
+    message: { role: 'assistant'; content: string | null; tool_calls?: ToolCall[]; refusal: null };
+    finish_reason: FinishReason;
+    logprobs: null;
+  }[];
+  usage: Usage;
+}
+
+export interface ChatCompletionChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  system_fingerprint: string;
+  choices: {
+    index: number;
+    delta: {
+      role?: 'assistant';
+      content?: string | null;
+      tool_calls?: { index: number; id?: string; type?: 'function'; function: { name?: string; arguments: string } }[];
+    };
+    finish_reason: FinishReason | null;
+    logprobs: null;
+  }[];
+  usage?: Usage | null;
+}
+
+export interface HealthStatus {
+  status: 'ok';
+  version: string;
+}

@@ -1,0 +1,155 @@
+/**
+ * Wire types of the Responses API (POST/GET/DELETE /v1/responses), following the shapes of the
+ * official `openai` client (resources/responses/responses.d.ts). `output_text` is computed by
+ * the client SDKs, never sent by the server.
+ */
+import type { JsonSchema } from './openai.js';
+
+export interface InputTextPart {
+  type: 'input_text';
+  text: string;
+}
+
+export interface OutputTextPart {
+  type: 'output_text';
+  text: string;
+  annotations: unknown[];
+}
+
+/** A message item; assistant messages taken from an earlier response's output carry output_text parts. */
+export interface MessageItem {
+  type?: 'message';
+  id?: string;
+  status?: ItemStatus;
+  role: 'user' | 'assistant' | 'system' | 'developer';
+  content: string | (InputTextPart | OutputTextPart)[];
+}
+
+export interface FunctionCallItem {
+  type: 'function_call';
+  id?: string;
+  status?: ItemStatus;
+  call_id: string;
+  name: string;
+  /** JSON text of the arguments. */
+  arguments: string;
+}
+
+export interface FunctionCallOutputItem {
+  type: 'function_call_output';
+  id?: string;
+  status?: ItemStatus;
+  call_id: string;
+  output: string | InputTextPart[];
+}
+
+export type InputItem = MessageItem | FunctionCallItem | FunctionCallOutputItem;
+
+export type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
+
+/** A function tool in the Responses flat shape (no nested `function` object). */
+export interface ResponseFunctionTool {
+  type: 'function';
+  name: string;
+  description?: string | null;
+  parameters?: JsonSchema | null;
+  strict?: boolean | null;
+}
+
+export type ResponseToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; name: string };
+
+export type TextFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema: JsonSchema; description?: string; strict?: boolean | null };
+
+export interface ResponseCreateRequest {
+  model: string;
+  input: string | InputItem[];
+  instructions?: string | null;
+  tools?: ResponseFunctionTool[];
+  tool_choice?: ResponseToolChoice;
+  text?: { format?: TextFormat } | null;
+  max_output_tokens?: number | null;
+  temperature?: number | null;
+  top_p?: number | null;
+  stream?: boolean | null;
+  /** Defaults to true: the response is kept so previous_response_id and GET can find it. */
+  store?: boolean | null;
+  previous_response_id?: string | null;
+  metadata?: Record<string, string> | null;
+  parallel_tool_calls?: boolean | null;
+  user?: string;
+}
+
+export interface OutputMessage {
+  type: 'message';
+  id: string;
+  status: ItemStatus;
+  role: 'assistant';
+  content: OutputTextPart[];
+}
+
+export interface OutputFunctionCall {
+  type: 'function_call';
+  id: string;
+  call_id: string;
+  name: string;
+  arguments: string;
+  status: ItemStatus;
+}
+
+export type OutputItem = OutputMessage | OutputFunctionCall;
+
+export type ResponseStatus = 'completed' | 'incomplete' | 'failed' | 'in_progress';
+
+export interface ResponseUsage {
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+  input_tokens_details: { cached_tokens: number };
+  output_tokens_details: { reasoning_tokens: number };
+}
+
+/** The Response object: answered by POST and GET, carried by the lifecycle stream events. */
+export interface ResponseObject {
+  id: string;
+  object: 'response';
+  created_at: number;
+  status: ResponseStatus;
+  model: string;
+  output: OutputItem[];
+  usage: ResponseUsage | null;
+  incomplete_details: { reason: 'max_output_tokens' } | null;
+  error: { code: string; message: string } | null;
+  instructions: string | null;
+  tools: ResponseFunctionTool[];
+  tool_choice: ResponseToolChoice;
+  parallel_tool_calls: boolean;
+  previous_response_id: string | null;
+  text: { format: TextFormat };
+  temperature: number | null;
+  top_p: number | null;
+  max_output_tokens: number | null;
+  metadata: Record<string, string>;
+  store: boolean;
+  truncation: 'disabled';
+  user?: string;
+}
+
+export interface ResponseDeleted {
+  id: string;
+  object: 'response';
+  deleted: true;
+}
+
+/** Streaming events, sent as `event: <type>\ndata: <json>\n\n`; sequence_number counts from 0. */
+export type ResponseStreamEvent =
+  | { type: 'response.created' | 'response.in_progress' | 'response.completed' | 'response.incomplete' | 'response.failed'; sequence_number: number; response: ResponseObject }
+  | { type: 'response.output_item.added' | 'response.output_item.done'; sequence_number: number; output_index: number; item: OutputItem }
+  | { type: 'response.content_part.added' | 'response.content_part.done'; sequence_number: number; item_id: string; output_index: number; content_index: number; part: OutputTextPart }
+  | { type: 'response.output_text.delta'; sequence_number: number; item_id: string; output_index: number; content_index: number; delta: string; logprobs: [] }
+  | { type: 'response.output_text.done'; sequence_number: number; item_id: string; output_index: number; content_index: number; text: string; logprobs: [] }
+  | { type: 'response.function_call_arguments.delta'; sequence_number: number; item_id: string; output_index: number; delta: string }
+  | { type: 'response.function_call_arguments.done'; sequence_number: number; item_id: string; output_index: number; name: string; arguments: string }
+  | { type: 'error'; sequence_number: number; code: string | null; message: string; param: string | null };

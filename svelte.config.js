@@ -1,0 +1,17 @@
+import adapter from '@sveltejs/adapter-static';
+import { vitePreprocess } from '@sveltejs/vite-plugin-svelte';
+
+/** @type {import('@sveltejs/kit').Config} */
+const config = {
+  preprocess: vitePreprocess(),
+  kit: {
+    adapter: adapter({ pages: 'build/web', assets: 'build/web', fallback: '200.html' }),
+    files: { src: 'web/src', assets: 'web/static' },
+    alias: { $shared: 'shared/src' },
+    paths: { relative: false },
+    // The service worker comes from @vite-pwa/sveltekit (vite.config.ts).
+    serviceWorker: { register: false },
+  },
+};
+
+export default config;

@@ -1,0 +1,69 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { tinyModelPath } from './models.js';
+
+const HEARTH = fileURLToPath(new URL('../../bin/hearth.js', import.meta.url));
+
+export interface RunningServer {
+  url: string;
+  dataDir: string;
+  process: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** SIGTERM and wait for the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export interface ServerOptions {
+  dataDir?: string;
+  args?: string[];
+  env?: NodeJS.ProcessEnv;
+  /** Put the tiny model in the data directory's models folder (default true). */
+  withModel?: boolean;
+}
+
+/** A fresh data directory with the tiny model installed as `tiny`. */
+export async function newDataDir(withModel = true): Promise<string> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-test-'));
+  if (withModel) {
+    mkdirSync(join(dataDir, 'models'), { recursive: true });
+    copyFileSync(await tinyModelPath(), join(dataDir, 'models', 'tiny.gguf'));
+  }
+  return dataDir;
+}
+
+/** Runs the real `hearth serve --port 0` and resolves once it printed its address. */
+export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
+  const dataDir = options.dataDir ?? (await newDataDir(options.withModel ?? true));
+  const child = spawn(process.execPath, [HEARTH, 'serve', '--port', '0', '--data-dir', dataDir, '--no-external-models', ...(options.args ?? [])], {
+    env: { ...process.env, HEARTH_LOG_LEVEL: 'warn', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const check = () => {
+      const match = /Hearth listening on (http:\/\/\S+)\n/.exec(out);
+      if (match) resolve(match[1]!);
+    };
+    child.stdout!.on('data', check);
+    void exited.then((code) => reject(new Error(`hearth exited with ${code} before listening:\n${err}`)));
+  });
+  return {
+    url,
+    dataDir,
+    process: child,
+    stdout: () => out,
+    stderr: () => err,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}

@@ -1,0 +1,107 @@
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  ChatMLChatWrapper,
+  getLlama,
+  LlamaChatSession,
+  readGgufFileInfo,
+  resolveChatWrapper,
+  type Token,
+} from 'node-llama-cpp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tinyModelBytes, writeTinyModel, type ModelSize } from '../../scripts/gguf/write-model.js';
+import { tinyModelPath } from '../helpers/models.js';
+
+// GGUF token_type value for byte-fallback tokens such as <0x0A>.
+const byteTokenType = 6;
+let folder: string;
+
+beforeAll(async () => {
+  folder = await mkdtemp(join(tmpdir(), 'hearth-model-tiny-'));
+});
+
+afterAll(async () => {
+  await rm(folder, { recursive: true, force: true });
+});
+
+describe('writeTinyModel', () => {
+  it('writes the same bytes for the same seed and different bytes for another seed', async () => {
+    const first = await writeTinyModel(join(folder, 'first.gguf'), { seed: 7 });
+    const second = await writeTinyModel(join(folder, 'second.gguf'), { seed: 7 });
+    const other = await writeTinyModel(join(folder, 'other.gguf'), { seed: 8 });
+    const firstBytes = await readFile(first.path);
+    const secondBytes = await readFile(second.path);
+    const otherBytes = await readFile(other.path);
+    expect(firstBytes.equals(secondBytes)).toBe(true);
+    expect(otherBytes.length).toBe(firstBytes.length);
+    expect(otherBytes.equals(firstBytes)).toBe(false);
+  });
+
+  it('writes a tiny model of about half a megabyte and reports its size', async () => {
+    const model = await writeTinyModel(join(folder, 'tiny.gguf'));
+    const { size } = await stat(model.path);
+    expect(model.bytes).toBe(size);
+    expect(tinyModelBytes()).toBe(size);
+    expect(size).toBeGreaterThan(300_000);
+    expect(size).toBeLessThan(1_000_000);
+  });
+
+  it('plans a small model of about 90 MB without writing it', () => {
+    const bytes = tinyModelBytes({ size: 'small' });
+    expect(bytes).toBeGreaterThan(75_000_000);
+    expect(bytes).toBeLessThan(100_000_000);
+  });
+
+  it('rejects an unknown size or a bad seed without creating a file', async () => {
+    const path = join(folder, 'rejected.gguf');
+    await expect(writeTinyModel(path, { size: 'huge' as ModelSize })).rejects.toThrow(/size/);
+    await expect(writeTinyModel(path, { seed: -1 })).rejects.toThrow(/seed/i);
+    await expect(writeTinyModel(path, { seed: 1.5 })).rejects.toThrow(/seed/i);
+    await expect(stat(path)).rejects.toThrow();
+  });
+});
+
+describe('tiny model in node-llama-cpp', () => {
+  it('has the llama metadata, byte tokens and chat template', async () => {
+    const info = await readGgufFileInfo(await tinyModelPath());
+    expect(info.version).toBe(3);
+    expect(info.metadata.general.architecture).toBe('llama');
+    expect(info.architectureMetadata).toMatchObject({ context_length: 2048, embedding_length: 64, block_count: 2 });
+    const { tokenizer } = info.metadata;
+    const { tokens, token_type: types, eos_token_id: eos, model } = tokenizer.ggml;
+    expect(model).toBe('llama');
+    expect(tokens[eos ?? -1]).toBe('<|im_end|>');
+    expect(tokens).toContain('<|im_start|>');
+    const byteTokens = tokens.filter((_, id) => types[id] === byteTokenType);
+    expect(byteTokens).toHaveLength(256);
+    expect(byteTokens[0]).toBe('<0x00>');
+    expect(byteTokens[255]).toBe('<0xFF>');
+    expect(tokenizer.chat_template).toContain('<|im_start|>assistant\\n');
+  });
+
+  it('loads, resolves the ChatML wrapper and chats in valid UTF-8', async () => {
+    const llama = await getLlama({ gpu: false });
+    const model = await llama.loadModel({ modelPath: await tinyModelPath() });
+    try {
+      expect(resolveChatWrapper(model)).toBeInstanceOf(ChatMLChatWrapper);
+      const context = await model.createContext({ contextSize: 512, threads: 1 });
+      const session = new LlamaChatSession({ contextSequence: context.getSequence() });
+      expect(session.chatWrapper).toBeInstanceOf(ChatMLChatWrapper);
+      const generated: Token[] = [];
+      const text = await session.prompt('Hello, who are you?', {
+        maxTokens: 32,
+        temperature: 0.8,
+        seed: 1,
+        onToken: (tokens) => generated.push(...tokens),
+      });
+      expect(generated).toHaveLength(32);
+      expect(generated.every((token) => model.getTokenAttributes(token).normal)).toBe(true);
+      expect(text.trim().length).toBeGreaterThan(0);
+      expect(text).not.toContain('\uFFFD');
+      expect(Buffer.from(text, 'utf8').toString('utf8')).toBe(text);
+    } finally {
+      await model.dispose();
+    }
+  });
+});

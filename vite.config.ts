@@ -1,0 +1,76 @@
+import { sveltekit } from '@sveltejs/kit/vite';
+import { svelte } from '@sveltejs/vite-plugin-svelte';
+import { SvelteKitPWA } from '@vite-pwa/sveltekit';
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const theme = '#b3431d';
+const background = '#1f1a17';
+
+/** Paths the companion answers itself; a navigation there must reach the network. */
+const apiPaths = [/^\/v1\//, /^\/health/, /^\/admin\//, /^\/agents/, /^\/mcp/, /^\/memory/, /^\/models\//];
+
+const pwa = SvelteKitPWA({
+  strategies: 'generateSW',
+  registerType: 'prompt',
+  kit: { adapterFallback: '200.html', spa: true },
+  manifest: {
+    name: 'Hearth',
+    short_name: 'Hearth',
+    description: 'A local AI companion.',
+    start_url: '/',
+    scope: '/',
+    display: 'standalone',
+    theme_color: theme,
+    background_color: background,
+    icons: [
+      { src: '/icon-192.png', sizes: '192x192', type: 'image/png', purpose: 'any' },
+      { src: '/icon-512.png', sizes: '512x512', type: 'image/png', purpose: 'any' },
+      { src: '/icon-maskable-512.png', sizes: '512x512', type: 'image/png', purpose: 'maskable' },
+    ],
+  },
+  workbox: {
+    globPatterns: ['client/**/*.{js,css,ico,png,svg,webp,woff2,wasm,webmanifest}', 'prerendered/**/*.{html,json}'],
+    // In-browser engines ship multi-megabyte chunks and wasm; they must be precached for offline use.
+    maximumFileSizeToCacheInBytes: 32 * 1024 * 1024,
+    navigateFallback: '/200.html',
+    navigateFallbackDenylist: apiPaths,
+  },
+});
+
+const path = (relative: string) => fileURLToPath(new URL(relative, import.meta.url));
+
+export default defineConfig({
+  plugins: [sveltekit(), pwa],
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'companion',
+          environment: 'node',
+          include: [
+            'tests/companion/**/*.test.ts',
+            'tests/e2e/**/*.test.ts',
+            'tests/scripts/**/*.test.ts',
+            'tests/shared/**/*.test.ts',
+          ],
+          fileParallelism: false,
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        plugins: [svelte()],
+        resolve: {
+          conditions: ['browser'],
+          alias: { $lib: path('web/src/lib'), $shared: path('shared/src') },
+        },
+        test: {
+          name: 'web',
+          environment: 'jsdom',
+          include: ['tests/web/**/*.test.ts'],
+        },
+      },
+    ],
+  },
+});
