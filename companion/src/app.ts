@@ -1,5 +1,6 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { installErrorHandling } from './http/errors.js';
+import { adminRoutes } from './routes/admin.js';
 import { healthRoutes } from './routes/health.js';
 import { openaiRoutes } from './routes/openai.js';
 import { webRoutes } from './routes/web.js';
@@ -9,14 +10,15 @@ export interface AppOptions {
   services: Services;
   /** Folder of the built PWA (build/web). */
   webRoot: string;
-  logger?: FastifyServerOptions['logger'];
+  /** A pino logger; none means silent. */
+  logger?: FastifyBaseLogger;
 }
 
 /** Builds the HTTP app; the order of registration below is the route table. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { services } = options;
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     bodyLimit: services.config.server.body_limit_mb * 1024 * 1024,
     // Clients must get 400 for wrong types, not a silent coercion of "5" into 5.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
@@ -28,6 +30,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   installErrorHandling(app);
   await app.register(healthRoutes, { services });
   await app.register(openaiRoutes, { services });
+  await app.register(adminRoutes, { services });
   await app.register(webRoutes, { root: options.webRoot });
   return app;
 }

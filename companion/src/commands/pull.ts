@@ -93,7 +93,7 @@ export async function run(argv: string[], context: PullCommandContext): Promise<
 
 // ---------------------------------------------------------------- progress display
 
-const MB = 1024 * 1024;
+const MB = 1_000_000;
 
 function megabytes(bytes: number): string {
   return (bytes / MB).toFixed(1);

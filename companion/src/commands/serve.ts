@@ -37,7 +37,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     }
     throw error;
   }
-  const app = await buildApp({ services, webRoot: WEB_ROOT, logger: log as never });
+  const app = await buildApp({ services, webRoot: WEB_ROOT, logger: log });
   const host = options.host ?? services.config.server.host;
   const port = options.port ?? services.config.server.port;
   try {

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { errorBody, HearthError } from '../errors.js';
+import { HearthError } from '../errors.js';
 import type { ErrorCode } from '../../../shared/src/api/errors.js';
 
 /** Renders every error, ours or Fastify's, in the OpenAI shape with the status from the table. */
@@ -9,10 +9,6 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (hearth.code === 'internal_error') request.log.error({ err: error }, 'unexpected error');
     if (hearth.retryAfter !== undefined) void reply.header('retry-after', String(hearth.retryAfter));
     return reply.status(hearth.status).send(hearth.toBody());
-  });
-  app.setNotFoundHandler((request, reply) => {
-    const body = errorBody('route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}. See README.md for the routes Hearth serves.`);
-    return reply.status(404).send(body);
   });
 }
 

@@ -31,6 +31,7 @@ interface Loaded {
   threads: number;
   bytes: number;
   lastUsed: number;
+  generatedTokens: number;
   idleTimer?: NodeJS.Timeout;
 }
 
@@ -41,6 +42,8 @@ export interface LoadedStatus {
   sequences: number;
   busy: number;
   queued: number;
+  /** Tokens generated since the model was loaded. */
+  generatedTokens: number;
 }
 
 /** Loads models on first use, batches requests over sequences, unloads on idle or memory pressure. */
@@ -70,6 +73,7 @@ export class Engine {
       sequences: entry.pool.capacity,
       busy: entry.pool.busy,
       queued: entry.pool.queued,
+      generatedTokens: entry.generatedTokens,
     }));
   }
 
@@ -80,7 +84,9 @@ export class Engine {
     const sequence = await entry.pool.acquire(request.signal);
     const started = performance.now();
     try {
-      return await generate(entry.runtime, sequence, request);
+      const result = await generate(entry.runtime, sequence, request);
+      entry.generatedTokens += result.completionTokens;
+      return result;
     } finally {
       entry.pool.release(sequence, (performance.now() - started) / 1000);
       this.touch(entry);
@@ -137,7 +143,7 @@ export class Engine {
       const contextSize = Math.min(this.options.contextSize, model.trainContextSize);
       const context = await model.createContext({ contextSize, sequences: this.options.parallel, threads, batchSize: Math.min(512, contextSize) });
       const runtime: ModelRuntime = { llama, model, wrapper: resolveChatWrapper(model), contextSize: context.contextSize, grammars: new GrammarCache(llama) };
-      const entry: Loaded = { info, model, context, runtime, threads, pool: new SequencePool(context, this.options.parallel, this.options.queueLimit), bytes: estimateBytes(info), lastUsed: Date.now() };
+      const entry: Loaded = { info, model, context, runtime, threads, pool: new SequencePool(context, this.options.parallel, this.options.queueLimit), bytes: estimateBytes(info), lastUsed: Date.now(), generatedTokens: 0 };
       this.loaded.set(info.id, entry);
       log.info({ model: info.id, threads, contextSize: context.contextSize, sequences: this.options.parallel }, 'model loaded');
       if (this.closed) await this.unload(info.id);

@@ -6,6 +6,7 @@
 import { open, mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { HearthError } from '../errors.js';
+import { abortError, delay, httpError, networkReason, request, type HttpContext } from './pull-http.js';
 import { parsePullSpec, pickRepoFile, splitPartNames, type RepoFile } from './pull-spec.js';
 
 export { parsePullSpec, pickRepoFile, type PullSpec, type RepoFile } from './pull-spec.js';
@@ -35,13 +36,7 @@ export interface PullResult {
   bytes: number;
 }
 
-interface Context {
-  fetch: typeof fetch;
-  endpoint: URL;
-  token: string | undefined;
-  modelsDir: string;
-  signal: AbortSignal | undefined;
-  connectTimeoutMs: number;
+interface Context extends HttpContext {
   onProgress: ((progress: PullProgress) => void) | undefined;
 }
 
@@ -123,87 +118,6 @@ function safeFileName(name: string): string {
     throw new HearthError('invalid_request_error', `"${name}" is not a .gguf file.`, { param: 'spec' });
   }
   return cleaned;
-}
-
-// ---------------------------------------------------------------- HTTP
-
-function headersFor(context: Context, url: string, extra: Record<string, string>): Record<string, string> {
-  const headers: Record<string, string> = { 'user-agent': 'hearth', ...extra };
-  // The token only ever goes to the configured endpoint (fetch drops it on cross-origin redirects).
-  if (context.token && new URL(url).origin === context.endpoint.origin) headers.authorization = `Bearer ${context.token}`;
-  return headers;
-}
-
-/** fetch with a deadline for the answer (status and headers); network failures become a clear Error. */
-async function request(context: Context, url: string, extra: Record<string, string>): Promise<Response> {
-  const host = new URL(url).host;
-  const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(), context.connectTimeoutMs);
-  const signal = context.signal ? AbortSignal.any([context.signal, deadline.signal]) : deadline.signal;
-  try {
-    return await context.fetch(url, { headers: headersFor(context, url, extra), signal, redirect: 'follow' });
-  } catch (error) {
-    if (context.signal?.aborted) throw abortError(context.signal);
-    if (deadline.signal.aborted) {
-      throw unreachable(host, `no answer within ${Math.round(context.connectTimeoutMs / 100) / 10} s`, context.modelsDir);
-    }
-    throw unreachable(host, networkReason(error), context.modelsDir);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function unreachable(host: string, reason: string, modelsDir: string): Error {
-  return new Error(
-    `cannot reach ${host} (${reason}). Hearth needs internet for \`hearth pull\`; ` +
-      `alternatively copy a .gguf into ${modelsDir}`,
-  );
-}
-
-function abortError(signal: AbortSignal): Error {
-  return signal.reason instanceof Error ? signal.reason : new DOMException('The download was cancelled.', 'AbortError');
-}
-
-const REASONS: Record<string, string> = {
-  ENOTFOUND: 'the host name could not be resolved',
-  EAI_AGAIN: 'DNS lookup failed; the network may be down',
-  EAI_FAIL: 'DNS lookup failed',
-  ECONNREFUSED: 'connection refused',
-  ECONNRESET: 'connection reset',
-  ETIMEDOUT: 'connection timed out',
-  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
-  ENETUNREACH: 'network unreachable',
-  ENETDOWN: 'network is down',
-  EHOSTUNREACH: 'host unreachable',
-  UND_ERR_SOCKET: 'the connection closed',
-};
-
-/** Digs the system error code out of fetch's `TypeError: fetch failed` (and AggregateErrors). */
-function networkReason(error: unknown): string {
-  const queue: unknown[] = [error];
-  let deepest = error instanceof Error ? error.message : String(error);
-  for (let steps = 0; queue.length > 0 && steps < 20; steps++) {
-    const current = queue.shift();
-    if (!(current instanceof Error)) continue;
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') return REASONS[code] ?? (/CERT|TLS|SSL/.test(code) ? `TLS problem: ${code}` : code);
-    if (current.message) deepest = current.message;
-    if (current.cause !== undefined) queue.push(current.cause);
-    if (current instanceof AggregateError) queue.push(...current.errors);
-  }
-  return deepest;
-}
-
-function httpError(status: number, what: string, host: string): HearthError {
-  if (status === 404) return new HearthError('model_not_found', `${what} was not found on ${host}.`, { param: 'spec' });
-  if (status === 401 || status === 403) {
-    return new HearthError(
-      'model_not_found',
-      `${host} refused ${what} (HTTP ${status}): check the name; gated or private repositories need HF_TOKEN set.`,
-      { param: 'spec' },
-    );
-  }
-  return new HearthError('provider_error', `${host} answered HTTP ${status} for ${what}.`);
 }
 
 // ---------------------------------------------------------------- one file
@@ -330,19 +244,4 @@ async function writeBody(
     clearTimeout(idle);
     await handle.close();
   }
-}
-
-function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(abortError(signal));
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(abortError(signal!));
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

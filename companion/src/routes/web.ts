@@ -6,27 +6,31 @@ import { errorBody } from '../errors.js';
 
 const API_PREFIXES = ['/v1/', '/health', '/admin/', '/agents', '/mcp', '/memory/'];
 
-/** Serves the built PWA at `/`; unknown page paths get the SPA fallback, API paths a JSON 404. */
+/**
+ * Serves the built PWA at `/`. Unknown page paths get the SPA fallback; anything else (API
+ * paths, missing files) gets the JSON 404 every route uses.
+ */
 export async function webRoutes(app: FastifyInstance, options: { root: string }): Promise<void> {
-  const fallback = join(options.root, '200.html');
-  if (!existsSync(join(options.root, 'index.html'))) {
+  const built = existsSync(join(options.root, 'index.html'));
+  const hasFallback = existsSync(join(options.root, '200.html'));
+  if (built) {
+    await app.register(fastifyStatic, {
+      root: options.root,
+      wildcard: false,
+      setHeaders(response, path) {
+        if (path.endsWith('sw.js') || path.endsWith('.html') || path.endsWith('.webmanifest')) void response.header('cache-control', 'no-cache');
+        else if (path.includes(join('_app', 'immutable'))) void response.header('cache-control', 'public, max-age=31536000, immutable');
+      },
+    });
+  } else {
     app.get('/', async (_request, reply) =>
       reply.type('text/plain; charset=utf-8').send('Hearth is running, but the web app is not built. Run `npm run build` (npm start does it for you) and reload.\nThe API is at /v1.'),
     );
-    return;
   }
-  await app.register(fastifyStatic, {
-    root: options.root,
-    wildcard: false,
-    setHeaders(response, path) {
-      if (path.endsWith('sw.js') || path.endsWith('.html') || path.endsWith('.webmanifest')) void response.header('cache-control', 'no-cache');
-      else if (path.includes(`${join('_app', 'immutable')}`)) void response.header('cache-control', 'public, max-age=31536000, immutable');
-    },
-  });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!;
     const isPage = request.method === 'GET' && !API_PREFIXES.some((prefix) => path.startsWith(prefix)) && !/\.[a-z0-9]+$/i.test(path);
-    if (isPage && existsSync(fallback)) return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').sendFile('200.html');
+    if (isPage && hasFallback) return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').sendFile('200.html');
     return reply.status(404).send(errorBody('route_not_found', `No route for ${request.method} ${path}. See README.md for the routes Hearth serves.`));
   });
 }

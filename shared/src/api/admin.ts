@@ -1,0 +1,28 @@
+/** Wire types of the loopback-only /admin routes. */
+
+export interface LoadedModelStatus {
+  id: string;
+  threads: number;
+  context_size: number;
+  sequences: number;
+  busy: number;
+  queued: number;
+  generated_tokens: number;
+}
+
+export interface ProviderStatus {
+  name: string;
+  base_url: string;
+  ok: boolean;
+  error?: string;
+  models: number;
+}
+
+export interface ServerStatus {
+  version: string;
+  address: { host: string; port: number } | null;
+  data_dir: string;
+  models_dirs: string[];
+  loaded: LoadedModelStatus[];
+  providers: ProviderStatus[];
+}
