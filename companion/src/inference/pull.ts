@@ -52,6 +52,11 @@ const IDLE_TIMEOUT_MS = 60_000;
 
 export async function pullModel(options: PullOptions): Promise<PullResult> {
   const endpoint = (options.endpoint ?? process.env.HF_ENDPOINT ?? 'https://huggingface.co').replace(/\/+$/, '');
+  if (!URL.canParse(endpoint) || !/^https?:$/.test(new URL(endpoint).protocol)) {
+    throw new HearthError('invalid_request_error', `The Hugging Face endpoint "${endpoint}" is not an http(s) URL (HF_ENDPOINT).`, {
+      param: 'endpoint',
+    });
+  }
   const context: Context = {
     fetch: options.fetch ?? globalThis.fetch,
     endpoint: new URL(endpoint),
