@@ -44,7 +44,10 @@ const cache = new Map<string, { sizeBytes: number; mtimeMs: number; summary: Ggu
 export async function readGgufSummary(path: string, sizeBytes: number, mtimeMs: number): Promise<GgufSummary> {
   const cached = cache.get(path);
   if (cached && cached.sizeBytes === sizeBytes && cached.mtimeMs === mtimeMs) return cached.summary;
-  const summary = await readUncached(path);
+  const summary: GgufSummary =
+    sizeBytes === 0
+      ? { architecture: null, contextLength: null, capabilities: [], kind: 'model', error: 'the file is empty' }
+      : await readUncached(path);
   cache.set(path, { sizeBytes, mtimeMs, summary });
   return summary;
 }

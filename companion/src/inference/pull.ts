@@ -43,6 +43,8 @@ interface Context extends HttpContext {
 interface Download {
   url: string;
   fileName: string;
+  /** How errors name it: owner/repo/path or the URL. */
+  label: string;
 }
 
 /** Retries of an interrupted body that brought no new bytes before giving up. */
@@ -84,7 +86,7 @@ async function resolveDownloads(context: Context, specText: string): Promise<Dow
     return splitPartNames(name).map((part) => {
       const partUrl = new URL(url);
       partUrl.pathname = directory + encodeURIComponent(part);
-      return { url: partUrl.href, fileName: safeFileName(part) };
+      return { url: partUrl.href, fileName: safeFileName(part), label: partUrl.href };
     });
   }
   const filePath = spec.kind === 'file' ? spec.file : await chooseRepoFile(context, spec.owner, spec.repo, spec.quant);
@@ -92,6 +94,7 @@ async function resolveDownloads(context: Context, specText: string): Promise<Dow
   return splitPartNames(filePath.slice(directory.length)).map((part) => ({
     url: `${context.endpoint.href.replace(/\/+$/, '')}/${encodeURIComponent(spec.owner)}/${encodeURIComponent(spec.repo)}/resolve/main/${(directory + part).split('/').map(encodeURIComponent).join('/')}`,
     fileName: safeFileName(part),
+    label: `${spec.owner}/${spec.repo}/${directory}${part}`,
   }));
 }
 
@@ -173,7 +176,7 @@ async function attempt(context: Context, download: Download, partial: string, ha
   }
   if (response.status !== 200 && response.status !== 206) {
     await response.body?.cancel().catch(() => undefined);
-    throw httpError(response.status, download.fileName, host);
+    throw httpError(response.status, download.label, host);
   }
   const length = response.headers.get('content-length');
   const expectedBody = length === null ? null : Number(length);

@@ -230,6 +230,9 @@ describe('pullModel: which file', () => {
     const bad = await pullModel({ spec: 'just-a-name', modelsDir: await freshDir(), endpoint: base }).catch((e: unknown) => e);
     expect((bad as HearthError).code).toBe('invalid_request_error');
     expect(seen).toHaveLength(1);
+    const noFile = await pullModel({ spec: 'org/Files/missing.gguf', modelsDir: await freshDir(), endpoint: base }).catch((e: unknown) => e);
+    expect((noFile as HearthError).code).toBe('model_not_found');
+    expect((noFile as Error).message).toBe(`org/Files/missing.gguf was not found on ${new URL(base).host}.`);
   });
 });
 

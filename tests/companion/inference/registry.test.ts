@@ -135,6 +135,7 @@ describe('scanModels: models folder', () => {
     });
     await writeGgufHeader(join(models, 'lora.gguf'), { 'general.architecture': 'llama', 'general.type': 'adapter' });
     await writeFile(join(models, 'broken.gguf'), 'this is not a gguf file');
+    await writeFile(join(models, 'empty.gguf'), '');
     await writeFile(join(models, 'notes.txt'), 'ignored');
     await writeFile(join(models, 'download.gguf.partial'), 'ignored');
 
@@ -142,6 +143,7 @@ describe('scanModels: models folder', () => {
     expect(list.map((model) => model.id)).toEqual([
       'big-model-q8_0',
       'broken',
+      'empty',
       'half',
       'nomic-embed-text-v1.5.q8_0',
       'qwen3-embed',
@@ -160,6 +162,7 @@ describe('scanModels: models folder', () => {
     const broken = models_.get('broken')!;
     expect(broken).toMatchObject({ source: 'models-dir', capabilities: [], contextLength: null, architecture: null });
     expect(broken.error).toMatch(/cannot read GGUF metadata/);
+    expect(models_.get('empty')).toMatchObject({ capabilities: [], error: 'the file is empty' });
   });
 
   it('prefixes colliding stems with their folder, deterministically', async () => {

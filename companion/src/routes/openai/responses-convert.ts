@@ -22,7 +22,11 @@ export function inputItemsOf(input: ResponseCreateRequest['input']): InputItem[]
  * stored conversation of previous_response_id, then this request's input.
  */
 export function historyOf(instructions: string | null | undefined, previous: InputItem[], input: InputItem[]): HistoryItem[] {
-  return [...(instructions ? [{ role: 'system' as const, text: instructions }] : []), ...itemsToHistory(previous, 'previous_response_id'), ...itemsToHistory(input, 'input')];
+  const conversation = [...itemsToHistory(previous, 'previous_response_id'), ...itemsToHistory(input, 'input')];
+  if (!conversation.some((item) => item.role === 'user' || item.role === 'assistant')) {
+    throw new HearthError('invalid_request_error', 'input must contain at least one user or assistant message, or previous_response_id must name a stored response.', { param: 'input' });
+  }
+  return [...(instructions ? [{ role: 'system' as const, text: instructions }] : []), ...conversation];
 }
 
 /** Items to history; function calls join the assistant turn they follow, as chat templates expect. */

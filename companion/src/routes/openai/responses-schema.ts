@@ -6,8 +6,9 @@
 const nullableNumber = (minimum: number, maximum: number) => ({ type: ['number', 'null'], minimum, maximum });
 const when = (type: string, required: string[]) => ({ if: { type: 'object', properties: { type: { const: type } }, required: ['type'] }, then: { type: 'object', required } });
 
-/** A string or text parts; `items` applies to arrays only, so errors name the failing part. */
-const textOrParts = { type: ['string', 'array'], items: { type: 'object', required: ['type'], properties: { type: { type: 'string' }, text: { type: 'string' } } } };
+/** A string, else an array checked item by item (if/else rather than anyOf, so errors name the failing field). */
+const stringOr = (schema: object) => ({ if: { type: 'string' }, else: schema });
+const textOrParts = stringOr({ type: 'array', items: { type: 'object', required: ['type'], properties: { type: { type: 'string' }, text: { type: 'string' } } } });
 
 const inputItem = {
   type: 'object',
@@ -59,11 +60,10 @@ export const responseCreateBody = {
   required: ['model', 'input'],
   properties: {
     model: { type: 'string', minLength: 1 },
-    input: { type: ['string', 'array'], items: inputItem },
+    input: stringOr({ type: 'array', items: inputItem }),
     instructions: { type: ['string', 'null'] },
     tools: { type: 'array', items: tool },
     tool_choice: {
-      type: ['string', 'object'],
       if: { type: 'string' },
       then: { enum: ['auto', 'none', 'required'] },
       else: { type: 'object', required: ['type'], properties: { type: { type: 'string' }, name: { type: 'string' } }, allOf: [when('function', ['name'])] },

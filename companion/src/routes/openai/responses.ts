@@ -111,9 +111,11 @@ async function streamLocal(services: Services, turn: Turn, request: FastifyReque
   };
 
   let result: GenerationResult;
+  let response: ResponseObject;
   try {
     result = await services.engine.run(turn.info, turn.generation);
     if (turn.generation.signal.aborted) throw stopped();
+    response = settle(services, turn, result, messageId);
   } catch (error) {
     if (!stream) throw error;
     const failure = error instanceof HearthError ? error : new HearthError('internal_error');
@@ -123,7 +125,6 @@ async function streamLocal(services: Services, turn: Turn, request: FastifyReque
     return;
   }
 
-  const response = settle(services, turn, result, messageId);
   const out = open();
   response.output.forEach((item, index) => {
     if (item.type === 'function_call') return sendCall(send, item, index);
