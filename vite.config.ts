@@ -8,7 +8,7 @@ const theme = '#b3431d';
 const background = '#1f1a17';
 
 /** Paths the companion answers itself; a navigation there must reach the network. */
-const apiPaths = [/^\/v1\//, /^\/health/, /^\/admin\//, /^\/agents/, /^\/mcp/, /^\/memory/, /^\/models\//];
+const apiPaths = [/^\/v1\//, /^\/health/, /^\/admin\//, /^\/agents/, /^\/mcp/, /^\/memory/];
 
 const pwa = SvelteKitPWA({
   strategies: 'generateSW',
@@ -42,6 +42,8 @@ const path = (relative: string) => fileURLToPath(new URL(relative, import.meta.u
 
 export default defineConfig({
   plugins: [sveltekit(), pwa],
+  // ES workers can split: web-llm (~6 MB) loads only where WebGPU is present.
+  worker: { format: 'es' },
   test: {
     projects: [
       {
@@ -69,6 +71,19 @@ export default defineConfig({
           name: 'web',
           environment: 'jsdom',
           include: ['tests/web/**/*.test.ts'],
+          setupFiles: ['tests/web/setup.ts'],
+        },
+      },
+      {
+        test: {
+          name: 'browser',
+          environment: 'node',
+          include: ['tests/browser/**/*.test.ts'],
+          // Real Chromium, real `hearth serve`, real wllama: one file at a time on a 2-core machine.
+          fileParallelism: false,
+          globalSetup: ['tests/browser/global-setup.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 300_000,
         },
       },
     ],

@@ -1,6 +1,8 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { installErrorHandling } from './http/errors.js';
+import { installPerimeter } from './http/perimeter.js';
 import { adminRoutes } from './routes/admin.js';
+import { fileRoutes } from './routes/files.js';
 import { healthRoutes } from './routes/health.js';
 import { openaiRoutes } from './routes/openai.js';
 import { webRoutes } from './routes/web.js';
@@ -22,14 +24,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     bodyLimit: services.config.server.body_limit_mb * 1024 * 1024,
     // Clients must get 400 for wrong types, not a silent coercion of "5" into 5.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
-    // Generation can take long; the client's disconnect, not a server timer, ends it.
-    requestTimeout: 0,
+    // Time to receive a whole request (slow-client defence); generating the answer is not limited.
+    requestTimeout: services.config.server.limits.request_timeout_seconds * 1000,
     forceCloseConnections: true,
     return503OnClosing: true,
   });
   installErrorHandling(app);
+  installPerimeter(app, services);
   await app.register(healthRoutes, { services });
   await app.register(openaiRoutes, { services });
+  await app.register(fileRoutes, { services });
   await app.register(adminRoutes, { services });
   await app.register(webRoutes, { root: options.webRoot });
   return app;

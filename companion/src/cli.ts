@@ -5,6 +5,9 @@ const USAGE = `Hearth ${VERSION}: a local AI companion.
 Usage:
   hearth serve [--host H] [--port P] [--data-dir DIR] [--models-dir DIR ...]   start the companion (default)
   hearth pull <huggingface-repo[:QUANT] | owner/repo/file.gguf | URL>         download a GGUF model
+  hearth keys create|list|revoke                                               access keys
+  hearth secret set|list|delete                                                secret values (secret:NAME)
+  hearth config export|plan|apply [FILE] [--prune] [--yes]                     configuration of the running server
   hearth --version | --help
 
 Run "hearth serve --help" for the serve options.`;
@@ -12,6 +15,9 @@ Run "hearth serve --help" for the serve options.`;
 const COMMANDS: Record<string, () => Promise<{ run: (argv: string[], context: never) => Promise<number> }>> = {
   serve: () => import('./commands/serve.js'),
   pull: () => import('./commands/pull.js'),
+  keys: () => import('./commands/keys.js'),
+  secret: () => import('./commands/secret.js'),
+  config: () => import('./commands/config.js'),
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -16,6 +16,11 @@ export const ERRORS: Record<ErrorCode, ErrorRow> = {
   unsupported_media_type: { status: 415, type: 'invalid_request_error', message: 'Send the body as application/json.' },
   model_not_found: { status: 404, type: 'invalid_request_error', message: 'The model does not exist. List models with GET /v1/models.' },
   response_not_found: { status: 404, type: 'invalid_request_error', message: 'No stored response has this id.' },
+  key_not_found: { status: 404, type: 'invalid_request_error', message: 'No access key has this id.' },
+  host_not_allowed: { status: 403, type: 'permission_error', message: 'The Host header does not name this server.' },
+  origin_not_allowed: { status: 403, type: 'permission_error', message: 'This origin is not allowed. Add it to server.cors.origins.' },
+  config_invalid: { status: 400, type: 'invalid_request_error', message: 'The configuration document is not valid.' },
+  confirmation_required: { status: 409, type: 'invalid_request_error', message: 'This change is high-risk. Confirm it with confirm_high_risk: true.' },
   route_not_found: { status: 404, type: 'invalid_request_error', message: 'No route matches this method and path.' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'This method is not allowed on this path.' },
   model_load_failed: { status: 500, type: 'server_error', message: 'The model could not be loaded.' },
@@ -35,6 +40,8 @@ export interface HearthErrorOptions {
   /** Seconds a client should wait before retrying (429/503). */
   retryAfter?: number;
   cause?: unknown;
+  /** Extra fields for the error object, e.g. every problem of a document. */
+  details?: Record<string, unknown>;
 }
 
 /** An error whose code is in the table; domain code throws these, routes render them. */
@@ -42,6 +49,7 @@ export class HearthError extends Error {
   readonly code: ErrorCode;
   readonly param: string | null;
   readonly retryAfter: number | undefined;
+  readonly details: Record<string, unknown> | undefined;
 
   constructor(code: ErrorCode, message?: string, options: HearthErrorOptions = {}) {
     super(message ?? ERRORS[code].message, { cause: options.cause });
@@ -49,6 +57,7 @@ export class HearthError extends Error {
     this.code = code;
     this.param = options.param ?? null;
     this.retryAfter = options.retryAfter;
+    this.details = options.details;
   }
 
   get status(): number {
@@ -56,7 +65,9 @@ export class HearthError extends Error {
   }
 
   toBody(): ErrorBody {
-    return errorBody(this.code, this.message, this.param);
+    const body = errorBody(this.code, this.message, this.param);
+    if (this.details) Object.assign(body.error, this.details);
+    return body;
   }
 }
 

@@ -4,6 +4,7 @@ import { ModelCatalog } from './inference/catalog.js';
 import { Engine } from './inference/engine.js';
 import { RemoteProviders } from './inference/remote.js';
 import { ResponseStore } from './inference/responses-store.js';
+import { KeyStore } from './access/keys.js';
 import type { Logger } from './logger.js';
 import { createDataDirectory, dataPaths, type DataPaths } from './store/data-dir.js';
 import { openDatabase, type Db } from './store/database.js';
@@ -25,9 +26,11 @@ export interface ServiceOptions {
 export interface Services {
   version: string;
   paths: DataPaths;
+  /** The configuration in force; replaced as a whole when a change is applied. */
   config: ConfigDocument;
   db: Db;
   secrets: SecretStore;
+  keys: KeyStore;
   engine: Engine;
   remote: RemoteProviders;
   catalog: ModelCatalog;
@@ -35,7 +38,9 @@ export interface Services {
   /** Aborted when the server shuts down: open streams and generations stop. */
   shutdown: AbortSignal;
   /** The folders scanned for models, in order. */
-  modelsDirs: string[];
+  readonly modelsDirs: string[];
+  /** Puts a validated configuration in force without a restart (the listener's host and port excepted). */
+  reconfigure(next: ConfigDocument): void;
   close(): Promise<void>;
 }
 
@@ -47,35 +52,36 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const config = loadConfigFile(paths.config);
     const db = openDatabase(paths.database);
     const secrets = new SecretStore(paths.secrets);
-    const settings = config.models;
-    const engine = new Engine({
-      gpu: settings.gpu,
-      threads: settings.threads,
-      contextSize: settings.context_size,
-      parallel: settings.parallel,
-      queueLimit: settings.queue_limit,
-      idleUnloadSeconds: settings.idle_unload_seconds,
-      memoryBudgetBytes: (settings.memory_budget_mb || Math.floor(totalmem() / 2 / 1048576)) * 1048576,
-      threadMemory: threadMemory(db),
-      log: options.log,
-    });
+    const engine = new Engine({ ...engineSettings(config), threadMemory: threadMemory(db), log: options.log });
     const remote = new RemoteProviders(config.providers, secrets.resolve);
-    const modelsDirs = [paths.models, ...(options.modelsDirs ?? settings.dirs)];
-    const catalog = new ModelCatalog({ modelsDirs, externalSources: options.externalSources ?? settings.external_sources }, engine, remote);
+    const scanOf = (document: ConfigDocument) => ({
+      modelsDirs: [paths.models, ...(options.modelsDirs ?? document.models.dirs)],
+      externalSources: options.externalSources ?? document.models.external_sources,
+    });
+    const catalog = new ModelCatalog(scanOf(config), engine, remote);
     const shutdown = new AbortController();
     let closed = false;
-    return {
+    const services: Services = {
       version: options.version,
       paths,
       config,
       db,
       secrets,
+      keys: new KeyStore(db),
       engine,
       remote,
       catalog,
       responses: new ResponseStore(db),
       shutdown: shutdown.signal,
-      modelsDirs,
+      get modelsDirs() {
+        return scanOf(services.config).modelsDirs;
+      },
+      reconfigure(next: ConfigDocument) {
+        services.config = next;
+        engine.configure(engineSettings(next));
+        services.remote = new RemoteProviders(next.providers, secrets.resolve);
+        catalog.configure(scanOf(next), services.remote);
+      },
       async close() {
         if (closed) return;
         closed = true;
@@ -85,6 +91,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         unlock();
       },
     };
+    return services;
   } catch (error) {
     unlock();
     throw error;
@@ -97,5 +104,18 @@ function threadMemory(db: Db) {
   return {
     get: (key: string) => read.get(key)?.threads,
     set: (key: string, threads: number) => void write.run(key, threads, Date.now()),
+  };
+}
+
+function engineSettings(config: ConfigDocument) {
+  const settings = config.models;
+  return {
+    gpu: settings.gpu,
+    threads: settings.threads,
+    contextSize: settings.context_size,
+    parallel: settings.parallel,
+    queueLimit: settings.queue_limit,
+    idleUnloadSeconds: settings.idle_unload_seconds,
+    memoryBudgetBytes: (settings.memory_budget_mb || Math.floor(totalmem() / 2 / 1048576)) * 1048576,
   };
 }

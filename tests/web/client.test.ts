@@ -1,5 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ApiError, health, listModels, streamChat } from '$lib/api/client';
+import { ApiError } from '$lib/api/client';
+import { streamChat } from '$lib/api/chat';
+import { listModels } from '$lib/api/models';
+import { health } from '$lib/api/server';
 
 const encoder = new TextEncoder();
 

@@ -1,8 +1,11 @@
+import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { buildApp } from '../app.js';
 import { ConfigError } from '../config/document.js';
 import { createServices } from '../services.js';
+import { isLoopbackBind } from '../http/hosts.js';
+import { writeFileAtomic } from '../store/files.js';
 import { DataDirectoryBusyError } from '../store/lock.js';
 import { VERSION } from '../version.js';
 import { parseServeOptions, SERVE_USAGE, UsageError } from './serve-options.js';
@@ -40,6 +43,12 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
   const app = await buildApp({ services, webRoot: WEB_ROOT, logger: log });
   const host = options.host ?? services.config.server.host;
   const port = options.port ?? services.config.server.port;
+  const refusal = exposureRefusal(host, services.config.server.auth.required, services.keys.activeCount());
+  if (refusal) {
+    await services.close();
+    context.stderr.write(`${refusal}\n`);
+    return 1;
+  }
   try {
     await app.listen({ host, port });
   } catch (error) {
@@ -51,6 +60,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
   const address = app.server.address();
   const shown = typeof address === 'object' && address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : `http://${host}:${port}`;
   context.stdout.write(`Hearth listening on ${shown}\n`);
+  writeFileAtomic(services.paths.server, JSON.stringify({ pid: process.pid, url: shown }), 0o600);
   const local = await services.catalog.local();
   if (local.length === 0) {
     log.warn(`No models found. Copy a .gguf file into ${services.paths.models}, pass --models-dir DIR, or run: hearth pull <huggingface-repo>`);
@@ -64,6 +74,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
       log.info({ signal }, 'stopping');
       // Abort generations first so open streams end promptly, then close sockets and the database.
       const closing = app.close();
+      rmSync(services.paths.server, { force: true });
       await services.close();
       await closing;
       resolveExit(0);
@@ -71,4 +82,14 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     process.once('SIGINT', () => void stop('SIGINT'));
     process.once('SIGTERM', () => void stop('SIGTERM'));
   });
+}
+
+/** Listening beyond loopback is a deliberate choice: it needs auth on and a key to use. */
+export function exposureRefusal(host: string, authRequired: boolean, activeKeys: number): string | undefined {
+  if (isLoopbackBind(host)) return undefined;
+  if (!authRequired) {
+    return `Refusing to listen on ${host}: that is reachable from other machines, and access keys are not required. Set server.auth.required: true in config.yaml and create a key (hearth keys create --label NAME) first.`;
+  }
+  if (activeKeys === 0) return `Refusing to listen on ${host}: access keys are required but none exists yet. Create one with: hearth keys create --label NAME`;
+  return undefined;
 }

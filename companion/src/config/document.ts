@@ -4,6 +4,7 @@ import { parse, YAMLParseError } from 'yaml';
 import type { ConfigDocument } from '../../../shared/src/api/config.js';
 import { writeFileAtomic } from '../store/files.js';
 import { configSchema } from './schema.js';
+import { normaliseMemorySettings } from '../memory/settings.js';
 
 export class ConfigError extends Error {
   constructor(readonly file: string, readonly problems: string[]) {
@@ -19,6 +20,7 @@ const validate = ajv.compile<ConfigDocument>(configSchema);
 export function checkDocument(value: unknown): { document?: ConfigDocument; problems: string[] } {
   const copy = structuredClone(value ?? {}) as Record<string, unknown>;
   if (validate(copy)) {
+    (copy as { memory?: unknown }).memory = normaliseMemorySettings((copy as { memory?: Record<string, number> }).memory);
     const problems = duplicates(copy as unknown as ConfigDocument);
     return problems.length > 0 ? { problems } : { document: copy as unknown as ConfigDocument, problems };
   }

@@ -17,6 +17,39 @@ export const configSchema = {
         host: { type: 'string', minLength: 1, default: '127.0.0.1' },
         port: { type: 'integer', minimum: 0, maximum: 65535, default: 4777 },
         body_limit_mb: { type: 'number', exclusiveMinimum: 0, maximum: 1024, default: 8 },
+        auth: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            // Off by default on loopback; must be on before the server may listen beyond it.
+            required: { type: 'boolean', default: false },
+          },
+        },
+        cors: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            // Origins other than the companion's own that browsers may call from; "*" allows any (never with credentials).
+            origins: { type: 'array', items: { type: 'string', pattern: '^(\\*|https?://[^/\\s]+)$' }, default: [] },
+          },
+        },
+        // Extra Host names accepted besides loopback names and the bound address (DNS-rebinding defence).
+        allowed_hosts: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
+        limits: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            admin_body_kb: { type: 'integer', minimum: 1, maximum: 65536, default: 512 },
+            tools_body_mb: { type: 'number', exclusiveMinimum: 0, maximum: 1024, default: 4 },
+            memory_body_mb: { type: 'number', exclusiveMinimum: 0, maximum: 1024, default: 16 },
+            images_body_mb: { type: 'number', exclusiveMinimum: 0, maximum: 1024, default: 64 },
+            request_timeout_seconds: { type: 'integer', minimum: 1, maximum: 3600, default: 60 },
+            streams_per_key: { type: 'integer', minimum: 1, maximum: 10000, default: 8 },
+          },
+        },
       },
     },
     models: {
@@ -35,6 +68,21 @@ export const configSchema = {
         memory_budget_mb: { type: 'integer', minimum: 0, default: 0 },
       },
     },
+    memory: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      description: 'SPEC.md §2.11; out-of-range numbers are clamped into range when loaded (memory/settings.ts).',
+      properties: {
+        memoryBudgetTokens: { type: 'number', default: 800, description: 'normalised into 100-4000' },
+        summaryDebounceSeconds: { type: 'number', default: 60, description: 'normalised into 10-3600' },
+        consolidationIntervalHours: { type: 'number', default: 24, description: 'normalised into 1-168' },
+        salienceFloor: { type: 'number', default: 0.2, description: 'normalised into 0-1' },
+        episodeRetentionDays: { type: 'number', default: 365, description: 'normalised into 0-3650; 0 keeps forever' },
+        model: { type: 'string', minLength: 1, description: 'local model id used for distillation' },
+        embedding_model: { type: 'string', minLength: 1, description: 'local embedding model id for hybrid search' },
+      },
+    },
     providers: {
       type: 'array',
       default: [],
@@ -49,6 +97,54 @@ export const configSchema = {
           models: { type: 'array', items: { type: 'string', minLength: 1 } },
           headers: { type: 'object', additionalProperties: { type: 'string' } },
           timeout_ms: { type: 'integer', minimum: 1000 },
+        },
+      },
+    },
+    agents: {
+      type: 'array',
+      default: [],
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id'],
+        properties: {
+          id: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$' },
+          name: { type: 'string' },
+          model: { type: 'string', minLength: 1 },
+          instructions: { type: 'string' },
+          tools: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
+          // What the agent may do with each class of tool: run it, ask the owner first, or never.
+          tool_policy: {
+            type: 'object',
+            additionalProperties: false,
+            default: {},
+            properties: {
+              read: { enum: ['auto', 'ask', 'deny'], default: 'auto' },
+              write: { enum: ['auto', 'ask', 'deny'], default: 'ask' },
+              exec: { enum: ['auto', 'ask', 'deny'], default: 'deny' },
+              network: { enum: ['auto', 'ask', 'deny'], default: 'ask' },
+            },
+          },
+        },
+      },
+    },
+    images: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        dirs: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
+        hosted: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            // Paid hosted media generation; off unless deliberately enabled.
+            enabled: { type: 'boolean', default: false },
+            base_url: { type: 'string', pattern: '^https?://[^\\s?#]+$' },
+            api_key: reference,
+            monthly_budget_usd: { type: 'number', minimum: 0, default: 0 },
+          },
         },
       },
     },

@@ -16,11 +16,17 @@ export class ModelCatalog {
   private scanning: Promise<LocalModel[]> | undefined;
 
   constructor(
-    private readonly scan: ScanOptions,
+    private scan: ScanOptions,
     private readonly engine: Engine,
-    private readonly remote: RemoteProviders,
+    private remote: RemoteProviders,
     private readonly freshForMs = 5000,
   ) {}
+
+  configure(scan: ScanOptions, remote: RemoteProviders): void {
+    this.scan = scan;
+    this.remote = remote;
+    this.scannedAt = 0;
+  }
 
   /** Local models; a stale list is served while a rescan runs in the background. */
   async local(force = false): Promise<LocalModel[]> {

@@ -53,7 +53,12 @@ export class Engine {
   private readonly failures = new Map<string, { stamp: string; message: string }>();
   private closed = false;
 
-  constructor(private readonly options: EngineOptions) {}
+  constructor(private options: EngineOptions) {}
+
+  /** New settings apply to models loaded from now on; loaded ones keep theirs until unloaded. */
+  configure(next: Omit<EngineOptions, 'log' | 'threadMemory'>): void {
+    this.options = { ...this.options, ...next };
+  }
 
   isLoaded(id: string): boolean {
     return this.loaded.has(id);

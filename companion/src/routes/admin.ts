@@ -1,40 +1,12 @@
 import type { FastifyInstance } from 'fastify';
-import { HearthError } from '../errors.js';
-import { requireLoopback } from '../http/loopback.js';
 import type { Services } from '../services.js';
-import type { ServerStatus } from '../../../shared/src/api/admin.js';
+import { configRoutes } from './admin/config.js';
+import { keyRoutes } from './admin/keys.js';
+import { statusRoutes } from './admin/status.js';
 
-/** Loopback-only administration: server status and model load/unload. */
+/** The admin family: loopback only (enforced by the perimeter for every /admin path). */
 export async function adminRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
-  const { services } = options;
-  app.addHook('preHandler', requireLoopback);
-
-  app.get('/admin/status', async (request): Promise<ServerStatus> => {
-    const address = request.server.server.address();
-    return {
-      version: services.version,
-      address: typeof address === 'object' && address ? { host: address.address, port: address.port } : null,
-      data_dir: services.paths.root,
-      models_dirs: services.modelsDirs,
-      loaded: services.engine.status().map((model) => ({
-        id: model.id,
-        threads: model.threads,
-        context_size: model.contextSize,
-        sequences: model.sequences,
-        busy: model.busy,
-        queued: model.queued,
-        generated_tokens: model.generatedTokens,
-      })),
-      providers: services.remote.status(),
-    };
-  });
-
-  app.post<{ Params: { id: string } }>('/admin/models/:id/load', async (request) => {
-    const target = await services.catalog.resolve(request.params.id);
-    if (target.kind !== 'local') throw new HearthError('invalid_request_error', 'Only local models are loaded by Hearth; remote models live at their provider.', { param: 'id' });
-    await services.engine.load(target.info);
-    return { id: target.info.id, loaded: true };
-  });
-
-  app.post<{ Params: { id: string } }>('/admin/models/:id/unload', async (request) => ({ id: request.params.id, loaded: false, was_loaded: await services.engine.unload(request.params.id) }));
+  statusRoutes(app, options.services);
+  keyRoutes(app, options.services);
+  configRoutes(app, options.services);
 }

@@ -9,6 +9,8 @@ export interface DataPaths {
   secrets: string;
   database: string;
   lock: string;
+  /** Where a running companion says where it listens (for the CLI). */
+  server: string;
   models: string;
   images: string;
   logs: string;
@@ -26,6 +28,7 @@ export function dataPaths(root: string): DataPaths {
     secrets: join(absolute, 'secrets.json'),
     database: join(absolute, 'hearth.db'),
     lock: join(absolute, 'hearth.lock'),
+    server: join(absolute, 'server.json'),
     models: join(absolute, 'models'),
     images: join(absolute, 'images'),
     logs: join(absolute, 'logs'),

@@ -1,3 +1,5 @@
+import { MEMORY_SCHEMA_SQL } from '../memory/schema-sql.js';
+
 /** Numbered schema migrations; a migration, once released, never changes: add a new one. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   {
@@ -20,5 +22,39 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
         measured_at INTEGER NOT NULL
       );
     `,
+  },
+  {
+    version: 2,
+    name: 'access keys and configuration audit',
+    sql: `
+      CREATE TABLE access_keys (
+        id TEXT PRIMARY KEY,
+        label TEXT NOT NULL,
+        -- SHA-256 of the key; the key itself is shown once and never stored
+        hash TEXT NOT NULL UNIQUE,
+        prefix TEXT NOT NULL,
+        agent TEXT,
+        scopes_json TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER,
+        last_used_at INTEGER,
+        revoked_at INTEGER
+      );
+      CREATE TABLE config_audit (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at INTEGER NOT NULL,
+        peer TEXT NOT NULL,
+        prune INTEGER NOT NULL,
+        confirmed INTEGER NOT NULL,
+        outcome TEXT NOT NULL,
+        changes_json TEXT NOT NULL,
+        risks_json TEXT NOT NULL
+      );
+    `,
+  },
+  {
+    version: 3,
+    name: 'memory: transcript, signals, episodes, facts, identity, entities',
+    sql: MEMORY_SCHEMA_SQL,
   },
 ];

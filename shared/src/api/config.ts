@@ -6,8 +6,21 @@ export type SecretReference = `secret:${string}` | `env:${string}`;
 export interface ServerSettings {
   host: string;
   port: number;
-  /** Largest accepted request body, in MiB. */
+  /** Largest accepted request body on inference routes, in MiB. */
   body_limit_mb: number;
+  auth: { required: boolean };
+  cors: { origins: string[] };
+  allowed_hosts: string[];
+  limits: {
+    admin_body_kb: number;
+    tools_body_mb: number;
+    memory_body_mb: number;
+    images_body_mb: number;
+    /** Time allowed to receive a whole request from the client. */
+    request_timeout_seconds: number;
+    /** Concurrent requests one access key may have open. */
+    streams_per_key: number;
+  };
 }
 
 export interface ModelSettings {
@@ -34,9 +47,47 @@ export interface ProviderSettings {
   timeout_ms?: number;
 }
 
+/** SPEC.md §2.11 (names as there); out-of-range values are clamped into range when saved. */
+export interface MemorySettings {
+  /** 100-4000: most tokens of retrieved memory inserted into a request. */
+  memoryBudgetTokens: number;
+  /** 10-3600: quiet interval before a conversation is distilled. */
+  summaryDebounceSeconds: number;
+  /** 1-168: scheduled consolidation interval. */
+  consolidationIntervalHours: number;
+  /** 0-1: consolidation prunes episodes and candidate facts below this salience. */
+  salienceFloor: number;
+  /** 0-3650: days historical material is kept; 0 keeps it forever. */
+  episodeRetentionDays: number;
+  /** Local model id that distils signals; none means signals stay pending. */
+  model?: string;
+  /** Local embedding model id; when set, search is hybrid (lexical + vectors). */
+  embedding_model?: string;
+}
+
 export interface ConfigDocument {
   version: 1;
   server: ServerSettings;
   models: ModelSettings;
   providers: ProviderSettings[];
+  memory: MemorySettings;
+  agents: AgentSettings[];
+  images: ImageSettings;
+}
+
+/** What an agent may do with each class of tool. */
+export type ToolApproval = 'auto' | 'ask' | 'deny';
+
+export interface AgentSettings {
+  id: string;
+  name?: string;
+  model?: string;
+  instructions?: string;
+  tools: string[];
+  tool_policy: { read: ToolApproval; write: ToolApproval; exec: ToolApproval; network: ToolApproval };
+}
+
+export interface ImageSettings {
+  dirs: string[];
+  hosted: { enabled: boolean; base_url?: string; api_key?: SecretReference; monthly_budget_usd: number };
 }

@@ -1,13 +1,5 @@
+/** The one request helper and the one typed error; every module in this folder builds on it. */
 import type { ErrorBody, ErrorCode } from '$shared/api/errors';
-import type {
-  ChatCompletionChunk,
-  ChatMessage,
-  FinishReason,
-  HealthStatus,
-  ModelList,
-  ModelRecord,
-  Usage,
-} from '$shared/api/openai';
 
 /** Failures found by the client itself rather than reported by the companion. */
 export type ClientErrorCode = 'unreachable' | 'invalid_response' | 'stream_interrupted';
@@ -25,12 +17,12 @@ export class ApiError extends Error {
   }
 }
 
-function isErrorBody(value: unknown): value is ErrorBody {
+export function isErrorBody(value: unknown): value is ErrorBody {
   const error = (value as Partial<ErrorBody> | null)?.error;
   return typeof error === 'object' && error !== null && typeof error.message === 'string';
 }
 
-function fromErrorBody(status: number, body: ErrorBody): ApiError {
+export function fromErrorBody(status: number, body: ErrorBody): ApiError {
   return new ApiError(status, body.error.code, body.error.message, body.error.param ?? null);
 }
 
@@ -46,7 +38,7 @@ async function errorFrom(response: Response): Promise<ApiError> {
 }
 
 /** Sends one request to the companion; resolves only for a 2xx response. */
-async function send(path: string, init: RequestInit = {}): Promise<Response> {
+export async function send(path: string, init: RequestInit = {}): Promise<Response> {
   const headers = new Headers(init.headers);
   if (!headers.has('accept')) headers.set('accept', 'application/json');
   if (init.body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
@@ -71,14 +63,6 @@ export async function request<T>(path: string, init: RequestInit = {}): Promise<
   }
 }
 
-export async function listModels(): Promise<ModelRecord[]> {
-  return (await request<ModelList>('/v1/models')).data;
-}
-
-export function health(): Promise<HealthStatus> {
-  return request<HealthStatus>('/health');
-}
-
 /** Lines of a byte stream; cancelling the signal cancels the stream. */
 async function* lines(body: ReadableStream<Uint8Array>, signal?: AbortSignal): AsyncGenerator<string> {
   const reader = body.getReader();
@@ -88,8 +72,15 @@ async function* lines(body: ReadableStream<Uint8Array>, signal?: AbortSignal): A
   let buffer = '';
   try {
     for (;;) {
-      const { value, done } = await reader.read();
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await reader.read();
+      } catch (error) {
+        signal?.throwIfAborted();
+        throw new ApiError(0, 'stream_interrupted', `The connection to the companion was lost: ${(error as Error).message}`);
+      }
       signal?.throwIfAborted();
+      const { value, done } = chunk;
       if (done) break;
       buffer += decoder.decode(value, { stream: true });
       const complete = buffer.split('\n');
@@ -105,7 +96,7 @@ async function* lines(body: ReadableStream<Uint8Array>, signal?: AbortSignal): A
 }
 
 /** The data of each server-sent event (`data:` lines joined, other fields ignored). */
-async function* events(body: ReadableStream<Uint8Array>, signal?: AbortSignal): AsyncGenerator<string> {
+export async function* events(body: ReadableStream<Uint8Array>, signal?: AbortSignal): AsyncGenerator<string> {
   let data: string[] = [];
   for await (const line of lines(body, signal)) {
     if (line === '') {
@@ -118,46 +109,3 @@ async function* events(body: ReadableStream<Uint8Array>, signal?: AbortSignal): 
   if (data.length > 0) yield data.join('\n');
 }
 
-export interface StreamChatOptions {
-  model: string;
-  messages: ChatMessage[];
-  signal?: AbortSignal;
-  onDelta?: (text: string) => void;
-}
-
-export interface ChatResult {
-  text: string;
-  usage: Usage | null;
-  finishReason: FinishReason | null;
-}
-
-/** Streams one chat completion; rejects with the abort reason when `signal` is aborted. */
-export async function streamChat({ model, messages, signal, onDelta }: StreamChatOptions): Promise<ChatResult> {
-  const response = await send('/v1/chat/completions', {
-    method: 'POST',
-    headers: { accept: 'text/event-stream' },
-    body: JSON.stringify({ model, messages, stream: true, stream_options: { include_usage: true } }),
-    signal,
-  });
-  if (!response.body) throw new ApiError(response.status, 'invalid_response', 'The companion sent an empty stream.');
-  const result: ChatResult = { text: '', usage: null, finishReason: null };
-  for await (const data of events(response.body, signal)) {
-    if (data === '[DONE]') return result;
-    let chunk: ChatCompletionChunk | ErrorBody;
-    try {
-      chunk = JSON.parse(data);
-    } catch {
-      throw new ApiError(response.status, 'invalid_response', `The companion sent an event that is not JSON: ${data.slice(0, 80)}`);
-    }
-    if (isErrorBody(chunk)) throw fromErrorBody(response.status, chunk);
-    const choice = chunk.choices[0];
-    const delta = choice?.delta.content;
-    if (delta) {
-      result.text += delta;
-      onDelta?.(delta);
-    }
-    if (choice?.finish_reason) result.finishReason = choice.finish_reason;
-    if (chunk.usage) result.usage = chunk.usage;
-  }
-  throw new ApiError(response.status, 'stream_interrupted', 'The reply stopped before it was complete.');
-}

@@ -1,0 +1,97 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { parse } from 'yaml';
+import type { ConfigChange, ConfigRisk } from '../../../shared/src/api/admin-config.js';
+import { dataPaths } from '../store/data-dir.js';
+import { takeDataDir } from './data-dir-option.js';
+import type { CommandContext } from './serve.js';
+
+const USAGE = `Usage:
+  hearth config export [--format yaml|json]
+  hearth config plan FILE [--prune]
+  hearth config apply FILE [--prune] [--yes]
+Talks to the running server (found through the data directory, or --url http://127.0.0.1:PORT).
+FILE is YAML or JSON. --prune deletes what FILE does not list; --yes confirms high-risk changes.
+Exit codes: 0 done, 1 invalid or failed, 2 usage, 3 high-risk change not confirmed.`;
+
+/** `hearth config`: the admin config routes with readable output and exit codes. */
+export async function run(argv: string[], context: CommandContext): Promise<number> {
+  const { dataDir, rest } = takeDataDir(argv, context.env);
+  let parsed;
+  try {
+    parsed = parseArgs({ args: rest, allowPositionals: true, options: { prune: { type: 'boolean' }, yes: { type: 'boolean' }, format: { type: 'string' }, url: { type: 'string' } } });
+  } catch (error) {
+    return usage(context, (error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  const [action, file] = positionals;
+  const base = values.url ?? serverUrl(dataDir);
+  if (!base) {
+    context.stderr.write(`No Hearth server is running on ${dataDir}. Start it with: hearth serve (or pass --url).\n`);
+    return 1;
+  }
+  if (action === 'export') {
+    const response = await call(`${base}/admin/config/export?format=${values.format === 'json' ? 'json' : 'yaml'}`);
+    if (!response.ok) return failure(context, await response.json());
+    context.stdout.write(await response.text());
+    return 0;
+  }
+  if ((action === 'plan' || action === 'apply') && file) {
+    let document: unknown;
+    try {
+      document = parse(readFileSync(file, 'utf8'));
+    } catch (error) {
+      context.stderr.write(`Cannot read ${file}: ${(error as Error).message}\n`);
+      return 1;
+    }
+    const body = { document, prune: values.prune ?? false, ...(action === 'apply' ? { confirm_high_risk: values.yes ?? false } : {}) };
+    const response = await call(`${base}/admin/config/${action}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const answer = (await response.json()) as Record<string, unknown>;
+    if (!response.ok) return failure(context, answer);
+    describe(context, answer as { changes: ConfigChange[]; risks: ConfigRisk[]; restart_required: string[] });
+    context.stdout.write(action === 'apply' ? 'Applied.\n' : 'Nothing was changed (plan only).\n');
+    return 0;
+  }
+  return usage(context, action ? `Unknown or incomplete command "config ${action}".` : 'Say what to do.');
+}
+
+function serverUrl(dataDir: string): string | undefined {
+  const file = dataPaths(dataDir).server;
+  if (!existsSync(file)) return undefined;
+  return (JSON.parse(readFileSync(file, 'utf8')) as { url: string }).url;
+}
+
+function call(url: string, init?: RequestInit): Promise<Response> {
+  return fetch(url, init);
+}
+
+function describe(context: CommandContext, plan: { changes: ConfigChange[]; risks: ConfigRisk[]; restart_required: string[] }): void {
+  if (plan.changes.length === 0) context.stdout.write('No changes.\n');
+  for (const change of plan.changes) {
+    const target = change.target === change.section ? change.section : `${change.section} "${change.target}"`;
+    context.stdout.write(`  ${change.action.padEnd(6)} ${target}${change.fields.length ? `: ${change.fields.join(', ')}` : ''}\n`);
+  }
+  for (const risk of plan.risks) context.stdout.write(`  HIGH RISK ${risk.code} (${risk.path}): ${risk.message}\n`);
+  if (plan.restart_required.length) context.stdout.write(`  Takes effect after a restart: ${plan.restart_required.join(', ')}\n`);
+}
+
+function failure(context: CommandContext, answer: unknown): number {
+  const error = (answer as { error?: { code: string; message: string; problems?: { path: string; message: string }[]; risks?: ConfigRisk[] } }).error;
+  if (!error) {
+    context.stderr.write('The server answered with an unexpected body.\n');
+    return 1;
+  }
+  if (error.problems) for (const problem of error.problems) context.stderr.write(`  ${problem.path}: ${problem.message}\n`);
+  if (error.code === 'confirmation_required') {
+    for (const risk of error.risks ?? []) context.stderr.write(`  HIGH RISK ${risk.code} (${risk.path}): ${risk.message}\n`);
+    context.stderr.write('Not applied. Review the risks above and run again with --yes to confirm.\n');
+    return 3;
+  }
+  context.stderr.write(`${error.problems ? 'Not applied: the document is invalid.' : error.message}\n`);
+  return 1;
+}
+
+function usage(context: CommandContext, problem: string): number {
+  context.stderr.write(`${problem}\n\n${USAGE}\n`);
+  return 2;
+}

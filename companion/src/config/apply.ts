@@ -1,0 +1,74 @@
+import { readFileSync } from 'node:fs';
+import { stringify } from 'yaml';
+import type { ConfigDocument } from '../../../shared/src/api/config.js';
+import type { ApplyResult, ConfigPlan, ConfigProblem, ConfigRisk } from '../../../shared/src/api/admin-config.js';
+import { HearthError } from '../errors.js';
+import type { Services } from '../services.js';
+import { writeFileAtomic } from '../store/files.js';
+import { planChange, type PlanContext } from './plan.js';
+
+/** What planning needs to know about the running server. */
+export async function planContext(services: Services): Promise<PlanContext> {
+  const models = new Set((await services.catalog.list()).map((model) => model.id));
+  return {
+    current: services.config,
+    resolves: (reference) => services.secrets.resolve(reference) !== undefined,
+    models,
+    activeKeys: services.keys.activeCount(),
+  };
+}
+
+export async function plan(services: Services, document: unknown, prune: boolean): Promise<ConfigPlan> {
+  const result = planChange(document, prune, await planContext(services));
+  if (!result.plan) throw invalid(result.problems);
+  const { document: _document, ...plan } = result.plan;
+  return plan;
+}
+
+/**
+ * Applies a change all-or-nothing: the file is written to a temporary and renamed, the running
+ * subsystems are reconfigured, and if that fails the previous file and configuration come back.
+ * Every attempt, refused or applied, is recorded in the audit log.
+ */
+export async function apply(services: Services, request: { document: unknown; prune: boolean; confirm: boolean; peer: string }): Promise<ApplyResult> {
+  const result = planChange(request.document, request.prune, await planContext(services));
+  if (!result.plan) {
+    audit(services, request, 'invalid', [], []);
+    throw invalid(result.problems);
+  }
+  const { document, ...plan } = result.plan;
+  if (plan.risks.length > 0 && !request.confirm) {
+    audit(services, request, 'refused', plan.changes, plan.risks);
+    throw new HearthError('confirmation_required', `This change is high-risk (${plan.risks.map((risk) => risk.code).join(', ')}). Review the risks and send confirm_high_risk: true to apply it.`, { details: { risks: plan.risks, changes: plan.changes } });
+  }
+  const previous: ConfigDocument = services.config;
+  const previousText = readFileSync(services.paths.config, 'utf8');
+  writeFileAtomic(services.paths.config, serialize(document));
+  try {
+    services.reconfigure(document);
+  } catch (error) {
+    writeFileAtomic(services.paths.config, previousText);
+    services.reconfigure(previous);
+    audit(services, request, 'failed', plan.changes, plan.risks);
+    throw new HearthError('internal_error', 'The change could not be put in force; the previous configuration is back in place.', { cause: error });
+  }
+  audit(services, request, 'applied', plan.changes, plan.risks);
+  return { applied: true, ...plan };
+}
+
+export function serialize(document: ConfigDocument, format: 'yaml' | 'json' = 'yaml'): string {
+  if (format === 'json') return `${JSON.stringify(document, null, 2)}\n`;
+  return `# Hearth configuration (version 1). Secrets appear only as secret:NAME or env:NAME references.\n${stringify(document)}`;
+}
+
+function invalid(problems: ConfigProblem[]): HearthError {
+  const first = problems[0]!;
+  const summary = problems.map((problem) => `${problem.path}: ${problem.message}`).join('; ');
+  return new HearthError('config_invalid', `The configuration document has ${problems.length} problem${problems.length === 1 ? '' : 's'}: ${summary}`, { param: `document.${first.path}`, details: { problems } });
+}
+
+function audit(services: Services, request: { prune: boolean; confirm: boolean; peer: string }, outcome: string, changes: unknown[], risks: ConfigRisk[]): void {
+  services.db
+    .prepare('INSERT INTO config_audit (at, peer, prune, confirmed, outcome, changes_json, risks_json) VALUES (?, ?, ?, ?, ?, ?, ?)')
+    .run(Date.now(), request.peer, request.prune ? 1 : 0, request.confirm ? 1 : 0, outcome, JSON.stringify(changes), JSON.stringify(risks));
+}

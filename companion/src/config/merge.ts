@@ -1,0 +1,52 @@
+import type { ConfigDocument } from '../../../shared/src/api/config.js';
+
+/** Sections that are lists of named items, and the field that names an item. */
+export const NAMED_LISTS: Record<string, string> = { providers: 'name', mcp_services: 'name', agents: 'id' };
+
+type Json = Record<string, unknown>;
+
+/**
+ * The document a change asks for. Without prune it is merged into the current one: object
+ * sections deep-merge, named list items are created or replaced, nothing is deleted. With
+ * prune the change is the whole truth: what it does not mention goes back to its default or
+ * is deleted.
+ */
+export function desiredDocument(current: ConfigDocument, incoming: Json, prune: boolean): Json {
+  if (prune) return structuredClone(incoming);
+  const result = structuredClone(current) as unknown as Json;
+  for (const [section, value] of Object.entries(incoming)) {
+    const key = NAMED_LISTS[section];
+    if (key && Array.isArray(value) && Array.isArray(result[section])) {
+      const merged = [...(result[section] as Json[])];
+      for (const item of value as Json[]) {
+        const index = merged.findIndex((existing) => existing[key] === item?.[key]);
+        if (index >= 0) merged[index] = item;
+        else merged.push(item);
+      }
+      result[section] = merged;
+    } else {
+      result[section] = deepMerge(result[section], value);
+    }
+  }
+  return result;
+}
+
+function deepMerge(base: unknown, patch: unknown): unknown {
+  if (!isPlainObject(base) || !isPlainObject(patch)) return structuredClone(patch);
+  const out: Json = { ...base };
+  for (const [key, value] of Object.entries(patch)) out[key] = deepMerge(base[key], value);
+  return out;
+}
+
+export function isPlainObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Leaf paths whose values differ between two values (`a.b`, `list[2]` as a whole for arrays). */
+export function changedFields(before: unknown, after: unknown, prefix = ''): string[] {
+  if (isPlainObject(before) && isPlainObject(after)) {
+    const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+    return keys.flatMap((key) => changedFields(before[key], after[key], prefix ? `${prefix}.${key}` : key));
+  }
+  return JSON.stringify(before) === JSON.stringify(after) ? [] : [prefix];
+}

@@ -1,0 +1,94 @@
+import type { ConfigDocument } from '../../../shared/src/api/config.js';
+import type { ConfigChange, ConfigPlan, ConfigProblem, ConfigRisk } from '../../../shared/src/api/admin-config.js';
+import { isLoopbackBind } from '../http/hosts.js';
+import { checkDocument } from './document.js';
+import { changedFields, desiredDocument, isPlainObject, NAMED_LISTS } from './merge.js';
+import { findRisks } from './risks.js';
+
+export interface PlanContext {
+  current: ConfigDocument;
+  /** Whether a `secret:NAME` / `env:NAME` reference resolves. */
+  resolves(reference: string): boolean;
+  /** Model ids requests may name (local and provider). */
+  models: Set<string>;
+  /** Access keys that are active now. */
+  activeKeys: number;
+}
+
+/** Validates a change all-or-nothing and describes it; changes nothing. */
+export function planChange(incoming: unknown, prune: boolean, context: PlanContext): { plan?: ConfigPlan & { document: ConfigDocument }; problems: ConfigProblem[] } {
+  if (!isPlainObject(incoming)) return { problems: [{ path: 'document', message: 'must be an object (the configuration document)' }] };
+  const desired = desiredDocument(context.current, incoming, prune);
+  const { document, problems: invalid } = checkDocument(desired);
+  // Every problem at once: reference checks run on the desired document even when its shape is wrong.
+  const problems = [...invalid.map(splitProblem), ...references(desired, context), ...(document ? exposure(document, context) : [])];
+  if (!document || problems.length > 0) return { problems };
+  const changes = diff(context.current, document);
+  const risks: ConfigRisk[] = findRisks(context.current, document, changes);
+  const restart = ['server.host', 'server.port', 'server.body_limit_mb', 'server.limits.admin_body_kb', 'server.limits.tools_body_mb', 'server.limits.memory_body_mb', 'server.limits.images_body_mb', 'server.limits.request_timeout_seconds'];
+  const restartRequired = changes.flatMap((change) => change.fields.map((field) => `${change.section}.${field}`)).filter((path) => restart.includes(path));
+  return { plan: { valid: true, changes, risks, restart_required: restartRequired, document }, problems: [] };
+}
+
+function splitProblem(text: string): ConfigProblem {
+  const colon = text.indexOf(': ');
+  return colon > 0 ? { path: text.slice(0, colon), message: text.slice(colon + 2) } : { path: 'document', message: text };
+}
+
+function diff(before: ConfigDocument, after: ConfigDocument): ConfigChange[] {
+  const changes: ConfigChange[] = [];
+  const sections = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((section) => section !== 'version');
+  for (const section of sections) {
+    const key = NAMED_LISTS[section];
+    const old = (before as unknown as Record<string, unknown>)[section];
+    const next = (after as unknown as Record<string, unknown>)[section];
+    if (key) {
+      const oldItems = new Map(((old as Record<string, unknown>[]) ?? []).map((item) => [String(item[key]), item]));
+      const newItems = new Map(((next as Record<string, unknown>[]) ?? []).map((item) => [String(item[key]), item]));
+      for (const [name, item] of newItems) {
+        const previous = oldItems.get(name);
+        if (!previous) changes.push({ section, target: name, action: 'create', fields: Object.keys(item).sort() });
+        else {
+          const fields = changedFields(previous, item);
+          if (fields.length > 0) changes.push({ section, target: name, action: 'update', fields });
+        }
+      }
+      for (const name of oldItems.keys()) if (!newItems.has(name)) changes.push({ section, target: name, action: 'delete', fields: [] });
+    } else {
+      const fields = changedFields(old, next);
+      if (fields.length > 0) changes.push({ section, target: section, action: 'update', fields });
+    }
+  }
+  return changes;
+}
+
+/** Every secret/env reference must resolve and every model reference must name a listed model. */
+function references(document: Record<string, unknown>, context: PlanContext): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const walk = (value: unknown, path: string) => {
+    if (typeof value === 'string' && /^(secret|env):[A-Za-z_][A-Za-z0-9_]*$/.test(value) && !context.resolves(value)) {
+      const [kind, name] = value.split(':');
+      problems.push({ path, message: kind === 'secret' ? `the secret ${name} is not set (hearth secret set ${name})` : `the environment variable ${name} is not set` });
+    } else if (Array.isArray(value)) value.forEach((item, index) => walk(item, `${path}[${index}]`));
+    else if (isPlainObject(value)) for (const [key, item] of Object.entries(value)) walk(item, path ? `${path}.${key}` : key);
+  };
+  walk(document, '');
+  const agents = Array.isArray(document.agents) ? (document.agents as unknown[]) : [];
+  const memory = isPlainObject(document.memory) ? document.memory : {};
+  const modelRefs: [string, unknown][] = [
+    ...agents.map((agent, index): [string, unknown] => [`agents[${index}].model`, isPlainObject(agent) ? agent.model : undefined]),
+    ['memory.model', memory.model],
+    ['memory.embedding_model', memory.embedding_model],
+  ];
+  for (const [path, model] of modelRefs) {
+    if (typeof model === 'string' && !context.models.has(model)) problems.push({ path, message: `names the model "${model}", which GET /v1/models does not list` });
+  }
+  return problems;
+}
+
+function exposure(document: ConfigDocument, context: PlanContext): ConfigProblem[] {
+  if (isLoopbackBind(document.server.host)) return [];
+  if (!document.server.auth.required) return [{ path: 'server.auth.required', message: `must be true to listen on ${document.server.host}, beyond loopback` }];
+  if (context.activeKeys === 0) return [{ path: 'server.host', message: 'listening beyond loopback needs at least one access key first (hearth keys create)' }];
+  return [];
+}

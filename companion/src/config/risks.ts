@@ -1,0 +1,40 @@
+import type { ConfigDocument } from '../../../shared/src/api/config.js';
+import type { ConfigChange, ConfigRisk } from '../../../shared/src/api/admin-config.js';
+import { isLoopbackBind } from '../http/hosts.js';
+
+/** The high-risk parts of a change: each needs confirm_high_risk before it is applied. */
+export function findRisks(before: ConfigDocument, after: ConfigDocument, changes: ConfigChange[]): ConfigRisk[] {
+  const risks: ConfigRisk[] = [];
+  const add = (code: string, path: string, message: string) => risks.push({ level: 'high', code, path, message });
+
+  if (!isLoopbackBind(after.server.host) && after.server.host !== before.server.host) {
+    add('listen_beyond_loopback', 'server.host', `The server would listen on ${after.server.host}, reachable from other machines.`);
+  }
+  if (before.server.auth.required && !after.server.auth.required) add('auth_disabled', 'server.auth.required', 'Access keys would no longer be required.');
+  const newOrigins = after.server.cors.origins.filter((origin) => !before.server.cors.origins.includes(origin));
+  if (newOrigins.length > 0) add('cors_widened', 'server.cors.origins', `Web pages from ${newOrigins.join(', ')} could call Hearth from a browser.`);
+  const newHosts = after.server.allowed_hosts.filter((host) => !before.server.allowed_hosts.includes(host));
+  if (newHosts.length > 0) add('hosts_widened', 'server.allowed_hosts', `Requests naming ${newHosts.join(', ')} would be accepted.`);
+
+  for (const change of changes) {
+    if (change.action === 'delete') add('prune_delete', `${change.section}.${change.target}`, `${change.section} "${change.target}" would be deleted.`);
+  }
+  const services = (after as unknown as { mcp_services?: { name: string; transport: string; command?: string }[] }).mcp_services ?? [];
+  for (const change of changes.filter((entry) => entry.section === 'mcp_services' && entry.action !== 'delete')) {
+    const service = services.find((entry) => entry.name === change.target);
+    if (service?.transport === 'stdio' && (change.action === 'create' || change.fields.some((field) => ['command', 'args', 'transport', 'cwd'].includes(field)))) {
+      add('runs_local_command', `mcp_services.${change.target}`, `The MCP service "${change.target}" would run a local command: ${service.command ?? ''}.`);
+    }
+  }
+  for (const agent of after.agents) {
+    const previous = before.agents.find((entry) => entry.id === agent.id)?.tool_policy;
+    for (const kind of ['write', 'exec'] as const) {
+      const now = agent.tool_policy[kind];
+      const was = previous?.[kind] ?? 'deny';
+      if (now !== 'deny' && was === 'deny') add(`grants_${kind}`, `agents.${agent.id}.tool_policy.${kind}`, `Agent "${agent.id}" would be allowed ${kind === 'write' ? 'file-write' : 'shell/exec'} tools.`);
+      if (now === 'auto' && was !== 'auto') add('automatic_approval', `agents.${agent.id}.tool_policy.${kind}`, `Agent "${agent.id}" would run ${kind} tools without asking.`);
+    }
+  }
+  if (after.images.hosted.enabled && !before.images.hosted.enabled) add('paid_spend', 'images.hosted.enabled', 'Paid hosted media generation would be enabled.');
+  return risks;
+}

@@ -1,0 +1,25 @@
+import { isLoopbackAddress } from './loopback.js';
+
+/** The host part of a Host header: `[::1]:4777` -> `::1`, `localhost:80` -> `localhost`. */
+export function hostName(hostHeader: string | undefined): string | null {
+  if (!hostHeader) return null;
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(hostHeader);
+  if (bracketed) return bracketed[1]!.toLowerCase();
+  const colon = hostHeader.lastIndexOf(':');
+  return (colon >= 0 && hostHeader.indexOf(':') === colon ? hostHeader.slice(0, colon) : hostHeader).toLowerCase();
+}
+
+/** localhost, *.localhost, 127/8, ::1: names that can only mean this machine. */
+export function isLoopbackName(name: string | null): boolean {
+  if (!name) return false;
+  return name === 'localhost' || name.endsWith('.localhost') || isLoopbackAddress(name);
+}
+
+export function isLoopbackBind(host: string): boolean {
+  return isLoopbackName(host.replace(/^\[|\]$/g, ''));
+}
+
+/** The origin a browser page served by this companion (through this Host) has. */
+export function ownOrigin(hostHeader: string | undefined): string | null {
+  return hostHeader ? `http://${hostHeader.toLowerCase()}` : null;
+}

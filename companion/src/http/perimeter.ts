@@ -1,0 +1,134 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { KeyGrant } from '../access/keys.js';
+import { KEY_PREFIX } from '../access/keys.js';
+import { FailureLimiter } from '../access/failures.js';
+import { HearthError } from '../errors.js';
+import type { Services } from '../services.js';
+import type { RouteScope } from '../../../shared/src/api/access.js';
+import { hostName, isLoopbackBind, isLoopbackName, ownOrigin } from './hosts.js';
+import { isLoopbackAddress } from './loopback.js';
+
+export type RouteFamily = RouteScope | 'admin' | 'public';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who is calling: the key's grant, or null when no key was presented. */
+    grant: KeyGrant | null;
+  }
+}
+
+/** Which family a path belongs to; the family decides which key scope it needs. */
+export function familyOf(path: string): RouteFamily {
+  if (path.startsWith('/admin/') || path === '/admin') return 'admin';
+  if (path.startsWith('/v1/images/')) return 'images';
+  if (path.startsWith('/v1/')) return 'inference';
+  if (path === '/agents' || path.startsWith('/agents/')) return 'agents';
+  if (path === '/mcp' || path.startsWith('/mcp/')) return 'tools';
+  if (path === '/memory' || path.startsWith('/memory/')) return 'memory';
+  return 'public';
+}
+
+const ALLOWED_HEADERS = 'authorization, content-type, x-service-agent-id, mcp-session-id, mcp-protocol-version, last-event-id';
+
+/**
+ * The perimeter, checked before any route runs: Host (DNS rebinding), Origin (CORS), admin
+ * loopback rule, keys and their scopes, and the per-key concurrency cap. Forwarded headers
+ * never count: only the socket peer does.
+ */
+export function installPerimeter(app: FastifyInstance, services: Services): void {
+  const failures = new FailureLimiter();
+  const open = new Map<string, number>();
+  app.decorateRequest('grant', null);
+
+  app.addHook('onRequest', async (request, reply) => {
+    const server = services.config.server;
+    const path = request.url.split('?')[0]!;
+    const family = familyOf(path);
+    const host = hostName(request.headers.host);
+    const peerIsLoopback = isLoopbackAddress(request.socket.remoteAddress);
+
+    if (isLoopbackBind(boundHost(request)) || family === 'admin') {
+      if (!isLoopbackName(host) && !server.allowed_hosts.includes(host ?? '')) {
+        throw new HearthError('host_not_allowed', `The Host "${request.headers.host ?? ''}" does not name this server. Use http://127.0.0.1 or http://localhost, or add the name to server.allowed_hosts.`);
+      }
+    }
+
+    const origin = request.headers.origin;
+    const own = ownOrigin(request.headers.host);
+    if (family === 'admin') {
+      if (!peerIsLoopback) throw new HearthError('permission_denied', 'Admin routes are only available from the machine Hearth runs on (loopback). A key does not change that.');
+      if (origin !== undefined && origin !== own) throw new HearthError('origin_not_allowed', `Admin routes accept no cross-origin requests (Origin ${origin}).`);
+    } else if (origin !== undefined && origin !== own) {
+      const origins = server.cors.origins;
+      const allowed = origins.includes('*') || origins.includes(origin);
+      if (!allowed) throw new HearthError('origin_not_allowed', `The origin ${origin} may not call Hearth. Add it to server.cors.origins in config.yaml to allow it.`);
+      void reply.header('access-control-allow-origin', origins.includes(origin) ? origin : '*').header('vary', 'Origin');
+      if (request.method === 'OPTIONS' && request.headers['access-control-request-method']) {
+        return reply
+          .status(204)
+          .header('access-control-allow-methods', 'GET, POST, PUT, PATCH, DELETE, OPTIONS')
+          .header('access-control-allow-headers', ALLOWED_HEADERS)
+          .header('access-control-expose-headers', 'retry-after, mcp-session-id')
+          .header('access-control-max-age', '600')
+          .send();
+      }
+    }
+    if (request.method === 'OPTIONS' && request.headers['access-control-request-method']) return reply.status(204).send();
+
+    if (family === 'public' || family === 'admin') return;
+    request.grant = authenticate(request, services, failures, server.auth.required);
+    if (!request.grant) return;
+    if (!request.grant.scopes.includes(family)) {
+      throw new HearthError('permission_denied', `This key may not use ${family} routes (its scopes: ${request.grant.scopes.join(', ') || 'none'}).`);
+    }
+    const named = request.headers['x-service-agent-id'];
+    if (typeof named === 'string') assertAgent(request, named, 'X-Service-Agent-Id');
+    const pathAgent = /^\/agents\/([^/]+)/.exec(path)?.[1];
+    if (pathAgent) assertAgent(request, decodeURIComponent(pathAgent), 'id');
+    limitConcurrency(request.grant.id, server.limits.streams_per_key, open, reply);
+  });
+}
+
+function boundHost(request: FastifyRequest): string {
+  const address = request.server.server.address();
+  return typeof address === 'object' && address ? address.address : '127.0.0.1';
+}
+
+function authenticate(request: FastifyRequest, services: Services, failures: FailureLimiter, required: boolean): KeyGrant | null {
+  const header = request.headers.authorization;
+  const token = header?.startsWith('Bearer ') ? header.slice(7).trim() : undefined;
+  // With auth off, tokens that are not Hearth keys are ignored: OpenAI clients always send one.
+  if (!token || (!required && !token.startsWith(KEY_PREFIX))) {
+    if (!required) return null;
+    throw new HearthError('invalid_api_key', 'This server requires an access key: send Authorization: Bearer <key>. Create one with `hearth keys create`.');
+  }
+  const address = request.socket.remoteAddress ?? 'unknown';
+  const wait = failures.waitSeconds(address);
+  if (wait > 0) throw new HearthError('rate_limit_exceeded', `Too many failed authentications from this address. Retry in ${wait} s.`, { retryAfter: wait });
+  const verified = services.keys.verify(token);
+  if (!verified.ok) {
+    failures.record(address);
+    const why = verified.reason === 'unknown' ? 'is not a valid key' : `has ${verified.reason === 'expired' ? 'expired' : 'been revoked'}`;
+    throw new HearthError('invalid_api_key', `The access key ${why}. Check the key, or create a new one with \`hearth keys create\`.`);
+  }
+  return verified.grant;
+}
+
+/** Refuses a key scoped to one agent acting for another. */
+export function assertAgent(request: FastifyRequest, agentId: string, param: string): void {
+  const agent = request.grant?.agent;
+  if (agent && agent !== agentId) {
+    throw new HearthError('permission_denied', `This key may only act for agent "${agent}", not "${agentId}".`, { param });
+  }
+}
+
+function limitConcurrency(keyId: string, cap: number, open: Map<string, number>, reply: FastifyReply): void {
+  const count = open.get(keyId) ?? 0;
+  if (count >= cap) throw new HearthError('rate_limit_exceeded', `This key already has ${count} requests open (server.limits.streams_per_key). Retry when one finishes.`, { retryAfter: 1 });
+  open.set(keyId, count + 1);
+  reply.raw.once('close', () => {
+    const now = (open.get(keyId) ?? 1) - 1;
+    if (now <= 0) open.delete(keyId);
+    else open.set(keyId, now);
+  });
+}

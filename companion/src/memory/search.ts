@@ -1,0 +1,100 @@
+import type { Db } from '../store/database.js';
+import type { MemorySearchItem, MemorySearchScope } from '../../../shared/src/api/memory.js';
+import { dayOf, matchExpression, queryTerms, turnLines } from './text.js';
+import type { TurnRow } from './transcript.js';
+
+export interface TurnHit {
+  id: number;
+  conversationId: string;
+  /** The better of the two sides' BM25 scores (positive, higher is better). */
+  score: number;
+}
+
+/** Lexical search (FTS5, porter stemming) over one agent's materials; never reads another agent's rows. */
+export class LexicalSearch {
+  private readonly statements;
+
+  constructor(private readonly db: Db) {
+    this.statements = {
+      turns: db.prepare<[string, string, number], { id: number; conversation_id: string; user_score: number; assistant_score: number }>(
+        `SELECT t.id, t.conversation_id, -bm25(memory_turns_fts, 1, 0) AS user_score, -bm25(memory_turns_fts, 0, 1) AS assistant_score
+         FROM memory_turns_fts JOIN memory_turns t ON t.id = memory_turns_fts.rowid
+         WHERE memory_turns_fts MATCH ? AND t.agent_id = ? ORDER BY rank LIMIT ?`,
+      ),
+      episodes: db.prepare<[string, string, number], { id: number; summary: string; decisions: string; session_date: string | null; created_at: number; score: number }>(
+        `SELECT e.id, e.summary, e.decisions, e.session_date, e.created_at, -bm25(memory_episodes_fts) AS score
+         FROM memory_episodes_fts JOIN memory_episodes e ON e.id = memory_episodes_fts.rowid
+         WHERE memory_episodes_fts MATCH ? AND e.agent_id = ? ORDER BY rank LIMIT ?`,
+      ),
+      facts: db.prepare<[string, string, number], { id: number; text: string; session_date: string | null; created_at: number; score: number }>(
+        `SELECT f.id, f.text, f.session_date, f.created_at, -bm25(memory_facts_fts) AS score
+         FROM memory_facts_fts JOIN memory_facts f ON f.id = memory_facts_fts.rowid
+         WHERE memory_facts_fts MATCH ? AND f.agent_id = ? AND f.status = 'pinned' ORDER BY rank LIMIT ?`,
+      ),
+      identity: db.prepare<[string, string, number], { id: number; key: string; value: string; updated_at: number; score: number }>(
+        `SELECT i.id, i.key, i.value, i.updated_at, -bm25(memory_identity_fts) AS score
+         FROM memory_identity_fts JOIN memory_identity i ON i.id = memory_identity_fts.rowid
+         WHERE memory_identity_fts MATCH ? AND i.agent_id = ? ORDER BY rank LIMIT ?`,
+      ),
+      turnRows: db.prepare<[string, string], TurnRow>('SELECT * FROM memory_turns WHERE agent_id = ? AND id IN (SELECT value FROM json_each(?))'),
+    };
+  }
+
+  /** The transcript turns matching a query, best first. */
+  turnHits(agentId: string, query: string, limit: number): TurnHit[] {
+    const match = matchExpression(queryTerms(query));
+    if (!match) return [];
+    return this.statements.turns.all(match, agentId, limit).map((row) => ({ id: row.id, conversationId: row.conversation_id, score: Math.max(row.user_score, row.assistant_score) }));
+  }
+
+  turnRows(agentId: string, ids: number[]): Map<number, TurnRow> {
+    const rows = this.statements.turnRows.all(agentId, JSON.stringify(ids));
+    return new Map(rows.map((row) => [row.id, row]));
+  }
+
+  search(agentId: string, query: string, scope: MemorySearchScope, limit: number): MemorySearchItem[] {
+    const match = matchExpression(queryTerms(query));
+    if (!match) return [];
+    if (scope === 'transcript') {
+      const hits = this.statements.turns.all(match, agentId, limit);
+      const rows = this.turnRows(agentId, hits.map((hit) => hit.id));
+      return hits.flatMap((hit) => {
+        const row = rows.get(hit.id);
+        if (!row) return [];
+        const text = turnLines(row.user_text, row.assistant_text).join('\n');
+        return [{ text, score: round(Math.max(hit.user_score, hit.assistant_score)), material: 'transcript' as const, source_id: `turn_${row.id}`, date: dateOf(row.session_date, row.created_at) }];
+      });
+    }
+    if (scope === 'episodes') {
+      return this.statements.episodes.all(match, agentId, limit).map((row) => ({ text: episodeText(row), score: round(row.score), material: 'episode' as const, source_id: `episode_${row.id}`, date: dateOf(row.session_date, row.created_at) }));
+    }
+    return this.statements.facts.all(match, agentId, limit).map((row) => ({ text: row.text, score: round(row.score), material: 'pinned' as const, source_id: `fact_${row.id}`, date: dateOf(row.session_date, row.created_at) }));
+  }
+
+  /** Identity entries matching a query (not a search scope of its own: identity is small and listed whole). */
+  identity(agentId: string, match: string, limit: number) {
+    return this.statements.identity.all(match, agentId, limit);
+  }
+
+  episodes(agentId: string, match: string, limit: number) {
+    return this.statements.episodes.all(match, agentId, limit);
+  }
+
+  facts(agentId: string, match: string, limit: number) {
+    return this.statements.facts.all(match, agentId, limit);
+  }
+}
+
+export function episodeText(row: { summary: string; decisions: string; session_date: string | null; created_at: number }): string {
+  const decisions = JSON.parse(row.decisions) as string[];
+  const tail = decisions.length > 0 ? ` Decisions: ${decisions.join('; ')}.` : '';
+  return `[${dayOf(row.session_date, row.created_at)}] ${row.summary}${tail}`;
+}
+
+export function dateOf(sessionDate: string | null, createdAt: number): string {
+  return sessionDate ?? new Date(createdAt).toISOString();
+}
+
+function round(score: number): number {
+  return Math.round(score * 1000) / 1000;
+}

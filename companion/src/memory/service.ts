@@ -1,0 +1,189 @@
+import { HearthError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { Db } from '../store/database.js';
+import type { MemorySettings } from '../../../shared/src/api/config.js';
+import type { ExtractionOutcome, MemoryConsolidationReport, MemoryContextResponse, MemoryFlushResponse, MemorySearchItem, MemorySearchScope } from '../../../shared/src/api/memory.js';
+import { consolidateAgent } from './consolidation.js';
+import { ContextBuilder } from './context.js';
+import { Distiller } from './distiller.js';
+import { MemoryEditor } from './editor.js';
+import { MemoryManager } from './manage.js';
+import type { MemoryModels } from './models.js';
+import { MemoryRecords } from './records.js';
+import { DistillScheduler } from './scheduler.js';
+import { ConsolidationTimer } from './consolidation-timer.js';
+import { LexicalSearch } from './search.js';
+import { normaliseField } from './settings.js';
+import { TranscriptStore, type TurnRecord } from './transcript.js';
+import { checkAgentId, parseSessionDate } from './validate.js';
+
+export interface MemoryServiceOptions {
+  db: Db;
+  /** The saved settings, read at each use so an applied configuration governs at once. */
+  settings: () => MemorySettings;
+  models: MemoryModels;
+  log: Logger;
+}
+
+/** One buffered turn (SPEC.md §3 rule 1); project membership is captured here (rule 3). */
+export interface BufferedTurn {
+  agentId: string;
+  conversationId: string;
+  user: string;
+  assistant?: string;
+  sessionDate?: string;
+  projectId?: string;
+}
+
+export interface IngestInput {
+  agentId: string;
+  conversationId: string;
+  turns: TurnRecord[];
+  sessionDate?: string;
+  skipExtraction?: boolean;
+  projectId?: string;
+}
+
+/** The memory system: the one object routes, tools and agent runs call. Never imports Fastify. */
+export class MemoryService {
+  readonly transcript: TranscriptStore;
+  readonly records: MemoryRecords;
+  readonly manager: MemoryManager;
+  readonly editor: MemoryEditor;
+  private readonly lexical: LexicalSearch;
+  private readonly context: ContextBuilder;
+  private readonly scheduler: DistillScheduler;
+  private readonly timer: ConsolidationTimer;
+  private lastActivity = 0;
+
+  constructor(private readonly options: MemoryServiceOptions) {
+    const { db, log } = options;
+    this.transcript = new TranscriptStore(db);
+    this.records = new MemoryRecords(db);
+    this.manager = new MemoryManager(db);
+    this.editor = new MemoryEditor(db, this.records);
+    this.lexical = new LexicalSearch(db);
+    this.context = new ContextBuilder(db, this.lexical);
+    const distiller = new Distiller(this.transcript, this.records, options.models, (agentId) => this.manager.identity(agentId), log);
+    this.scheduler = new DistillScheduler(distiller, () => this.settings().summaryDebounceSeconds * 1000, log);
+    this.timer = new ConsolidationTimer(db, {
+      intervalMs: () => this.settings().consolidationIntervalHours * 3_600_000,
+      idle: () => !this.scheduler.busy && Date.now() - this.lastActivity >= 60_000,
+      run: () => this.consolidate(),
+      log,
+    });
+  }
+
+  settings(): MemorySettings {
+    return this.options.settings();
+  }
+
+  /** Schedules what survived a restart: pending conversations after the debounce, and consolidation. */
+  start(): void {
+    for (const { agent_id, conversation_id } of this.transcript.pendingConversations()) this.scheduler.later(agent_id, conversation_id);
+    this.timer.start();
+  }
+
+  async close(): Promise<void> {
+    this.timer.stop();
+    await this.scheduler.close();
+  }
+
+  /** Rule 1: records a direct turn as a durable pending signal and restarts its debounce timer. */
+  buffer(turn: BufferedTurn): void {
+    this.write({ ...turn, kind: 'direct', turns: [{ user: turn.user, assistant: turn.assistant ?? '' }], signal: true });
+  }
+
+  /** Rule 4: work done for an agent, recorded without replacing or flushing its direct conversation. */
+  recordDelegated(turn: BufferedTurn): void {
+    this.write({ ...turn, kind: 'delegated', turns: [{ user: turn.user, assistant: turn.assistant ?? '' }], signal: true });
+  }
+
+  /** POST /memory/ingest: one transaction; once it returns, every turn is committed. */
+  async ingest(input: IngestInput): Promise<{ turnsIngested: number; extraction: ExtractionOutcome }> {
+    this.write({ ...input, kind: 'direct', signal: !input.skipExtraction });
+    if (input.skipExtraction) return { turnsIngested: input.turns.length, extraction: 'skipped' };
+    const runner = await this.options.models.extraction();
+    return { turnsIngested: input.turns.length, extraction: runner ? 'queued' : 'model_unavailable' };
+  }
+
+  private write(input: { agentId: string; conversationId: string; turns: TurnRecord[]; sessionDate?: string; projectId?: string; kind: 'direct' | 'delegated'; signal: boolean }): void {
+    checkAgentId(input.agentId);
+    const sessionTime = input.sessionDate === undefined ? null : parseSessionDate(input.sessionDate);
+    this.lastActivity = Date.now();
+    this.transcript.append({
+      agentId: input.agentId,
+      conversationId: input.conversationId,
+      kind: input.kind,
+      projectId: input.projectId ?? null,
+      sessionDate: input.sessionDate ?? null,
+      sessionTime,
+      turns: input.turns,
+      signal: input.signal,
+    });
+    if (input.signal) this.scheduler.buffered(input.agentId, input.conversationId, input.kind);
+  }
+
+  /** Distils now: one conversation, or every conversation of the agent with pending signals. */
+  async flush(agentId: string, conversationId?: string): Promise<MemoryFlushResponse> {
+    checkAgentId(agentId);
+    const conversations = conversationId !== undefined ? [conversationId] : this.transcript.pendingConversations(agentId).map((row) => row.conversation_id);
+    const result: MemoryFlushResponse = { status: 'nothing_pending', conversations: 0, signals_distilled: 0, pending: 0, episodes_added: 0, facts_added: 0, facts_merged: 0 };
+    for (const conversation of conversations) {
+      const outcome = await this.scheduler.now(agentId, conversation);
+      if (!outcome || outcome.status === 'nothing_pending') continue;
+      if (outcome.status === 'model_unavailable') result.status = 'model_unavailable';
+      else if (result.status !== 'model_unavailable') result.status = 'distilled';
+      result.conversations++;
+      result.signals_distilled += outcome.signals;
+      result.episodes_added += outcome.episodes;
+      result.facts_added += outcome.factsAdded;
+      result.facts_merged += outcome.factsMerged;
+    }
+    result.pending = this.transcript.pendingCount(agentId, conversationId);
+    return result;
+  }
+
+  search(agentId: string, query: string, scope: MemorySearchScope, limit: number): MemorySearchItem[] {
+    this.usable(agentId);
+    return this.lexical.search(agentId, query, scope, limit);
+  }
+
+  /** Budgeted recall: exactly the items that would be injected, in order, within the budget. */
+  recall(agentId: string, query: string, budgetTokens?: number): MemoryContextResponse {
+    this.usable(agentId);
+    const budget = normaliseField('memoryBudgetTokens', budgetTokens ?? this.settings().memoryBudgetTokens);
+    return { ...this.context.build(agentId, query, budget), budget_tokens: budget };
+  }
+
+  /** On-demand consolidation of one agent or all; first distils what is pending (when a model is available). */
+  async consolidate(agentId?: string): Promise<MemoryConsolidationReport> {
+    if (agentId !== undefined) checkAgentId(agentId);
+    const report: MemoryConsolidationReport = { agents: 0, signals_distilled: 0, episodes_decayed: 0, facts_decayed: 0, episodes_merged: 0, facts_promoted: 0, episodes_pruned: 0, facts_pruned: 0, turns_pruned: 0 };
+    for (const pending of this.transcript.pendingConversations(agentId)) {
+      const outcome = await this.scheduler.now(pending.agent_id, pending.conversation_id);
+      report.signals_distilled += outcome?.signals ?? 0;
+    }
+    const agents = agentId !== undefined ? [agentId] : this.manager.agents().map((status) => status.agent_id);
+    for (const agent of agents) {
+      const steps = consolidateAgent(this.options.db, agent, this.settings());
+      report.agents++;
+      for (const [name, value] of Object.entries(steps)) report[name as keyof typeof steps] += value;
+    }
+    this.timer.ran();
+    return report;
+  }
+
+  purge(agentId: string) {
+    checkAgentId(agentId);
+    this.scheduler.forget(agentId);
+    return this.manager.purge(agentId);
+  }
+
+  private usable(agentId: string): void {
+    checkAgentId(agentId);
+    if (this.manager.indexRemoved(agentId)) {
+      throw new HearthError('memory_index_removed', `The memory index of agent "${agentId}" was removed. Rebuild it with POST /memory/agents/${agentId}/index/rebuild.`, { param: 'agent_id' });
+    }
+  }
+}

@@ -1,0 +1,32 @@
+import type { FastifyInstance } from 'fastify';
+import { HearthError } from '../../errors.js';
+import type { Services } from '../../services.js';
+import { ROUTE_SCOPES, type AccessKeyRecord, type CreatedKey, type CreateKeyRequest } from '../../../../shared/src/api/access.js';
+
+const createBody = {
+  type: 'object',
+  required: ['label'],
+  additionalProperties: false,
+  properties: {
+    label: { type: 'string', minLength: 1, maxLength: 200 },
+    agent: { type: ['string', 'null'], pattern: '^[A-Za-z0-9._-]{1,128}$' },
+    scopes: { type: 'array', items: { enum: [...ROUTE_SCOPES] }, uniqueItems: true },
+    expires_at: { type: ['string', 'null'], format: 'date-time' },
+    expires_in_days: { type: ['number', 'null'], exclusiveMinimum: 0 },
+  },
+} as const;
+
+export function keyRoutes(app: FastifyInstance, services: Services): void {
+  app.post<{ Body: CreateKeyRequest }>('/admin/keys', { schema: { body: createBody } }, async (request, reply): Promise<CreatedKey> => {
+    const body = request.body;
+    if (body.expires_at && body.expires_in_days) throw new HearthError('invalid_request_error', 'Give expires_at or expires_in_days, not both.', { param: 'expires_in_days' });
+    const expiresAt = body.expires_at ? Date.parse(body.expires_at) : body.expires_in_days ? Date.now() + body.expires_in_days * 86_400_000 : null;
+    const created = services.keys.create({ label: body.label, agent: body.agent, scopes: body.scopes, expiresAt });
+    void reply.status(201).header('cache-control', 'no-store');
+    return created;
+  });
+
+  app.get('/admin/keys', async (): Promise<{ data: AccessKeyRecord[] }> => ({ data: services.keys.list() }));
+
+  app.delete<{ Params: { id: string } }>('/admin/keys/:id', async (request): Promise<AccessKeyRecord> => services.keys.revoke(request.params.id));
+}

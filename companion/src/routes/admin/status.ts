@@ -1,0 +1,37 @@
+import type { FastifyInstance } from 'fastify';
+import { HearthError } from '../../errors.js';
+import type { Services } from '../../services.js';
+import type { ServerStatus } from '../../../../shared/src/api/admin.js';
+
+/** Server status and model load/unload. */
+export function statusRoutes(app: FastifyInstance, services: Services): void {
+
+  app.get('/admin/status', async (request): Promise<ServerStatus> => {
+    const address = request.server.server.address();
+    return {
+      version: services.version,
+      address: typeof address === 'object' && address ? { host: address.address, port: address.port } : null,
+      data_dir: services.paths.root,
+      models_dirs: services.modelsDirs,
+      loaded: services.engine.status().map((model) => ({
+        id: model.id,
+        threads: model.threads,
+        context_size: model.contextSize,
+        sequences: model.sequences,
+        busy: model.busy,
+        queued: model.queued,
+        generated_tokens: model.generatedTokens,
+      })),
+      providers: services.remote.status(),
+    };
+  });
+
+  app.post<{ Params: { id: string } }>('/admin/models/:id/load', async (request) => {
+    const target = await services.catalog.resolve(request.params.id);
+    if (target.kind !== 'local') throw new HearthError('invalid_request_error', 'Only local models are loaded by Hearth; remote models live at their provider.', { param: 'id' });
+    await services.engine.load(target.info);
+    return { id: target.info.id, loaded: true };
+  });
+
+  app.post<{ Params: { id: string } }>('/admin/models/:id/unload', async (request) => ({ id: request.params.id, loaded: false, was_loaded: await services.engine.unload(request.params.id) }));
+}

@@ -1,0 +1,292 @@
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ServerStatus } from '../../shared/src/api/admin.js';
+import type { ModelList } from '../../shared/src/api/openai.js';
+import { cleanEnv, HEARTH_BIN, REPO_ROOT, runNode, spawnListening, START_SCRIPT, type Listening } from '../helpers/hearth-process.js';
+import { closedPort } from '../helpers/mock-provider.js';
+import { tinyModelPath } from '../helpers/models.js';
+import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
+
+const VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
+/** Every process a test started, stopped afterwards even when the test failed. */
+const running: (RunningServer | Listening)[] = [];
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((server) => server.stop('SIGKILL')));
+});
+
+async function start(options: Parameters<typeof startServer>[0] = {}): Promise<RunningServer> {
+  const server = await startServer(options);
+  running.push(server);
+  return server;
+}
+
+async function json<T>(url: string): Promise<T> {
+  const response = await fetch(url);
+  expect(response.status, url).toBe(200);
+  return (await response.json()) as T;
+}
+
+async function modelIds(url: string): Promise<string[]> {
+  return (await json<ModelList>(`${url}/v1/models`)).data.map((model) => model.id);
+}
+
+async function waitFor(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+const serveArgs = (dataDir: string) => ['serve', '--port', '0', '--data-dir', dataDir, '--no-external-models'];
+
+describe('one server per data directory', () => {
+  it('a second server on the same data directory exits non-zero with a clear message while the first keeps serving', async () => {
+    const first = await start();
+    const lock = join(first.dataDir, 'hearth.lock');
+    expect(readFileSync(lock, 'utf8')).toBe(String(first.process.pid));
+
+    const second = await runNode(HEARTH_BIN, serveArgs(first.dataDir));
+    expect(second.code).not.toBe(0);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(/already using the data directory/);
+    expect(second.stderr).toContain(`pid ${first.process.pid}`);
+    expect(second.stderr).toContain(first.dataDir);
+    expect(second.stdout).not.toMatch(/listening/);
+
+    // The refused start neither took nor removed the lock, and the first server still answers.
+    expect(readFileSync(lock, 'utf8')).toBe(String(first.process.pid));
+    expect((await json<{ status: string }>(`${first.url}/health`)).status).toBe('ok');
+    expect(await modelIds(first.url)).toContain('tiny');
+    expect(first.process.exitCode).toBeNull();
+  });
+
+  it('SIGINT exits 0 and removes the lock file; a second start afterwards works', async () => {
+    const first = await start();
+    const lock = join(first.dataDir, 'hearth.lock');
+    // Load the model so shutdown has something to release.
+    const chat = await fetch(`${first.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'tiny', max_tokens: 2, messages: [{ role: 'user', content: 'Hi' }] }),
+    });
+    expect(chat.status).toBe(200);
+    expect(existsSync(lock)).toBe(true);
+    expect(await first.stop('SIGINT')).toBe(0);
+    expect(existsSync(lock)).toBe(false);
+
+    const again = await start({ dataDir: first.dataDir });
+    expect(readFileSync(lock, 'utf8')).toBe(String(again.process.pid));
+    expect(await modelIds(again.url)).toContain('tiny');
+    expect(await again.stop('SIGINT')).toBe(0);
+    expect(existsSync(lock)).toBe(false);
+  });
+
+  it('SIGTERM exits 0 and removes the lock file, even with a stream open; a second start afterwards works', async () => {
+    const first = await start();
+    const lock = join(first.dataDir, 'hearth.lock');
+    const response = await fetch(`${first.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'tiny', stream: true, max_tokens: 1_000_000, messages: [{ role: 'user', content: 'Go on forever' }] }),
+    });
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    expect((await reader.read()).done).toBe(false);
+    expect(await first.stop('SIGTERM')).toBe(0);
+    expect(existsSync(lock)).toBe(false);
+    // The open stream ends (cleanly or by reset) rather than hanging.
+    await reader
+      .read()
+      .then(async function drain(result): Promise<void> {
+        if (!result.done) return reader.read().then(drain);
+      })
+      .catch(() => undefined);
+
+    const again = await start({ dataDir: first.dataDir });
+    expect((await json<{ status: string }>(`${again.url}/health`)).status).toBe('ok');
+    expect(await modelIds(again.url)).toContain('tiny');
+    expect(await again.stop('SIGTERM')).toBe(0);
+    expect(existsSync(lock)).toBe(false);
+  });
+
+  it('a signal sent as soon as the address is printed still shuts down cleanly (exit 0, lock removed)', async () => {
+    // Scripts read the address line and may stop the server at once; that must not skip the shutdown.
+    const outcomes: string[] = [];
+    for (const signal of ['SIGTERM', 'SIGINT', 'SIGTERM', 'SIGINT'] as const) {
+      const dataDir = await newDataDir(false);
+      const server = await spawnListening(HEARTH_BIN, serveArgs(dataDir));
+      running.push(server);
+      const { code, signal: killedBy } = await server.stop(signal);
+      outcomes.push(`${signal}: exit ${code ?? `by ${killedBy}`}, lock ${existsSync(join(dataDir, 'hearth.lock')) ? 'left behind' : 'removed'}`);
+    }
+    expect(outcomes).toEqual(['SIGTERM', 'SIGINT', 'SIGTERM', 'SIGINT'].map((signal) => `${signal}: exit 0, lock removed`));
+  });
+
+  it('--port 0 gives each server a free port of its own', async () => {
+    const [a, b] = await Promise.all([start({ withModel: false }), start({ withModel: false })]);
+    const portA = Number(new URL(a.url).port);
+    const portB = Number(new URL(b.url).port);
+    expect(portA).toBeGreaterThan(0);
+    expect(portB).toBeGreaterThan(0);
+    expect(portA).not.toBe(portB);
+    expect(new URL(a.url).hostname).toBe('127.0.0.1');
+    const statusA = await json<ServerStatus>(`${a.url}/admin/status`);
+    expect(statusA.address).toEqual({ host: '127.0.0.1', port: portA });
+    expect((await json<ServerStatus>(`${b.url}/admin/status`)).data_dir).toBe(b.dataDir);
+  });
+});
+
+describe('starting without models', () => {
+  it('still starts, lists no models and tells on stderr how to add one', async () => {
+    const server = await start({ withModel: false });
+    expect(server.stdout()).toMatch(/^Hearth listening on http:\/\/127\.0\.0\.1:\d+\n$/);
+    expect(await json<ModelList>(`${server.url}/v1/models`)).toEqual({ object: 'list', data: [] });
+    await waitFor(() => /No models found/.test(server.stderr()), 'the no-models hint on stderr');
+    const hint = server.stderr();
+    expect(hint).toContain(join(server.dataDir, 'models'));
+    expect(hint).toMatch(/--models-dir/);
+    expect(hint).toMatch(/hearth pull/);
+    // A chat request names the missing model rather than failing obscurely.
+    const chat = await fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'tiny', max_tokens: 2, messages: [{ role: 'user', content: 'Hi' }] }),
+    });
+    expect(chat.status).toBe(404);
+    expect(((await chat.json()) as { error: { code: string } }).error.code).toBe('model_not_found');
+  });
+});
+
+describe('environment variables', () => {
+  it('HEARTH_PORT, HEARTH_DATA_DIR and HEARTH_MODELS_DIR are honoured', async () => {
+    const dataDir = await newDataDir(false);
+    const modelsDir = mkdtempSync(join(tmpdir(), 'hearth-env-models-'));
+    copyFileSync(await tinyModelPath(), join(modelsDir, 'Other Tiny.gguf'));
+    const port = await closedPort();
+    const server = await spawnListening(HEARTH_BIN, ['serve'], cleanEnv({ HEARTH_PORT: String(port), HEARTH_DATA_DIR: dataDir, HEARTH_MODELS_DIR: modelsDir, HEARTH_EXTERNAL_MODELS: '0' }));
+    running.push(server);
+    expect(server.url).toBe(`http://127.0.0.1:${port}`);
+    const status = await json<ServerStatus>(`${server.url}/admin/status`);
+    expect(status.data_dir).toBe(dataDir);
+    expect(status.models_dirs).toEqual([join(dataDir, 'models'), modelsDir]);
+    expect(existsSync(join(dataDir, 'hearth.lock'))).toBe(true);
+    expect(existsSync(join(dataDir, 'config.yaml'))).toBe(true);
+    expect(await modelIds(server.url)).toEqual(['other-tiny']);
+    const chat = await fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'other-tiny', max_tokens: 2, messages: [{ role: 'user', content: 'Hi' }] }),
+    });
+    expect(chat.status).toBe(200);
+    expect(((await chat.json()) as { model: string }).model).toBe('other-tiny');
+    expect((await server.stop()).code).toBe(0);
+    expect(existsSync(join(dataDir, 'hearth.lock'))).toBe(false);
+  });
+
+  it('flags win over the environment', async () => {
+    const envDir = await newDataDir(false);
+    const flagDir = await newDataDir(true);
+    const server = await spawnListening(HEARTH_BIN, ['serve', '--port', '0', '--data-dir', flagDir, '--no-external-models'], cleanEnv({ HEARTH_PORT: 'not-a-port', HEARTH_DATA_DIR: envDir }));
+    running.push(server);
+    expect(server.port).toBeGreaterThan(0);
+    expect((await json<ServerStatus>(`${server.url}/admin/status`)).data_dir).toBe(flagDir);
+    expect(await modelIds(server.url)).toEqual(['tiny']);
+    expect(existsSync(join(envDir, 'hearth.lock'))).toBe(false);
+  });
+});
+
+describe('refusals at startup', () => {
+  it('an invalid config.yaml makes hearth serve exit 1 listing every problem', async () => {
+    const dataDir = await newDataDir(false);
+    const config = join(dataDir, 'config.yaml');
+    writeFileSync(config, 'version: 1\ncolour: red\nserver:\n  port: "abc"\nmodels:\n  parallel: 0\n');
+    const result = await runNode(HEARTH_BIN, serveArgs(dataDir));
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain(config);
+    expect(result.stderr).toMatch(/colour: unknown key/);
+    expect(result.stderr).toMatch(/server\.port: must be integer/);
+    expect(result.stderr).toMatch(/models\.parallel: must be >= 1/);
+    // A configuration mistake is not a crash: no stack trace.
+    expect(result.stderr).not.toMatch(/^\s+at /m);
+    // The refused start released its lock.
+    expect(existsSync(join(dataDir, 'hearth.lock'))).toBe(false);
+  });
+
+  it('invalid YAML makes hearth serve exit 1 naming the line', async () => {
+    const dataDir = await newDataDir(false);
+    writeFileSync(join(dataDir, 'config.yaml'), 'version: 1\nserver:\n  host: [oops\n');
+    const result = await runNode(HEARTH_BIN, serveArgs(dataDir));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/not valid YAML \(line \d+\)/);
+  });
+
+  it('hearth --version prints the package version', async () => {
+    const result = await runNode(HEARTH_BIN, ['--version']);
+    expect(result).toMatchObject({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
+  });
+
+  it('hearth nonsense exits 2 with the usage', async () => {
+    const result = await runNode(HEARTH_BIN, ['nonsense']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/Unknown command "nonsense"/);
+    expect(result.stderr).toMatch(/Usage:/);
+    expect(result.stdout).toBe('');
+  });
+
+  it('hearth serve --port abc exits 2 naming the flag', async () => {
+    const result = await runNode(HEARTH_BIN, ['serve', '--port', 'abc']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--port must be a number from 0 to 65535, not "abc"/);
+    expect(result.stderr).toMatch(/Usage: hearth serve/);
+    expect(result.stdout).toBe('');
+  });
+
+  it('hearth serve with an out-of-range port or an unknown flag exits 2', async () => {
+    const [range, flag] = await Promise.all([runNode(HEARTH_BIN, ['serve', '--port', '70000']), runNode(HEARTH_BIN, ['serve', '--bogus'])]);
+    expect(range.code).toBe(2);
+    expect(range.stderr).toMatch(/--port/);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toMatch(/bogus/);
+  });
+
+  it('a port in use exits 1 with a clear message', async () => {
+    const holder = await start({ withModel: false });
+    const port = new URL(holder.url).port;
+    const dataDir = await newDataDir(false);
+    const result = await runNode(HEARTH_BIN, ['serve', '--port', port, '--data-dir', dataDir, '--no-external-models']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(new RegExp(`Port ${port} .*already in use`));
+    expect(existsSync(join(dataDir, 'hearth.lock'))).toBe(false);
+  });
+});
+
+describe('npm start', () => {
+  it(
+    'passes its arguments through to hearth serve and serves the web app',
+    async () => {
+      const dataDir = await newDataDir(true);
+      const server = await spawnListening(START_SCRIPT, ['--port', '0', '--data-dir', dataDir, '--no-external-models']);
+      running.push(server);
+      expect(server.port).toBeGreaterThan(0);
+      expect((await json<ServerStatus>(`${server.url}/admin/status`)).data_dir).toBe(dataDir);
+      expect(await modelIds(server.url)).toEqual(['tiny']);
+
+      expect(existsSync(join(REPO_ROOT, 'build', 'web', 'index.html'))).toBe(true);
+      const page = await fetch(`${server.url}/`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(await page.text()).toMatch(/<html/i);
+
+      // start.js forwards the signal; both it and hearth exit 0 and the lock is released.
+      expect((await server.stop('SIGTERM')).code).toBe(0);
+      await waitFor(() => !existsSync(join(dataDir, 'hearth.lock')), 'the lock file to go');
+    },
+    180_000,
+  );
+});

@@ -1,0 +1,90 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const HEARTH_BIN = fileURLToPath(new URL('../../bin/hearth.js', import.meta.url));
+export const START_SCRIPT = fileURLToPath(new URL('../../scripts/start.js', import.meta.url));
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface Finished {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The environment the tests start Hearth in: no HEARTH_* from the outside, quiet logs. */
+export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('HEARTH_')) env[name] = value;
+  return { ...env, HEARTH_LOG_LEVEL: 'warn', ...extra };
+}
+
+/** Runs `node <script> ...args` to completion (killed after timeoutMs) and collects its output. */
+export function runNode(script: string, args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<Finished> {
+  const child = spawn(process.execPath, [script, ...args], { env: options.env ?? cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'], cwd: REPO_ROOT });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
+  return new Promise((resolve) => {
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+export interface Listening {
+  url: string;
+  port: number;
+  process: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the exit code once the process exited. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Waits until stderr matches (polling), or fails after timeoutMs. */
+  waitForStderr(pattern: RegExp, timeoutMs?: number): Promise<string>;
+}
+
+/**
+ * Spawns `node <script> ...args` and resolves once stdout shows "Hearth listening on URL".
+ * Unlike startServer(), adds no arguments of its own.
+ */
+export async function spawnListening(script: string, args: string[], env: NodeJS.ProcessEnv = cleanEnv()): Promise<Listening> {
+  const child = spawn(process.execPath, [script, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'], cwd: REPO_ROOT });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const url = await new Promise<string>((resolve, reject) => {
+    const check = () => {
+      const match = /Hearth listening on (http:\/\/\S+)\n/.exec(out);
+      if (match) resolve(match[1]!);
+    };
+    child.stdout!.on('data', check);
+    void exited.then(({ code, signal }) => reject(new Error(`${script} exited (${code ?? signal}) before listening:\nstdout: ${out}\nstderr: ${err}`)));
+  });
+  return {
+    url,
+    port: Number(new URL(url).port),
+    process: child,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+    async waitForStderr(pattern, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!pattern.test(err)) {
+        if (Date.now() > deadline) throw new Error(`stderr never matched ${pattern}:\n${err}`);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      return err;
+    },
+  };
+}

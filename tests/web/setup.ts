@@ -1,0 +1,2 @@
+// IndexedDB for the conversation store under jsdom.
+import 'fake-indexeddb/auto';

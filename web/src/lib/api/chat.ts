@@ -1,0 +1,55 @@
+import type { ErrorBody } from '$shared/api/errors';
+import type { ChatCompletionChunk, ChatMessage, FinishReason, Usage } from '$shared/api/openai';
+import { ApiError, events, fromErrorBody, isErrorBody, send } from './client';
+
+export interface Sampling {
+  temperature?: number;
+  top_p?: number;
+  max_tokens?: number;
+}
+
+export interface StreamChatOptions extends Sampling {
+  model: string;
+  messages: ChatMessage[];
+  signal?: AbortSignal;
+  onDelta?: (text: string) => void;
+}
+
+export interface ChatResult {
+  text: string;
+  usage: Usage | null;
+  finishReason: FinishReason | null;
+}
+
+/** Streams one chat completion; rejects with the abort reason when `signal` is aborted. */
+export async function streamChat({ model, messages, signal, onDelta, ...sampling }: StreamChatOptions): Promise<ChatResult> {
+  const body: Record<string, unknown> = { model, messages, stream: true, stream_options: { include_usage: true } };
+  for (const [key, value] of Object.entries(sampling)) if (value !== undefined && value !== null) body[key] = value;
+  const response = await send('/v1/chat/completions', {
+    method: 'POST',
+    headers: { accept: 'text/event-stream' },
+    body: JSON.stringify(body),
+    signal,
+  });
+  if (!response.body) throw new ApiError(response.status, 'invalid_response', 'The companion sent an empty stream.');
+  const result: ChatResult = { text: '', usage: null, finishReason: null };
+  for await (const data of events(response.body, signal)) {
+    if (data === '[DONE]') return result;
+    let chunk: ChatCompletionChunk | ErrorBody;
+    try {
+      chunk = JSON.parse(data);
+    } catch {
+      throw new ApiError(response.status, 'invalid_response', `The companion sent an event that is not JSON: ${data.slice(0, 80)}`);
+    }
+    if (isErrorBody(chunk)) throw fromErrorBody(response.status, chunk);
+    const choice = chunk.choices[0];
+    const delta = choice?.delta.content;
+    if (delta) {
+      result.text += delta;
+      onDelta?.(delta);
+    }
+    if (choice?.finish_reason) result.finishReason = choice.finish_reason;
+    if (chunk.usage) result.usage = chunk.usage;
+  }
+  throw new ApiError(response.status, 'stream_interrupted', 'The reply stopped before it was complete.');
+}

@@ -1,0 +1,35 @@
+import type { ModelList, ModelRecord } from '$shared/api/openai';
+import { ApiError, request, send } from './client';
+
+export async function listModels(): Promise<ModelRecord[]> {
+  return (await request<ModelList>('/v1/models')).data;
+}
+
+/** Where the companion serves a local model's GGUF file. */
+export function modelFilePath(id: string): string {
+  return `/v1/models/${encodeURIComponent(id)}/file`;
+}
+
+/** The size of a model's file, asked with HEAD before any byte is downloaded. */
+export async function modelFileSize(id: string, signal?: AbortSignal): Promise<number> {
+  const response = await send(modelFilePath(id), { method: 'HEAD', headers: { accept: '*/*' }, signal });
+  const size = Number(response.headers.get('content-length'));
+  if (!Number.isFinite(size) || size <= 0) throw new ApiError(response.status, 'invalid_response', `The companion did not say how large ${id} is.`);
+  return size;
+}
+
+export interface ModelFileDownload {
+  size: number;
+  /** The file's bytes; cancelling `signal` cancels it. */
+  body: ReadableStream<Uint8Array>;
+}
+
+/** Opens the download of a model's GGUF file. */
+export async function downloadModelFile(id: string, signal?: AbortSignal): Promise<ModelFileDownload> {
+  const response = await send(modelFilePath(id), { headers: { accept: 'application/octet-stream' }, signal });
+  const size = Number(response.headers.get('content-length'));
+  if (!response.body || !Number.isFinite(size) || size <= 0) {
+    throw new ApiError(response.status, 'invalid_response', `The companion sent no file for ${id}.`);
+  }
+  return { size, body: response.body };
+}

@@ -1,0 +1,63 @@
+/**
+ * One way to ask for a reply whatever runs the model: the companion (over HTTP, through
+ * $lib/api) or an in-browser engine (through the engine worker).
+ */
+import { streamChat } from '$lib/api/chat';
+import { engineHost } from '$lib/engines/host';
+import type { EngineKind } from '$lib/engines/types';
+
+export type Runtime = 'companion' | EngineKind;
+
+export interface ModelRef {
+  runtime: Runtime;
+  id: string;
+}
+
+/** `companion:tiny`, `wllama:tiny.gguf`, `webllm:Llama-3.2-1B-Instruct-q4f32_1-MLC`. */
+export function modelKey(ref: ModelRef): string {
+  return `${ref.runtime}:${ref.id}`;
+}
+
+export function parseModelKey(key: string): ModelRef | null {
+  const colon = key.indexOf(':');
+  if (colon < 0) return null;
+  const runtime = key.slice(0, colon);
+  const id = key.slice(colon + 1);
+  if (!id || (runtime !== 'companion' && runtime !== 'wllama' && runtime !== 'webllm')) return null;
+  return { runtime, id };
+}
+
+export interface GenerateRequest {
+  model: ModelRef;
+  messages: { role: 'system' | 'user' | 'assistant'; content: string }[];
+  temperature?: number;
+  top_p?: number;
+  max_tokens?: number;
+  signal: AbortSignal;
+  onDelta: (text: string) => void;
+}
+
+export interface GenerateResult {
+  text: string;
+  finishReason: string | null;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  /** Reported by the engine; otherwise the caller measures it. */
+  tokensPerSecond: number | null;
+}
+
+export async function generate(request: GenerateRequest): Promise<GenerateResult> {
+  const { model, messages, signal, onDelta, temperature, top_p, max_tokens } = request;
+  if (model.runtime === 'companion') {
+    const result = await streamChat({ model: model.id, messages, signal, onDelta, temperature, top_p, max_tokens });
+    return {
+      text: result.text,
+      finishReason: result.finishReason,
+      promptTokens: result.usage?.prompt_tokens ?? null,
+      completionTokens: result.usage?.completion_tokens ?? null,
+      tokensPerSecond: null,
+    };
+  }
+  const engine = engineHost().engine(model.runtime);
+  return engine.chat({ model: model.id, messages, temperature, top_p, max_tokens }, onDelta, signal);
+}
