@@ -2,8 +2,10 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { installErrorHandling } from './http/errors.js';
 import { installPerimeter } from './http/perimeter.js';
 import { adminRoutes } from './routes/admin.js';
+import { agentRoutes } from './routes/agents.js';
 import { fileRoutes } from './routes/files.js';
 import { healthRoutes } from './routes/health.js';
+import { memoryRoutes } from './routes/memory.js';
 import { openaiRoutes } from './routes/openai.js';
 import { webRoutes } from './routes/web.js';
 import type { Services } from './services.js';
@@ -34,7 +36,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(healthRoutes, { services });
   await app.register(openaiRoutes, { services });
   await app.register(fileRoutes, { services });
+  await app.register(agentRoutes, { services });
   await app.register(adminRoutes, { services });
+  await app.register(memoryRoutes, { services });
   await app.register(webRoutes, { root: options.webRoot });
   return app;
 }

@@ -1,9 +1,9 @@
-import { LlamaChat, type ChatHistoryItem, type ChatModelFunctions, type ChatWrapper, type Llama, type LlamaContextSequence, type LlamaGrammar, type LlamaModel } from 'node-llama-cpp';
+import { LlamaChat, type GbnfJsonSchema, type ChatHistoryItem, type ChatModelFunctions, type ChatWrapper, type Llama, type LlamaContextSequence, type LlamaGrammar, type LlamaModel } from 'node-llama-cpp';
 import { HearthError } from '../errors.js';
 import { newId } from '../ids.js';
 import { describeTools, toChatHistory } from './chat-history.js';
 import { toGrammarSchema } from './json-schema.js';
-import type { GenerationRequest, GenerationResult, ToolCallRecord, ToolSpec } from './types.js';
+import { CHAT_FIELDS, type GenerationRequest, type GenerationResult, type ToolCallRecord, type ToolSpec } from './types.js';
 
 export interface ModelRuntime {
   llama: Llama;
@@ -21,21 +21,23 @@ export const DEFAULT_TEMPERATURE = 0.8;
  * that does not fit the context is refused, never truncated.
  */
 export async function generate(runtime: ModelRuntime, sequence: LlamaContextSequence, request: GenerationRequest): Promise<GenerationResult> {
+  const fields = request.fields ?? CHAT_FIELDS;
+  const schemas = request.tools.map((tool, index) => (tool.parameters ? toGrammarSchema(tool.parameters, fields.toolParameters(index)) : undefined));
   const forced = request.tools.length > 0 && (request.toolMode.type === 'required' || request.toolMode.type === 'named');
-  const offered = request.tools.length > 0 && request.toolMode.type === 'auto' ? toFunctions(request.tools) : undefined;
-  let history = toChatHistory(request.history, 'messages');
-  if (forced) history = [{ type: 'system', text: describeTools(chosenTools(request)) }, ...history];
+  const offered = request.tools.length > 0 && request.toolMode.type === 'auto' ? toFunctions(request.tools, schemas) : undefined;
+  let history = toChatHistory(request.history, fields.history);
+  if (forced) history = [{ type: 'system', text: describeTools(chosenTools(request).map((index) => request.tools[index]!)) }, ...history];
   if (history.length === 0 || history.every((item) => item.type === 'system')) {
-    throw new HearthError('invalid_request_error', 'messages must contain at least one user or assistant message.', { param: 'messages' });
+    throw new HearthError('invalid_request_error', `${fields.history} must contain at least one user or assistant message.`, { param: fields.history });
   }
 
   const promptTokens = countPromptTokens(runtime, history, offered);
   const room = runtime.contextSize - promptTokens;
   if (room <= 0) {
-    throw new HearthError('context_length_exceeded', `The messages use ${promptTokens} tokens, but ${request.model} has a context of ${runtime.contextSize} tokens. Shorten the conversation or start a new one.`, { param: 'messages' });
+    throw new HearthError('context_length_exceeded', `The ${fields.history} use ${promptTokens} tokens, but ${request.model} has a context of ${runtime.contextSize} tokens. Shorten the conversation or start a new one.`, { param: fields.history });
   }
   const maxTokens = Math.min(request.maxTokens ?? room, room);
-  const grammar = forced ? await runtime.grammars.forTools(chosenTools(request)) : await grammarForOutput(runtime, request);
+  const grammar = forced ? await runtime.grammars.forTools(chosenTools(request).map((index) => [request.tools[index]!.name, schemas[index]])) : await grammarForOutput(runtime, request);
 
   const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: runtime.wrapper });
   const outputBefore = sequence.tokenMeter.usedOutputTokens;
@@ -88,18 +90,17 @@ function forcedCall(text: string, finishReason: GenerationResult['finishReason']
   }
 }
 
-function chosenTools(request: GenerationRequest): ToolSpec[] {
-  if (request.toolMode.type !== 'named') return request.tools;
+/** Indexes of the tools a forced call may choose from. */
+function chosenTools(request: GenerationRequest): number[] {
+  if (request.toolMode.type !== 'named') return request.tools.map((_tool, index) => index);
   const name = request.toolMode.name;
-  const tool = request.tools.find((candidate) => candidate.name === name);
-  if (!tool) throw new HearthError('invalid_request_error', `tool_choice names "${name}", which is not in tools.`, { param: 'tool_choice' });
-  return [tool];
+  const index = request.tools.findIndex((candidate) => candidate.name === name);
+  if (index < 0) throw new HearthError('invalid_request_error', `tool_choice names "${name}", which is not in tools.`, { param: 'tool_choice' });
+  return [index];
 }
 
-function toFunctions(tools: ToolSpec[]): ChatModelFunctions {
-  return Object.fromEntries(
-    tools.map((tool, index) => [tool.name, { description: tool.description, params: tool.parameters ? toGrammarSchema(tool.parameters, `tools[${index}].function.parameters`) : undefined }]),
-  ) as ChatModelFunctions;
+function toFunctions(tools: ToolSpec[], schemas: (GbnfJsonSchema | undefined)[]): ChatModelFunctions {
+  return Object.fromEntries(tools.map((tool, index) => [tool.name, { description: tool.description, params: schemas[index] }])) as ChatModelFunctions;
 }
 
 function countPromptTokens(runtime: ModelRuntime, history: ChatHistoryItem[], functions: ChatModelFunctions | undefined): number {
@@ -115,7 +116,7 @@ function penalties(request: GenerationRequest) {
 
 async function grammarForOutput(runtime: ModelRuntime, request: GenerationRequest): Promise<LlamaGrammar | undefined> {
   if (request.output.type !== 'json') return undefined;
-  return request.output.schema ? runtime.grammars.forSchema(request.output.schema, 'response_format.json_schema.schema') : runtime.grammars.anyJson();
+  return request.output.schema ? runtime.grammars.forSchema(request.output.schema, (request.fields ?? CHAT_FIELDS).schema) : runtime.grammars.anyJson();
 }
 
 /** Grammars are compiled once per distinct schema: clients tend to repeat the same one. */
@@ -133,12 +134,13 @@ export class GrammarCache {
     return this.remember(JSON.stringify(converted), () => this.llama.createGrammarForJsonSchema(converted as never));
   }
 
-  forTools(tools: ToolSpec[]): Promise<LlamaGrammar> {
-    const options = tools.map((tool, index) => ({
+  /** A grammar for `{"name": <one of the tools>, "arguments": <its schema>}`. */
+  forTools(tools: [name: string, schema: GbnfJsonSchema | undefined][]): Promise<LlamaGrammar> {
+    const options = tools.map(([name, schema]) => ({
       type: 'object',
       properties: {
-        name: { const: tool.name },
-        arguments: tool.parameters ? toGrammarSchema(tool.parameters, `tools[${index}].function.parameters`) : { type: 'object', additionalProperties: true },
+        name: { const: name },
+        arguments: schema ?? { type: 'object', additionalProperties: true },
       },
       required: ['name', 'arguments'],
       additionalProperties: false,

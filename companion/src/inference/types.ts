@@ -44,7 +44,18 @@ export interface GenerationRequest {
   signal: AbortSignal;
   /** Called with each piece of generated text as it is produced. */
   onText?: (delta: string) => void;
+  /** The request's field names, for error messages: they differ between the protocols (default: chat). */
+  fields?: RequestFields;
 }
+
+export interface RequestFields {
+  history: string;
+  toolParameters: (index: number) => string;
+  schema: string;
+}
+
+export const CHAT_FIELDS: RequestFields = { history: 'messages', toolParameters: (index) => `tools[${index}].function.parameters`, schema: 'response_format.json_schema.schema' };
+export const RESPONSES_FIELDS: RequestFields = { history: 'input', toolParameters: (index) => `tools[${index}].parameters`, schema: 'text.format.schema' };
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'cancelled';
 

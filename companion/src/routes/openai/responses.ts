@@ -3,7 +3,7 @@ import { HearthError } from '../../errors.js';
 import { newId, unixSeconds } from '../../ids.js';
 import { clientGone, openEventStream, type EventStream } from '../../http/sse.js';
 import type { LocalModel } from '../../inference/registry.js';
-import type { GenerationRequest, GenerationResult } from '../../inference/types.js';
+import { RESPONSES_FIELDS, type GenerationRequest, type GenerationResult } from '../../inference/types.js';
 import type { Services } from '../../services.js';
 import type { InputItem, OutputItem, OutputTextPart, ResponseCreateRequest, ResponseDeleted, ResponseObject, ResponseStreamEvent } from '../../../../shared/src/api/responses.js';
 import { forwardToProvider } from './forward.js';
@@ -61,6 +61,7 @@ function turnOf(services: Services, info: LocalModel, body: ResponseCreateReques
     toolMode: toolModeOf(body.tool_choice, tools),
     output: outputFormatOf(body.text?.format),
     signal,
+    fields: RESPONSES_FIELDS,
   };
   return { info, body, input, generation, shell: responseShell(newId('resp_'), unixSeconds(), info.id, body) };
 }
