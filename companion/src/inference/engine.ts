@@ -1,6 +1,7 @@
 import { resolveChatWrapper, type LlamaContext, type LlamaModel } from 'node-llama-cpp';
 import { HearthError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { diagnoseLoadFailure } from './diagnose.js';
 import { GrammarCache, generate, type ModelRuntime } from './generate.js';
 import { loadLlama, measureThreads, threadCandidates, type GpuSetting } from './llama.js';
 import { SequencePool } from './pool.js';
@@ -138,7 +139,8 @@ export class Engine {
     try {
       model = await llama.loadModel({ modelPath: info.path });
     } catch (error) {
-      const message = `${info.id} could not be loaded from ${info.path}: ${error instanceof Error ? error.message : String(error)}`;
+      const reason = (await diagnoseLoadFailure(info.path)) ?? (error instanceof Error ? error.message : String(error));
+      const message = `${info.id} could not be loaded from ${info.path}: ${reason}`;
       this.failures.set(info.id, { stamp: stamp(info), message });
       log.error({ model: info.id, err: error }, 'model load failed');
       throw new HearthError('model_load_failed', message, { param: 'model' });
