@@ -31,6 +31,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     forceCloseConnections: true,
     return503OnClosing: true,
   });
+  // JSON only: a text/plain body must be 415, not a string that fails validation later.
+  app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
   installPerimeter(app, services);
   await app.register(healthRoutes, { services });

@@ -6,6 +6,8 @@ import { RemoteProviders } from './inference/remote.js';
 import { ResponseStore } from './inference/responses-store.js';
 import { KeyStore } from './access/keys.js';
 import type { Logger } from './logger.js';
+import { localMemoryModels } from './memory/models.js';
+import { MemoryService } from './memory/service.js';
 import { createDataDirectory, dataPaths, type DataPaths } from './store/data-dir.js';
 import { openDatabase, type Db } from './store/database.js';
 import { lockDataDirectory } from './store/lock.js';
@@ -35,6 +37,8 @@ export interface Services {
   remote: RemoteProviders;
   catalog: ModelCatalog;
   responses: ResponseStore;
+  /** Memory: transcript, signals, distillation, search, recall, consolidation. */
+  memory: MemoryService;
   /** Aborted when the server shuts down: open streams and generations stop. */
   shutdown: AbortSignal;
   /** The folders scanned for models, in order. */
@@ -72,6 +76,12 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       remote,
       catalog,
       responses: new ResponseStore(db),
+      memory: new MemoryService({
+        db,
+        settings: () => services.config.memory,
+        models: localMemoryModels({ catalog, engine, modelId: () => services.config.memory.model, contextSize: () => services.config.models.context_size }),
+        log: options.log,
+      }),
       shutdown: shutdown.signal,
       get modelsDirs() {
         return scanOf(services.config).modelsDirs;
@@ -86,11 +96,13 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         if (closed) return;
         closed = true;
         shutdown.abort(new Error('server shutting down'));
+        await services.memory.close();
         await engine.close();
         db.close();
         unlock();
       },
     };
+    services.memory.start();
     return services;
   } catch (error) {
     unlock();

@@ -7,6 +7,7 @@ import { createServices } from '../services.js';
 import { isLoopbackBind } from '../http/hosts.js';
 import { writeFileAtomic } from '../store/files.js';
 import { DataDirectoryBusyError } from '../store/lock.js';
+import { SecretsFileError } from '../store/secrets.js';
 import { VERSION } from '../version.js';
 import { parseServeOptions, SERVE_USAGE, UsageError } from './serve-options.js';
 
@@ -34,7 +35,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
   try {
     services = await createServices({ dataDir: options.dataDir, modelsDirs: options.modelsDirs, externalSources: options.externalSources, log, version: VERSION });
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof DataDirectoryBusyError) {
+    if (error instanceof ConfigError || error instanceof DataDirectoryBusyError || error instanceof SecretsFileError) {
       context.stderr.write(`${error.message}\n`);
       return 1;
     }
@@ -49,6 +50,23 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     context.stderr.write(`${refusal}\n`);
     return 1;
   }
+  // Handlers go in before the address is printed: a script may signal as soon as it reads it.
+  let stopping: Promise<void> | undefined;
+  let stopped: (code: number) => void = () => undefined;
+  const exit = new Promise<number>((resolveExit) => (stopped = resolveExit));
+  const stop = (signal: string) => {
+    stopping ??= (async () => {
+      log.info({ signal }, 'stopping');
+      // Abort generations first so open streams end promptly, then close sockets and the database.
+      const closing = app.close();
+      rmSync(services.paths.server, { force: true });
+      await services.close();
+      await closing;
+      stopped(0);
+    })();
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
   try {
     await app.listen({ host, port });
   } catch (error) {
@@ -59,29 +77,13 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
   }
   const address = app.server.address();
   const shown = typeof address === 'object' && address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : `http://${host}:${port}`;
-  context.stdout.write(`Hearth listening on ${shown}\n`);
   writeFileAtomic(services.paths.server, JSON.stringify({ pid: process.pid, url: shown }), 0o600);
+  context.stdout.write(`Hearth listening on ${shown}\n`);
   const local = await services.catalog.local();
   if (local.length === 0) {
     log.warn(`No models found. Copy a .gguf file into ${services.paths.models}, pass --models-dir DIR, or run: hearth pull <huggingface-repo>`);
   }
-
-  return new Promise<number>((resolveExit) => {
-    let stopping = false;
-    const stop = async (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      log.info({ signal }, 'stopping');
-      // Abort generations first so open streams end promptly, then close sockets and the database.
-      const closing = app.close();
-      rmSync(services.paths.server, { force: true });
-      await services.close();
-      await closing;
-      resolveExit(0);
-    };
-    process.once('SIGINT', () => void stop('SIGINT'));
-    process.once('SIGTERM', () => void stop('SIGTERM'));
-  });
+  return exit;
 }
 
 /** Listening beyond loopback is a deliberate choice: it needs auth on and a key to use. */

@@ -3,6 +3,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import { parse, YAMLParseError } from 'yaml';
 import type { ConfigDocument } from '../../../shared/src/api/config.js';
 import { writeFileAtomic } from '../store/files.js';
+import { NAMED_LISTS } from './merge.js';
 import { configSchema } from './schema.js';
 import { normaliseMemorySettings } from '../memory/settings.js';
 
@@ -19,20 +20,30 @@ const validate = ajv.compile<ConfigDocument>(configSchema);
 /** Validates a parsed document and fills in defaults; returns every problem with its path. */
 export function checkDocument(value: unknown): { document?: ConfigDocument; problems: string[] } {
   const copy = structuredClone(value ?? {}) as Record<string, unknown>;
-  if (validate(copy)) {
-    (copy as { memory?: unknown }).memory = normaliseMemorySettings((copy as { memory?: Record<string, number> }).memory);
-    const problems = duplicates(copy as unknown as ConfigDocument);
-    return problems.length > 0 ? { problems } : { document: copy as unknown as ConfigDocument, problems };
-  }
-  return { problems: (validate.errors ?? []).map(describe) };
+  const valid = validate(copy);
+  const schemaProblems = valid ? [] : (validate.errors ?? []).map(describe);
+  const listProblems = duplicates(copy);
+  if (!valid || listProblems.length > 0) return { problems: [...schemaProblems, ...listProblems] };
+  const document = copy as unknown as ConfigDocument;
+  document.memory = normaliseMemorySettings(document.memory);
+  return { document, problems: [] };
 }
 
-function duplicates(document: ConfigDocument): string[] {
-  const seen = new Set<string>();
-  return document.providers.flatMap((provider, index) => {
-    if (seen.has(provider.name)) return [`providers[${index}].name: "${provider.name}" is used by an earlier provider`];
-    seen.add(provider.name);
-    return [];
+const ENTRY_NAMES: Record<string, string> = { providers: 'provider', mcp_services: 'service', agents: 'agent' };
+
+/** Named list items must have distinct names, or plan/apply could not tell them apart. */
+function duplicates(document: Record<string, unknown>): string[] {
+  return Object.entries(NAMED_LISTS).flatMap(([section, key]) => {
+    const items = document[section];
+    if (!Array.isArray(items)) return [];
+    const seen = new Set<unknown>();
+    return items.flatMap((item: Record<string, unknown>, index) => {
+      const name = item?.[key];
+      if (name === undefined) return [];
+      if (seen.has(name)) return [`${section}[${index}].${key}: "${String(name)}" is used by an earlier ${ENTRY_NAMES[section] ?? 'entry'}`];
+      seen.add(name);
+      return [];
+    });
   });
 }
 

@@ -148,5 +148,54 @@ export const configSchema = {
         },
       },
     },
+    // Outbound MCP tool services (SPEC.md §2.7). Token and header secrets are references only.
+    mcp_services: {
+      type: 'array',
+      default: [],
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'transport'],
+        properties: {
+          name: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]*$', maxLength: 32 },
+          transport: { enum: ['stdio', 'http'] },
+          command: { type: 'string', minLength: 1 },
+          args: { type: 'array', items: { type: 'string' }, default: [] },
+          env: { type: 'object', propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }, additionalProperties: { type: 'string' }, default: {} },
+          cwd: { type: 'string', minLength: 1 },
+          // A complete endpoint; no user:password@ (credentials go in auth; mcp/settings.ts also refuses them in the query).
+          url: { type: 'string', pattern: '^https?://(?![^/?#]*@)[^\\s#]+$' },
+          auth: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['type'],
+            default: { type: 'none' },
+            properties: {
+              type: { enum: ['none', 'token', 'headers', 'oauth'] },
+              token: reference,
+              headers: { type: 'object', minProperties: 1, propertyNames: { pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$" }, additionalProperties: reference },
+              scope: { type: 'string' },
+              client_id: { type: 'string', minLength: 1 },
+              client_secret: reference,
+            },
+            allOf: [
+              { if: { properties: { type: { const: 'token' } } }, then: { required: ['token'] } },
+              { if: { properties: { type: { const: 'headers' } } }, then: { required: ['headers'] } },
+            ],
+          },
+          enabled: { type: 'boolean', default: true },
+          autoConnect: { type: 'boolean', default: true },
+          discoveryTimeoutMs: { type: 'integer', minimum: 100, maximum: 600000, default: 10000 },
+          toolCallTimeoutMs: { type: 'integer', minimum: 100, maximum: 3600000, default: 30000 },
+          // What external clients (bridge, /mcp) see: read = read- and network-class tools only.
+          expose: { enum: ['none', 'read', 'all'], default: 'read' },
+          tool_classes: { type: 'object', additionalProperties: { enum: ['read', 'write', 'exec', 'network'] }, default: {} },
+        },
+        allOf: [
+          { if: { properties: { transport: { const: 'stdio' } } }, then: { required: ['command'] } },
+          { if: { properties: { transport: { const: 'http' } } }, then: { required: ['url'] } },
+        ],
+      },
+    },
   },
 } as const;

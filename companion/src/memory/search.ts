@@ -3,6 +3,9 @@ import type { MemorySearchItem, MemorySearchScope } from '../../../shared/src/ap
 import { dayOf, matchExpression, queryTerms, turnLines } from './text.js';
 import type { TurnRow } from './transcript.js';
 
+/** A term in more turns than this is "common" (see turnHits). */
+export const COMMON_TERM_ROWS = 1000;
+
 export interface TurnHit {
   id: number;
   conversationId: string;
@@ -16,11 +19,14 @@ export class LexicalSearch {
 
   constructor(private readonly db: Db) {
     this.statements = {
-      turns: db.prepare<[string, string, number], { id: number; conversation_id: string; user_score: number; assistant_score: number }>(
+      turns: db.prepare<[string, string, number, number], { id: number; conversation_id: string; user_score: number; assistant_score: number }>(
         `SELECT t.id, t.conversation_id, -bm25(memory_turns_fts, 1, 0) AS user_score, -bm25(memory_turns_fts, 0, 1) AS assistant_score
          FROM memory_turns_fts JOIN memory_turns t ON t.id = memory_turns_fts.rowid
-         WHERE memory_turns_fts MATCH ? AND t.agent_id = ? ORDER BY rank LIMIT ?`,
+         WHERE memory_turns_fts MATCH ? AND t.agent_id = ? AND memory_turns_fts.rowid >= ? ORDER BY rank LIMIT ?`,
       ),
+      // Bounded counts: how many turns (of all agents) contain a term, up to COMMON_TERM_ROWS + 1.
+      termRows: db.prepare<[string, number], { n: number }>('SELECT COUNT(*) AS n FROM (SELECT rowid FROM memory_turns_fts WHERE memory_turns_fts MATCH ? LIMIT ?)'),
+      recentCutoff: db.prepare<[string, number], { rowid: number }>('SELECT rowid FROM memory_turns_fts WHERE memory_turns_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?'),
       episodes: db.prepare<[string, string, number], { id: number; summary: string; decisions: string; session_date: string | null; created_at: number; score: number }>(
         `SELECT e.id, e.summary, e.decisions, e.session_date, e.created_at, -bm25(memory_episodes_fts) AS score
          FROM memory_episodes_fts JOIN memory_episodes e ON e.id = memory_episodes_fts.rowid
@@ -40,11 +46,21 @@ export class LexicalSearch {
     };
   }
 
-  /** The transcript turns matching a query, best first. */
+  /**
+   * The transcript turns matching a query, best first. Terms found in more than
+   * COMMON_TERM_ROWS turns carry almost no weight in BM25 but cost the most to score: they are
+   * left out when rarer terms exist; when every term is that common, only the most recent
+   * matches are scored. This keeps search fast on large transcripts.
+   */
   turnHits(agentId: string, query: string, limit: number): TurnHit[] {
-    const match = matchExpression(queryTerms(query));
-    if (!match) return [];
-    return this.statements.turns.all(match, agentId, limit).map((row) => ({ id: row.id, conversationId: row.conversation_id, score: Math.max(row.user_score, row.assistant_score) }));
+    const terms = queryTerms(query)
+      .map((term) => ({ term, rows: this.statements.termRows.get(matchExpression([term])!, COMMON_TERM_ROWS + 1)?.n ?? 0 }))
+      .filter((entry) => entry.rows > 0);
+    if (terms.length === 0) return [];
+    const rare = terms.filter((entry) => entry.rows <= COMMON_TERM_ROWS).map((entry) => entry.term);
+    const match = matchExpression(rare.length > 0 ? rare : terms.map((entry) => entry.term))!;
+    const cutoff = rare.length > 0 ? 0 : (this.statements.recentCutoff.get(match, COMMON_TERM_ROWS)?.rowid ?? 0);
+    return this.statements.turns.all(match, agentId, cutoff, limit).map((row) => ({ id: row.id, conversationId: row.conversation_id, score: Math.max(row.user_score, row.assistant_score) }));
   }
 
   turnRows(agentId: string, ids: number[]): Map<number, TurnRow> {
@@ -56,13 +72,13 @@ export class LexicalSearch {
     const match = matchExpression(queryTerms(query));
     if (!match) return [];
     if (scope === 'transcript') {
-      const hits = this.statements.turns.all(match, agentId, limit);
+      const hits = this.turnHits(agentId, query, limit).sort((a, b) => b.score - a.score);
       const rows = this.turnRows(agentId, hits.map((hit) => hit.id));
       return hits.flatMap((hit) => {
         const row = rows.get(hit.id);
         if (!row) return [];
         const text = turnLines(row.user_text, row.assistant_text).join('\n');
-        return [{ text, score: round(Math.max(hit.user_score, hit.assistant_score)), material: 'transcript' as const, source_id: `turn_${row.id}`, date: dateOf(row.session_date, row.created_at) }];
+        return [{ text, score: round(hit.score), material: 'transcript' as const, source_id: `turn_${row.id}`, date: dateOf(row.session_date, row.created_at) }];
       });
     }
     if (scope === 'episodes') {

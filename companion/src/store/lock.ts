@@ -18,7 +18,8 @@ export function lockDataDirectory(directory: string, file: string): () => void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const pid = Number.parseInt(readFileSync(file, 'utf8'), 10);
-      if (Number.isInteger(pid) && pid !== process.pid && isAlive(pid)) throw new DataDirectoryBusyError(directory, pid);
+      // Our own pid can only be a lock this process still holds.
+      if (Number.isInteger(pid) && (pid === process.pid || isAlive(pid))) throw new DataDirectoryBusyError(directory, pid);
       // The holder died without cleaning up: the lock is stale.
       rmSync(file, { force: true });
     }

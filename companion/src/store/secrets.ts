@@ -9,7 +9,7 @@ export class SecretStore {
   private values: Record<string, string>;
 
   constructor(private readonly file: string) {
-    this.values = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>) : {};
+    this.values = existsSync(file) ? parseSecrets(file) : {};
     if (existsSync(file)) chmodSync(file, 0o600);
   }
 
@@ -43,4 +43,25 @@ export class SecretStore {
 export function splitReference(reference: string): [string, string] {
   const colon = reference.indexOf(':');
   return colon < 0 ? ['', reference] : [reference.slice(0, colon), reference.slice(colon + 1)];
+}
+
+export class SecretsFileError extends Error {
+  constructor(file: string) {
+    // The parser's own message would quote the file, and so possibly a secret: never include it.
+    super(`${file} is not a valid secrets file (a JSON object of names to strings). Fix it, or remove it and set the secrets again with: hearth secret set NAME`);
+    this.name = 'SecretsFileError';
+  }
+}
+
+function parseSecrets(file: string): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    throw new SecretsFileError(file);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || !Object.values(parsed).every((value) => typeof value === 'string')) {
+    throw new SecretsFileError(file);
+  }
+  return parsed as Record<string, string>;
 }

@@ -48,6 +48,9 @@ export function toolModeOf(choice: ChatCompletionRequest['tool_choice'], tools: 
     if (choice === 'required' && tools.length === 0) throw new HearthError('invalid_request_error', 'tool_choice is "required" but tools is empty.', { param: 'tool_choice' });
     return { type: choice };
   }
+  if (!tools.some((tool) => tool.name === choice.function.name)) {
+    throw new HearthError('invalid_request_error', `tool_choice names "${choice.function.name}", which is not in tools.`, { param: 'tool_choice' });
+  }
   return { type: 'named', name: choice.function.name };
 }
 
