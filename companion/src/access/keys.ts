@@ -3,6 +3,8 @@ import { HearthError } from '../errors.js';
 import type { Db } from '../store/database.js';
 import { ROUTE_SCOPES, type AccessKeyRecord, type CreatedKey, type RouteScope } from '../../../shared/src/api/access.js';
 
+const MAX_LIFETIME_MS = 36500 * 86_400_000;
+
 /** Every Hearth key starts with this, so a client sending another token is recognisable. */
 export const KEY_PREFIX = 'hth_';
 
@@ -41,8 +43,9 @@ export class KeyStore {
     const label = options.label.trim();
     if (!label) throw new HearthError('invalid_request_error', 'label must not be empty.', { param: 'label' });
     const scopes = [...new Set(options.scopes ?? ROUTE_SCOPES)].sort() as RouteScope[];
-    if (options.expiresAt !== undefined && options.expiresAt !== null && options.expiresAt <= Date.now()) {
-      throw new HearthError('invalid_request_error', 'The expiry must be in the future.', { param: 'expires_at' });
+    const expiresAt = options.expiresAt ?? null;
+    if (expiresAt !== null && (!Number.isFinite(expiresAt) || expiresAt <= Date.now() || expiresAt > Date.now() + MAX_LIFETIME_MS)) {
+      throw new HearthError('invalid_request_error', 'The expiry must be a valid time in the future, at most 100 years away.', { param: 'expires_at' });
     }
     const key = KEY_PREFIX + randomBytes(32).toString('base64url');
     const row: Row = {
@@ -53,7 +56,7 @@ export class KeyStore {
       agent: options.agent ?? null,
       scopes_json: JSON.stringify(scopes),
       created_at: Date.now(),
-      expires_at: options.expiresAt ?? null,
+      expires_at: expiresAt,
       last_used_at: null,
       revoked_at: null,
     };

@@ -77,10 +77,11 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
   }
   const address = app.server.address();
   const shown = typeof address === 'object' && address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : `http://${host}:${port}`;
-  writeFileAtomic(services.paths.server, JSON.stringify({ pid: process.pid, url: shown }), 0o600);
+  // The CLI talks to admin routes, which need a loopback Host: a wildcard bind is reached through loopback.
+  const local = typeof address === 'object' && address && ['0.0.0.0', '::'].includes(address.address) ? `http://${address.address === '::' ? '[::1]' : '127.0.0.1'}:${address.port}` : shown;
+  writeFileAtomic(services.paths.server, JSON.stringify({ pid: process.pid, url: local }), 0o600);
   context.stdout.write(`Hearth listening on ${shown}\n`);
-  const local = await services.catalog.local();
-  if (local.length === 0) {
+  if ((await services.catalog.local()).length === 0) {
     log.warn(`No models found. Copy a .gguf file into ${services.paths.models}, pass --models-dir DIR, or run: hearth pull <huggingface-repo>`);
   }
   return exit;

@@ -9,11 +9,10 @@ import { planChange, type PlanContext } from './plan.js';
 
 /** What planning needs to know about the running server. */
 export async function planContext(services: Services): Promise<PlanContext> {
-  const models = new Set((await services.catalog.list()).map((model) => model.id));
   return {
     current: services.config,
     resolves: (reference) => services.secrets.resolve(reference) !== undefined,
-    models,
+    localModels: new Set((await services.catalog.local()).map((model) => model.id)),
     activeKeys: services.keys.activeCount(),
   };
 }

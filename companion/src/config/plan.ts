@@ -9,8 +9,8 @@ export interface PlanContext {
   current: ConfigDocument;
   /** Whether a `secret:NAME` / `env:NAME` reference resolves. */
   resolves(reference: string): boolean;
-  /** Model ids requests may name (local and provider). */
-  models: Set<string>;
+  /** Local model ids; provider models are `<provider>/<model>` of a provider in the document itself. */
+  localModels: Set<string>;
   /** Access keys that are active now. */
   activeKeys: number;
 }
@@ -18,6 +18,7 @@ export interface PlanContext {
 /** Validates a change all-or-nothing and describes it; changes nothing. */
 export function planChange(incoming: unknown, prune: boolean, context: PlanContext): { plan?: ConfigPlan & { document: ConfigDocument }; problems: ConfigProblem[] } {
   if (!isPlainObject(incoming)) return { problems: [{ path: 'document', message: 'must be an object (the configuration document)' }] };
+  if (incoming.version !== 1) return { problems: [{ path: 'version', message: 'must be 1' }] };
   const desired = desiredDocument(context.current, incoming, prune);
   const { document, problems: invalid } = checkDocument(desired);
   // Every problem at once: reference checks run on the desired document even when its shape is wrong.
@@ -73,6 +74,8 @@ function references(document: Record<string, unknown>, context: PlanContext): Co
     else if (isPlainObject(value)) for (const [key, item] of Object.entries(value)) walk(item, path ? `${path}.${key}` : key);
   };
   walk(document, '');
+  const providers = new Set((Array.isArray(document.providers) ? (document.providers as unknown[]) : []).map((provider) => (isPlainObject(provider) ? provider.name : undefined)));
+  const known = (model: string) => context.localModels.has(model) || (model.includes('/') && providers.has(model.slice(0, model.indexOf('/'))));
   const agents = Array.isArray(document.agents) ? (document.agents as unknown[]) : [];
   const memory = isPlainObject(document.memory) ? document.memory : {};
   const modelRefs: [string, unknown][] = [
@@ -81,7 +84,7 @@ function references(document: Record<string, unknown>, context: PlanContext): Co
     ['memory.embedding_model', memory.embedding_model],
   ];
   for (const [path, model] of modelRefs) {
-    if (typeof model === 'string' && !context.models.has(model)) problems.push({ path, message: `names the model "${model}", which GET /v1/models does not list` });
+    if (typeof model === 'string' && !known(model)) problems.push({ path, message: `names the model "${model}", which is neither a local model nor <provider>/<model> of a provider in this document` });
   }
   return problems;
 }

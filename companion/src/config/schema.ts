@@ -120,7 +120,7 @@ export const configSchema = {
             default: {},
             properties: {
               read: { enum: ['auto', 'ask', 'deny'], default: 'auto' },
-              write: { enum: ['auto', 'ask', 'deny'], default: 'ask' },
+              write: { enum: ['auto', 'ask', 'deny'], default: 'deny' },
               exec: { enum: ['auto', 'ask', 'deny'], default: 'deny' },
               network: { enum: ['auto', 'ask', 'deny'], default: 'ask' },
             },

@@ -42,12 +42,17 @@ export function installPerimeter(app: FastifyInstance, services: Services): void
 
   app.addHook('onRequest', async (request, reply) => {
     const server = services.config.server;
-    const path = request.url.split('?')[0]!;
-    const family = familyOf(path);
+    // Classify what the router will serve: the matched route, else the decoded path. The raw
+    // URL can be percent-encoded (/%61dmin) or absolute-form (http://host/admin) and lie.
+    const actual = decodedPath(request);
+    const family = familyOf(request.routeOptions.url ?? actual);
     const host = hostName(request.headers.host);
     const peerIsLoopback = isLoopbackAddress(request.socket.remoteAddress);
 
-    if (isLoopbackBind(boundHost(request)) || family === 'admin') {
+    if (family === 'admin' && !isLoopbackName(host)) {
+      throw new HearthError('host_not_allowed', `Admin routes need a loopback Host (127.0.0.1, localhost or [::1]), not "${request.headers.host ?? ''}".`);
+    }
+    if (isLoopbackBind(boundHost(request))) {
       if (!isLoopbackName(host) && !server.allowed_hosts.includes(host ?? '')) {
         throw new HearthError('host_not_allowed', `The Host "${request.headers.host ?? ''}" does not name this server. Use http://127.0.0.1 or http://localhost, or add the name to server.allowed_hosts.`);
       }
@@ -83,10 +88,24 @@ export function installPerimeter(app: FastifyInstance, services: Services): void
     }
     const named = request.headers['x-service-agent-id'];
     if (typeof named === 'string') assertAgent(request, named, 'X-Service-Agent-Id');
-    const pathAgent = /^\/agents\/([^/]+)/.exec(path)?.[1];
-    if (pathAgent) assertAgent(request, decodeURIComponent(pathAgent), 'id');
+    const pathAgent = /^\/agents\/([^/]+)/.exec(actual)?.[1];
+    if (pathAgent) assertAgent(request, pathAgent, 'id');
     limitConcurrency(request.grant.id, server.limits.streams_per_key, open, reply);
   });
+}
+
+function decodedPath(request: FastifyRequest): string {
+  let path: string;
+  try {
+    path = new URL(request.url, 'http://localhost').pathname;
+  } catch {
+    path = request.url.split('?')[0]!;
+  }
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
 }
 
 function boundHost(request: FastifyRequest): string {
@@ -96,7 +115,7 @@ function boundHost(request: FastifyRequest): string {
 
 function authenticate(request: FastifyRequest, services: Services, failures: FailureLimiter, required: boolean): KeyGrant | null {
   const header = request.headers.authorization;
-  const token = header?.startsWith('Bearer ') ? header.slice(7).trim() : undefined;
+  const token = /^bearer\s+/i.test(header ?? '') ? header!.replace(/^bearer\s+/i, '').trim() : undefined;
   // With auth off, tokens that are not Hearth keys are ignored: OpenAI clients always send one.
   if (!token || (!required && !token.startsWith(KEY_PREFIX))) {
     if (!required) return null;

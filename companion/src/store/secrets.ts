@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { writeFileAtomic } from './files.js';
 
 /**
@@ -6,38 +6,54 @@ import { writeFileAtomic } from './files.js';
  * (`secret:NAME`, `env:NAME`), so exports and logs never see a value.
  */
 export class SecretStore {
-  private values: Record<string, string>;
+  private cached: Record<string, string> = {};
+  private stamp = '';
 
   constructor(private readonly file: string) {
-    this.values = existsSync(file) ? parseSecrets(file) : {};
     if (existsSync(file)) chmodSync(file, 0o600);
+    this.values();
   }
 
   names(): string[] {
-    return Object.keys(this.values).sort();
+    return Object.keys(this.values()).sort();
   }
 
   set(name: string, value: string): void {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`Secret names are letters, digits and underscores; "${name}" is not.`);
-    this.values = { ...this.values, [name]: value };
-    writeFileAtomic(this.file, JSON.stringify(this.values, null, 2), 0o600);
+    this.write({ ...this.values(), [name]: value });
   }
 
   delete(name: string): boolean {
-    if (!(name in this.values)) return false;
-    const { [name]: _removed, ...rest } = this.values;
-    this.values = rest;
-    writeFileAtomic(this.file, JSON.stringify(this.values, null, 2), 0o600);
+    const { [name]: removed, ...rest } = this.values();
+    if (removed === undefined) return false;
+    this.write(rest);
     return true;
   }
 
   /** `secret:NAME` from this store, `env:NAME` from the environment; undefined when unset. */
   resolve = (reference: string): string | undefined => {
     const [kind, name] = splitReference(reference);
-    if (kind === 'secret') return this.values[name];
+    if (kind === 'secret') return this.values()[name];
     if (kind === 'env') return process.env[name];
     return undefined;
   };
+
+  /** The file's values, re-read when another process (`hearth secret set`) changed it. */
+  private values(): Record<string, string> {
+    const info = statSync(this.file, { throwIfNoEntry: false });
+    const stamp = info ? `${info.mtimeMs}:${info.size}` : 'none';
+    if (stamp !== this.stamp) {
+      this.cached = stamp === 'none' ? {} : parseSecrets(this.file);
+      this.stamp = stamp;
+    }
+    return this.cached;
+  }
+
+  private write(values: Record<string, string>): void {
+    writeFileAtomic(this.file, JSON.stringify(values, null, 2), 0o600);
+    this.cached = values;
+    this.stamp = '';
+  }
 }
 
 export function splitReference(reference: string): [string, string] {

@@ -12,7 +12,7 @@ const createBody = {
     agent: { type: ['string', 'null'], pattern: '^[A-Za-z0-9._-]{1,128}$' },
     scopes: { type: 'array', items: { enum: [...ROUTE_SCOPES] }, uniqueItems: true },
     expires_at: { type: ['string', 'null'], format: 'date-time' },
-    expires_in_days: { type: ['number', 'null'], exclusiveMinimum: 0 },
+    expires_in_days: { type: ['number', 'null'], exclusiveMinimum: 0, maximum: 36500 },
   },
 } as const;
 
