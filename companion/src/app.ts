@@ -3,8 +3,10 @@ import { installErrorHandling } from './http/errors.js';
 import { installPerimeter } from './http/perimeter.js';
 import { adminRoutes } from './routes/admin.js';
 import { agentRoutes } from './routes/agents.js';
+import { bridgeRoutes } from './routes/bridge.js';
 import { fileRoutes } from './routes/files.js';
 import { healthRoutes } from './routes/health.js';
+import { mcpServerRoutes } from './routes/mcp-server.js';
 import { memoryRoutes } from './routes/memory.js';
 import { openaiRoutes } from './routes/openai.js';
 import { webRoutes } from './routes/web.js';
@@ -41,6 +43,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(agentRoutes, { services });
   await app.register(adminRoutes, { services });
   await app.register(memoryRoutes, { services });
+  await app.register(bridgeRoutes, { services });
+  await app.register(mcpServerRoutes, { services });
   await app.register(webRoutes, { root: options.webRoot });
   return app;
 }

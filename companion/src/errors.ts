@@ -23,6 +23,8 @@ export const ERRORS: Record<ErrorCode, ErrorRow> = {
   confirmation_required: { status: 409, type: 'invalid_request_error', message: 'This change is high-risk. Confirm it with confirm_high_risk: true.' },
   memory_record_not_found: { status: 404, type: 'invalid_request_error', message: 'This agent has no memory record with this id.' },
   memory_index_removed: { status: 409, type: 'invalid_request_error', message: "This agent's memory index was removed; rebuild it first." },
+  tool_not_found: { status: 404, type: 'invalid_request_error', message: 'No tool with this name is available. List tools with GET /mcp/tools.' },
+  mcp_service_not_found: { status: 404, type: 'invalid_request_error', message: 'No MCP service has this name.' },
   route_not_found: { status: 404, type: 'invalid_request_error', message: 'No route matches this method and path.' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'This method is not allowed on this path.' },
   model_load_failed: { status: 500, type: 'server_error', message: 'The model could not be loaded.' },

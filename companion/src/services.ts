@@ -6,6 +6,8 @@ import { RemoteProviders } from './inference/remote.js';
 import { ResponseStore } from './inference/responses-store.js';
 import { KeyStore } from './access/keys.js';
 import type { Logger } from './logger.js';
+import { McpManager } from './mcp/manager.js';
+import { localEmbeddingModels } from './memory/embedder.js';
 import { localMemoryModels } from './memory/models.js';
 import { MemoryService } from './memory/service.js';
 import { createDataDirectory, dataPaths, type DataPaths } from './store/data-dir.js';
@@ -39,6 +41,8 @@ export interface Services {
   responses: ResponseStore;
   /** Memory: transcript, signals, distillation, search, recall, consolidation. */
   memory: MemoryService;
+  /** Outbound MCP tool services and the tool catalog they fill. */
+  mcp: McpManager;
   /** Aborted when the server shuts down: open streams and generations stop. */
   shutdown: AbortSignal;
   /** The folders scanned for models, in order. */
@@ -80,8 +84,10 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         db,
         settings: () => services.config.memory,
         models: localMemoryModels({ catalog, engine, modelId: () => services.config.memory.model, contextSize: () => services.config.models.context_size }),
+        embeddings: localEmbeddingModels({ catalog, modelId: () => services.config.memory.embedding_model, gpu: () => services.config.models.gpu, threads: () => services.config.models.threads, log: options.log }),
         log: options.log,
       }),
+      mcp: new McpManager({ services: config.mcp_services, secrets, log: options.log, version: options.version }),
       shutdown: shutdown.signal,
       get modelsDirs() {
         return scanOf(services.config).modelsDirs;
@@ -91,18 +97,23 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         engine.configure(engineSettings(next));
         services.remote = new RemoteProviders(next.providers, secrets.resolve);
         catalog.configure(scanOf(next), services.remote);
+        services.mcp.configure(next.mcp_services);
       },
       async close() {
         if (closed) return;
         closed = true;
         shutdown.abort(new Error('server shutting down'));
         await services.memory.close();
+        // Every MCP connection and service process ends before the data directory is released.
+        await services.mcp.close();
         await engine.close();
         db.close();
         unlock();
       },
     };
     services.memory.start();
+    // Auto-connect services connect in the background; starting never waits for them.
+    services.mcp.start();
     return services;
   } catch (error) {
     unlock();

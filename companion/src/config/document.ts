@@ -6,6 +6,7 @@ import { writeFileAtomic } from '../store/files.js';
 import { NAMED_LISTS } from './merge.js';
 import { configSchema } from './schema.js';
 import { normaliseMemorySettings } from '../memory/settings.js';
+import { checkMcpServices } from '../mcp/settings.js';
 
 export class ConfigError extends Error {
   constructor(readonly file: string, readonly problems: string[]) {
@@ -22,7 +23,7 @@ export function checkDocument(value: unknown): { document?: ConfigDocument; prob
   const copy = structuredClone(value ?? {}) as Record<string, unknown>;
   const valid = validate(copy);
   const schemaProblems = valid ? [] : (validate.errors ?? []).map(describe);
-  const listProblems = duplicates(copy);
+  const listProblems = [...duplicates(copy), ...checkMcpServices(copy.mcp_services)];
   if (!valid || listProblems.length > 0) return { problems: [...schemaProblems, ...listProblems] };
   const document = copy as unknown as ConfigDocument;
   document.memory = normaliseMemorySettings(document.memory);

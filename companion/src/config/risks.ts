@@ -26,6 +26,12 @@ export function findRisks(before: ConfigDocument, after: ConfigDocument, changes
       add('runs_local_command', `mcp_services.${change.target}`, `The MCP service "${change.target}" would run a local command: ${service.command ?? ''}.`);
     }
   }
+  for (const service of after.mcp_services ?? []) {
+    const previous = before.mcp_services?.find((entry) => entry.name === service.name);
+    if (service.expose === 'all' && previous?.expose !== 'all') {
+      add('exposes_write_tools', `mcp_services.${service.name}.expose`, `External clients (bridge, /mcp) would see and call every tool of "${service.name}", including write and exec tools.`);
+    }
+  }
   for (const agent of after.agents) {
     const previous = before.agents.find((entry) => entry.id === agent.id)?.tool_policy;
     for (const kind of ['write', 'exec'] as const) {

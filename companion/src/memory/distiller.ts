@@ -64,8 +64,7 @@ export class Distiller {
       if (signal.aborted) return undefined;
       const extraction = parseExtraction(answer.text);
       if (extraction) {
-        const last = batch.at(-1)!;
-        const applied = this.records.apply({ agentId, conversationId, projectId: last.project_id, sessionDate: batch[0]!.session_date, sessionTime: batch[0]!.session_time, signalIds: batch.map((turn) => turn.signal_id) }, extraction);
+        const applied = this.records.apply({ agentId, conversationId, projectId: batch.find((turn) => turn.project_id !== null)?.project_id ?? null, sessionDate: batch[0]!.session_date, sessionTime: batch[0]!.session_time, signalIds: batch.map((turn) => turn.signal_id) }, extraction);
         return { signals: batch.length, episodes: applied.episodes, factsAdded: applied.factsAdded, factsMerged: applied.factsMerged };
       }
       failure = answer.finishReason === 'length' ? 'the answer was cut off' : 'the answer was not the expected JSON';

@@ -10,13 +10,20 @@ const MAX_IDENTITY_VALUE = 1000;
 
 /** Edits a person (or an agent's pin tool) makes to pinned facts and identity entries. */
 export class MemoryEditor {
-  constructor(private readonly db: Db, private readonly records: MemoryRecords) {}
+  constructor(
+    private readonly db: Db,
+    private readonly records: MemoryRecords,
+    /** Called with a fact whose text is new or changed (its vector must be made again). */
+    private readonly onFactChanged: (id: number) => void = () => undefined,
+  ) {}
 
   /** Pins a fact; a duplicate of an existing fact pins and supports that one instead. */
   pin(agentId: string, text: string): { id: number; merged: boolean } {
     checkAgentId(agentId);
     const clean = checkText(text, 'text', MAX_FACT_CHARS);
-    return this.db.transaction(() => this.records.addFact(agentId, clean, { status: 'pinned', source: 'user' }))();
+    const pinned = this.db.transaction(() => this.records.addFact(agentId, clean, { status: 'pinned', source: 'user' }))();
+    this.onFactChanged(pinned.id);
+    return pinned;
   }
 
   updateFact(agentId: string, id: number, change: MemoryFactUpdate): void {
@@ -26,6 +33,7 @@ export class MemoryEditor {
     const now = Date.now();
     if (change.text !== undefined) {
       this.db.prepare(`UPDATE memory_facts SET text = ?, source = 'user', updated_at = ? WHERE id = ?`).run(checkText(change.text, 'text', MAX_FACT_CHARS), now, id);
+      this.onFactChanged(id);
     }
     if (change.status !== undefined) this.db.prepare('UPDATE memory_facts SET status = ?, updated_at = ?, salience = MAX(salience, 1), decayed_at = ? WHERE id = ?').run(change.status, now, now, id);
   }

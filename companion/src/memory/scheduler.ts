@@ -21,6 +21,8 @@ export class DistillScheduler {
     private readonly distiller: Distiller,
     private readonly debounceMs: () => number,
     private readonly log: Logger,
+    /** Called after each pass that distilled something (new records to embed). */
+    private readonly onPass: () => void = () => undefined,
   ) {}
 
   /** Whether a pass is running or waiting. */
@@ -59,7 +61,9 @@ export class DistillScheduler {
     const pass = this.chain.then(async () => {
       if (this.stop.signal.aborted) return undefined;
       try {
-        return await this.distiller.distill(agentId, conversationId, this.stop.signal);
+        const outcome = await this.distiller.distill(agentId, conversationId, this.stop.signal);
+        if (outcome.signals > 0) this.onPass();
+        return outcome;
       } catch (error) {
         this.log.error({ err: error, agent: agentId, conversation: conversationId }, 'memory distillation failed');
         return undefined;

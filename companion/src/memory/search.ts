@@ -5,6 +5,10 @@ import type { TurnRow } from './transcript.js';
 
 /** A term in more turns than this is "common" (see turnHits). */
 export const COMMON_TERM_ROWS = 1000;
+/** Term counts stop here: enough to tell common terms apart cheaply. */
+const COUNTED_ROWS = 5000;
+/** When every term is common, how many of the least common are searched. */
+const COMMON_TERMS_KEPT = 3;
 
 export interface TurnHit {
   id: number;
@@ -22,9 +26,9 @@ export class LexicalSearch {
       turns: db.prepare<[string, string, number, number], { id: number; conversation_id: string; user_score: number; assistant_score: number }>(
         `SELECT t.id, t.conversation_id, -bm25(memory_turns_fts, 1, 0) AS user_score, -bm25(memory_turns_fts, 0, 1) AS assistant_score
          FROM memory_turns_fts JOIN memory_turns t ON t.id = memory_turns_fts.rowid
-         WHERE memory_turns_fts MATCH ? AND t.agent_id = ? AND memory_turns_fts.rowid >= ? ORDER BY rank LIMIT ?`,
+         WHERE memory_turns_fts MATCH ? AND t.agent_id = ? AND memory_turns_fts.rowid >= ? ORDER BY bm25(memory_turns_fts) LIMIT ?`,
       ),
-      // Bounded counts: how many turns (of all agents) contain a term, up to COMMON_TERM_ROWS + 1.
+      // Bounded counts: how many turns (of all agents) contain a term, up to COUNTED_ROWS.
       termRows: db.prepare<[string, number], { n: number }>('SELECT COUNT(*) AS n FROM (SELECT rowid FROM memory_turns_fts WHERE memory_turns_fts MATCH ? LIMIT ?)'),
       recentCutoff: db.prepare<[string, number], { rowid: number }>('SELECT rowid FROM memory_turns_fts WHERE memory_turns_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?'),
       episodes: db.prepare<[string, string, number], { id: number; summary: string; decisions: string; session_date: string | null; created_at: number; score: number }>(
@@ -42,7 +46,8 @@ export class LexicalSearch {
          FROM memory_identity_fts JOIN memory_identity i ON i.id = memory_identity_fts.rowid
          WHERE memory_identity_fts MATCH ? AND i.agent_id = ? ORDER BY rank LIMIT ?`,
       ),
-      turnRows: db.prepare<[string, string], TurnRow>('SELECT * FROM memory_turns WHERE agent_id = ? AND id IN (SELECT value FROM json_each(?))'),
+      // CROSS JOIN keeps the plan on primary-key lookups rather than a scan of the agent's index.
+      turnRows: db.prepare<[string, string], TurnRow>('SELECT t.* FROM json_each(?) AS j CROSS JOIN memory_turns t ON t.id = j.value WHERE t.agent_id = ?'),
     };
   }
 
@@ -54,17 +59,26 @@ export class LexicalSearch {
    */
   turnHits(agentId: string, query: string, limit: number): TurnHit[] {
     const terms = queryTerms(query)
-      .map((term) => ({ term, rows: this.statements.termRows.get(matchExpression([term])!, COMMON_TERM_ROWS + 1)?.n ?? 0 }))
+      .map((term) => ({ term, rows: this.statements.termRows.get(matchExpression([term])!, COUNTED_ROWS)?.n ?? 0 }))
       .filter((entry) => entry.rows > 0);
     if (terms.length === 0) return [];
+    const run = (match: string, fromRowid: number) =>
+      this.statements.turns.all(match, agentId, fromRowid, limit).map((row) => ({ id: row.id, conversationId: row.conversation_id, score: Math.max(row.user_score, row.assistant_score) }));
     const rare = terms.filter((entry) => entry.rows <= COMMON_TERM_ROWS).map((entry) => entry.term);
-    const match = matchExpression(rare.length > 0 ? rare : terms.map((entry) => entry.term))!;
-    const cutoff = rare.length > 0 ? 0 : (this.statements.recentCutoff.get(match, COMMON_TERM_ROWS)?.rowid ?? 0);
-    return this.statements.turns.all(match, agentId, cutoff, limit).map((row) => ({ id: row.id, conversationId: row.conversation_id, score: Math.max(row.user_score, row.assistant_score) }));
+    if (rare.length > 0) return run(matchExpression(rare)!, 0);
+    // Every term is common: the turns with all of the least common few first; failing enough of
+    // those, the recent turns with any of them.
+    const fewest = terms.sort((a, b) => a.rows - b.rows).slice(0, COMMON_TERMS_KEPT).map((entry) => entry.term);
+    const together = fewest.length > 1 ? run(fewest.map((term) => matchExpression([term])).join(' AND '), 0) : [];
+    if (together.length >= Math.min(limit, 10)) return together;
+    const any = matchExpression(fewest)!;
+    const recent = run(any, this.statements.recentCutoff.get(any, COMMON_TERM_ROWS)?.rowid ?? 0);
+    const seen = new Set(together.map((hit) => hit.id));
+    return [...together, ...recent.filter((hit) => !seen.has(hit.id))].slice(0, limit);
   }
 
   turnRows(agentId: string, ids: number[]): Map<number, TurnRow> {
-    const rows = this.statements.turnRows.all(agentId, JSON.stringify(ids));
+    const rows = this.statements.turnRows.all(JSON.stringify(ids), agentId);
     return new Map(rows.map((row) => [row.id, row]));
   }
 
@@ -85,6 +99,20 @@ export class LexicalSearch {
       return this.statements.episodes.all(match, agentId, limit).map((row) => ({ text: episodeText(row), score: round(row.score), material: 'episode' as const, source_id: `episode_${row.id}`, date: dateOf(row.session_date, row.created_at) }));
     }
     return this.statements.facts.all(match, agentId, limit).map((row) => ({ text: row.text, score: round(row.score), material: 'pinned' as const, source_id: `fact_${row.id}`, date: dateOf(row.session_date, row.created_at) }));
+  }
+
+  /** Items by record id (for vector hits lexical search did not find); pinned facts only for "pinned". */
+  byIds(agentId: string, scope: MemorySearchScope, ids: number[]): Map<number, MemorySearchItem> {
+    const list = JSON.stringify(ids);
+    if (scope === 'transcript') {
+      return new Map([...this.turnRows(agentId, ids).values()].map((row) => [row.id, { text: turnLines(row.user_text, row.assistant_text).join('\n'), score: 0, material: 'transcript' as const, source_id: `turn_${row.id}`, date: dateOf(row.session_date, row.created_at) }]));
+    }
+    if (scope === 'episodes') {
+      const rows = this.db.prepare<[string, string], { id: number; summary: string; decisions: string; session_date: string | null; created_at: number }>('SELECT e.* FROM json_each(?) AS j CROSS JOIN memory_episodes e ON e.id = j.value WHERE e.agent_id = ?').all(list, agentId);
+      return new Map(rows.map((row) => [row.id, { text: episodeText(row), score: 0, material: 'episode' as const, source_id: `episode_${row.id}`, date: dateOf(row.session_date, row.created_at) }]));
+    }
+    const rows = this.db.prepare<[string, string], { id: number; text: string; session_date: string | null; created_at: number }>(`SELECT f.* FROM json_each(?) AS j CROSS JOIN memory_facts f ON f.id = j.value WHERE f.agent_id = ? AND f.status = 'pinned'`).all(list, agentId);
+    return new Map(rows.map((row) => [row.id, { text: row.text, score: 0, material: 'pinned' as const, source_id: `fact_${row.id}`, date: dateOf(row.session_date, row.created_at) }]));
   }
 
   /** Identity entries matching a query (not a search scope of its own: identity is small and listed whole). */
@@ -111,6 +139,7 @@ export function dateOf(sessionDate: string | null, createdAt: number): string {
   return sessionDate ?? new Date(createdAt).toISOString();
 }
 
+/** Six significant digits: BM25 scores of small collections are tiny but still ordered. */
 function round(score: number): number {
-  return Math.round(score * 1000) / 1000;
+  return Number(score.toPrecision(6));
 }

@@ -13,6 +13,8 @@ import { MemoryRecords } from './records.js';
 import { DistillScheduler } from './scheduler.js';
 import { ConsolidationTimer } from './consolidation-timer.js';
 import { LexicalSearch } from './search.js';
+import type { EmbeddingModels } from './embedder.js';
+import { VectorIndex } from './vectors.js';
 import { normaliseField } from './settings.js';
 import { TranscriptStore, type TurnRecord } from './transcript.js';
 import { checkAgentId, parseSessionDate } from './validate.js';
@@ -22,8 +24,14 @@ export interface MemoryServiceOptions {
   /** The saved settings, read at each use so an applied configuration governs at once. */
   settings: () => MemorySettings;
   models: MemoryModels;
+  /** The embedding model for hybrid search; none keeps search lexical. */
+  embeddings?: EmbeddingModels;
   log: Logger;
 }
+
+const NO_EMBEDDINGS: EmbeddingModels = { embedder: async () => undefined, close: async () => undefined };
+/** Reciprocal-rank fusion constant: lexical and vector ranks count alike, the top few most. */
+const FUSION_K = 60;
 
 /** One buffered turn (SPEC.md §3 rule 1); project membership is captured here (rule 3). */
 export interface BufferedTurn {
@@ -38,7 +46,7 @@ export interface BufferedTurn {
 export interface IngestInput {
   agentId: string;
   conversationId: string;
-  turns: TurnRecord[];
+  turns: { user: string; assistant?: string }[];
   sessionDate?: string;
   skipExtraction?: boolean;
   projectId?: string;
@@ -50,6 +58,7 @@ export class MemoryService {
   readonly records: MemoryRecords;
   readonly manager: MemoryManager;
   readonly editor: MemoryEditor;
+  readonly vectors: VectorIndex;
   private readonly lexical: LexicalSearch;
   private readonly context: ContextBuilder;
   private readonly scheduler: DistillScheduler;
@@ -61,11 +70,15 @@ export class MemoryService {
     this.transcript = new TranscriptStore(db);
     this.records = new MemoryRecords(db);
     this.manager = new MemoryManager(db);
-    this.editor = new MemoryEditor(db, this.records);
+    this.vectors = new VectorIndex(db, options.embeddings ?? NO_EMBEDDINGS, log);
+    this.editor = new MemoryEditor(db, this.records, (id) => {
+      this.vectors.forgetRecord('pinned', id);
+      this.vectors.schedule();
+    });
     this.lexical = new LexicalSearch(db);
     this.context = new ContextBuilder(db, this.lexical);
     const distiller = new Distiller(this.transcript, this.records, options.models, (agentId) => this.manager.identity(agentId), log);
-    this.scheduler = new DistillScheduler(distiller, () => this.settings().summaryDebounceSeconds * 1000, log);
+    this.scheduler = new DistillScheduler(distiller, () => this.settings().summaryDebounceSeconds * 1000, log, () => this.vectors.schedule());
     this.timer = new ConsolidationTimer(db, {
       intervalMs: () => this.settings().consolidationIntervalHours * 3_600_000,
       idle: () => !this.scheduler.busy && Date.now() - this.lastActivity >= 60_000,
@@ -82,11 +95,13 @@ export class MemoryService {
   start(): void {
     for (const { agent_id, conversation_id } of this.transcript.pendingConversations()) this.scheduler.later(agent_id, conversation_id);
     this.timer.start();
+    this.vectors.schedule();
   }
 
   async close(): Promise<void> {
     this.timer.stop();
     await this.scheduler.close();
+    await this.vectors.close();
   }
 
   /** Rule 1: records a direct turn as a durable pending signal and restarts its debounce timer. */
@@ -101,7 +116,8 @@ export class MemoryService {
 
   /** POST /memory/ingest: one transaction; once it returns, every turn is committed. */
   async ingest(input: IngestInput): Promise<{ turnsIngested: number; extraction: ExtractionOutcome }> {
-    this.write({ ...input, kind: 'direct', signal: !input.skipExtraction });
+    const turns = input.turns.map((turn) => ({ user: turn.user, assistant: turn.assistant ?? '' }));
+    this.write({ ...input, turns, kind: 'direct', signal: !input.skipExtraction });
     if (input.skipExtraction) return { turnsIngested: input.turns.length, extraction: 'skipped' };
     const runner = await this.options.models.extraction();
     return { turnsIngested: input.turns.length, extraction: runner ? 'queued' : 'model_unavailable' };
@@ -122,6 +138,7 @@ export class MemoryService {
       signal: input.signal,
     });
     if (input.signal) this.scheduler.buffered(input.agentId, input.conversationId, input.kind);
+    this.vectors.schedule();
   }
 
   /** Distils now: one conversation, or every conversation of the agent with pending signals. */
@@ -144,9 +161,29 @@ export class MemoryService {
     return result;
   }
 
-  search(agentId: string, query: string, scope: MemorySearchScope, limit: number): MemorySearchItem[] {
+  /** Lexical search, fused with nearest vectors (reciprocal rank) when an embedding model is configured. */
+  async search(agentId: string, query: string, scope: MemorySearchScope, limit: number): Promise<MemorySearchItem[]> {
     this.usable(agentId);
-    return this.lexical.search(agentId, query, scope, limit);
+    const lexical = this.lexical.search(agentId, query, scope, limit * 2);
+    const near = await this.vectors.nearest(agentId, scope === 'episodes' ? 'episode' : scope, query, limit * 2).catch((error: unknown) => {
+      this.options.log.warn({ err: error }, 'vector search failed; answering with lexical search');
+      return undefined;
+    });
+    if (!near || near.length === 0) return lexical.slice(0, limit);
+    const fused = new Map<string, { item: MemorySearchItem; score: number }>();
+    lexical.forEach((item, rank) => fused.set(item.source_id, { item, score: 1 / (FUSION_K + rank + 1) }));
+    const found = this.lexical.byIds(agentId, scope, near.map((hit) => hit.recordId));
+    near.forEach((hit, rank) => {
+      const item = found.get(hit.recordId);
+      if (!item) return;
+      const entry = fused.get(item.source_id) ?? { item, score: 0 };
+      entry.score += 1 / (FUSION_K + rank + 1);
+      fused.set(item.source_id, entry);
+    });
+    return [...fused.values()]
+      .sort((a, b) => b.score - a.score)
+      .slice(0, limit)
+      .map(({ item, score }) => ({ ...item, score: Number(score.toPrecision(6)) }));
   }
 
   /** Budgeted recall: exactly the items that would be injected, in order, within the budget. */
@@ -177,7 +214,24 @@ export class MemoryService {
   purge(agentId: string) {
     checkAgentId(agentId);
     this.scheduler.forget(agentId);
+    this.vectors.forgetAgent(agentId);
     return this.manager.purge(agentId);
+  }
+
+  /** Removes the agent's lexical index and its vectors; the records stay. */
+  removeIndex(agentId: string) {
+    checkAgentId(agentId);
+    this.vectors.forgetAgent(agentId);
+    return this.manager.removeIndex(agentId);
+  }
+
+  /** Rebuilds the agent's index from its own records; vectors are made again in the background. */
+  rebuildIndex(agentId: string) {
+    checkAgentId(agentId);
+    this.vectors.forgetAgent(agentId);
+    const result = this.manager.rebuildIndex(agentId);
+    this.vectors.schedule();
+    return result;
   }
 
   private usable(agentId: string): void {

@@ -56,7 +56,19 @@ export function dayOf(date: string | null | undefined, fallbackTime: number): st
 /** Lowercased words with light suffix folding, for comparing short texts (duplicate facts, similar episodes). */
 export function wordSet(text: string): Set<string> {
   const words = text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((word) => word.length > 1 && !STOPWORDS.has(word));
-  return new Set(words.map((word) => word.replace(/(ing|ed|es|s)$/, '')));
+  return new Set(words.map(fold));
+}
+
+/** A light English suffix folding: live, lives, lived, living -> liv; stories -> story. */
+function fold(word: string): string {
+  if (word.length <= 3 || /\d/.test(word)) return word;
+  if (word.endsWith('ies')) return `${word.slice(0, -3)}y`;
+  let stem = word;
+  if (/(sses|xes|zes|ches|shes)$/.test(stem)) stem = stem.slice(0, -2);
+  else if (stem.endsWith('s') && !/(ss|us|is)$/.test(stem)) stem = stem.slice(0, -1);
+  if (stem.endsWith('ing') && stem.length > 5) stem = stem.slice(0, -3);
+  else if (stem.endsWith('ed') && stem.length > 4) stem = stem.slice(0, -2);
+  return stem.length > 3 && stem.endsWith('e') ? stem.slice(0, -1) : stem;
 }
 
 /** Jaccard similarity of two word sets (0 when both are empty). */

@@ -57,4 +57,19 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     name: 'memory: transcript, signals, episodes, facts, identity, entities',
     sql: MEMORY_SCHEMA_SQL,
   },
+  {
+    version: 4,
+    name: 'memory: which records have a vector for hybrid search',
+    sql: `
+      -- The vectors live in a sqlite-vec table made at run time, sized for the configured
+      -- embedding model (memory/vectors.ts). id = record id * 4 + material code.
+      CREATE TABLE memory_vector_rows (
+        id INTEGER PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        material TEXT NOT NULL,
+        record_id INTEGER NOT NULL
+      );
+      CREATE INDEX memory_vector_rows_agent ON memory_vector_rows(agent_id);
+    `,
+  },
 ];

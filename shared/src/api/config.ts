@@ -73,6 +73,7 @@ export interface ConfigDocument {
   memory: MemorySettings;
   agents: AgentSettings[];
   images: ImageSettings;
+  mcp_services: McpServiceSettings[];
 }
 
 /** What an agent may do with each class of tool. */
@@ -90,4 +91,39 @@ export interface AgentSettings {
 export interface ImageSettings {
   dirs: string[];
   hosted: { enabled: boolean; base_url?: string; api_key?: SecretReference; monthly_budget_usd: number };
+}
+
+/** The class of a tool: what it can do, which decides who may use it (agents' tool_policy, `expose`). */
+export type ToolClass = 'read' | 'write' | 'exec' | 'network';
+
+/** Authentication Hearth uses towards an MCP service; secret values are only ever references. */
+export type McpServiceAuth =
+  | { type: 'none' }
+  | { type: 'token'; token: SecretReference }
+  | { type: 'headers'; headers: Record<string, SecretReference> }
+  | { type: 'oauth'; scope?: string; client_id?: string; client_secret?: SecretReference };
+
+/** An outbound MCP tool service (SPEC.md §2.7). */
+export interface McpServiceSettings {
+  /** Identifies the service; its tools appear as `<name>_<tool>`. */
+  name: string;
+  transport: 'stdio' | 'http';
+  /** stdio: the program to run, its arguments, extra environment (values may be references) and working folder. */
+  command?: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd?: string;
+  /** http: the complete MCP endpoint (Streamable HTTP, falling back to the older SSE transport). */
+  url?: string;
+  auth: McpServiceAuth;
+  /** Disabled services keep their settings but are never connected. */
+  enabled: boolean;
+  /** Connect when Hearth starts; otherwise on `hearth mcp reconnect NAME` or the admin route. */
+  autoConnect: boolean;
+  discoveryTimeoutMs: number;
+  toolCallTimeoutMs: number;
+  /** What external clients (bridge, /mcp) may see: nothing, read and network tools, or every tool. */
+  expose: 'none' | 'read' | 'all';
+  /** Overrides of the class read from a tool's annotations, by the service's own tool name. */
+  tool_classes: Record<string, ToolClass>;
 }

@@ -47,7 +47,7 @@ export async function memoryCoreRoutes(app: FastifyInstance, options: { services
   app.post<{ Body: MemorySearchRequest }>('/memory/search', { schema: { body: searchBody } }, async (request): Promise<MemorySearchResponse> => {
     const body = request.body;
     assertAgentScope(request, body.agent_id);
-    return { items: memory().search(body.agent_id, body.query, body.scope, body.limit ?? 10) };
+    return { items: await memory().search(body.agent_id, body.query, body.scope, body.limit ?? 10) };
   });
 
   app.post<{ Body: MemoryContextRequest }>('/memory/context', { schema: { body: contextBody } }, async (request): Promise<MemoryContextResponse> => {

@@ -13,9 +13,9 @@ export async function memoryIndexRoutes(app: FastifyInstance, options: { service
   app.addHook('preHandler', requireLoopback);
   app.addHook('preHandler', async (request) => assertAgentScope(request, (request.params as { agent_id: string }).agent_id));
 
-  app.post<AgentRoute>('/memory/agents/:agent_id/index/rebuild', { schema: { params: agentParams } }, async (request): Promise<MemoryIndexResponse> => memory().manager.rebuildIndex(request.params.agent_id));
+  app.post<AgentRoute>('/memory/agents/:agent_id/index/rebuild', { schema: { params: agentParams } }, async (request): Promise<MemoryIndexResponse> => memory().rebuildIndex(request.params.agent_id));
 
-  app.delete<AgentRoute>('/memory/agents/:agent_id/index', { schema: { params: agentParams } }, async (request): Promise<MemoryIndexResponse> => memory().manager.removeIndex(request.params.agent_id));
+  app.delete<AgentRoute>('/memory/agents/:agent_id/index', { schema: { params: agentParams } }, async (request): Promise<MemoryIndexResponse> => memory().removeIndex(request.params.agent_id));
 
   app.delete<AgentRoute>('/memory/agents/:agent_id', { schema: { params: agentParams } }, async (request): Promise<MemoryPurgeResponse> => memory().purge(request.params.agent_id));
 }
