@@ -8,6 +8,7 @@ Usage:
   hearth keys create|list|revoke                                               access keys
   hearth secret set|list|delete                                                secret values (secret:NAME)
   hearth config export|plan|apply [FILE] [--prune] [--yes]                     configuration of the running server
+  hearth mcp status|reconnect|login [NAME]                                      MCP tool services of the running server
   hearth --version | --help
 
 Run "hearth serve --help" for the serve options.`;
@@ -18,6 +19,7 @@ const COMMANDS: Record<string, () => Promise<{ run: (argv: string[], context: ne
   keys: () => import('./commands/keys.js'),
   secret: () => import('./commands/secret.js'),
   config: () => import('./commands/config.js'),
+  mcp: () => import('./commands/mcp.js'),
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.js';
 import { configRoutes } from './admin/config.js';
 import { keyRoutes } from './admin/keys.js';
+import { mcpAdminRoutes } from './admin/mcp.js';
 import { statusRoutes } from './admin/status.js';
 
 /** The admin family: loopback only (enforced by the perimeter for every /admin path). */
@@ -9,4 +10,5 @@ export async function adminRoutes(app: FastifyInstance, options: { services: Ser
   statusRoutes(app, options.services);
   keyRoutes(app, options.services);
   configRoutes(app, options.services);
+  mcpAdminRoutes(app, options.services);
 }

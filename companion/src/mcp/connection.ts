@@ -1,0 +1,412 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { CallToolResultSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { McpCallFailure, McpFailureLayer, McpServiceState, McpServiceStatus } from '../../../shared/src/api/bridge.js';
+import type { McpServiceSettings } from '../../../shared/src/api/config.js';
+import type { Logger } from '../logger.js';
+import type { ToolCatalog } from './catalog.js';
+import { discovered, listAllTools, unusableList, usableTools } from './discovery.js';
+import { callFailure, ConnectFailure, describeConnectError, errorResult, resultText } from './failures.js';
+import { StoredOAuthProvider, signedIn, type SecretAccess } from './oauth.js';
+import { redact } from './redact.js';
+import { connectionChanged } from './settings.js';
+import { ProcessTransport } from './stdio-transport.js';
+import { openHttp } from './http-transport.js';
+import { Attempt, closeSession, type Session } from './session.js';
+
+export interface ConnectionContext {
+  catalog: ToolCatalog;
+  secrets: SecretAccess;
+  log: Logger;
+  version: string;
+  /** Called whenever the state or the tools of this service change. */
+  changed(): void;
+}
+
+/** Consecutive failed attempts after which automatic reconnection stops. */
+const MAX_ATTEMPTS = 8;
+const MAX_BACKOFF_MS = 60_000;
+/** Layers worth retrying on their own: the others need the owner (sign-in, settings, the service's code). */
+const RETRYABLE: McpFailureLayer[] = ['transport', 'discovery_timeout'];
+
+/**
+ * One outbound MCP service: connects (stdio or HTTP), discovers its tools into the catalog,
+ * follows list-changed notifications, calls tools with the service's timeout, reconnects with
+ * backoff after transport failures, and reports its state with the layer that failed.
+ */
+export class ServiceConnection {
+  private state: McpServiceState = 'disconnected';
+  private layer: McpFailureLayer | null = null;
+  private message: string | null = null;
+  private since = Date.now();
+  private attempts = 0;
+  private retryTimer?: NodeJS.Timeout;
+  private retryAt: number | null = null;
+  private warnings: string[] = [];
+  private lastCallError: McpCallFailure | null = null;
+  private session?: Session;
+  private serverInfo: { name: string; version: string } | null = null;
+  private generation = 0;
+  private opening?: Promise<void>;
+  private attempt?: Attempt;
+  /** Whether the owner wants this service connected (start, reconnect); cleared by close. */
+  private wanted = false;
+  private raw: Tool[] = [];
+  private secretValues: string[] = [];
+  /** The OAuth sign-in in use: its tokens change on refresh, so they are looked up when redacting. */
+  private oauth?: StoredOAuthProvider;
+
+  constructor(
+    public settings: McpServiceSettings,
+    private readonly context: ConnectionContext,
+  ) {}
+
+  get name(): string {
+    return this.settings.name;
+  }
+
+  /** Applies new settings: a new connection when the connection changed, otherwise only the classes and the view. */
+  async update(next: McpServiceSettings): Promise<void> {
+    const reconnect = connectionChanged(this.settings, next);
+    const wasWanted = this.wanted;
+    this.settings = next;
+    if (!reconnect) {
+      if (this.state === 'connected') this.publish();
+      this.context.changed();
+      return;
+    }
+    await this.close();
+    if (next.enabled && (next.autoConnect || wasWanted)) void this.connect();
+  }
+
+  /** Connects unless connected; resolves when this attempt settled (connected or failed). */
+  connect(): Promise<void> {
+    if (!this.settings.enabled) {
+      this.setState('disconnected', null, 'The service is disabled (enabled: false); its settings are kept.');
+      return Promise.resolve();
+    }
+    this.wanted = true;
+    if (this.opening) return this.opening;
+    if (this.state === 'connected') return Promise.resolve();
+    this.cancelRetry();
+    this.opening = this.open().finally(() => (this.opening = undefined));
+    return this.opening;
+  }
+
+  /** Drops the connection and connects again, with a fresh retry count. */
+  async reconnect(): Promise<void> {
+    await this.close();
+    this.attempts = 0;
+    await this.connect();
+  }
+
+  /** Ends the connection (and its process); the service stays disconnected until asked again. */
+  async close(): Promise<void> {
+    this.wanted = false;
+    this.cancelRetry();
+    this.generation += 1;
+    const session = this.session;
+    const attempt = this.attempt;
+    this.session = undefined;
+    this.attempt = undefined;
+    this.raw = [];
+    this.context.catalog.removeService(this.name);
+    await Promise.all([attempt?.abandon(), session ? closeSession(session) : undefined]);
+    await this.opening?.catch(() => undefined);
+    this.setState('disconnected', null, null);
+  }
+
+  status(): McpServiceStatus {
+    const transport = this.session?.transport ?? this.attempt?.transports.at(-1);
+    const auth = this.settings.auth;
+    return {
+      name: this.name,
+      transport: this.settings.transport,
+      enabled: this.settings.enabled,
+      auto_connect: this.settings.autoConnect,
+      expose: this.settings.expose,
+      state: this.state,
+      layer: this.layer,
+      message: this.message,
+      since: new Date(this.since).toISOString(),
+      protocol: this.session?.protocol ?? null,
+      pid: transport instanceof ProcessTransport && !transport.exitStatus ? transport.pid : null,
+      server: this.serverInfo,
+      auth: auth.type === 'oauth' ? { type: 'oauth', signed_in: signedIn(this.settings, this.context.secrets) } : { type: auth.type },
+      attempts: this.attempts,
+      next_retry_at: this.retryAt === null ? null : new Date(this.retryAt).toISOString(),
+      tools: this.context.catalog.forService(this.name).map((entry) => ({ name: entry.name, tool: entry.tool, class: entry.class, exposed: false })),
+      warnings: [
+        ...this.warnings,
+        ...(transport instanceof ProcessTransport && transport.junkLines > 0 ? [`The process wrote ${transport.junkLines} line(s) to stdout that are not MCP messages (skipped), e.g. "${transport.firstJunk}".`] : []),
+      ],
+      last_call_error: this.lastCallError,
+    };
+  }
+
+  /** Calls one of this service's tools by its own name; failures are results with isError, never throws (except on abort). */
+  async call(tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
+    const session = this.session;
+    if (this.state !== 'connected' || !session) {
+      const why = this.message ? `: ${this.message}` : '.';
+      const message = `The service "${this.name}" is not connected (${this.state}${this.layer ? `, ${this.layer}` : ''})${why}`;
+      this.noteCall(tool, this.layer ?? 'transport', message);
+      return errorResult(message);
+    }
+    const timeout = this.settings.toolCallTimeoutMs;
+    try {
+      const result = (await session.client.callTool({ name: tool, arguments: args }, CallToolResultSchema, { signal, timeout, maxTotalTimeout: timeout })) as CallToolResult;
+      if (result.isError) {
+        const text = this.clean(resultText(result));
+        this.noteCall(tool, /denied|not allowed|outside|permission|forbidden|EACCES|EPERM|unauthori[sz]ed/i.test(text) ? 'execution_denied' : 'tool_error', text);
+      }
+      return result;
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      const failure = callFailure(error, this.name, tool, timeout);
+      this.noteCall(tool, failure.layer, this.clean(failure.message));
+      // The connection itself is broken (an HTTP service that went away, a lost session): start over.
+      if (failure.layer === 'transport' && this.session === session) this.drop(session, `The connection to the service failed during a call: ${failure.message}`);
+      return errorResult(this.clean(failure.message));
+    }
+  }
+
+  private async open(): Promise<void> {
+    const generation = ++this.generation;
+    const attempt = new Attempt();
+    this.attempt = attempt;
+    this.setState('connecting', null, null);
+    const limit = this.settings.discoveryTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new ConnectFailure('discovery_timeout', `The service did not complete the handshake and tool discovery within ${limit} ms (discoveryTimeoutMs).`)), limit);
+    });
+    const starting = this.start(generation, attempt);
+    try {
+      const { session, tools } = await Promise.race([starting, timedOut]);
+      if (generation !== this.generation) {
+        await closeSession(session);
+        return;
+      }
+      this.serverInfo = session.client.getServerVersion() ?? null;
+      const unusable = unusableList(tools);
+      if (unusable) {
+        // Nothing to offer: the process is not kept; the owner fixes the service and reconnects.
+        this.generation += 1;
+        await closeSession(session);
+        this.attempt = undefined;
+        this.fail(unusable.layer, unusable.message);
+        return;
+      }
+      this.session = session;
+      this.attempt = undefined;
+      this.applyTools(tools);
+    } catch (error) {
+      void starting.then(({ session }) => closeSession(session)).catch(() => undefined);
+      await attempt.abandon();
+      if (generation !== this.generation) return;
+      this.attempt = undefined;
+      let failure = error instanceof ConnectFailure ? error : describeConnectError(error);
+      const process = attempt.transports.find((transport): transport is ProcessTransport => transport instanceof ProcessTransport);
+      if (process && process.junkLines > 0 && failure.layer === 'discovery_timeout') {
+        failure = new ConnectFailure('transport', 'The service does not speak MCP on stdout.');
+      }
+      this.fail(failure.layer, this.explain(failure.message, attempt));
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async start(generation: number, attempt: Attempt): Promise<{ session: Session; tools: Tool[] }> {
+    this.secretValues = [];
+    const session = this.settings.transport === 'stdio' ? await this.startProcess(generation, attempt) : await this.startHttp(generation, attempt);
+    const capabilities = session.client.getServerCapabilities();
+    if (!capabilities?.tools) {
+      await closeSession(session);
+      throw new ConnectFailure('zero_tools', 'The service offers no tools (it does not declare the tools capability).');
+    }
+    try {
+      return { session, tools: await listAllTools(session.client, this.settings.discoveryTimeoutMs) };
+    } catch (error) {
+      await closeSession(session);
+      throw error;
+    }
+  }
+
+  private async startProcess(generation: number, attempt: Attempt): Promise<Session> {
+    const env: Record<string, string> = {};
+    for (const [key, value] of Object.entries(this.settings.env)) {
+      const resolved = this.resolveValue(value, `env.${key}`);
+      env[key] = resolved;
+    }
+    const transport = attempt.add(new ProcessTransport({ command: this.settings.command!, args: this.settings.args, env, cwd: this.settings.cwd, redact: (text) => this.clean(text) }));
+    const client = this.newClient(generation);
+    await client.connect(transport);
+    return { client, transport, protocol: 'stdio' };
+  }
+
+  private async startHttp(generation: number, attempt: Attempt): Promise<Session> {
+    const auth = this.settings.auth;
+    const headers: Record<string, string> = {};
+    let provider: StoredOAuthProvider | undefined;
+    if (auth.type === 'token') headers.Authorization = `Bearer ${this.resolveValue(auth.token, 'auth.token')}`;
+    if (auth.type === 'headers') for (const [name, reference] of Object.entries(auth.headers)) headers[name] = this.resolveValue(reference, `auth.headers.${name}`);
+    if (auth.type === 'oauth') {
+      provider = new StoredOAuthProvider(this.settings, this.context.secrets);
+      this.oauth = provider;
+      if (!provider.tokens()) throw new ConnectFailure('authentication', `Not signed in. Sign in with: hearth mcp login ${this.name}`);
+    }
+    const opened = await openHttp(new URL(this.settings.url!), { headers, authProvider: provider, newClient: () => this.newClient(generation), track: (transport) => attempt.add(transport) });
+    return opened;
+  }
+
+  private newClient(generation: number): Client {
+    const client = new Client(
+      { name: 'hearth', version: this.context.version },
+      {
+        capabilities: {},
+        listChanged: { tools: { autoRefresh: false, debounceMs: 100, onChanged: () => void this.refresh(generation) } },
+      },
+    );
+    client.onclose = () => this.lost(generation);
+    // Errors surface through the request that failed or the close; nothing to do per error.
+    client.onerror = () => undefined;
+    return client;
+  }
+
+  /** A list-changed notification: the whole catalog of the service is fetched again and replaces the old one. */
+  private async refresh(generation: number): Promise<void> {
+    const session = this.session;
+    if (generation !== this.generation || !session) return;
+    try {
+      const tools = await listAllTools(session.client, this.settings.discoveryTimeoutMs);
+      if (generation !== this.generation) return;
+      this.applyTools(tools);
+    } catch (error) {
+      if (generation !== this.generation) return;
+      const failure = error instanceof ConnectFailure ? error : describeConnectError(error);
+      this.context.log.warn({ service: this.name, layer: failure.layer }, `MCP service "${this.name}": refreshing its tools failed: ${this.clean(failure.message)}`);
+      this.warnings = [`Refreshing the tool list failed (${failure.layer}): ${this.clean(failure.message)}`];
+      this.context.changed();
+    }
+  }
+
+  /**
+   * Puts a tool list in the catalog, replacing the service's previous one at once. After a
+   * refresh an unusable list empties the service's catalog and marks it failed (zero_tools,
+   * schema); the connection stays, so a later list-changed notification can bring tools back.
+   */
+  private applyTools(tools: Tool[]): void {
+    const unusable = unusableList(tools);
+    if (unusable) {
+      this.raw = [];
+      this.warnings = [];
+      this.context.catalog.removeService(this.name);
+      this.fail(unusable.layer, unusable.message);
+      return;
+    }
+    const { usable, problems } = usableTools(tools);
+    this.warnings = problems.length > 0 ? [`${problems.length} tool(s) skipped: ${problems.join('; ')}`] : [];
+    this.raw = usable;
+    this.attempts = 0;
+    this.publish();
+    this.setState('connected', null, null);
+  }
+
+  /** Puts the discovered tools in the catalog with their classes under the current settings. */
+  private publish(): void {
+    this.context.catalog.replaceService(this.name, discovered(this.raw, this.settings.tool_classes));
+  }
+
+  /** The connection ended without being asked to. */
+  private lost(generation: number): void {
+    if (generation !== this.generation || !this.session) return;
+    this.drop(this.session, 'The connection to the service closed unexpectedly.');
+  }
+
+  /** Gives up a broken session: its tools leave the catalog, the service is failed (transport) and retried. */
+  private drop(session: Session, message: string): void {
+    if (this.session !== session) return;
+    this.generation += 1;
+    this.session = undefined;
+    this.raw = [];
+    this.context.catalog.removeService(this.name);
+    void closeSession(session);
+    const attempt = new Attempt();
+    attempt.add(session.transport);
+    this.fail('transport', this.explain(message, attempt));
+  }
+
+  private fail(layer: McpFailureLayer, message: string): void {
+    this.attempts += 1;
+    this.setState('failed', layer, message);
+    this.context.log.warn({ service: this.name, layer }, `MCP service "${this.name}" failed (${layer}): ${message}`);
+    if (RETRYABLE.includes(layer)) this.scheduleRetry();
+  }
+
+  private scheduleRetry(): void {
+    if (!this.wanted || !this.settings.enabled) return;
+    if (this.attempts >= MAX_ATTEMPTS) {
+      this.message = `${this.message ?? ''} Gave up after ${this.attempts} attempts; reconnect with: hearth mcp reconnect ${this.name}`.trim();
+      this.context.changed();
+      return;
+    }
+    const delay = Math.min(1000 * 2 ** Math.max(0, this.attempts - 1), MAX_BACKOFF_MS);
+    this.retryAt = Date.now() + delay;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.retryAt = null;
+      void this.connect();
+    }, delay);
+    this.retryTimer.unref();
+    this.context.changed();
+  }
+
+  private cancelRetry(): void {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.retryAt = null;
+  }
+
+  private setState(state: McpServiceState, layer: McpFailureLayer | null, message: string | null): void {
+    if (state !== this.state || layer !== this.layer || message !== this.message) this.since = Date.now();
+    this.state = state;
+    this.layer = layer;
+    this.message = message === null ? null : this.clean(message);
+    if (state !== 'failed') this.cancelRetry();
+    this.context.changed();
+  }
+
+  private noteCall(tool: string, layer: McpCallFailure['layer'], message: string): void {
+    this.lastCallError = { tool, layer, message: this.clean(message).slice(0, 1000), at: new Date().toISOString() };
+    this.context.changed();
+  }
+
+  /** A secret reference from the settings, resolved; an unset one fails the attempt (configuration). */
+  private resolveValue(value: string, field: string): string {
+    if (!/^(secret|env):[A-Za-z_][A-Za-z0-9_]*$/.test(value)) return value;
+    const resolved = this.context.secrets.resolve(value);
+    if (resolved === undefined) {
+      const [kind, name] = value.split(':');
+      throw new ConnectFailure('configuration', `${field} refers to ${kind === 'secret' ? `the secret ${name}, which is not set (hearth secret set ${name})` : `the environment variable ${name}, which is not set`}.`);
+    }
+    this.secretValues.push(resolved);
+    return resolved;
+  }
+
+  /** Adds what the process said on its way out: exit status, last stderr line, stray stdout. */
+  private explain(message: string, attempt: Attempt): string {
+    const process = attempt.transports.find((transport): transport is ProcessTransport => transport instanceof ProcessTransport);
+    if (!process) return message;
+    const parts = [message];
+    const exit = process.exitStatus;
+    if (exit) parts.push(`The process ${exit.signal ? `was ended by ${exit.signal}` : `exited with code ${exit.code}`}.`);
+    const last = process.stderrTail.at(-1);
+    if (last) parts.push(`Its last error output: ${last}`);
+    if (process.junkLines > 0) parts.push(`It wrote ${process.junkLines} line(s) to stdout that are not MCP messages (stdout must carry only JSON-RPC), e.g. "${process.firstJunk}".`);
+    return parts.join(' ');
+  }
+
+  private clean(text: string): string {
+    return redact(text, this.oauth ? [...this.secretValues, ...this.oauth.secretValues()] : this.secretValues);
+  }
+}

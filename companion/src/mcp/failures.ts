@@ -1,0 +1,69 @@
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { McpCallFailure, McpFailureLayer } from '../../../shared/src/api/bridge.js';
+
+/** A failed connection attempt, with the layer that failed. */
+export class ConnectFailure extends Error {
+  constructor(
+    readonly layer: McpFailureLayer,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ConnectFailure';
+  }
+}
+
+/** The HTTP status an SDK transport error carries, if any. */
+export function httpStatus(error: unknown): number | undefined {
+  if (error instanceof StreamableHTTPError || error instanceof SseError) return error.code;
+  return undefined;
+}
+
+/** Which layer an error from connecting belongs to, with a message for the owner. */
+export function describeConnectError(error: unknown): ConnectFailure {
+  const message = error instanceof Error ? error.message : String(error);
+  const status = httpStatus(error);
+  if (error instanceof UnauthorizedError || error instanceof OAuthError || status === 401 || status === 403) {
+    return new ConnectFailure('authentication', `The service refused Hearth's credentials${status ? ` (HTTP ${status})` : ''}: ${message}`);
+  }
+  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) return new ConnectFailure('discovery_timeout', `The service did not answer in time: ${message}`);
+  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) return new ConnectFailure('transport', 'The connection closed before the handshake and discovery completed.');
+  const code = (error as NodeJS.ErrnoException)?.code;
+  if (code === 'ENOENT' || code === 'EACCES') return new ConnectFailure('configuration', `The command could not be started (${code}): ${message}. Check command, args and cwd.`);
+  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
+  if (cause?.code) return new ConnectFailure('transport', `The service could not be reached (${cause.code}): ${cause.message ?? message}`);
+  if (status) return new ConnectFailure('transport', `The service answered HTTP ${status}: ${message}`);
+  return new ConnectFailure('transport', message);
+}
+
+/** Which layer a failed tool call belongs to. */
+export function callFailure(error: unknown, service: string, tool: string, timeoutMs: number): { layer: McpCallFailure['layer']; message: string } {
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof McpError) {
+    if (error.code === ErrorCode.RequestTimeout) return { layer: 'timeout', message: `The tool "${tool}" of "${service}" did not answer within ${timeoutMs} ms (toolCallTimeoutMs); Hearth cancelled the call.` };
+    if (error.code === ErrorCode.ConnectionClosed) return { layer: 'transport', message: `The service "${service}" closed the connection during the call of "${tool}".` };
+    if (error.code === ErrorCode.InvalidParams) return { layer: 'schema', message: `The service "${service}" refused the call of "${tool}": ${message}` };
+    return { layer: 'tool_error', message: `The service "${service}" answered the call of "${tool}" with an error: ${message}` };
+  }
+  const status = httpStatus(error);
+  if (error instanceof UnauthorizedError || error instanceof OAuthError || status === 401 || status === 403) {
+    return { layer: 'authentication', message: `The service "${service}" refused Hearth's credentials during the call of "${tool}": ${message}` };
+  }
+  return { layer: 'transport', message: `The call of "${tool}" on "${service}" failed: ${message}` };
+}
+
+/** A tool result that reports a failure as data (MCP `isError`). */
+export function errorResult(message: string): CallToolResult {
+  return { content: [{ type: 'text', text: message }], isError: true };
+}
+
+/** The text blocks of a tool result, joined. */
+export function resultText(result: CallToolResult): string {
+  return result.content
+    .filter((block): block is { type: 'text'; text: string } => block.type === 'text')
+    .map((block) => block.text)
+    .join('\n');
+}

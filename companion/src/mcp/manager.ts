@@ -1,0 +1,217 @@
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { McpLoginStart, McpServiceStatus } from '../../../shared/src/api/bridge.js';
+import type { McpServiceSettings } from '../../../shared/src/api/config.js';
+import { HearthError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { ToolCatalog, type CatalogEntry } from './catalog.js';
+import { exposedUnder } from './classes.js';
+import { ServiceConnection } from './connection.js';
+import { errorResult } from './failures.js';
+import { StoredOAuthProvider, type SecretAccess } from './oauth.js';
+import { redact } from './redact.js';
+
+export interface McpManagerOptions {
+  services: McpServiceSettings[];
+  secrets: SecretAccess;
+  log: Logger;
+  version: string;
+}
+
+/** How long a started sign-in waits for its redirect. */
+const LOGIN_TTL_MS = 15 * 60_000;
+
+interface PendingLogin {
+  service: string;
+  provider: StoredOAuthProvider;
+  url: string;
+  expires: number;
+}
+
+/**
+ * The outbound MCP services: one connection each, the tool catalog they fill, OAuth sign-in,
+ * and the state of each for the owner. Starting never waits for a service; closing ends every
+ * connection and every process.
+ */
+export class McpManager {
+  readonly catalog = new ToolCatalog();
+  private readonly connections = new Map<string, ServiceConnection>();
+  private readonly listeners = new Set<() => void>();
+  private readonly logins = new Map<string, PendingLogin>();
+  private queue: Promise<void> = Promise.resolve();
+  private started = false;
+  private closed = false;
+
+  constructor(private readonly options: McpManagerOptions) {
+    for (const settings of options.services) this.connections.set(settings.name, this.connection(settings));
+  }
+
+  /** Connects every enabled auto-connect service in the background. */
+  start(): void {
+    if (this.started || this.closed) return;
+    this.started = true;
+    for (const connection of this.connections.values()) {
+      if (connection.settings.enabled && connection.settings.autoConnect) void connection.connect();
+    }
+  }
+
+  /** Puts a new mcp_services section in force: removed services close, changed ones reconnect, new ones connect. */
+  configure(services: McpServiceSettings[]): void {
+    if (this.closed) return;
+    const next = new Map(services.map((settings) => [settings.name, settings]));
+    this.queue = this.queue.then(async () => {
+      const work: Promise<void>[] = [];
+      for (const [name, connection] of this.connections) {
+        if (next.has(name)) continue;
+        this.connections.delete(name);
+        work.push(connection.close());
+      }
+      for (const settings of services) {
+        const existing = this.connections.get(settings.name);
+        if (existing) work.push(existing.update(settings));
+        else {
+          const connection = this.connection(settings);
+          this.connections.set(settings.name, connection);
+          if (this.started && settings.enabled && settings.autoConnect) void connection.connect();
+        }
+      }
+      await Promise.all(work);
+      this.emit();
+    });
+    this.queue = this.queue.catch((error: unknown) => this.options.log.error({ err: error }, 'reconfiguring MCP services failed'));
+  }
+
+  /** Resolves once every configuration change asked for so far is in force. */
+  settled(): Promise<void> {
+    return this.queue;
+  }
+
+  status(): McpServiceStatus[] {
+    return [...this.connections.values()].map((connection) => this.describe(connection));
+  }
+
+  serviceStatus(name: string): McpServiceStatus {
+    return this.describe(this.get(name));
+  }
+
+  /** Drops and re-opens one service's connection; resolves with its state once the attempt settled. */
+  async reconnect(name: string): Promise<McpServiceStatus> {
+    const connection = this.get(name);
+    if (!connection.settings.enabled) throw new HearthError('invalid_request_error', `The MCP service "${name}" is disabled; enable it in the configuration first.`, { param: 'name' });
+    await connection.reconnect();
+    return this.describe(connection);
+  }
+
+  /** Every tool of the catalog (the agents' view). External callers use permittedTools() on this. */
+  entries(): readonly CatalogEntry[] {
+    return this.catalog.all();
+  }
+
+  /** Runs a catalog entry with its service's timeout; failures come back as `isError` results. */
+  async call(entry: CatalogEntry, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
+    const connection = entry.service === null ? undefined : this.connections.get(entry.service);
+    if (!connection) return errorResult(`The tool "${entry.name}" has no implementation here.`);
+    return connection.call(entry.tool, args, signal);
+  }
+
+  /**
+   * Starts OAuth sign-in for an HTTP service: discovery, dynamic client registration and PKCE
+   * through the SDK; the browser is to open authorization_url and comes back to redirectUri.
+   */
+  async beginLogin(name: string, redirectUri: string): Promise<McpLoginStart> {
+    const connection = this.get(name);
+    const settings = connection.settings;
+    if (settings.transport !== 'http' || settings.auth.type !== 'oauth' || !settings.url) {
+      throw new HearthError('invalid_request_error', `The MCP service "${name}" does not use OAuth (auth.type: oauth on an http service).`, { param: 'name' });
+    }
+    this.expireLogins();
+    const provider = new StoredOAuthProvider(settings, this.options.secrets, redirectUri);
+    // A sign-in is always fresh: the owner may be switching accounts.
+    provider.invalidateCredentials('tokens');
+    let result;
+    try {
+      result = await auth(provider, { serverUrl: settings.url });
+    } catch (error) {
+      const message = redact(error instanceof Error ? error.message : String(error), provider.secretValues());
+      throw new HearthError('provider_error', `Starting sign-in with "${name}" failed: ${message}`, { param: 'name' });
+    }
+    if (result === 'AUTHORIZED' || !provider.authorizationUrl || !provider.lastState) {
+      throw new HearthError('provider_error', `The authorization server of "${name}" did not ask for a browser sign-in.`, { param: 'name' });
+    }
+    this.logins.set(provider.lastState, { service: name, provider, url: settings.url, expires: Date.now() + LOGIN_TTL_MS });
+    return { service: name, authorization_url: provider.authorizationUrl.href, redirect_uri: redirectUri };
+  }
+
+  /** The redirect came back: exchanges the code (PKCE), keeps the tokens as a secret, reconnects. */
+  async finishLogin(state: string, code: string): Promise<McpServiceStatus> {
+    this.expireLogins();
+    const pending = this.logins.get(state);
+    this.logins.delete(state);
+    if (!pending) throw new HearthError('invalid_request_error', 'This sign-in is unknown or has expired. Start again with: hearth mcp login NAME', { param: 'state' });
+    try {
+      await auth(pending.provider, { serverUrl: pending.url, authorizationCode: code });
+    } catch (error) {
+      const message = redact(error instanceof Error ? error.message : String(error), pending.provider.secretValues());
+      throw new HearthError('provider_error', `Completing sign-in with "${pending.service}" failed: ${message}`, { param: 'code' });
+    }
+    const connection = this.connections.get(pending.service);
+    if (!connection) throw new HearthError('mcp_service_not_found', `The MCP service "${pending.service}" was removed during sign-in.`);
+    await connection.reconnect();
+    return this.describe(connection);
+  }
+
+  /** Listens to every change of state or catalog. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Ends every connection and process; nothing is left running. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.queue.catch(() => undefined);
+    await Promise.all([...this.connections.values()].map((connection) => connection.close()));
+    this.logins.clear();
+    this.listeners.clear();
+  }
+
+  private connection(settings: McpServiceSettings): ServiceConnection {
+    return new ServiceConnection(settings, {
+      catalog: this.catalog,
+      secrets: this.options.secrets,
+      log: this.options.log,
+      version: this.options.version,
+      changed: () => this.emit(),
+    });
+  }
+
+  private get(name: string): ServiceConnection {
+    const connection = this.connections.get(name);
+    if (!connection) throw new HearthError('mcp_service_not_found', `No MCP service is named "${name}". List them with GET /admin/mcp/services.`, { param: 'name' });
+    return connection;
+  }
+
+  private describe(connection: ServiceConnection): McpServiceStatus {
+    const status = connection.status();
+    status.tools = status.tools.map((tool) => ({ ...tool, exposed: connection.settings.enabled && exposedUnder(connection.settings.expose, tool.class) }));
+    if (!connection.settings.enabled && status.state === 'disconnected') status.message = 'Disabled (enabled: false); the settings are kept.';
+    else if (status.state === 'disconnected' && !status.message && !connection.settings.autoConnect) status.message = `Not connected (autoConnect: false). Connect with: hearth mcp reconnect ${connection.name}`;
+    return status;
+  }
+
+  private expireLogins(): void {
+    const now = Date.now();
+    for (const [state, pending] of this.logins) if (pending.expires <= now) this.logins.delete(state);
+  }
+
+  private emit(): void {
+    for (const listener of this.listeners) {
+      try {
+        listener();
+      } catch {
+        // One listener's failure stays its own.
+      }
+    }
+  }
+}

@@ -1,0 +1,49 @@
+import type { FastifyInstance } from 'fastify';
+import { HearthError } from '../../errors.js';
+import { OAUTH_CALLBACK_PATH } from '../../mcp/oauth.js';
+import type { Services } from '../../services.js';
+import type { McpLoginStart, McpServiceList, McpServiceStatus } from '../../../../shared/src/api/bridge.js';
+
+const nameParams = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
+
+/** Loopback-only state of the MCP services, reconnects, and OAuth sign-in with its redirect route. */
+export function mcpAdminRoutes(app: FastifyInstance, services: Services): void {
+  app.get('/admin/mcp/services', async (): Promise<McpServiceList> => ({ services: services.mcp.status() }));
+
+  app.get<{ Params: { name: string } }>('/admin/mcp/services/:name', { schema: { params: nameParams } }, async (request): Promise<McpServiceStatus> => services.mcp.serviceStatus(request.params.name));
+
+  app.post<{ Params: { name: string } }>('/admin/mcp/services/:name/reconnect', { schema: { params: nameParams } }, async (request): Promise<McpServiceStatus> => services.mcp.reconnect(request.params.name));
+
+  // The redirect comes back to the address the owner is using now (the perimeter has checked it is loopback).
+  app.post<{ Params: { name: string } }>('/admin/mcp/services/:name/login', { schema: { params: nameParams } }, async (request): Promise<McpLoginStart> => {
+    const host = request.headers.host;
+    if (!host) throw new HearthError('invalid_request_error', 'A Host header is required to build the sign-in redirect.');
+    return services.mcp.beginLogin(request.params.name, `http://${host}${OAUTH_CALLBACK_PATH}`);
+  });
+
+  app.get<{ Querystring: { code?: string; state?: string; error?: string; error_description?: string } }>(OAUTH_CALLBACK_PATH, async (request, reply) => {
+    const { code, state, error, error_description: description } = request.query;
+    const page = (status: number, title: string, text: string) =>
+      reply
+        .status(status)
+        .type('text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .header('content-security-policy', "default-src 'none'")
+        .send(`<!doctype html><meta charset="utf-8"><title>${escape(title)}</title><h1>${escape(title)}</h1><p>${escape(text)}</p>`);
+    if (error) return page(400, 'Sign-in was not completed', `The authorization server answered: ${error}${description ? ` (${description})` : ''}.`);
+    if (!code || !state) return page(400, 'Sign-in was not completed', 'The redirect carries no code or state.');
+    try {
+      const status = await services.mcp.finishLogin(state, code);
+      const connected = status.state === 'connected';
+      return page(200, connected ? `Signed in to ${status.name}` : `Signed in; ${status.name} is ${status.state}`, connected ? 'Hearth is connected to the service. You can close this window.' : (status.message ?? 'See hearth mcp status.'));
+    } catch (failure) {
+      const message = failure instanceof HearthError ? failure.message : 'Sign-in failed; details are in the server log.';
+      if (!(failure instanceof HearthError)) request.log.error({ err: failure }, 'OAuth sign-in failed');
+      return page(400, 'Sign-in failed', message);
+    }
+  });
+}
+
+function escape(text: string): string {
+  return text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
+}

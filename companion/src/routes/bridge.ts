@@ -1,0 +1,32 @@
+import type { FastifyInstance } from 'fastify';
+import { clientGone } from '../http/sse.js';
+import { callTool, listTools } from '../mcp/bridge.js';
+import type { Services } from '../services.js';
+import type { BridgeCallRequest, BridgeCallResult, BridgeToolList } from '../../../shared/src/api/bridge.js';
+
+const callBody = {
+  type: 'object',
+  required: ['name'],
+  additionalProperties: false,
+  properties: { name: { type: 'string', minLength: 1, maxLength: 256 }, arguments: { type: 'object' } },
+} as const;
+
+/**
+ * The tool bridge (SPEC.md §2.5, §4): GET /mcp/tools lists the tools this caller may use,
+ * POST /mcp/call runs one. Not an MCP transport: MCP clients use /mcp (routes/mcp-server.ts).
+ */
+export async function bridgeRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
+  const { services } = options;
+  const bodyLimit = services.config.server.limits.tools_body_mb * 1024 * 1024;
+
+  app.get('/mcp/tools', async (request): Promise<BridgeToolList> => ({
+    tools: listTools({ manager: services.mcp, config: services.config, grant: request.grant }),
+  }));
+
+  app.post<{ Body: BridgeCallRequest }>('/mcp/call', { bodyLimit, schema: { body: callBody } }, async (request, reply): Promise<BridgeCallResult> => {
+    // A client that goes away cancels the call at the service.
+    const signal = clientGone(request, reply, services.shutdown);
+    const caller = { manager: services.mcp, config: services.config, grant: request.grant };
+    return (await callTool(caller, request.body.name, request.body.arguments ?? {}, signal)) as BridgeCallResult;
+  });
+}
