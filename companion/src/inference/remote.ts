@@ -1,24 +1,14 @@
+import type { ProviderStatus } from '../../../shared/src/api/admin.js';
+import type { ProviderSettings } from '../../../shared/src/api/config.js';
 import { HearthError } from '../errors.js';
 import { redact, upstreamError } from './remote-stream.js';
 import { displayUrl, endpoint, networkReason, parseModelList, raceAbort, type ModelEntry } from './remote-wire.js';
 
 export { redact, rewriteModelJson, rewriteModelStream, upstreamError } from './remote-stream.js';
+export type { ProviderStatus };
 
 /** One entry of the config document's `providers` section (companion -> model provider). */
-export interface ProviderConfig {
-  /** `[a-z0-9][a-z0-9._-]*`; the prefix of the provider's model ids. */
-  name: string;
-  /** OpenAI-compatible base URL including its /v1 if any. */
-  base_url: string;
-  /** A secret reference, `secret:NAME` or `env:NAME`; never the value. */
-  api_key?: string;
-  /** A fixed model list; otherwise discovered with GET {base_url}/models. */
-  models?: string[];
-  /** Extra headers; values may be references too. */
-  headers?: Record<string, string>;
-  /** Whole request; default 600000. Connect/first byte is capped at 30000. */
-  timeout_ms?: number;
-}
+export type ProviderConfig = Omit<ProviderSettings, 'api_key'> & { api_key?: string };
 
 /** `secret:NAME` / `env:NAME` -> value, or undefined when not set. */
 export type ResolveSecret = (reference: string) => string | undefined;
@@ -29,15 +19,6 @@ export interface RemoteModel {
   provider: string;
   model: string;
   owned_by: string;
-}
-
-export interface ProviderStatus {
-  name: string;
-  /** The base URL without user info, query or fragment. */
-  base_url: string;
-  ok: boolean;
-  error?: string;
-  models: number;
 }
 
 export type ForwardPath = '/chat/completions' | '/responses' | '/embeddings';

@@ -12,6 +12,7 @@ export interface LoadedModelStatus {
 
 export interface ProviderStatus {
   name: string;
+  /** The base URL without user info, query or fragment. */
   base_url: string;
   ok: boolean;
   error?: string;
