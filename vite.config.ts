@@ -33,6 +33,8 @@ const pwa = SvelteKitPWA({
     globPatterns: ['client/**/*.{js,css,ico,png,svg,webp,woff2,wasm,webmanifest}', 'prerendered/**/*.{html,json}'],
     // In-browser engines ship multi-megabyte chunks and wasm; they must be precached for offline use.
     maximumFileSizeToCacheInBytes: 32 * 1024 * 1024,
+    // The first visit is offline-capable at once; later versions still wait for the user (prompt).
+    clientsClaim: true,
     navigateFallback: '/200.html',
     navigateFallbackDenylist: apiPaths,
   },
@@ -79,8 +81,10 @@ export default defineConfig({
           name: 'browser',
           environment: 'node',
           include: ['tests/browser/**/*.test.ts'],
-          // Real Chromium, real `hearth serve`, real wllama: one file at a time on a 2-core machine.
+          // Real Chromium, real `hearth serve`, real wllama: one file at a time on a 2-core machine,
+          // and only after the other projects, so their CPU-heavy tests never share the machine.
           fileParallelism: false,
+          sequence: { groupOrder: 1 },
           globalSetup: ['tests/browser/global-setup.ts'],
           testTimeout: 180_000,
           hookTimeout: 300_000,

@@ -7,8 +7,10 @@ import { chromium, type Browser, type BrowserContext, type BrowserContextOptions
 export const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const SCREENSHOTS = fileURLToPath(new URL('../../test-results/screenshots/', import.meta.url));
 
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
 export function launch(extraFlags: string[] = []): Promise<Browser> {
-  return chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: [...FLAGS, ...extraFlags] });
+  return chromium.launch({ executablePath: CHROMIUM, args: [...FLAGS, ...extraFlags] });
 }
 
 export const DESKTOP = { width: 1280, height: 800 };

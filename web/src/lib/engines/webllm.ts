@@ -35,7 +35,8 @@ export async function probeWebGpu(nav: GpuNavigator = navigator as GpuNavigator)
 }
 
 const isChatModel = (record: ModelRecord) => record.model_type === undefined || record.model_type === 0;
-const needsF16 = (record: ModelRecord) => record.required_features?.includes('shader-f16') ?? false;
+/** f16 weights (q4f16, q0f16, …) need shader-f16 even where the record does not say so. */
+const needsF16 = (record: ModelRecord) => (record.required_features?.includes('shader-f16') ?? false) || /q\d+f16/.test(record.model_id);
 
 export class WebLlmEngine implements BrowserEngine {
   readonly kind = 'webllm' as const;
@@ -92,7 +93,8 @@ export class WebLlmEngine implements BrowserEngine {
     }
     const cached = await webllm.hasModelInCache(model).catch(() => false);
     if (!cached && !navigator.onLine) {
-      throw new EngineError(`${model} is not stored in this browser and the network is off. Connect once to download it (about ${record.vram_required_MB ? Math.round(record.vram_required_MB) + ' MB' : 'its size'}), then it works offline.`, 'offline');
+      const size = record.vram_required_MB ? `about ${((record.vram_required_MB * 1048576) / 1e9).toFixed(1)} GB` : 'its full size';
+      throw new EngineError(`${model} is not stored in this browser and the network is off. Connect once to download it (${size}); after that it works offline.`, 'offline');
     }
     await this.unload();
     try {

@@ -26,7 +26,7 @@ export class WllamaEngine implements BrowserEngine {
       kind: this.kind,
       available,
       reason: !simd ? 'This browser lacks WebAssembly SIMD, which llama.cpp needs.' : !opfs ? 'This browser cannot store files (no OPFS).' : null,
-      details: { simd, opfs, threads: 1, loaded: this.#loaded },
+      details: { simd, opfs, threads: '1', loaded: this.#loaded },
     };
   }
 

@@ -258,6 +258,8 @@ export class ChatStore {
       this.streaming = null;
       this.#controller = null;
       await this.#save(conversation);
+      // A companion model is loaded by its first reply: the picker should say so.
+      if (ref.runtime === 'companion') void models.refreshCompanion();
     }
   }
 

@@ -13,6 +13,8 @@ export class ServerStore {
   status = $state<ConnectionStatus>('checking');
   /** Why the last check failed, in words. */
   problem = $state<string | null>(null);
+  /** The error behind `problem`, for a tooltip. */
+  detail = $state<string | null>(null);
   details = $state<ServerStatus | null>(null);
   detailsError = $state<string | null>(null);
   /** Model ids with a load or unload under way. */
@@ -27,6 +29,7 @@ export class ServerStore {
       this.version = (await health(AbortSignal.timeout(5000))).version;
       this.status = 'connected';
       this.problem = null;
+      this.detail = null;
     } catch (error) {
       this.#failed(error);
     }
@@ -39,7 +42,8 @@ export class ServerStore {
       this.problem = 'The companion asks for an API key.';
     } else {
       this.status = 'unreachable';
-      this.problem = typeof navigator !== 'undefined' && !navigator.onLine ? 'This device is offline.' : `The companion did not answer: ${describe(error)}`;
+      this.problem = typeof navigator !== 'undefined' && !navigator.onLine ? 'This device is offline.' : 'The companion is not answering.';
+      this.detail = describe(error);
     }
   }
 

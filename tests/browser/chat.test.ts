@@ -1,0 +1,269 @@
+/**
+ * The app against a real `hearth serve` on the tiny model, in real Chromium: install facts,
+ * streaming, stop, history across reloads, conversation management, safe Markdown.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningServer } from '../helpers/server.js';
+import { startServerWithSlowModel } from './slow-model.js';
+import { adminStatus, chooseModel, lastReply, replyEnds, send, setSetting } from './app-helpers.js';
+import { CHROMIUM, DESKTOP, FLAGS, launch, screenshot, waitForServiceWorker, watch } from './harness.js';
+
+let server: RunningServer;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let errors: string[];
+
+beforeAll(async () => {
+  server = await startServerWithSlowModel();
+  browser = await launch();
+  context = await browser.newContext({ viewport: DESKTOP, colorScheme: 'light' });
+  page = await context.newPage();
+  errors = watch(page);
+  await page.goto(server.url);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+/** Width and height from a PNG's IHDR chunk. */
+function pngSize(bytes: Buffer): { width: number; height: number } {
+  expect(bytes.subarray(1, 4).toString('latin1')).toBe('PNG');
+  return { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
+}
+
+describe('the installable app', () => {
+  it('is served by the companion with a manifest, real icons and a service worker controlling the page', async () => {
+    await expect(page.getByRole('link', { name: 'Hearth' })).toBeDefined();
+    const manifestHref = await page.locator('link[rel="manifest"]').getAttribute('href');
+    const manifest = (await (await fetch(new URL(manifestHref!, server.url))).json()) as {
+      display: string;
+      start_url: string;
+      theme_color: string;
+      background_color: string;
+      icons: { src: string; sizes: string; purpose?: string; type: string }[];
+    };
+    expect(manifest).toMatchObject({ display: 'standalone', start_url: '/' });
+    expect(manifest.theme_color).toMatch(/^#/);
+    expect(manifest.background_color).toMatch(/^#/);
+    expect(manifest.icons.some((icon) => icon.purpose === 'maskable')).toBe(true);
+    for (const icon of manifest.icons) {
+      const response = await fetch(new URL(icon.src, server.url));
+      expect(response.headers.get('content-type')).toBe('image/png');
+      const [width, height] = icon.sizes.split('x').map(Number);
+      expect(pngSize(Buffer.from(await response.arrayBuffer()))).toEqual({ width, height });
+    }
+    expect(manifest.icons.map((icon) => icon.sizes)).toEqual(expect.arrayContaining(['192x192', '512x512']));
+
+    await waitForServiceWorker(page);
+    const worker = await page.evaluate(async () => {
+      const registration = await navigator.serviceWorker.getRegistration();
+      return { scope: registration?.scope, script: navigator.serviceWorker.controller?.scriptURL };
+    });
+    expect(worker).toEqual({ scope: `${server.url}/`, script: `${server.url}/sw.js` });
+    await expect.poll(() => page.getAttribute('.status', 'data-status')).toBe('connected');
+  });
+
+  it('is installable by Chromium\'s own checks', async () => {
+    // Incognito contexts are never installable, so this one uses a profile on disk.
+    const profile = mkdtempSync(join(tmpdir(), 'hearth-profile-'));
+    const persistent = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: FLAGS, viewport: DESKTOP });
+    try {
+      const installPage = persistent.pages()[0] ?? (await persistent.newPage());
+      await installPage.goto(server.url);
+      await waitForServiceWorker(installPage);
+      const cdp = await persistent.newCDPSession(installPage);
+      const { installabilityErrors } = (await cdp.send('Page.getInstallabilityErrors')) as { installabilityErrors: { errorId: string }[] };
+      expect(installabilityErrors).toEqual([]);
+      const { url, data } = (await cdp.send('Page.getAppManifest')) as { url: string; data: string };
+      expect(url).toBe(`${server.url}/manifest.webmanifest`);
+      expect(JSON.parse(data)).toMatchObject({ name: 'Hearth', display: 'standalone' });
+    } finally {
+      await persistent.close();
+      rmSync(profile, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('chat with a companion model', () => {
+  it('streams a reply into the page and shows token usage and speed', async () => {
+    await chooseModel(page, 'companion:tiny');
+    await setSetting(page, 'Max tokens', '48');
+    // Record every length the reply's text goes through while it streams.
+    await page.evaluate(() => {
+      const lengths: number[] = [];
+      (window as unknown as { lengths: number[] }).lengths = lengths;
+      new MutationObserver(() => {
+        const replies = document.querySelectorAll('article[data-role="assistant"] .markdown');
+        const text = replies[replies.length - 1]?.textContent ?? '';
+        if (lengths.at(-1) !== text.length) lengths.push(text.length);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+    await send(page, 'Hello, who are you?');
+
+    const text = await replyEnds(page);
+    expect(text.length).toBeGreaterThan(0);
+    const lengths = await page.evaluate(() => (window as unknown as { lengths: number[] }).lengths);
+    expect(new Set(lengths.filter((length) => length > 0)).size).toBeGreaterThan(2);
+    const stats = await lastReply(page).getByTestId('stats').innerText();
+    expect(stats).toMatch(/^48 tokens · \d+ prompt · [\d.]+ tok\/s · [\d.]+ s$/);
+    await expect.poll(() => page.locator('nav[aria-label="Conversations"] li').count()).toBe(1);
+    await screenshot(page, 'chat-desktop-light');
+  });
+
+  it('stops a reply: the text so far stays, the companion stops generating', async () => {
+    const generated = async () => (await adminStatus(server.url)).loaded.find((model) => model.id === 'slow')?.generated_tokens ?? 0;
+    await chooseModel(page, 'companion:slow');
+    await setSetting(page, 'Max tokens', '1800');
+    const before = await generated();
+    await send(page, 'Tell me a long story.');
+    await page.waitForFunction(() => {
+      const replies = document.querySelectorAll('article[data-role="assistant"][data-status="streaming"] .markdown');
+      return (replies[replies.length - 1]?.textContent ?? '').length > 0;
+    });
+    await page.getByRole('button', { name: 'Stop' }).click();
+
+    const text = await replyEnds(page, 'stopped');
+    expect(text.length).toBeGreaterThan(0);
+    await expect.poll(async () => (await adminStatus(server.url)).loaded.find((model) => model.id === 'slow')?.busy, { timeout: 10_000 }).toBe(0);
+    const after = await generated();
+    expect(after - before).toBeLessThan(1800);
+    await page.waitForTimeout(300);
+    expect(await generated()).toBe(after);
+    await expect(lastReply(page).getByText('Stopped').isVisible()).resolves.toBe(true);
+    // The composer is usable again.
+    await expect(page.getByRole('button', { name: 'Send' }).isVisible()).resolves.toBe(true);
+    await chooseModel(page, 'companion:tiny');
+  });
+
+  it('copies a reply to the clipboard', async () => {
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+    const reply = lastReply(page);
+    const text = (await reply.locator('.markdown').innerText()).trim();
+    await reply.getByRole('button', { name: 'Copy reply' }).click();
+    await reply.getByRole('button', { name: 'Copy reply' }).getByText('Copied').waitFor();
+    expect((await page.evaluate(() => navigator.clipboard.readText())).trim()).toBe(text);
+  });
+
+  it('regenerates the last reply', async () => {
+    await setSetting(page, 'Max tokens', '16');
+    const count = await page.locator('article[data-role="assistant"]').count();
+    await lastReply(page).getByRole('button', { name: 'Regenerate reply' }).click();
+    const text = await replyEnds(page, 'done');
+    expect(text.length).toBeGreaterThan(0);
+    expect(await page.locator('article[data-role="assistant"]').count()).toBe(count);
+    expect(await lastReply(page).getByTestId('stats').innerText()).toMatch(/^16 tokens/);
+  });
+
+  it('keeps conversations across a reload, and renames, searches and deletes them', async () => {
+    await page.getByRole('button', { name: 'New conversation' }).click();
+    await send(page, 'A second conversation about apples');
+    await replyEnds(page, 'done');
+    await page.reload();
+    const list = page.locator('nav[aria-label="Conversations"]');
+    await expect.poll(() => list.locator('.title').allInnerTexts()).toEqual(['A second conversation about apples', 'Hello, who are you?']);
+
+    await list.locator('button.open', { hasText: 'Hello, who are you?' }).click();
+    await expect.poll(() => page.locator('article[data-role="user"]').count()).toBe(2);
+
+    await list.getByRole('button', { name: 'Rename Hello, who are you?' }).click();
+    await page.getByLabel('New title').fill('Greetings');
+    await page.getByLabel('New title').press('Enter');
+    await page.getByLabel('Search conversations').fill('apples');
+    await expect.poll(() => list.locator('.title').allInnerTexts()).toEqual(['A second conversation about apples']);
+    await page.getByLabel('Search conversations').fill('long story');
+    await expect.poll(() => list.locator('.title').allInnerTexts()).toEqual(['Greetings']);
+    await page.getByLabel('Search conversations').fill('');
+
+    await list.getByRole('button', { name: 'Delete A second conversation about apples' }).click();
+    await list.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.reload();
+    await expect.poll(() => list.locator('.title').allInnerTexts()).toEqual(['Greetings']);
+  });
+
+  it('keeps what was typed but not sent across a reload', async () => {
+    await page.getByLabel('Message', { exact: true }).fill('half a thought');
+    await page.waitForTimeout(50);
+    await page.reload();
+    await expect.poll(() => page.getByLabel('Message', { exact: true }).inputValue()).toBe('half a thought');
+    await page.getByLabel('Message', { exact: true }).fill('');
+  });
+
+  it('reports no page errors', () => {
+    expect(errors).toEqual([]);
+  });
+});
+
+describe('the server page', () => {
+  it('shows the address, port and model folders, and loads and unloads a model', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Server' }).click();
+    const port = new URL(server.url).port;
+    await expect.poll(() => page.getByTestId('server-port').innerText()).toBe(port);
+    expect(await page.getByTestId('server-address').innerText()).toBe(server.url);
+    expect(await page.getByTestId('models-dirs').innerText()).toContain(`${server.dataDir}/models`);
+
+    // tiny and slow were loaded by the chats above.
+    const table = page.getByRole('table');
+    const loaded = async () => (await adminStatus(server.url)).loaded.map((model) => model.id).sort();
+    await table.getByRole('rowheader', { name: 'tiny' }).waitFor();
+    expect(await loaded()).toEqual(['slow', 'tiny']);
+    await table.getByRole('button', { name: 'Unload tiny' }).click();
+    await expect.poll(loaded).toEqual(['slow']);
+    await table.getByRole('rowheader', { name: 'tiny' }).waitFor({ state: 'detached' });
+    await page.getByRole('listitem', { name: 'tiny' }).getByText('not loaded').waitFor();
+
+    await table.getByRole('button', { name: 'Unload slow' }).click();
+    await page.getByText('No model is loaded.').waitFor();
+    expect(await loaded()).toEqual([]);
+
+    await page.getByRole('button', { name: 'Load tiny' }).click();
+    await page.getByRole('table').getByRole('rowheader', { name: 'tiny' }).waitFor();
+    expect(await loaded()).toEqual(['tiny']);
+    await screenshot(page, 'server-desktop-loaded');
+  });
+});
+
+describe('replies are safe Markdown', () => {
+  it('renders code and lists, and neither runs nor renders HTML from a reply', async () => {
+    // A reply crafted to attack the page, delivered as the companion's SSE stream would be.
+    const reply = [
+      'Here is **bold**, a list and code:\n\n- one\n- two\n\n```js\nconst x = 1 < 2;\n```\n\n',
+      '<img src=x onerror="window.__pwned = 1">',
+      '<script>window.__pwned = 2</script>',
+      '\n\n[link](javascript:window.__pwned=3) ![pic](http://example.invalid/p.png)',
+    ];
+    const chunks = reply.map((content) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'tiny', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`);
+    const safe = await browser.newContext({ viewport: DESKTOP, serviceWorkers: 'block' });
+    const attacked = await safe.newPage();
+    const attackedErrors = watch(attacked);
+    await attacked.route('**/v1/chat/completions', (route) =>
+      route.fulfill({ status: 200, contentType: 'text/event-stream', body: `${chunks.join('')}data: [DONE]\n\n` }),
+    );
+    await attacked.goto(server.url);
+    await chooseModel(attacked, 'companion:tiny');
+    await send(attacked, 'attack');
+    await replyEnds(attacked, 'done');
+    const article = lastReply(attacked);
+
+    expect(await article.locator('.markdown strong').innerText()).toBe('bold');
+    expect(await article.locator('.markdown li').allInnerTexts()).toEqual(['one', 'two']);
+    expect((await article.locator('.markdown pre code').innerText()).trim()).toBe('const x = 1 < 2;');
+    expect(await article.locator('img, script, iframe').count()).toBe(0);
+    const text = await article.locator('.markdown').innerText();
+    expect(text).toContain('<img src=x onerror="window.__pwned = 1">');
+    expect(text).toContain('<script>window.__pwned = 2</script>');
+    // The javascript: URL is dropped; the image became a plain link (nothing is fetched).
+    expect(await article.locator('.markdown a', { hasText: /^link$/ }).getAttribute('href')).toBeNull();
+    expect(await article.locator('.markdown a', { hasText: 'pic' }).getAttribute('href')).toBe('http://example.invalid/p.png');
+    await attacked.waitForTimeout(200);
+    expect(await attacked.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(attackedErrors).toEqual([]);
+    await safe.close();
+  });
+});

@@ -1,0 +1,62 @@
+/** A GGUF picked from the user's disk is stored in the browser (OPFS), survives a reload, runs, and can be removed. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tinyModelPath } from '../helpers/models.js';
+import { startServer, type RunningServer } from '../helpers/server.js';
+import { lastReply, replyEnds, send, setSetting } from './app-helpers.js';
+import { DESKTOP, launch, watch } from './harness.js';
+
+let server: RunningServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  server = await startServer({ withModel: false });
+  browser = await launch();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+describe('a GGUF file from this device', () => {
+  it('is refused when it is not GGUF, stored when it is, used for chat, and removed on request', async () => {
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    const errors = watch(page);
+    await page.goto(`${server.url}/models`);
+    await page.getByTestId('wllama-status').getByText('Ready').waitFor();
+
+    const bogus = join(mkdtempSync(join(tmpdir(), 'hearth-bogus-')), 'notes.gguf');
+    writeFileSync(bogus, 'this is not a model');
+    await page.getByLabel('Add a GGUF file from this device').setInputFiles(bogus);
+    await expect.poll(() => page.getByRole('alert').innerText()).toBe('notes.gguf was not stored: notes.gguf is not a GGUF model file (it does not start with "GGUF").');
+
+    await page.getByLabel('Add a GGUF file from this device').setInputFiles(await tinyModelPath());
+    const card = page.getByRole('listitem', { name: 'tiny-1', exact: true });
+    await card.waitFor();
+    expect(await card.innerText()).toContain('from file: tiny-1.gguf');
+
+    await page.reload();
+    await card.waitFor();
+    await card.getByRole('button', { name: 'Use in chat' }).click();
+    await page.waitForURL(`${server.url}/`);
+    await expect.poll(() => page.getByLabel('Model', { exact: true }).inputValue()).toBe('wllama:tiny-1.gguf');
+    await setSetting(page, 'Max tokens', '8');
+    await send(page, 'Hello from a file');
+    expect((await replyEnds(page, 'done', 120_000)).length).toBeGreaterThan(0);
+    expect(await lastReply(page).getByTestId('stats').innerText()).toMatch(/^8 tokens/);
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Models' }).click();
+    await card.getByRole('button', { name: 'Remove tiny-1 from this browser' }).click();
+    await card.getByRole('button', { name: 'Remove tiny-1' }).click();
+    await page.getByText('No GGUF stored yet.').waitFor();
+    await page.reload();
+    await page.getByText('No GGUF stored yet.').waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});

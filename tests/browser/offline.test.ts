@@ -1,0 +1,177 @@
+/**
+ * The promise of the app: copy a model into the browser, lose the companion mid-reply, keep
+ * chatting in the browser (wllama in the engine worker), reload offline with the companion
+ * stopped and find the app, the history and the stored model all there.
+ */
+import { stat } from 'node:fs/promises';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tinyModelPath } from '../helpers/models.js';
+import type { RunningServer } from '../helpers/server.js';
+import { startServerWithSlowModel } from './slow-model.js';
+import { chooseModel, lastReply, replyEnds, send, setSetting } from './app-helpers.js';
+import { DESKTOP, launch, screenshot, waitForServiceWorker, watch } from './harness.js';
+
+let server: RunningServer;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+/** Every URL the pages and their workers asked for. */
+const requested: string[] = [];
+
+beforeAll(async () => {
+  server = await startServerWithSlowModel();
+  browser = await launch();
+  context = await browser.newContext({ viewport: DESKTOP, colorScheme: 'dark' });
+  context.on('request', (request) => requested.push(request.url()));
+  page = await context.newPage();
+  watch(page);
+  await page.goto(server.url);
+  await waitForServiceWorker(page);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+describe('a model copied from the companion into the browser', () => {
+  it('shows the file size before downloading and a progress bar while it downloads', async () => {
+    const size = (await stat(await tinyModelPath())).size;
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Models' }).click();
+    const card = page.getByRole('listitem', { name: 'tiny' }).first();
+    const copy = card.getByRole('button', { name: /^Copy tiny to this browser/ });
+    // The size comes from HEAD /v1/models/tiny/file, before any byte of the file moves.
+    await expect.poll(() => copy.innerText()).toBe(`Copy to this browser (${(size / 1000).toFixed(1)} KB)`);
+
+    // Slow the network so the progress can be seen (and photographed) part-way.
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: 160 * 1024, uploadThroughput: -1 });
+    await copy.click();
+    const bar = page.getByRole('progressbar', { name: 'Copying tiny' });
+    await bar.waitFor();
+    await expect
+      .poll(async () => Number(await bar.getAttribute('value')), { timeout: 20_000, interval: 50 })
+      .toBeGreaterThan(0);
+    expect(Number(await bar.getAttribute('max'))).toBe(size);
+    expect(Number(await bar.getAttribute('value'))).toBeLessThan(size);
+    await screenshot(page, 'browser-model-download');
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+
+    await card.getByText('Stored in this browser').waitFor({ timeout: 30_000 });
+    const stored = page.getByRole('listitem', { name: 'tiny' }).nth(1);
+    expect(await stored.innerText()).toContain('from companion: tiny');
+    await screenshot(page, 'model-picker');
+  });
+});
+
+describe('when the companion goes away', () => {
+  it('says so mid-reply, keeps the conversation, and continues with the in-browser model', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Chat' }).click();
+    // The picker groups models by where they run.
+    await expect
+      .poll(() =>
+        page.locator('#model-picker optgroup').evaluateAll((groups) =>
+          groups.map((group) => [group.getAttribute('label'), [...group.querySelectorAll('option')].map((option) => option.value)]),
+        ),
+      )
+      .toEqual([
+        ['On the companion', ['companion:slow', 'companion:tiny']],
+        ['In this browser', ['wllama:tiny.gguf']],
+      ]);
+    await chooseModel(page, 'companion:tiny');
+    await setSetting(page, 'Max tokens', '16');
+    await send(page, 'First, a short one');
+    await replyEnds(page, 'done');
+
+    await chooseModel(page, 'companion:slow');
+    await setSetting(page, 'Max tokens', '1800');
+    await send(page, 'Now a long one please');
+    await page.waitForFunction(() => {
+      const replies = document.querySelectorAll('article[data-role="assistant"][data-status="streaming"] .markdown');
+      return (replies[replies.length - 1]?.textContent ?? '').length > 0;
+    });
+    await server.stop();
+
+    await replyEnds(page, 'interrupted');
+    const alert = page.getByRole('alert');
+    expect(await alert.innerText()).toContain('The companion went away before the reply was finished');
+    await expect.poll(() => page.getAttribute('.status', 'data-status')).toBe('unreachable');
+    await screenshot(page, 'companion-lost');
+
+    await setSetting(page, 'Max tokens', '24');
+    await alert.getByRole('button', { name: 'Continue with tiny (in this browser)' }).click();
+    const text = await replyEnds(page, 'done', 120_000);
+    expect(text.length).toBeGreaterThan(0);
+    expect(await lastReply(page).locator('.model').innerText()).toBe('tiny');
+    expect(await page.getByLabel('Model', { exact: true }).inputValue()).toBe('wllama:tiny.gguf');
+    expect(await lastReply(page).getByTestId('stats').innerText()).toMatch(/^24 tokens · \d+ prompt · [\d.]+ tok\/s/);
+    // Nothing the user wrote was lost.
+    expect(await page.locator('article[data-role="user"]').allInnerTexts()).toEqual(['First, a short one', 'Now a long one please']);
+  });
+});
+
+describe('offline, with the companion stopped', () => {
+  it('reloads from the service worker with the conversations, and chats with the in-browser model', async () => {
+    await context.setOffline(true);
+    await page.reload();
+    await page.getByRole('link', { name: 'Hearth' }).waitFor();
+    await expect.poll(() => page.getAttribute('.status', 'data-status')).toBe('unreachable');
+    expect(await page.evaluate(() => !!navigator.serviceWorker.controller)).toBe(true);
+    await expect.poll(() => page.locator('nav[aria-label="Conversations"] .title').allInnerTexts()).toEqual(['First, a short one']);
+    await expect.poll(() => page.locator('article[data-role="user"]').count()).toBe(2);
+    await expect.poll(() => page.getByLabel('Model', { exact: true }).inputValue()).toBe('wllama:tiny.gguf');
+
+    await send(page, 'Still there, offline?');
+    const text = await replyEnds(page, 'done', 120_000);
+    expect(text.length).toBeGreaterThan(0);
+    await screenshot(page, 'offline-chat-dark');
+
+    // llama.cpp's wasm is part of the app: precached by the service worker, never from a CDN.
+    const cached = await page.evaluate(async () => {
+      const urls: string[] = [];
+      for (const name of await caches.keys()) urls.push(...(await (await caches.open(name)).keys()).map((request) => request.url));
+      return urls;
+    });
+    expect(cached.filter((url) => /\/_app\/immutable\/workers\/assets\/wllama-[\w-]+\.wasm/.test(url))).toHaveLength(1);
+    expect(requested.filter((url) => !url.startsWith(`${server.url}/`) && !/^(blob|data):/.test(url))).toEqual([]);
+    expect(requested.some((url) => /wllama-[\w-]+\.wasm/.test(url))).toBe(true);
+  });
+
+  it('stops an in-browser reply in the worker, and the engine keeps working', async () => {
+    await setSetting(page, 'Max tokens', '1800');
+    await send(page, 'A long one, offline');
+    await page.waitForFunction(() => {
+      const replies = document.querySelectorAll('article[data-role="assistant"][data-status="streaming"] .markdown');
+      return (replies[replies.length - 1]?.textContent ?? '').length > 0;
+    });
+    await page.getByRole('button', { name: 'Stop' }).click();
+    const stopped = await replyEnds(page, 'stopped');
+    expect(stopped.length).toBeGreaterThan(0);
+    // No more text arrives after the stop.
+    await page.waitForTimeout(300);
+    expect((await lastReply(page).locator('.markdown').innerText()).trim()).toBe(stopped);
+
+    await setSetting(page, 'Max tokens', '8');
+    await send(page, 'And a short one');
+    await replyEnds(page, 'done', 60_000);
+    expect(await lastReply(page).getByTestId('stats').innerText()).toMatch(/^8 tokens/);
+  });
+
+  it('keeps the stored model across reloads', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Models' }).click();
+    await page.getByRole('listitem', { name: 'tiny' }).waitFor();
+    await expect.poll(() => page.getByTestId('wllama-status').innerText()).toBe('Ready: runs GGUF files on the CPU.');
+    await expect.poll(() => page.locator('#companion-heading ~ .note').innerText()).toContain("The companion's models are not available");
+    await screenshot(page, 'offline-models');
+  });
+
+  it('opens a page first visited offline (the shell is precached)', async () => {
+    const other = await context.newPage();
+    await other.goto(`${server.url}/server`);
+    await other.getByRole('heading', { name: 'Server' }).waitFor();
+    await expect.poll(() => other.getByTestId('server-status').innerText()).toMatch(/^unreachable/);
+    await screenshot(other, 'offline-server');
+    await other.close();
+  });
+});

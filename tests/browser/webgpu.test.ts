@@ -1,0 +1,88 @@
+/**
+ * web-llm's real code path as far as this machine allows: without WebGPU the app says so;
+ * with --enable-unsafe-webgpu (SwiftShader, no shader-f16) it reports the adapter, lists what
+ * is cached (nothing), offers only the f32 models, and explains why a model cannot start.
+ */
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type RunningServer } from '../helpers/server.js';
+import { launch, screenshot, watch } from './harness.js';
+
+let server: RunningServer;
+
+beforeAll(async () => {
+  server = await startServer();
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+async function modelsPage(browser: Browser) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
+  const page = await context.newPage();
+  const errors = watch(page);
+  await page.goto(`${server.url}/models`);
+  const status = page.getByTestId('webgpu-status');
+  await expect.poll(() => status.innerText(), { timeout: 30_000 }).not.toContain('checking');
+  return { context, page, status, errors };
+}
+
+describe('web-llm without WebGPU', () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await launch();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('says WebGPU is not available and why, and offers no MLC download', async () => {
+    const { page, status } = await modelsPage(browser);
+    expect(await status.innerText()).toMatch(/WebGPU\s+not available/);
+    const reason = await page.locator('[data-testid="webgpu-status"] + p.note').innerText();
+    expect(reason).toMatch(/no GPU adapter|does not offer WebGPU/);
+    expect(await page.getByLabel('Download an MLC model').count()).toBe(0);
+  });
+});
+
+describe('web-llm with --enable-unsafe-webgpu', () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await launch(['--enable-unsafe-webgpu']);
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('reports the adapter, the missing shader-f16 and an empty cache', async () => {
+    const { context, page, status, errors } = await modelsPage(browser);
+    const text = await status.innerText();
+    expect(text).toMatch(/WebGPU\s+available/);
+    expect(text).toMatch(/Adapter\s+\S+/);
+    expect(text).toMatch(/shader-f16\s+no/);
+    expect(text).toMatch(/Cached models\s+none/);
+    expect(await page.locator('[data-testid="webgpu-status"] + p.note').innerText()).toContain('lacks shader-f16');
+
+    // Every f16 model is offered disabled; f32 ones can be chosen.
+    const options = page.locator('#mlc-model option:not([value=""])');
+    await expect.poll(() => options.count()).toBeGreaterThan(5);
+    const f16 = await page.locator('#mlc-model option[value*="q4f16"]').evaluateAll((nodes) => nodes.map((node) => (node as HTMLOptionElement).disabled));
+    expect(f16.length).toBeGreaterThan(0);
+    expect(f16.every(Boolean)).toBe(true);
+    const f32 = await page.locator('#mlc-model option[value*="q4f32"]:not([disabled])').first().getAttribute('value');
+    expect(f32).toBeTruthy();
+    await screenshot(page, 'webgpu-status');
+
+    // Starting a model that is not cached, with the network off, fails with a clear reason.
+    await context.setOffline(true);
+    await page.getByLabel('Download an MLC model').selectOption(f32!);
+    await page.getByRole('button', { name: 'Download and start' }).click();
+    const error = page.getByTestId('prepare-error');
+    await error.waitFor({ timeout: 60_000 });
+    expect(await error.innerText()).toMatch(new RegExp(`^${f32!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} (is not stored in this browser and the network is off|could not be started: .*could not be downloaded)`));
+    await screenshot(page, 'webgpu-error');
+    expect(errors.filter((error) => !/Failed to load resource|ERR_INTERNET_DISCONNECTED/.test(error))).toEqual([]);
+    await context.close();
+  });
+});
