@@ -44,15 +44,14 @@ export function installPerimeter(app: FastifyInstance, services: Services): void
     const server = services.config.server;
     // Classify what the router will serve: the matched route, else the decoded path. The raw
     // URL can be percent-encoded (/%61dmin) or absolute-form (http://host/admin) and lie.
-    const actual = decodedPath(request);
-    const family = familyOf(request.routeOptions.url ?? actual);
+    const family = familyOf(request.routeOptions.url ?? decodedPath(request));
     const host = hostName(request.headers.host);
     const peerIsLoopback = isLoopbackAddress(request.socket.remoteAddress);
 
     if (family === 'admin' && !isLoopbackName(host)) {
       throw new HearthError('host_not_allowed', `Admin routes need a loopback Host (127.0.0.1, localhost or [::1]), not "${request.headers.host ?? ''}".`);
     }
-    if (isLoopbackBind(boundHost(request))) {
+    if (loopbackBound(request)) {
       if (!isLoopbackName(host) && !server.allowed_hosts.includes(host ?? '')) {
         throw new HearthError('host_not_allowed', `The Host "${request.headers.host ?? ''}" does not name this server. Use http://127.0.0.1 or http://localhost, or add the name to server.allowed_hosts.`);
       }
@@ -88,7 +87,7 @@ export function installPerimeter(app: FastifyInstance, services: Services): void
     }
     const named = request.headers['x-service-agent-id'];
     if (typeof named === 'string') assertAgent(request, named, 'X-Service-Agent-Id');
-    const pathAgent = /^\/agents\/([^/]+)/.exec(actual)?.[1];
+    const pathAgent = family === 'agents' ? /^\/agents\/([^/]+)/.exec(decodedPath(request))?.[1] : undefined;
     if (pathAgent) assertAgent(request, pathAgent, 'id');
     limitConcurrency(request.grant.id, server.limits.streams_per_key, open, reply);
   });
@@ -108,9 +107,17 @@ function decodedPath(request: FastifyRequest): string {
   }
 }
 
-function boundHost(request: FastifyRequest): string {
+const boundToLoopback = new WeakMap<object, boolean>();
+
+/** Whether the listening socket is on loopback; asked of the socket once, not per request. */
+function loopbackBound(request: FastifyRequest): boolean {
+  const known = boundToLoopback.get(request.server.server);
+  if (known !== undefined) return known;
   const address = request.server.server.address();
-  return typeof address === 'object' && address ? address.address : '127.0.0.1';
+  if (typeof address !== 'object' || !address) return true;
+  const loopback = isLoopbackBind(address.address);
+  boundToLoopback.set(request.server.server, loopback);
+  return loopback;
 }
 
 function authenticate(request: FastifyRequest, services: Services, failures: FailureLimiter, required: boolean): KeyGrant | null {

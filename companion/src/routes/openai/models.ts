@@ -2,8 +2,29 @@ import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
 import type { ModelList, ModelRecord } from '../../../../shared/src/api/openai.js';
 
+const capability = { type: 'string' };
+const modelRecord = {
+  type: 'object',
+  required: ['id', 'object', 'created', 'owned_by'],
+  properties: {
+    id: { type: 'string' },
+    object: { type: 'string' },
+    created: { type: 'integer' },
+    owned_by: { type: 'string' },
+    source: { type: 'string' },
+    loaded: { type: 'boolean' },
+    size_bytes: { type: ['integer', 'null'] },
+    context_length: { type: ['integer', 'null'] },
+    capabilities: { type: 'array', items: capability },
+    error: { type: 'string' },
+  },
+} as const;
+
+/** Declared so Fastify serializes the list with a compiled serializer: clients poll this route. */
+const modelList = { 200: { type: 'object', required: ['object', 'data'], properties: { object: { type: 'string' }, data: { type: 'array', items: modelRecord } } } } as const;
+
 export function modelRoutes(app: FastifyInstance, services: Services): void {
-  app.get('/v1/models', async (): Promise<ModelList> => ({ object: 'list', data: await services.catalog.list() }));
+  app.get('/v1/models', { schema: { response: modelList } }, async (): Promise<ModelList> => ({ object: 'list', data: await services.catalog.list() }));
 
   app.get<{ Params: { '*': string } }>('/v1/models/*', async (request): Promise<ModelRecord> => {
     const id = request.params['*'];
