@@ -1,4 +1,6 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { clearKeyRefusal } from '$lib/api/client';
+import { readAccessKey, storeAccessKey } from '$lib/storage/access-key';
 import { ServerStore } from '$lib/stores/server.svelte';
 
 function respond(handler: (path: string, init: RequestInit) => Response | Promise<Response>) {
@@ -6,6 +8,11 @@ function respond(handler: (path: string, init: RequestInit) => Response | Promis
   vi.stubGlobal('fetch', fetch);
   return fetch;
 }
+
+beforeEach(() => {
+  localStorage.clear();
+  clearKeyRefusal();
+});
 
 afterEach(() => {
   vi.unstubAllGlobals();
@@ -69,5 +76,143 @@ describe('ServerStore', () => {
       'POST /admin/models/tiny/unload',
       'GET /admin/status',
     ]);
+  });
+});
+
+const KEY = 'hth_RIGHTkey0123456789abcdefghijklmnopqrstuvwxyz';
+const WRONG = 'hth_WRONGkey0123456789abcdefghijklmnopqrstuvwxyz';
+const NEEDS_KEY = 'This server requires an access key: send Authorization: Bearer <key>. Create one with `hearth keys create`.';
+const INVALID = 'The access key is not a valid key. Check the key, or create a new one with `hearth keys create`.';
+const fail = (status: number, code: string, message: string) => Response.json({ error: { message, type: 'authentication_error', code, param: null } }, { status });
+
+/**
+ * A companion with `server.auth.required: true` that knows `keys`: /health and /admin/* need
+ * no key, the API answers 401 without an accepted one. Records the Authorization of each request.
+ */
+function keyedCompanion(keys: Record<string, 'ok' | 'no-scope'> = { [KEY]: 'ok' }) {
+  const calls: { path: string; authorization: string | null }[] = [];
+  const fetch = respond((path, init) => {
+    const authorization = new Headers(init.headers).get('authorization');
+    calls.push({ path, authorization });
+    if (path === '/health') return Response.json({ status: 'ok', version: '0.1.0' });
+    if (path.startsWith('/admin/')) return Response.json(status);
+    const key = authorization?.replace(/^Bearer /, '');
+    if (!key) return fail(401, 'invalid_api_key', NEEDS_KEY);
+    if (!keys[key]) return fail(401, 'invalid_api_key', INVALID);
+    if (keys[key] === 'no-scope') return fail(403, 'permission_denied', 'This key may not use inference routes (its scopes: tools).');
+    return Response.json({ object: 'list', data: [] });
+  });
+  return { calls, fetch };
+}
+
+describe('ServerStore and the access key', () => {
+  it('needs a key when /health answers but the API asks for one', async () => {
+    keyedCompanion();
+    const server = new ServerStore();
+    expect(await server.check()).toBe('auth');
+    expect(server.version).toBe('0.1.0');
+    expect(server.problem).toBe('No key is saved in this browser.');
+    expect(server.detail).toBe(NEEDS_KEY);
+    expect(server.keyPrefix).toBeNull();
+  });
+
+  it('does not keep a wrong key, and shows the companion\'s message', async () => {
+    const { calls } = keyedCompanion();
+    const server = new ServerStore();
+    await server.check();
+
+    expect(await server.saveKey(`  ${WRONG}\n`)).toBe(false);
+    expect(server.keyError).toBe(INVALID);
+    expect(server.savingKey).toBe(false);
+    expect(server.keyPrefix).toBeNull();
+    expect(readAccessKey()).toBeNull();
+    expect(server.status).toBe('auth');
+    expect(calls.at(-1)).toEqual({ path: '/v1/models', authorization: `Bearer ${WRONG}` });
+  });
+
+  it('refuses text that is not a key without sending it', async () => {
+    const { fetch } = keyedCompanion();
+    const server = new ServerStore();
+    expect(await server.saveKey('sk-not-a-hearth-key')).toBe(false);
+    expect(server.keyError).toMatch(/starts with hth_/);
+    expect(fetch).not.toHaveBeenCalled();
+  });
+
+  it('does not keep a key without the inference scope', async () => {
+    keyedCompanion({ [KEY]: 'no-scope' });
+    const server = new ServerStore();
+    expect(await server.saveKey(KEY)).toBe(false);
+    expect(server.keyError).toBe('This key may not use inference routes (its scopes: tools).');
+    expect(readAccessKey()).toBeNull();
+  });
+
+  it('keeps a right key, shows only its prefix and turns connected', async () => {
+    const { calls } = keyedCompanion();
+    const server = new ServerStore();
+    await server.check();
+    server.keyError = 'from an earlier attempt';
+
+    expect(await server.saveKey(KEY)).toBe(true);
+    expect(readAccessKey()).toBe(KEY);
+    expect(server.keyPrefix).toBe('hth_RIGHTk…');
+    expect(server.keyError).toBeNull();
+    expect(server.status).toBe('connected');
+    expect(server.problem).toBeNull();
+    // Nothing the page shows holds the key itself.
+    expect([server.keyPrefix, server.keyError, server.problem, server.detail].join(' ')).not.toContain(KEY.slice(10));
+    // The check after saving goes out with the saved key; /health without it.
+    expect(calls.slice(-3)).toEqual([
+      { path: '/v1/models', authorization: `Bearer ${KEY}` },
+      { path: '/health', authorization: null },
+      { path: '/v1/models', authorization: `Bearer ${KEY}` },
+    ]);
+  });
+
+  it('reads a key saved earlier, and forgets it', async () => {
+    storeAccessKey(KEY);
+    keyedCompanion();
+    const server = new ServerStore();
+    expect(server.keyPrefix).toBe('hth_RIGHTk…');
+    expect(await server.check()).toBe('connected');
+
+    await server.forgetKey();
+    expect(readAccessKey()).toBeNull();
+    expect(server.keyPrefix).toBeNull();
+    expect(server.status).toBe('auth');
+  });
+
+  it('says so when the saved key is refused later, and does not send it again', async () => {
+    storeAccessKey(WRONG);
+    const { calls } = keyedCompanion();
+    const server = new ServerStore();
+    expect(await server.check()).toBe('auth');
+    expect(server.problem).toBe('The saved key hth_WRONGk… was not accepted.');
+    expect(server.detail).toBe(INVALID);
+
+    expect(await server.check()).toBe('auth');
+    expect(server.detail).toBe(INVALID);
+    expect(calls.filter((call) => call.path === '/v1/models').map((call) => call.authorization)).toEqual([`Bearer ${WRONG}`, null]);
+  });
+
+  it('stays "needs a key" when the loopback-only admin routes answer', async () => {
+    keyedCompanion();
+    const server = new ServerStore();
+    await server.check();
+    await server.refreshDetails();
+    expect(server.details?.version).toBe('0.1.0');
+    expect(server.status).toBe('auth');
+  });
+
+  it('follows a key saved or forgotten in another tab', async () => {
+    keyedCompanion();
+    const server = new ServerStore();
+    const stop = server.watch(60_000);
+    await vi.waitFor(() => expect(server.status).toBe('auth'));
+
+    storeAccessKey(KEY);
+    window.dispatchEvent(new StorageEvent('storage', { key: 'hearth.access-key', newValue: KEY }));
+    expect(server.keyPrefix).toBe('hth_RIGHTk…');
+    await vi.waitFor(() => expect(server.status).toBe('connected'));
+    stop();
   });
 });

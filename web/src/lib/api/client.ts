@@ -1,5 +1,6 @@
 /** The one request helper and the one typed error; every module in this folder builds on it. */
 import type { ErrorBody, ErrorCode } from '$shared/api/errors';
+import { readAccessKey } from '$lib/storage/access-key';
 
 /** Failures found by the client itself rather than reported by the companion. */
 export type ClientErrorCode = 'unreachable' | 'invalid_response' | 'stream_interrupted';
@@ -37,11 +38,45 @@ async function errorFrom(response: Response): Promise<ApiError> {
   return new ApiError(response.status, 'invalid_response', `HTTP ${response.status} ${response.statusText}`.trim());
 }
 
+/**
+ * Whether a request to `path` carries the access key: only paths on the companion's own origin
+ * in the API families (`/v1/…`, `/agents`, `/mcp`, `/memory`). Never `/admin/*` (loopback-only,
+ * keys are refused there by design), `/health`, the app's files, or another origin.
+ */
+export function takesKey(path: string): boolean {
+  if (!path.startsWith('/') || path.startsWith('//')) return false;
+  const pathname = path.split(/[?#]/, 1)[0]!;
+  return /^\/(v1\/|(agents|mcp|memory)(\/|$))/.test(pathname);
+}
+
+/**
+ * The saved key the companion refused (401: unknown, expired or revoked) while this page was
+ * open, and the companion's reason. It is not sent again until it is saved anew or the page
+ * reloads: every refused key counts towards the companion's lockout of this address (5 a
+ * minute), and the status check runs every few seconds.
+ */
+let refused: { key: string; error: ApiError } | null = null;
+
+/** Forgets that the saved key was refused (after a key is saved or forgotten). */
+export function clearKeyRefusal(): void {
+  refused = null;
+}
+
 /** Sends one request to the companion; resolves only for a 2xx response. */
 export async function send(path: string, init: RequestInit = {}): Promise<Response> {
   const headers = new Headers(init.headers);
   if (!headers.has('accept')) headers.set('accept', 'application/json');
   if (init.body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
+  // An Authorization header set by the caller (a key being checked) wins over the saved key.
+  let saved: string | null = null;
+  let skipped: ApiError | null = null;
+  if (!takesKey(path)) {
+    headers.delete('authorization');
+  } else if (!headers.has('authorization')) {
+    const key = readAccessKey();
+    if (key && key === refused?.key) skipped = refused.error;
+    else if (key) headers.set('authorization', `Bearer ${(saved = key)}`);
+  }
   let response: Response;
   try {
     response = await fetch(path, { ...init, headers });
@@ -49,7 +84,13 @@ export async function send(path: string, init: RequestInit = {}): Promise<Respon
     if (init.signal?.aborted) throw init.signal.reason;
     throw new ApiError(0, 'unreachable', `The companion could not be reached: ${(error as Error).message}`);
   }
-  if (!response.ok) throw await errorFrom(response);
+  if (!response.ok) {
+    const error = await errorFrom(response);
+    if (error.status === 401 && saved !== null) refused = { key: saved, error };
+    // Without the refused key the companion only says a key is needed; the refusal says why.
+    if (error.status === 401 && skipped) throw new ApiError(skipped.status, skipped.code, skipped.message, skipped.param);
+    throw error;
+  }
   return response;
 }
 

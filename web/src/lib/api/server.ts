@@ -1,9 +1,24 @@
 import type { ServerStatus } from '$shared/api/admin';
 import type { HealthStatus } from '$shared/api/openai';
-import { request } from './client';
+import { request, send } from './client';
 
 export function health(signal?: AbortSignal): Promise<HealthStatus> {
   return request<HealthStatus>('/health', { signal, cache: 'no-store' });
+}
+
+/**
+ * Asks the API (not `/health`, which needs no key) whether it lets this browser in, with the
+ * saved key if there is one: rejects with 401 `invalid_api_key` when a key is needed or refused.
+ */
+export async function probeApi(signal?: AbortSignal): Promise<void> {
+  const response = await send('/v1/models', { signal, cache: 'no-store' });
+  await response.body?.cancel();
+}
+
+/** Checks a pasted key before it is saved: rejects with the companion's error when it does not open the chat API. */
+export async function verifyKey(key: string, signal?: AbortSignal): Promise<void> {
+  const response = await send('/v1/models', { signal, cache: 'no-store', headers: { authorization: `Bearer ${key}` } });
+  await response.body?.cancel();
 }
 
 /** Loopback-only: address, folders and loaded models of the companion. */

@@ -12,12 +12,13 @@ import {
   type StoredMessage,
 } from '$lib/storage/conversations';
 import { models } from './models.svelte';
-import { server } from './server.svelte';
+import { isKeyProblem, server } from './server.svelte';
 
 export type { Conversation, StoredMessage as Message, ChatSettings };
 
 export interface ChatProblem {
-  kind: 'companion_lost' | 'failed';
+  /** `auth`: the companion wants an access key (or a better one) before it answers. */
+  kind: 'companion_lost' | 'auth' | 'failed';
   message: string;
 }
 
@@ -265,6 +266,12 @@ export class ChatStore {
 
   async #failed(reply: StoredMessage, runtime: string, error: unknown): Promise<void> {
     reply.error = describe(error);
+    if (runtime === 'companion' && isKeyProblem(error)) {
+      server.needsKey(error);
+      reply.status = 'error';
+      this.problem = { kind: 'auth', message: error.message };
+      return;
+    }
     if (runtime === 'companion' && (!(error instanceof ApiError) || error.status === 0 || error.code === 'stream_interrupted' || error.status >= 500)) {
       // Whether the companion is gone decides what the user is offered.
       const status = error instanceof ApiError && error.code === 'unreachable' ? 'unreachable' : await server.check();

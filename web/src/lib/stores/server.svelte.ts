@@ -1,11 +1,19 @@
-import { ApiError } from '$lib/api/client';
-import { health, loadModel, serverStatus, unloadModel } from '$lib/api/server';
+import { ApiError, clearKeyRefusal } from '$lib/api/client';
+import { health, loadModel, probeApi, serverStatus, unloadModel, verifyKey } from '$lib/api/server';
+import { ACCESS_KEY_STORAGE, forgetAccessKey, keyFormatProblem, keyPrefix, readAccessKey, storeAccessKey } from '$lib/storage/access-key';
 import type { ServerStatus } from '$shared/api/admin';
 
-/** How the page sees the companion: reachable, gone, or asking for a key. */
+/** How the page sees the companion: reachable, gone, or asking for a (better) access key. */
 export type ConnectionStatus = 'checking' | 'connected' | 'unreachable' | 'auth';
 
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
+const savedPrefix = () => {
+  const key = readAccessKey();
+  return key ? keyPrefix(key) : null;
+};
+/** The companion refuses this browser's key, or wants one: 401, or 403 for a key without the scope. */
+export const isKeyProblem = (error: unknown): error is ApiError =>
+  error instanceof ApiError && (error.status === 401 || error.code === 'invalid_api_key' || error.code === 'permission_denied');
 
 export class ServerStore {
   address = $state(typeof location === 'undefined' ? '' : location.origin);
@@ -20,26 +28,90 @@ export class ServerStore {
   /** Model ids with a load or unload under way. */
   pending = $state<Record<string, 'loading' | 'unloading'>>({});
   actionError = $state<string | null>(null);
+  /** What is shown of the key saved in this browser (`hth_xxxxxx…`); the key itself is never kept here. */
+  keyPrefix = $state<string | null>(savedPrefix());
+  /** Why the last key the user gave was not saved: the companion's message, or a format problem. */
+  keyError = $state<string | null>(null);
+  savingKey = $state(false);
 
   port = $derived(this.details?.address?.port ?? (this.address ? Number(new URL(this.address).port) || null : null));
   host = $derived(this.details?.address?.host ?? (this.address ? new URL(this.address).hostname : null));
 
+  /** `/health` says whether the companion answers; the API then says whether it lets this browser in. */
   async check(): Promise<ConnectionStatus> {
     try {
       this.version = (await health(AbortSignal.timeout(5000))).version;
-      this.status = 'connected';
-      this.problem = null;
-      this.detail = null;
     } catch (error) {
       this.#failed(error);
+      return this.status;
+    }
+    try {
+      await probeApi(AbortSignal.timeout(5000));
+      this.#connected();
+    } catch (error) {
+      // Anything but a key problem is for the request that meets it: the companion answered.
+      if (isKeyProblem(error)) this.needsKey(error);
+      else this.#connected();
     }
     return this.status;
   }
 
+  #connected(): void {
+    this.status = 'connected';
+    this.problem = null;
+    this.detail = null;
+  }
+
+  /** Told by the companion (here or by a chat request) that the key is missing, refused or not enough. */
+  needsKey(error: ApiError): void {
+    this.keyPrefix = savedPrefix();
+    this.status = 'auth';
+    this.problem = this.keyPrefix ? `The saved key ${this.keyPrefix} was not accepted.` : 'No key is saved in this browser.';
+    this.detail = error.message;
+  }
+
+  /**
+   * Checks a pasted key with the companion and keeps it in this browser only if it is accepted.
+   * A refused key is not kept; the companion's message is in `keyError`.
+   */
+  async saveKey(text: string): Promise<boolean> {
+    const key = text.trim();
+    this.keyError = keyFormatProblem(key);
+    if (this.keyError) return false;
+    this.savingKey = true;
+    try {
+      await verifyKey(key, AbortSignal.timeout(10_000));
+    } catch (error) {
+      // The companion's own words for a refused key (401), a key without the scope (403) or a lockout (429).
+      this.keyError = error instanceof ApiError && error.code !== 'unreachable' ? error.message : `The key could not be checked: ${describe(error)}`;
+      return false;
+    } finally {
+      this.savingKey = false;
+    }
+    try {
+      storeAccessKey(key);
+    } catch (error) {
+      this.keyError = `This browser would not keep the key: ${describe(error)}`;
+      return false;
+    }
+    clearKeyRefusal();
+    this.keyPrefix = keyPrefix(key);
+    await this.check();
+    return true;
+  }
+
+  /** Removes the key from this browser; requests go without one from now on. */
+  async forgetKey(): Promise<void> {
+    forgetAccessKey();
+    clearKeyRefusal();
+    this.keyPrefix = null;
+    this.keyError = null;
+    await this.check();
+  }
+
   #failed(error: unknown): void {
-    if (error instanceof ApiError && (error.code === 'invalid_api_key' || error.status === 401)) {
-      this.status = 'auth';
-      this.problem = 'The companion asks for an API key.';
+    if (isKeyProblem(error)) {
+      this.needsKey(error);
     } else {
       this.status = 'unreachable';
       this.problem = typeof navigator !== 'undefined' && !navigator.onLine ? 'This device is offline.' : 'The companion is not answering.';
@@ -58,12 +130,21 @@ export class ServerStore {
     void this.check();
     const timer = setInterval(() => void this.check(), interval);
     const recheck = () => void this.check();
+    // A key saved or forgotten in another tab of this app.
+    const storage = (event: StorageEvent) => {
+      if (event.key !== ACCESS_KEY_STORAGE && event.key !== null) return;
+      clearKeyRefusal();
+      this.keyPrefix = savedPrefix();
+      recheck();
+    };
     window.addEventListener('online', recheck);
     window.addEventListener('offline', recheck);
+    window.addEventListener('storage', storage);
     return () => {
       clearInterval(timer);
       window.removeEventListener('online', recheck);
       window.removeEventListener('offline', recheck);
+      window.removeEventListener('storage', storage);
     };
   }
 
@@ -71,7 +152,8 @@ export class ServerStore {
     try {
       this.details = await serverStatus();
       this.detailsError = null;
-      this.status = 'connected';
+      // Admin routes need no key, so they prove only that the companion is back: ask the API too.
+      if (this.status === 'unreachable') await this.check();
     } catch (error) {
       this.detailsError = describe(error);
       if (error instanceof ApiError && error.code === 'permission_denied') {
