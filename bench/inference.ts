@@ -16,7 +16,7 @@ import { httpRun, requestsPerSecond } from './http.js';
 import { writeFileAtomic } from '../companion/src/store/files.js';
 
 const TOKENS = 128;
-const ROUNDS = 3;
+const ROUNDS = 5;
 const PROMPT = 'Tell me a long story about a lighthouse keeper and the sea.';
 
 const dataDir = join(tmpdir(), 'hearth-bench');
