@@ -55,9 +55,8 @@ export async function fileRoutes(app: FastifyInstance, options: { services: Serv
       .header('x-hearth-model-id', info.id);
     const range = request.headers.range ? parseRange(request.headers.range, size) : 'ignore';
     if (range === null) {
-      return reply.status(416).header('content-range', `bytes */${size}`).type('application/json; charset=utf-8').removeHeader('content-disposition').send(
-        { error: { message: `The range ${request.headers.range} is outside the file (${size} bytes).`, type: 'invalid_request_error', code: 'invalid_request_error', param: 'range' } },
-      );
+      reply.header('content-range', `bytes */${size}`).removeHeader('content-disposition').removeHeader('content-type');
+      throw new HearthError('range_not_satisfiable', `The range ${request.headers.range} is outside the file (${size} bytes).`, { param: 'range' });
     }
     if (range === 'ignore') return send(reply.header('content-length', String(size)), request.method, info.path, 0, size - 1);
     return send(

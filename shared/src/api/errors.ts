@@ -34,6 +34,7 @@ export const ERROR_CODES = [
   'tool_not_found',
   'mcp_service_not_found',
   'route_not_found',
+  'range_not_satisfiable',
   'method_not_allowed',
   'model_load_failed',
   'model_not_chat',
