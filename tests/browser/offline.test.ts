@@ -103,7 +103,7 @@ describe('when the companion goes away', () => {
     await alert.getByRole('button', { name: 'Continue with tiny (in this browser)' }).click();
     const text = await replyEnds(page, 'done', 120_000);
     expect(text.length).toBeGreaterThan(0);
-    expect(await lastReply(page).locator('.model').innerText()).toBe('tiny');
+    expect(await lastReply(page).locator('.model').innerText()).toBe('tiny · in this browser');
     expect(await page.getByLabel('Model', { exact: true }).inputValue()).toBe('wllama:tiny.gguf');
     expect(await lastReply(page).getByTestId('stats').innerText()).toMatch(/^24 tokens · \d+ prompt · [\d.]+ tok\/s/);
     // Nothing the user wrote was lost.
