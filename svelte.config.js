@@ -10,7 +10,6 @@ const config = {
   kit: {
     adapter: adapter({ pages: 'build/web', assets: 'build/web', fallback: '200.html' }),
     files: { src: 'web/src', assets: 'web/static' },
-    alias: { $shared: 'shared/src' },
     paths: { relative: false },
     // A stable name: a rebuild of the same sources must not announce an update.
     version: { name: version },

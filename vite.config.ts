@@ -52,12 +52,7 @@ export default defineConfig({
         test: {
           name: 'companion',
           environment: 'node',
-          include: [
-            'tests/companion/**/*.test.ts',
-            'tests/e2e/**/*.test.ts',
-            'tests/scripts/**/*.test.ts',
-            'tests/shared/**/*.test.ts',
-          ],
+          include: ['tests/companion/**/*.test.ts', 'tests/e2e/**/*.test.ts', 'tests/scripts/**/*.test.ts', 'tests/shared/**/*.test.ts'],
           fileParallelism: false,
           testTimeout: 60_000,
           hookTimeout: 120_000,
@@ -67,7 +62,7 @@ export default defineConfig({
         plugins: [svelte()],
         resolve: {
           conditions: ['browser'],
-          alias: { $lib: path('web/src/lib'), $shared: path('shared/src') },
+          alias: { $lib: path('web/src/lib') },
         },
         test: {
           name: 'web',

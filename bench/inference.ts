@@ -41,7 +41,9 @@ const print = (line: string) => {
   rows.push(line);
   process.stdout.write(`${line}\n`);
 };
-print(`Hearth inference benchmark — ${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
+print(
+  `Hearth inference benchmark — ${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
+);
 print(`model: generated small (512 wide, 8 layers, ${TOKENS} tokens per stream); server threads (measured): ${threads}`);
 
 const direct = await openDirect(modelPath, 8);
@@ -63,7 +65,12 @@ for (const streams of [1, 4, 8]) {
   aggregate[streams] = { http: best(http).tokensPerSecond, raw: rawBest.tokensPerSecond, rawThreads: rawBest.threads };
   if (streams === 1) {
     const sameThreads = rawByThreads[threads] ?? raw;
-    single = { httpTps: best(http).tokensPerSecond, rawTps: best(sameThreads).tokensPerSecond, httpTtft: http.map((run) => run.firstTokenMs), rawTtft: sameThreads.map((run) => run.firstTokenMs) };
+    single = {
+      httpTps: best(http).tokensPerSecond,
+      rawTps: best(sameThreads).tokensPerSecond,
+      httpTtft: http.map((run) => run.firstTokenMs),
+      rawTtft: sameThreads.map((run) => run.firstTokenMs),
+    };
   }
 }
 await direct.close();
@@ -73,12 +80,18 @@ print('');
 print(`| figure | Hearth HTTP | raw engine | ratio / difference | target |`);
 print(`|---|---|---|---|---|`);
 print(`| streaming tok/s, 1 stream, same threads | ${s.httpTps.toFixed(1)} | ${s.rawTps.toFixed(1)} | ${(s.httpTps / s.rawTps).toFixed(3)} | ≥ 0.95 |`);
-print(`| time to first token (median ms) | ${median(s.httpTtft).toFixed(1)} | ${median(s.rawTtft).toFixed(1)} | ${(median(s.httpTtft) - median(s.rawTtft)).toFixed(1)} ms | ≤ 5 ms |`);
+print(
+  `| time to first token (median ms) | ${median(s.httpTtft).toFixed(1)} | ${median(s.rawTtft).toFixed(1)} | ${(median(s.httpTtft) - median(s.rawTtft)).toFixed(1)} ms | ≤ 5 ms |`,
+);
 for (const streams of [1, 4, 8]) {
   const row = aggregate[streams]!;
-  print(`| aggregate tok/s, ${streams} concurrent (raw best: ${row.rawThreads} thread${row.rawThreads > 1 ? 's' : ''}) | ${row.http.toFixed(1)} | ${row.raw.toFixed(1)} | ${(row.http / row.raw).toFixed(3)} | ≥ 0.9 |`);
+  print(
+    `| aggregate tok/s, ${streams} concurrent (raw best: ${row.rawThreads} thread${row.rawThreads > 1 ? 's' : ''}) | ${row.http.toFixed(1)} | ${row.raw.toFixed(1)} | ${(row.http / row.raw).toFixed(3)} | ≥ 0.9 |`,
+  );
 }
-print(`| gain of 8 streams over 1 | ${(aggregate[8]!.http / aggregate[1]!.http).toFixed(2)}× | ${(aggregate[8]!.raw / aggregate[1]!.raw).toFixed(2)}× | | raw ≈ 1.4× |`);
+print(
+  `| gain of 8 streams over 1 | ${(aggregate[8]!.http / aggregate[1]!.http).toFixed(2)}× | ${(aggregate[8]!.raw / aggregate[1]!.raw).toFixed(2)}× | | raw ≈ 1.4× |`,
+);
 
 const bare = Fastify();
 const body = JSON.stringify(await (await fetch(`${url}/v1/models`)).json());
@@ -90,7 +103,9 @@ for (let round = 0; round < ROUNDS; round++) {
   rps.hearth.push(await requestsPerSecond(`${url}/v1/models`, 2000));
   rps.bare.push(await requestsPerSecond(`${bareUrl}/v1/models`, 2000));
 }
-print(`| /v1/models requests/s | ${median(rps.hearth).toFixed(0)} | ${median(rps.bare).toFixed(0)} (bare Fastify) | ${(median(rps.hearth) / median(rps.bare)).toFixed(3)} | ≥ 0.8 |`);
+print(
+  `| /v1/models requests/s | ${median(rps.hearth).toFixed(0)} | ${median(rps.bare).toFixed(0)} (bare Fastify) | ${(median(rps.hearth) / median(rps.bare)).toFixed(3)} | ≥ 0.8 |`,
+);
 
 await bare.close();
 await app.close();

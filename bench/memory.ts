@@ -1,7 +1,7 @@
 /**
  * `npm run bench:memory -- [--data FILE] [--runs transcript,distill] [--load-turns N] [--out DIR]`
  *
- * Recall on LoCoMo through the HTTP API exactly as DESIGN.md §6 describes: one agent per
+ * Recall on LoCoMo through the HTTP API as the LoCoMo protocol in bench/README.md describes: one agent per
  * conversation, one POST /memory/ingest per session, one POST /memory/context per question;
  * the results are scored by score.mjs (R@800t over categories 1-4). Two runs: transcript only
  * (skip_extraction) and with distillation on the generated tiny model. Then ingestion speed
@@ -19,14 +19,18 @@ import { recallRun, score, startServer } from './memory/run.js';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
   options: {
-    data: { type: 'string', default: resolve(root, '../shared/bench/locomo/locomo-dev.json') },
+    data: { type: 'string', default: process.env.HEARTH_LOCOMO_DATA },
     scorer: { type: 'string' },
     runs: { type: 'string', default: 'transcript,distill' },
     'load-turns': { type: 'string', default: '100000' },
     out: { type: 'string', default: join(root, 'bench', 'results') },
   },
 });
-const data = resolve(values.data!);
+if (!values.data) {
+  process.stderr.write('Pass the LoCoMo file: npm run bench:memory -- --data PATH/locomo-dev.json (or set HEARTH_LOCOMO_DATA). See bench/README.md.\n');
+  process.exit(2);
+}
+const data = resolve(values.data);
 const scorer = resolve(values.scorer ?? join(dirname(data), 'score.mjs'));
 const runs = values.runs!.split(',').filter(Boolean);
 const loadTurns = Number(values['load-turns']);
@@ -48,8 +52,13 @@ for (const name of runs) {
     const file = join(values.out!, `locomo-${name}.json`);
     writeFileSync(file, JSON.stringify(run.results));
     const scored = score(scorer, data, file);
-    print(`\n[${name}] ${run.turns} turns ingested in ${run.ingestSeconds.toFixed(2)} s (${Math.round(run.turns / run.ingestSeconds)} turns/s, one request per session)`);
-    if (distill) print(`[${name}] distilled into ${run.distilled.episodes} episodes and ${run.distilled.facts} facts; flush waited ${run.distillSeconds.toFixed(1)} s; still pending: ${run.distilled.pending}`);
+    print(
+      `\n[${name}] ${run.turns} turns ingested in ${run.ingestSeconds.toFixed(2)} s (${Math.round(run.turns / run.ingestSeconds)} turns/s, one request per session)`,
+    );
+    if (distill)
+      print(
+        `[${name}] distilled into ${run.distilled.episodes} episodes and ${run.distilled.facts} facts; flush waited ${run.distillSeconds.toFixed(1)} s; still pending: ${run.distilled.pending}`,
+      );
     print(scored.output.trimEnd());
     print(`[${name}] R@800t (categories 1-4): ${scored.recall.toFixed(1)}   results: ${file}`);
   } finally {
@@ -62,7 +71,9 @@ if (loadTurns > 0) {
   try {
     const figures = await loadRun(server.url, samples, loadTurns);
     print(`\n[load] ingest with skip_extraction: ${Math.round(figures.ingestTurnsPerSecond)} turns/s (${figures.turns} turns, 1000 per request)`);
-    print(`[load] POST /memory/search (transcript, limit 10) over ${figures.turns} turns in one agent: p50 ${figures.search.p50.toFixed(1)} ms, p95 ${figures.search.p95.toFixed(1)} ms (${figures.search.queries} queries)`);
+    print(
+      `[load] POST /memory/search (transcript, limit 10) over ${figures.turns} turns in one agent: p50 ${figures.search.p50.toFixed(1)} ms, p95 ${figures.search.p95.toFixed(1)} ms (${figures.search.queries} queries)`,
+    );
     print(`[load] POST /memory/context (800 tokens) over the same: p50 ${figures.context.p50.toFixed(1)} ms, p95 ${figures.context.p95.toFixed(1)} ms`);
   } finally {
     await server.close();

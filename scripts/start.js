@@ -24,6 +24,8 @@ if (stale) {
 }
 
 const args = process.argv.slice(2);
-const child = spawn(process.execPath, [join(root, 'bin', 'hearth.js'), ...(args[0] && !args[0].startsWith('-') ? args : ['serve', ...args])], { stdio: 'inherit' });
+const child = spawn(process.execPath, [join(root, 'bin', 'hearth.js'), ...(args[0] && !args[0].startsWith('-') ? args : ['serve', ...args])], {
+  stdio: 'inherit',
+});
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

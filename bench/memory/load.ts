@@ -1,4 +1,4 @@
-import type { MemorySearchResponse } from '../../shared/src/api/memory.js';
+import type { MemorySearchResponse } from '#shared/api/memory.js';
 import { percentile, post } from './client.js';
 import type { Sample } from './locomo.js';
 import { allTurnTexts } from './locomo.js';

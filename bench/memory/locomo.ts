@@ -1,6 +1,6 @@
-/** Reads a LoCoMo file and turns it into ingestion requests exactly as DESIGN.md §6 describes. */
+/** Reads a LoCoMo file and turns it into ingestion requests as bench/README.md describes. */
 import { readFileSync } from 'node:fs';
-import type { MemoryIngestRequest } from '../../shared/src/api/memory.js';
+import type { MemoryIngestRequest } from '#shared/api/memory.js';
 
 interface Turn {
   speaker: string;

@@ -6,7 +6,7 @@ import { buildApp } from '../../companion/src/app.js';
 import { silentLogger } from '../../companion/src/logger.js';
 import { createServices, type Services } from '../../companion/src/services.js';
 import type { FastifyInstance } from 'fastify';
-import type { MemoryAgentStatus, MemoryContextResponse, MemoryFlushResponse } from '../../shared/src/api/memory.js';
+import type { MemoryAgentStatus, MemoryContextResponse, MemoryFlushResponse } from '#shared/api/memory.js';
 import { tinyModelPath } from '../../tests/helpers/models.js';
 import { get, post } from './client.js';
 import { agentOf, sessionRequests, type Sample } from './locomo.js';

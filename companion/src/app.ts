@@ -1,14 +1,13 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { installErrorHandling } from './http/errors.js';
+import { installErrorHandling } from './http/error-handler.js';
 import { installPerimeter } from './http/perimeter.js';
 import { adminRoutes } from './routes/admin.js';
 import { agentRoutes } from './routes/agents.js';
-import { bridgeRoutes } from './routes/bridge.js';
-import { fileRoutes } from './routes/files.js';
 import { healthRoutes } from './routes/health.js';
-import { mcpServerRoutes } from './routes/mcp-server.js';
+import { mcpRoutes } from './routes/mcp.js';
 import { memoryRoutes } from './routes/memory.js';
 import { openaiRoutes } from './routes/openai.js';
+import type { RouteOptions } from './routes/plugin.js';
 import { webRoutes } from './routes/web.js';
 import type { Services } from './services.js';
 
@@ -36,15 +35,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // JSON only: a text/plain body must be 415, not a string that fails validation later.
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
-  installPerimeter(app, services);
-  await app.register(healthRoutes, { services });
-  await app.register(openaiRoutes, { services });
-  await app.register(fileRoutes, { services });
-  await app.register(agentRoutes, { services });
-  await app.register(adminRoutes, { services });
-  await app.register(memoryRoutes, { services });
-  await app.register(bridgeRoutes, { services });
-  await app.register(mcpServerRoutes, { services });
-  await app.register(webRoutes, { root: options.webRoot });
+  installPerimeter(app, { server: () => services.config.server, keys: services.keys });
+  const routeOptions: RouteOptions = { services, webRoot: options.webRoot };
+  await app.register(healthRoutes, routeOptions);
+  await app.register(openaiRoutes, routeOptions);
+  await app.register(agentRoutes, routeOptions);
+  await app.register(adminRoutes, routeOptions);
+  await app.register(memoryRoutes, routeOptions);
+  await app.register(mcpRoutes, routeOptions);
+  await app.register(webRoutes, routeOptions);
   return app;
 }

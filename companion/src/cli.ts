@@ -13,7 +13,9 @@ Usage:
 
 Run "hearth serve --help" for the serve options.`;
 
-const COMMANDS: Record<string, () => Promise<{ run: (argv: string[], context: never) => Promise<number> }>> = {
+import type { Command } from './commands/context.js';
+
+const COMMANDS: Record<string, () => Promise<Command>> = {
   serve: () => import('./commands/serve.js'),
   pull: () => import('./commands/pull.js'),
   keys: () => import('./commands/keys.js'),
@@ -47,7 +49,7 @@ export async function main(argv: string[]): Promise<number> {
   const command = await load();
   const env = process.env;
   const dataDir = env.HEARTH_DATA_DIR;
-  return command.run(args, { stdout: process.stdout, stderr: process.stderr, env, modelsDir: await modelsDirFor(dataDir) } as never);
+  return command.run(args, { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env, modelsDir: await modelsDirFor(dataDir) });
 }
 
 async function modelsDirFor(dataDir: string | undefined): Promise<string> {

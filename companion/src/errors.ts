@@ -1,4 +1,4 @@
-import type { ErrorBody, ErrorCode, ErrorType } from '../../shared/src/api/errors.js';
+import type { ErrorBody, ErrorCode, ErrorType } from '#shared/api/errors.js';
 
 interface ErrorRow {
   status: number;

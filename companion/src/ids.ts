@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-/** Random ids with the prefixes of DESIGN.md §3: chatcmpl-…, resp_…, call_…, msg_…, run_…, job_…. */
+/** Random ids with readable prefixes: chatcmpl-…, resp_…, call_…, msg_…, run_…, job_…. */
 export function newId(prefix: 'chatcmpl-' | 'resp_' | 'call_' | 'msg_' | 'fc_' | 'run_' | 'job_'): string {
   return prefix + randomBytes(12).toString('base64url');
 }

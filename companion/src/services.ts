@@ -1,9 +1,9 @@
 import { totalmem } from 'node:os';
 import { loadConfigFile } from './config/document.js';
-import { ModelCatalog } from './inference/catalog.js';
+import { ModelCatalog } from './models/catalog.js';
 import { Engine } from './inference/engine.js';
-import { RemoteProviders } from './inference/remote.js';
-import { ResponseStore } from './inference/responses-store.js';
+import { RemoteProviders } from './providers/remote.js';
+import { ResponseStore } from './store/responses.js';
 import { KeyStore } from './access/keys.js';
 import type { Logger } from './logger.js';
 import { McpManager } from './mcp/manager.js';
@@ -14,7 +14,7 @@ import { createDataDirectory, dataPaths, type DataPaths } from './store/data-dir
 import { openDatabase, type Db } from './store/database.js';
 import { lockDataDirectory } from './store/lock.js';
 import { SecretStore } from './store/secrets.js';
-import type { ConfigDocument } from '../../shared/src/api/config.js';
+import type { ConfigDocument } from '#shared/api/config.js';
 
 export interface ServiceOptions {
   dataDir: string;
@@ -84,7 +84,13 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         db,
         settings: () => services.config.memory,
         models: localMemoryModels({ catalog, engine, modelId: () => services.config.memory.model, contextSize: () => services.config.models.context_size }),
-        embeddings: localEmbeddingModels({ catalog, modelId: () => services.config.memory.embedding_model, gpu: () => services.config.models.gpu, threads: () => services.config.models.threads, log: options.log }),
+        embeddings: localEmbeddingModels({
+          catalog,
+          modelId: () => services.config.memory.embedding_model,
+          gpu: () => services.config.models.gpu,
+          threads: () => services.config.models.threads,
+          log: options.log,
+        }),
         log: options.log,
       }),
       mcp: new McpManager({ services: config.mcp_services, secrets, log: options.log, version: options.version }),

@@ -91,13 +91,7 @@ function buildVocabulary(): Vocabulary {
   return { tokens, scores: tokens.map(() => 0), types, unknown, begin, end };
 }
 
-type MetadataValue =
-  | { string: string }
-  | { uint32: number }
-  | { float32: number }
-  | { strings: string[] }
-  | { float32s: number[] }
-  | { int32s: number[] };
+type MetadataValue = { string: string } | { uint32: number } | { float32: number } | { strings: string[] } | { float32s: number[] } | { int32s: number[] };
 
 const ggufType = { uint32: 4, int32: 5, float32: 6, string: 8, array: 9 } as const;
 
@@ -314,10 +308,7 @@ export function tinyModelBytes(options: TinyModelOptions = {}): number {
   return layout(options).bytes;
 }
 
-export async function writeTinyModel(
-  outPath: string,
-  options: TinyModelOptions = {},
-): Promise<{ path: string; bytes: number }> {
+export async function writeTinyModel(outPath: string, options: TinyModelOptions = {}): Promise<{ path: string; bytes: number }> {
   const seed = options.seed ?? defaultSeed;
   checkSeed(seed);
   const plan = layout(options);

@@ -70,7 +70,7 @@ describe('a companion that requires an access key', () => {
     expect(await page.locator('article').count()).toBe(0);
   });
 
-  it('leads from the status indicator to the key form, which refuses a wrong key with the companion\'s message', async () => {
+  it("leads from the status indicator to the key form, which refuses a wrong key with the companion's message", async () => {
     await page.locator('.status').click();
     await page.waitForURL(`${server.url}/server#access-key`);
     const input = keyField();

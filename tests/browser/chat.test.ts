@@ -70,7 +70,7 @@ describe('the installable app', () => {
     await expect.poll(() => page.getAttribute('.status', 'data-status')).toBe('connected');
   });
 
-  it('is installable by Chromium\'s own checks', async () => {
+  it("is installable by Chromium's own checks", async () => {
     // Incognito contexts are never installable, so this one uses a profile on disk.
     const profile = mkdtempSync(join(tmpdir(), 'hearth-profile-'));
     const persistent = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: FLAGS, viewport: DESKTOP });
@@ -238,7 +238,10 @@ describe('replies are safe Markdown', () => {
       '<script>window.__pwned = 2</script>',
       '\n\n[link](javascript:window.__pwned=3) ![pic](http://example.invalid/p.png)',
     ];
-    const chunks = reply.map((content) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'tiny', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`);
+    const chunks = reply.map(
+      (content) =>
+        `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'tiny', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`,
+    );
     const safe = await browser.newContext({ viewport: DESKTOP, serviceWorkers: 'block' });
     const attacked = await safe.newPage();
     const attackedErrors = watch(attacked);

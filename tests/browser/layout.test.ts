@@ -22,7 +22,22 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const INTERACTIVE = new Set(['button', 'link', 'textbox', 'searchbox', 'combobox', 'checkbox', 'radio', 'slider', 'spinbutton', 'switch', 'tab', 'menuitem', 'ListBox', 'listbox']);
+const INTERACTIVE = new Set([
+  'button',
+  'link',
+  'textbox',
+  'searchbox',
+  'combobox',
+  'checkbox',
+  'radio',
+  'slider',
+  'spinbutton',
+  'switch',
+  'tab',
+  'menuitem',
+  'ListBox',
+  'listbox',
+]);
 
 /** Interactive nodes of the accessibility tree that have no name. */
 async function unnamedControls(page: Page): Promise<string[]> {
@@ -98,7 +113,10 @@ describe.each([
     }
 
     for (const path of ['models', 'server']) {
-      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: path === 'models' ? 'Models' : 'Server' }).click();
+      await page
+        .getByRole('navigation', { name: 'Main' })
+        .getByRole('link', { name: path === 'models' ? 'Models' : 'Server' })
+        .click();
       await page.getByRole('heading', { level: 1 }).waitFor();
       await page.waitForLoadState('networkidle');
       expect(await unnamedControls(page)).toEqual([]);

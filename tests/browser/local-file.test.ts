@@ -33,7 +33,9 @@ describe('a GGUF file from this device', () => {
     const bogus = join(mkdtempSync(join(tmpdir(), 'hearth-bogus-')), 'notes.gguf');
     writeFileSync(bogus, 'this is not a model');
     await page.getByLabel('Add a GGUF file from this device').setInputFiles(bogus);
-    await expect.poll(() => page.getByRole('alert').innerText()).toBe('notes.gguf was not stored: notes.gguf is not a GGUF model file (it does not start with "GGUF").');
+    await expect
+      .poll(() => page.getByRole('alert').innerText())
+      .toBe('notes.gguf was not stored: notes.gguf is not a GGUF model file (it does not start with "GGUF").');
 
     await page.getByLabel('Add a GGUF file from this device').setInputFiles(await tinyModelPath());
     const card = page.getByRole('listitem', { name: 'tiny-1', exact: true });

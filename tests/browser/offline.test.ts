@@ -50,9 +50,7 @@ describe('a model copied from the companion into the browser', () => {
     await copy.click();
     const bar = page.getByRole('progressbar', { name: 'Copying tiny' });
     await bar.waitFor();
-    await expect
-      .poll(async () => Number(await bar.getAttribute('value')), { timeout: 20_000, interval: 50 })
-      .toBeGreaterThan(0);
+    await expect.poll(async () => Number(await bar.getAttribute('value')), { timeout: 20_000, interval: 50 }).toBeGreaterThan(0);
     expect(Number(await bar.getAttribute('max'))).toBe(size);
     expect(Number(await bar.getAttribute('value'))).toBeLessThan(size);
     await screenshot(page, 'browser-model-download');
@@ -71,9 +69,9 @@ describe('when the companion goes away', () => {
     // The picker groups models by where they run.
     await expect
       .poll(() =>
-        page.locator('#model-picker optgroup').evaluateAll((groups) =>
-          groups.map((group) => [group.getAttribute('label'), [...group.querySelectorAll('option')].map((option) => option.value)]),
-        ),
+        page
+          .locator('#model-picker optgroup')
+          .evaluateAll((groups) => groups.map((group) => [group.getAttribute('label'), [...group.querySelectorAll('option')].map((option) => option.value)])),
       )
       .toEqual([
         ['On the companion', ['companion:slow', 'companion:tiny']],

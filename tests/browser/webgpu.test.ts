@@ -80,7 +80,11 @@ describe('web-llm with --enable-unsafe-webgpu', () => {
     await page.getByRole('button', { name: 'Download and start' }).click();
     const error = page.getByTestId('prepare-error');
     await error.waitFor({ timeout: 60_000 });
-    expect(await error.innerText()).toMatch(new RegExp(`^${f32!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} (is not stored in this browser and the network is off|could not be started: .*could not be downloaded)`));
+    expect(await error.innerText()).toMatch(
+      new RegExp(
+        `^${f32!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} (is not stored in this browser and the network is off|could not be started: .*could not be downloaded)`,
+      ),
+    );
     await screenshot(page, 'webgpu-error');
     expect(errors.filter((error) => !/Failed to load resource|ERR_INTERNET_DISCONNECTED/.test(error))).toEqual([]);
     await context.close();

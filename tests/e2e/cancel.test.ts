@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ServerStatus } from '../../shared/src/api/admin.js';
+import type { ServerStatus } from '#shared/api/admin.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 
 let server: RunningServer;

@@ -40,13 +40,23 @@ describe('hearth serve with the official openai client', () => {
   });
 
   it('is reproducible with a seed', async () => {
-    const ask = () => client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'Same seed' }], max_tokens: 16, seed: 42, temperature: 1 });
+    const ask = () =>
+      client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'Same seed' }], max_tokens: 16, seed: 42, temperature: 1 });
     const [first, second] = [await ask(), await ask()];
     expect(first.choices[0]!.message.content).toBe(second.choices[0]!.message.content);
   });
 
   it('streams deltas and a final usage chunk', async () => {
-    const stream = await client.chat.completions.create({ model: 'tiny', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: [{ type: 'text', text: 'Stream please' }] }], max_tokens: 20, stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: 'tiny',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: [{ type: 'text', text: 'Stream please' }] },
+      ],
+      max_tokens: 20,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let text = '';
     let deltas = 0;
     let finish: string | null = null;
@@ -69,7 +79,16 @@ describe('hearth serve with the official openai client', () => {
     const completion = await client.chat.completions.create({
       model: 'tiny',
       messages: [{ role: 'user', content: 'What is the weather in Paris?' }],
-      tools: [{ type: 'function', function: { name: 'get_weather', description: 'Current weather', parameters: { type: 'object', properties: { city: { type: 'string', maxLength: 20 }, unit: { enum: ['c', 'f'] } }, required: ['city', 'unit'] } } }],
+      tools: [
+        {
+          type: 'function',
+          function: {
+            name: 'get_weather',
+            description: 'Current weather',
+            parameters: { type: 'object', properties: { city: { type: 'string', maxLength: 20 }, unit: { enum: ['c', 'f'] } }, required: ['city', 'unit'] },
+          },
+        },
+      ],
       tool_choice: 'required',
       max_tokens: 200,
     });
@@ -88,7 +107,11 @@ describe('hearth serve with the official openai client', () => {
       model: 'tiny',
       messages: [
         { role: 'user', content: 'Weather?' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_1', content: 'sunny, 21 C' },
       ],
       tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
@@ -102,7 +125,23 @@ describe('hearth serve with the official openai client', () => {
     const completion = await client.chat.completions.create({
       model: 'tiny',
       messages: [{ role: 'user', content: 'Describe a colour as JSON.' }],
-      response_format: { type: 'json_schema', json_schema: { name: 'colour', strict: true, schema: { type: 'object', properties: { name: { type: 'string', maxLength: 10 }, warm: { type: 'boolean' }, tags: { type: 'array', items: { enum: ['a', 'b'] }, maxItems: 3 } }, required: ['name', 'warm', 'tags'], additionalProperties: false } } },
+      response_format: {
+        type: 'json_schema',
+        json_schema: {
+          name: 'colour',
+          strict: true,
+          schema: {
+            type: 'object',
+            properties: {
+              name: { type: 'string', maxLength: 10 },
+              warm: { type: 'boolean' },
+              tags: { type: 'array', items: { enum: ['a', 'b'] }, maxItems: 3 },
+            },
+            required: ['name', 'warm', 'tags'],
+            additionalProperties: false,
+          },
+        },
+      },
       max_tokens: 300,
     });
     const value = JSON.parse(completion.choices[0]!.message.content!) as { name: string; warm: boolean; tags: string[] };
@@ -114,21 +153,33 @@ describe('hearth serve with the official openai client', () => {
   });
 
   it('produces a JSON object for json_object', async () => {
-    const completion = await client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'JSON please' }], response_format: { type: 'json_object' }, max_tokens: 400, temperature: 0 });
+    const completion = await client.chat.completions.create({
+      model: 'tiny',
+      messages: [{ role: 'user', content: 'JSON please' }],
+      response_format: { type: 'json_object' },
+      max_tokens: 400,
+      temperature: 0,
+    });
     if (completion.choices[0]!.finish_reason === 'stop') expect(() => JSON.parse(completion.choices[0]!.message.content!)).not.toThrow();
     else expect(completion.choices[0]!.finish_reason).toBe('length');
   });
 
   it('answers errors in the OpenAI shape', async () => {
-    const missing = await client.chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }).catch((error: unknown) => error);
+    const missing = await client.chat.completions
+      .create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] })
+      .catch((error: unknown) => error);
     expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
     expect((missing as InstanceType<typeof OpenAI.NotFoundError>).code).toBe('model_not_found');
 
-    const tooLong = await client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'word '.repeat(3000) }] }).catch((error: unknown) => error);
+    const tooLong = await client.chat.completions
+      .create({ model: 'tiny', messages: [{ role: 'user', content: 'word '.repeat(3000) }] })
+      .catch((error: unknown) => error);
     expect(tooLong).toBeInstanceOf(OpenAI.BadRequestError);
     expect((tooLong as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('context_length_exceeded');
 
-    const badRole = await client.chat.completions.create({ model: 'tiny', messages: [{ role: 'robot' as 'user', content: 'x' }] }).catch((error: unknown) => error);
+    const badRole = await client.chat.completions
+      .create({ model: 'tiny', messages: [{ role: 'robot' as 'user', content: 'x' }] })
+      .catch((error: unknown) => error);
     expect(badRole).toBeInstanceOf(OpenAI.BadRequestError);
     expect((badRole as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('messages[0].role');
   });

@@ -4,8 +4,8 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, jsonSchema, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ServerStatus } from '../../shared/src/api/admin.js';
-import type { ModelList } from '../../shared/src/api/openai.js';
+import type { ServerStatus } from '#shared/api/admin.js';
+import type { ModelList } from '#shared/api/openai.js';
 import { startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
 
@@ -52,7 +52,14 @@ describe('the Vercel AI SDK (@ai-sdk/openai-compatible v1, ai v5) against a real
 
   it('streamText streams text deltas and reports usage', async () => {
     const errors: unknown[] = [];
-    const result = streamText({ model: hearth('tiny'), prompt: 'Stream a little.', maxOutputTokens: 12, seed: 5, maxRetries: 0, onError: ({ error }) => void errors.push(error) });
+    const result = streamText({
+      model: hearth('tiny'),
+      prompt: 'Stream a little.',
+      maxOutputTokens: 12,
+      seed: 5,
+      maxRetries: 0,
+      onError: ({ error }) => void errors.push(error),
+    });
     let text = '';
     let deltas = 0;
     for await (const delta of result.textStream) {
@@ -84,7 +91,12 @@ describe('the Vercel AI SDK (@ai-sdk/openai-compatible v1, ai v5) against a real
       tools: {
         weather: tool({
           description: 'Weather for a city',
-          inputSchema: jsonSchema<{ city: 'Paris' | 'Rome' }>({ type: 'object', properties: { city: { type: 'string', enum: ['Paris', 'Rome'] } }, required: ['city'], additionalProperties: false }),
+          inputSchema: jsonSchema<{ city: 'Paris' | 'Rome' }>({
+            type: 'object',
+            properties: { city: { type: 'string', enum: ['Paris', 'Rome'] } },
+            required: ['city'],
+            additionalProperties: false,
+          }),
         }),
       },
       toolChoice: { type: 'tool', toolName: 'weather' },
@@ -153,7 +165,9 @@ describe('a remote provider end to end (mock provider behind a real server)', ()
     expect(ids).toEqual(expect.arrayContaining(['tiny', 'mock/mock-small', 'mock/mock-large']));
     expect(ids.filter((id) => id.startsWith('wrongkey/'))).toEqual([]);
     expect(list.data.find((model) => model.id === 'mock/mock-small')).toMatchObject({ object: 'model', source: 'remote', owned_by: 'mock-org' });
-    const listing = mock.requests.find((request) => request.method === 'GET' && request.path === '/v1/models' && request.headers.authorization === `Bearer ${KEY}`);
+    const listing = mock.requests.find(
+      (request) => request.method === 'GET' && request.path === '/v1/models' && request.headers.authorization === `Bearer ${KEY}`,
+    );
     expect(listing).toBeDefined();
     const single = await fetch(`${server.url}/v1/models/mock/mock-small`);
     expect(single.status).toBe(200);
@@ -176,7 +190,13 @@ describe('a remote provider end to end (mock provider behind a real server)', ()
 
   it('a streamed chat completion through mock/<model> comes back chunk by chunk with the Hearth model id', async () => {
     const before = chatRequests().length;
-    const stream = await client.chat.completions.create({ model: 'mock/mock-large', messages: [{ role: 'user', content: 'Stream please' }], max_tokens: 20, stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: 'mock/mock-large',
+      messages: [{ role: 'user', content: 'Stream please' }],
+      max_tokens: 20,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let text = '';
     let chunks = 0;
     const models = new Set<string>();
@@ -227,7 +247,7 @@ describe('a remote provider end to end (mock provider behind a real server)', ()
     expect(chatRequests().length).toBe(before);
   });
 
-  it('an unknown model of a known provider is the provider\'s 404, with the Hearth id', async () => {
+  it("an unknown model of a known provider is the provider's 404, with the Hearth id", async () => {
     const error = await client.chat.completions.create({ model: 'mock/not-there', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 5 }).then(
       () => undefined,
       (caught: unknown) => caught as InstanceType<typeof OpenAI.APIError>,

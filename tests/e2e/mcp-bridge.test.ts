@@ -6,8 +6,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import type { CreatedKey } from '../../shared/src/api/access.js';
-import type { BridgeCallResult, BridgeToolList, McpServiceList, McpServiceStatus } from '../../shared/src/api/bridge.js';
+import type { CreatedKey } from '#shared/api/access.js';
+import type { BridgeCallResult, BridgeToolList, McpServiceList, McpServiceStatus } from '#shared/api/bridge.js';
 import { startHttpService, type HttpService } from '../fixtures/mcp/http-service.js';
 import { rawRequest, runHearth } from '../helpers/hearth-cli.js';
 import { EVERYTHING, FILESYSTEM, MEMORY, MISBEHAVING, processesWithMarker, waitFor } from '../helpers/mcp.js';
@@ -43,7 +43,11 @@ async function send(path: string, init: { key?: string; body?: unknown; method?:
   const headers: Record<string, string> = {};
   if (init.key) headers.authorization = `Bearer ${init.key}`;
   if (init.body !== undefined) headers['content-type'] = 'application/json';
-  return fetch(`${server.url}${path}`, { method: init.method ?? (init.body === undefined ? 'GET' : 'POST'), headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+  return fetch(`${server.url}${path}`, {
+    method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
+    headers,
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
 }
 
 async function services(): Promise<McpServiceStatus[]> {
@@ -64,14 +68,21 @@ async function mcpClient(key: string): Promise<{ client: Client; transport: Stre
 }
 
 /** A POST to /mcp with exactly these headers (fetch cannot set Host; node:http can). */
-function rawPost(port: number, headers: Record<string, string>, body: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+function rawPost(
+  port: number,
+  headers: Record<string, string>,
+  body: string,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
-    const request = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/mcp', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (response) => {
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (text += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: text }));
-    });
+    const request = httpRequest(
+      { host: '127.0.0.1', port, method: 'POST', path: '/mcp', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: text }));
+      },
+    );
     request.on('error', reject);
     request.end(body);
   });
@@ -93,7 +104,14 @@ beforeAll(async () => {
     agents: [{ id: 'reader', tools: ['everything_echo', 'notes_*'], tool_policy: { write: 'deny' } }],
     mcp_services: [
       { name: 'everything', transport: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], env: { API_KEY: 'secret:EVERYTHING_KEY', ...env } },
-      { name: 'notes', transport: 'stdio', command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: join(dataDir, 'notes.jsonl'), ...env }, expose: 'all' },
+      {
+        name: 'notes',
+        transport: 'stdio',
+        command: process.execPath,
+        args: [MEMORY],
+        env: { MEMORY_FILE_PATH: join(dataDir, 'notes.jsonl'), ...env },
+        expose: 'all',
+      },
       { name: 'files', transport: 'stdio', command: process.execPath, args: [FILESYSTEM, join(dataDir, 'files')], env },
       { name: 'remote', transport: 'http', url: remote.url, auth: { type: 'token', token: 'secret:REMOTE_TOKEN' } },
     ],
@@ -136,7 +154,8 @@ describe('MCP services on a running server', () => {
     const { tools } = (await response.json()) as BridgeToolList;
     const names = tools.map((tool) => tool.name);
     expect(names).toEqual(expect.arrayContaining(['everything_echo', 'notes_create_entities', 'notes_read_graph', 'files_read_text_file', 'remote_whoami']));
-    for (const hidden of ['shell', 'write_file', 'edit_file', 'files_write_file', 'files_edit_file', 'everything_toggle-simulated-logging']) expect(names).not.toContain(hidden);
+    for (const hidden of ['shell', 'write_file', 'edit_file', 'files_write_file', 'files_edit_file', 'everything_toggle-simulated-logging'])
+      expect(names).not.toContain(hidden);
     for (const tool of tools) expect(Object.keys(tool).sort()).toEqual(['description', 'inputSchema', 'name']);
     expect(tools.find((tool) => tool.name === 'everything_echo')!.inputSchema).toMatchObject({ type: 'object', required: ['message'] });
   });
@@ -208,7 +227,14 @@ describe('MCP services on a running server', () => {
       expect(echoed).toEqual({ content: [{ type: 'text', text: 'Echo: over mcp' }] });
       const structured = await client.callTool({ name: 'everything_get-structured-content', arguments: { location: 'Chicago' } });
       expect(structured.structuredContent).toBeDefined();
-      const refusals = await Promise.all(['shell', 'files_write_file', 'no_such_tool'].map((name) => client.callTool({ name, arguments: {} }).then(() => 'accepted', (error: Error) => error.message.replace(name, '<name>'))));
+      const refusals = await Promise.all(
+        ['shell', 'files_write_file', 'no_such_tool'].map((name) =>
+          client.callTool({ name, arguments: {} }).then(
+            () => 'accepted',
+            (error: Error) => error.message.replace(name, '<name>'),
+          ),
+        ),
+      );
       expect(refusals[0]).toMatch(/Tool <name> not found/);
       expect(new Set(refusals).size).toBe(1);
       const invalid = await client.callTool({ name: 'everything_echo', arguments: {} });
@@ -228,7 +254,13 @@ describe('MCP services on a running server', () => {
       // Another key presenting this session id is answered as if the session did not exist.
       const stolen = await fetch(`${server.url}/mcp`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${toolsKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': reader.transport.sessionId!, 'mcp-protocol-version': '2025-06-18' },
+        headers: {
+          authorization: `Bearer ${toolsKey}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-session-id': reader.transport.sessionId!,
+          'mcp-protocol-version': '2025-06-18',
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
       });
       expect(stolen.status).toBe(404);
@@ -239,7 +271,12 @@ describe('MCP services on a running server', () => {
     // After DELETE the session is gone.
     const after = await fetch(`${server.url}/mcp`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${readerKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': reader.transport.sessionId ?? 'none' },
+      headers: {
+        authorization: `Bearer ${readerKey}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': reader.transport.sessionId ?? 'none',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 10, method: 'tools/list' }),
     });
     expect(after.status).toBe(404);
@@ -252,7 +289,12 @@ describe('MCP services on a running server', () => {
     expect(rebound.status).toBe(403);
     expect(rebound.body).toContain('host_not_allowed');
     // A *.localhost name passes the perimeter (it can only mean this machine) but not the SDK's stricter list.
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
     const sdk = await rawPost(port, { ...headers, host: `sub.localhost:${port}`, 'content-type': 'application/json' }, body);
     expect(sdk.status).toBe(403);
     expect(sdk.body).toMatch(/Invalid Host header/);
@@ -292,7 +334,11 @@ describe('MCP services on a running server', () => {
     expect(((await reconnected.json()) as McpServiceStatus).state).toBe('connected');
     const everything = await send('/mcp/call', { key: toolsKey, body: { name: 'everything_get-env' } });
     expect(text((await everything.json()) as BridgeCallResult)).toContain(EVERYTHING_KEY); // the service itself got it
-    const exports = await Promise.all(['/admin/config/export', '/admin/config/export?format=json', '/admin/mcp/services', '/admin/mcp/services/remote'].map(async (path) => (await send(path)).text()));
+    const exports = await Promise.all(
+      ['/admin/config/export', '/admin/config/export?format=json', '/admin/mcp/services', '/admin/mcp/services/remote'].map(async (path) =>
+        (await send(path)).text(),
+      ),
+    );
     const cli = await runHearth(['mcp', 'status', '--json', '--data-dir', dataDir]);
     for (const secret of [EVERYTHING_KEY, REMOTE_TOKEN, toolsKey, readerKey]) {
       for (const text of [...exports, cli.stdout, cli.stderr, server.stderr(), server.stdout()]) expect(text).not.toContain(secret);

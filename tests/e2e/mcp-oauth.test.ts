@@ -2,7 +2,7 @@ import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import type { BridgeCallResult, McpLoginStart, McpServiceStatus } from '../../shared/src/api/bridge.js';
+import type { BridgeCallResult, McpLoginStart, McpServiceStatus } from '#shared/api/bridge.js';
 import { browse, startOAuthService, type OAuthService } from '../fixtures/mcp/oauth-service.js';
 import { runHearth } from '../helpers/hearth-cli.js';
 import { waitFor } from '../helpers/mcp.js';
@@ -38,7 +38,11 @@ async function status(): Promise<McpServiceStatus> {
 }
 
 async function whoami(): Promise<BridgeCallResult> {
-  const response = await fetch(`${server!.url}/mcp/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'cloud_whoami' }) });
+  const response = await fetch(`${server!.url}/mcp/call`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'cloud_whoami' }),
+  });
   expect(response.status).toBe(200);
   return (await response.json()) as BridgeCallResult;
 }
@@ -50,7 +54,10 @@ function secretsFile(): Record<string, string> {
 beforeAll(async () => {
   oauth = await startOAuthService();
   dataDir = await newDataDir(false);
-  writeFileSync(join(dataDir, 'config.yaml'), stringify({ version: 1, mcp_services: [{ name: 'cloud', transport: 'http', url: oauth.service.url, auth: { type: 'oauth' } }] }));
+  writeFileSync(
+    join(dataDir, 'config.yaml'),
+    stringify({ version: 1, mcp_services: [{ name: 'cloud', transport: 'http', url: oauth.service.url, auth: { type: 'oauth' } }] }),
+  );
   await start();
 });
 
@@ -131,7 +138,9 @@ describe('OAuth sign-in to an MCP service', () => {
 
   it('keeps every token out of logs, exports and diagnostics', async () => {
     const kept = JSON.parse(secretsFile().MCP_OAUTH_CLOUD!) as { tokens: { access_token: string; refresh_token: string }; client: { client_id: string } };
-    const texts = await Promise.all(['/admin/config/export', '/admin/config/export?format=json', '/admin/mcp/services'].map(async (path) => (await fetch(`${server!.url}${path}`)).text()));
+    const texts = await Promise.all(
+      ['/admin/config/export', '/admin/config/export?format=json', '/admin/mcp/services'].map(async (path) => (await fetch(`${server!.url}${path}`)).text()),
+    );
     const cli = await runHearth(['mcp', 'status', '--json', '--data-dir', dataDir]);
     await stop();
     const tokens = [...oauth.accepted, kept.tokens.access_token, kept.tokens.refresh_token];

@@ -18,8 +18,17 @@ describe('memory durability', () => {
     const acknowledged: string[] = [];
     // Several ingests, the last one answered just before the kill, with no pause in between.
     for (let batch = 0; batch < 5; batch++) {
-      const turns = Array.from({ length: 40 }, (_, index) => ({ user: `batch ${batch} turn ${index} remembers the blue door`, assistant: `ok ${batch}.${index}` }));
-      const response = await post(`${server.url}/memory/ingest`, { agent_id: 'durable', conversation_id: `c${batch}`, turns, session_date: '2024-06-01', skip_extraction: batch % 2 === 0 });
+      const turns = Array.from({ length: 40 }, (_, index) => ({
+        user: `batch ${batch} turn ${index} remembers the blue door`,
+        assistant: `ok ${batch}.${index}`,
+      }));
+      const response = await post(`${server.url}/memory/ingest`, {
+        agent_id: 'durable',
+        conversation_id: `c${batch}`,
+        turns,
+        session_date: '2024-06-01',
+        skip_extraction: batch % 2 === 0,
+      });
       expect(response.status).toBe(200);
       expect(await response.json()).toMatchObject({ status: 'ok', turns_ingested: 40 });
       acknowledged.push(...turns.map((turn) => turn.user));
@@ -31,7 +40,9 @@ describe('memory durability', () => {
     const seen: string[] = [];
     let before: string | null = null;
     do {
-      const page: { items: { user: string }[]; next_before: string | null } = await (await fetch(`${server.url}/memory/agents/durable/transcript?limit=500${before ? `&before=${before}` : ''}`)).json();
+      const page: { items: { user: string }[]; next_before: string | null } = await (
+        await fetch(`${server.url}/memory/agents/durable/transcript?limit=500${before ? `&before=${before}` : ''}`)
+      ).json();
       seen.push(...page.items.map((turn) => turn.user));
       before = page.next_before;
     } while (before);

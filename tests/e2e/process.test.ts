@@ -2,8 +2,8 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServerStatus } from '../../shared/src/api/admin.js';
-import type { ModelList } from '../../shared/src/api/openai.js';
+import type { ServerStatus } from '#shared/api/admin.js';
+import type { ModelList } from '#shared/api/openai.js';
 import { cleanEnv, HEARTH_BIN, REPO_ROOT, runNode, spawnListening, START_SCRIPT, type Listening } from '../helpers/hearth-process.js';
 import { closedPort } from '../helpers/mock-provider.js';
 import { tinyModelPath } from '../helpers/models.js';
@@ -168,7 +168,11 @@ describe('environment variables', () => {
     const modelsDir = mkdtempSync(join(tmpdir(), 'hearth-env-models-'));
     copyFileSync(await tinyModelPath(), join(modelsDir, 'Other Tiny.gguf'));
     const port = await closedPort();
-    const server = await spawnListening(HEARTH_BIN, ['serve'], cleanEnv({ HEARTH_PORT: String(port), HEARTH_DATA_DIR: dataDir, HEARTH_MODELS_DIR: modelsDir, HEARTH_EXTERNAL_MODELS: '0' }));
+    const server = await spawnListening(
+      HEARTH_BIN,
+      ['serve'],
+      cleanEnv({ HEARTH_PORT: String(port), HEARTH_DATA_DIR: dataDir, HEARTH_MODELS_DIR: modelsDir, HEARTH_EXTERNAL_MODELS: '0' }),
+    );
     running.push(server);
     expect(server.url).toBe(`http://127.0.0.1:${port}`);
     const status = await json<ServerStatus>(`${server.url}/admin/status`);
@@ -191,7 +195,11 @@ describe('environment variables', () => {
   it('flags win over the environment', async () => {
     const envDir = await newDataDir(false);
     const flagDir = await newDataDir(true);
-    const server = await spawnListening(HEARTH_BIN, ['serve', '--port', '0', '--data-dir', flagDir, '--no-external-models'], cleanEnv({ HEARTH_PORT: 'not-a-port', HEARTH_DATA_DIR: envDir }));
+    const server = await spawnListening(
+      HEARTH_BIN,
+      ['serve', '--port', '0', '--data-dir', flagDir, '--no-external-models'],
+      cleanEnv({ HEARTH_PORT: 'not-a-port', HEARTH_DATA_DIR: envDir }),
+    );
     running.push(server);
     expect(server.port).toBeGreaterThan(0);
     expect((await json<ServerStatus>(`${server.url}/admin/status`)).data_dir).toBe(flagDir);
@@ -267,26 +275,22 @@ describe('refusals at startup', () => {
 });
 
 describe('npm start', () => {
-  it(
-    'passes its arguments through to hearth serve and serves the web app',
-    async () => {
-      const dataDir = await newDataDir(true);
-      const server = await spawnListening(START_SCRIPT, ['--port', '0', '--data-dir', dataDir, '--no-external-models']);
-      running.push(server);
-      expect(server.port).toBeGreaterThan(0);
-      expect((await json<ServerStatus>(`${server.url}/admin/status`)).data_dir).toBe(dataDir);
-      expect(await modelIds(server.url)).toEqual(['tiny']);
+  it('passes its arguments through to hearth serve and serves the web app', async () => {
+    const dataDir = await newDataDir(true);
+    const server = await spawnListening(START_SCRIPT, ['--port', '0', '--data-dir', dataDir, '--no-external-models']);
+    running.push(server);
+    expect(server.port).toBeGreaterThan(0);
+    expect((await json<ServerStatus>(`${server.url}/admin/status`)).data_dir).toBe(dataDir);
+    expect(await modelIds(server.url)).toEqual(['tiny']);
 
-      expect(existsSync(join(REPO_ROOT, 'build', 'web', 'index.html'))).toBe(true);
-      const page = await fetch(`${server.url}/`);
-      expect(page.status).toBe(200);
-      expect(page.headers.get('content-type')).toMatch(/^text\/html/);
-      expect(await page.text()).toMatch(/<html/i);
+    expect(existsSync(join(REPO_ROOT, 'build', 'web', 'index.html'))).toBe(true);
+    const page = await fetch(`${server.url}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await page.text()).toMatch(/<html/i);
 
-      // start.js forwards the signal; both it and hearth exit 0 and the lock is released.
-      expect((await server.stop('SIGTERM')).code).toBe(0);
-      await waitFor(() => !existsSync(join(dataDir, 'hearth.lock')), 'the lock file to go');
-    },
-    180_000,
-  );
+    // start.js forwards the signal; both it and hearth exit 0 and the lock is released.
+    expect((await server.stop('SIGTERM')).code).toBe(0);
+    await waitFor(() => !existsSync(join(dataDir, 'hearth.lock')), 'the lock file to go');
+  }, 180_000);
 });

@@ -1,12 +1,18 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ServerStatus } from '../../shared/src/api/admin.js';
+import type { ServerStatus } from '#shared/api/admin.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 
 let server: RunningServer;
 let client: OpenAI;
 
-const clock = { type: 'function' as const, name: 'clock', description: 'The time in a zone', strict: true, parameters: { type: 'object', properties: { zone: { enum: ['utc', 'local'] } }, required: ['zone'], additionalProperties: false } };
+const clock = {
+  type: 'function' as const,
+  name: 'clock',
+  description: 'The time in a zone',
+  strict: true,
+  parameters: { type: 'object', properties: { zone: { enum: ['utc', 'local'] } }, required: ['zone'], additionalProperties: false },
+};
 
 async function connect(dataDir?: string): Promise<void> {
   server = await startServer(dataDir ? { dataDir } : {});
@@ -21,7 +27,13 @@ afterAll(async () => {
 
 describe('POST /v1/responses with the official openai client', () => {
   it('answers a Response object that the client can read', async () => {
-    const response = await client.responses.create({ model: 'tiny', input: 'Hello', instructions: 'Be brief.', max_output_tokens: 12, metadata: { topic: 'greeting' } });
+    const response = await client.responses.create({
+      model: 'tiny',
+      input: 'Hello',
+      instructions: 'Be brief.',
+      max_output_tokens: 12,
+      metadata: { topic: 'greeting' },
+    });
     expect(response.id).toMatch(/^resp_/);
     expect(response.object).toBe('response');
     expect(response.status).toBe('incomplete');
@@ -38,7 +50,12 @@ describe('POST /v1/responses with the official openai client', () => {
   });
 
   it('streams the typed events in protocol order', async () => {
-    const stream = await client.responses.create({ model: 'tiny', input: [{ role: 'user', content: [{ type: 'input_text', text: 'Stream please' }] }], max_output_tokens: 10, stream: true });
+    const stream = await client.responses.create({
+      model: 'tiny',
+      input: [{ role: 'user', content: [{ type: 'input_text', text: 'Stream please' }] }],
+      max_output_tokens: 10,
+      stream: true,
+    });
     const events: OpenAI.Responses.ResponseStreamEvent[] = [];
     for await (const event of stream) events.push(event);
 
@@ -66,7 +83,13 @@ describe('POST /v1/responses with the official openai client', () => {
   });
 
   it('streams a function call the stream helper accumulates, then continues from its output', async () => {
-    const stream = client.responses.stream({ model: 'tiny', input: 'What time is it?', tools: [clock], tool_choice: { type: 'function', name: 'clock' }, max_output_tokens: 100 });
+    const stream = client.responses.stream({
+      model: 'tiny',
+      input: 'What time is it?',
+      tools: [clock],
+      tool_choice: { type: 'function', name: 'clock' },
+      max_output_tokens: 100,
+    });
     const types: string[] = [];
     stream.on('event', (event) => types.push(event.type));
     const response = await stream.finalResponse();
@@ -85,14 +108,26 @@ describe('POST /v1/responses with the official openai client', () => {
     expect(call.id).toMatch(/^fc_/);
     expect(['utc', 'local']).toContain((JSON.parse(call.arguments) as { zone: string }).zone);
 
-    const next = await client.responses.create({ model: 'tiny', previous_response_id: response.id, input: [{ type: 'function_call_output', call_id: call.call_id, output: '12:00' }], tools: [clock], tool_choice: 'none', max_output_tokens: 6 });
+    const next = await client.responses.create({
+      model: 'tiny',
+      previous_response_id: response.id,
+      input: [{ type: 'function_call_output', call_id: call.call_id, output: '12:00' }],
+      tools: [clock],
+      tool_choice: 'none',
+      max_output_tokens: 6,
+    });
     expect(next.previous_response_id).toBe(response.id);
     expect(next.output_text.length).toBeGreaterThan(0);
   });
 
   it('follows text.format json_schema', async () => {
     const schema = { type: 'object', properties: { warm: { type: 'boolean' } }, required: ['warm'], additionalProperties: false };
-    const response = await client.responses.create({ model: 'tiny', input: 'Is red warm?', text: { format: { type: 'json_schema', name: 'answer', schema, strict: true } }, max_output_tokens: 60 });
+    const response = await client.responses.create({
+      model: 'tiny',
+      input: 'Is red warm?',
+      text: { format: { type: 'json_schema', name: 'answer', schema, strict: true } },
+      max_output_tokens: 60,
+    });
     expect(response.status).toBe('completed');
     expect(typeof (JSON.parse(response.output_text) as { warm: boolean }).warm).toBe('boolean');
   });
@@ -101,7 +136,9 @@ describe('POST /v1/responses with the official openai client', () => {
     const response = await client.responses.create({ model: 'tiny', input: 'Forget this', store: false, max_output_tokens: 4 });
     const missing = await client.responses.retrieve(response.id).catch((error: unknown) => error);
     expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
-    const continued = await client.responses.create({ model: 'tiny', input: 'And?', previous_response_id: response.id, max_output_tokens: 4 }).catch((error: unknown) => error);
+    const continued = await client.responses
+      .create({ model: 'tiny', input: 'And?', previous_response_id: response.id, max_output_tokens: 4 })
+      .catch((error: unknown) => error);
     expect(continued).toBeInstanceOf(OpenAI.NotFoundError);
     expect((continued as InstanceType<typeof OpenAI.NotFoundError>).code).toBe('response_not_found');
     expect((continued as InstanceType<typeof OpenAI.NotFoundError>).param).toBe('previous_response_id');
@@ -115,10 +152,14 @@ describe('POST /v1/responses with the official openai client', () => {
   });
 
   it('answers request errors by field', async () => {
-    const badItem = await client.responses.create({ model: 'tiny', input: [{ type: 'function_call', name: 'clock' } as never] }).catch((error: unknown) => error);
+    const badItem = await client.responses
+      .create({ model: 'tiny', input: [{ type: 'function_call', name: 'clock' } as never] })
+      .catch((error: unknown) => error);
     expect(badItem).toBeInstanceOf(OpenAI.BadRequestError);
     expect((badItem as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('input[0].call_id');
-    const image = await client.responses.create({ model: 'tiny', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://example.com/a.png', detail: 'auto' }] }] }).catch((error: unknown) => error);
+    const image = await client.responses
+      .create({ model: 'tiny', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://example.com/a.png', detail: 'auto' }] }] })
+      .catch((error: unknown) => error);
     expect((image as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('input[0].content[0].type');
     const model = await client.responses.create({ model: 'no-such-model', input: 'x' }).catch((error: unknown) => error);
     expect((model as InstanceType<typeof OpenAI.NotFoundError>).code).toBe('model_not_found');

@@ -2,8 +2,8 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import type { AccessKeyRecord, CreatedKey } from '../../shared/src/api/access.js';
-import type { ConfigDocument } from '../../shared/src/api/config.js';
+import type { AccessKeyRecord, CreatedKey } from '#shared/api/access.js';
+import type { ConfigDocument } from '#shared/api/config.js';
 import { runHearth, rawRequest } from '../helpers/hearth-cli.js';
 import { startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
@@ -37,11 +37,19 @@ function writeConfig(dataDir: string, text: string): void {
 
 const AUTH_REQUIRED = 'version: 1\nserver:\n  auth:\n    required: true\n';
 
-async function send(server: RunningServer, path: string, init: { method?: string; key?: string; headers?: Record<string, string>; body?: unknown } = {}): Promise<Response> {
+async function send(
+  server: RunningServer,
+  path: string,
+  init: { method?: string; key?: string; headers?: Record<string, string>; body?: unknown } = {},
+): Promise<Response> {
   const headers: Record<string, string> = { ...init.headers };
   if (init.key) headers.authorization = `Bearer ${init.key}`;
   if (init.body !== undefined) headers['content-type'] = 'application/json';
-  return fetch(`${server.url}${path}`, { method: init.method ?? (init.body === undefined ? 'GET' : 'POST'), headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+  return fetch(`${server.url}${path}`, {
+    method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
+    headers,
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
 }
 
 async function errorCode(response: Response): Promise<string> {
@@ -122,10 +130,18 @@ describe('access keys on a running server (auth required)', () => {
     const server = await start({ dataDir });
     const { key } = await createKey(server, { label: 'admin attempt' });
     const port = new URL(server.url).port;
-    const foreignHost = await rawRequest(Number(port), 'GET /admin/keys HTTP/1.1', { host: `evil.example:${port}`, authorization: `Bearer ${key}`, 'x-forwarded-for': '127.0.0.1' });
+    const foreignHost = await rawRequest(Number(port), 'GET /admin/keys HTTP/1.1', {
+      host: `evil.example:${port}`,
+      authorization: `Bearer ${key}`,
+      'x-forwarded-for': '127.0.0.1',
+    });
     expect(foreignHost.status).toBe(403);
     expect(foreignHost.body).toContain('host_not_allowed');
-    const foreignOrigin = await send(server, '/admin/config/apply', { key, headers: { origin: 'http://evil.example' }, body: { document: { version: 1, server: { auth: { required: false } } }, confirm_high_risk: true } });
+    const foreignOrigin = await send(server, '/admin/config/apply', {
+      key,
+      headers: { origin: 'http://evil.example' },
+      body: { document: { version: 1, server: { auth: { required: false } } }, confirm_high_risk: true },
+    });
     expect(foreignOrigin.status).toBe(403);
     expect(await errorCode(foreignOrigin)).toBe('origin_not_allowed');
     expect(parse(readFileSync(join(dataDir, 'config.yaml'), 'utf8'))).toMatchObject({ server: { auth: { required: true } } });
@@ -206,7 +222,10 @@ describe('per-key cap on concurrent requests (server.limits.streams_per_key)', (
     while (!seen.includes('"content":"')) seen += new TextDecoder().decode((await reader.read()).value);
 
     try {
-      const refused = await send(server, '/v1/chat/completions', { key: first.key, body: { model: 'tiny', max_tokens: 2, messages: [{ role: 'user', content: 'me too' }] } });
+      const refused = await send(server, '/v1/chat/completions', {
+        key: first.key,
+        body: { model: 'tiny', max_tokens: 2, messages: [{ role: 'user', content: 'me too' }] },
+      });
       expect(refused.status).toBe(429);
       expect(await errorCode(refused)).toBe('rate_limit_exceeded');
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
@@ -249,9 +268,15 @@ describe('secrets stay secret', () => {
     // The secret is in use: the provider demands it and answers.
     const models = (await (await send(server, '/v1/models', { key })).json()) as { data: { id: string }[] };
     expect(models.data.map((model) => model.id)).toContain('remote/remote-small');
-    const chat = await send(server, '/v1/chat/completions', { key, body: { model: 'remote/remote-small', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] } });
+    const chat = await send(server, '/v1/chat/completions', {
+      key,
+      body: { model: 'remote/remote-small', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] },
+    });
     expect(chat.status).toBe(200);
-    const streamed = await send(server, '/v1/chat/completions', { key, body: { model: 'remote/remote-small', stream: true, max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] } });
+    const streamed = await send(server, '/v1/chat/completions', {
+      key,
+      body: { model: 'remote/remote-small', stream: true, max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] },
+    });
     const streamedText = await streamed.text();
     expect(provider.requests.some((request) => request.headers.authorization === `Bearer ${SECRET}`)).toBe(true);
 
@@ -285,7 +310,9 @@ describe('secrets stay secret', () => {
     const server = await start({ dataDir });
     const stored = await runHearth(['secret', 'set', 'LATE_KEY', '--data-dir', dataDir], { stdin: SECRET });
     expect(stored.code, stored.stderr).toBe(0);
-    const applied = await send(server, '/admin/config/apply', { body: { document: { version: 1, providers: [{ name: 'late', base_url: provider.baseUrl, api_key: 'secret:LATE_KEY' }] } } });
+    const applied = await send(server, '/admin/config/apply', {
+      body: { document: { version: 1, providers: [{ name: 'late', base_url: provider.baseUrl, api_key: 'secret:LATE_KEY' }] } },
+    });
     expect(applied.status, await applied.clone().text()).toBe(200);
     const models = (await (await send(server, '/v1/models')).json()) as { data: { id: string }[] };
     expect(models.data.map((model) => model.id)).toContain('late/remote-small');
@@ -298,7 +325,8 @@ describe('hearth config against a running server', () => {
     const server = await start({ dataDir });
     const configFile = join(dataDir, 'config.yaml');
     const exportNow = async () => (await send(server, '/admin/config/export?format=json')).text();
-    const preflight = () => send(server, '/v1/chat/completions', { method: 'OPTIONS', headers: { origin: 'http://app.example', 'access-control-request-method': 'POST' } });
+    const preflight = () =>
+      send(server, '/v1/chat/completions', { method: 'OPTIONS', headers: { origin: 'http://app.example', 'access-control-request-method': 'POST' } });
     const change = join(dataDir, 'change.yaml');
     writeFileSync(change, 'version: 1\nserver:\n  cors:\n    origins: ["http://app.example"]\nmodels:\n  parallel: 2\n');
 
@@ -322,7 +350,10 @@ describe('hearth config against a running server', () => {
     expect(await exportNow()).toBe(exportBefore);
 
     const invalid = join(dataDir, 'invalid.yaml');
-    writeFileSync(invalid, 'version: 1\nserver:\n  cors:\n    origins: ["http://app.example"]\n  port: high\nmodels:\n  parallel: 0\nproviders:\n  - name: p\n    base_url: http://127.0.0.1:9/v1\n    api_key: secret:NOPE\n');
+    writeFileSync(
+      invalid,
+      'version: 1\nserver:\n  cors:\n    origins: ["http://app.example"]\n  port: high\nmodels:\n  parallel: 0\nproviders:\n  - name: p\n    base_url: http://127.0.0.1:9/v1\n    api_key: secret:NOPE\n',
+    );
     const refused = await cli(dataDir, 'config', 'apply', invalid, '--yes');
     expect(refused.code).toBe(1);
     for (const path of ['server.port', 'models.parallel', 'providers[0].api_key']) expect(refused.stderr).toContain(`${path}:`);
@@ -362,7 +393,14 @@ describe('a restart', () => {
       const revoked = await createKey(first, { label: 'gone' });
       expect((await send(first, `/admin/keys/${revoked.id}`, { method: 'DELETE' })).status).toBe(200);
       const applied = await send(first, '/admin/config/apply', {
-        body: { document: { version: 1, server: { auth: { required: true }, cors: { origins: ['http://app.example'] } }, providers: [{ name: 'kept', base_url: provider.baseUrl }] }, confirm_high_risk: true },
+        body: {
+          document: {
+            version: 1,
+            server: { auth: { required: true }, cors: { origins: ['http://app.example'] } },
+            providers: [{ name: 'kept', base_url: provider.baseUrl }],
+          },
+          confirm_high_risk: true,
+        },
       });
       expect(applied.status).toBe(200);
       const exportBefore = await (await send(first, '/admin/config/export?format=json')).text();
@@ -379,7 +417,10 @@ describe('a restart', () => {
       expect(models.status).toBe(200);
       expect(((await models.json()) as { data: { id: string }[] }).data.map((model) => model.id)).toContain('kept/kept-model');
       expect((await send(second, '/v1/models', { key: revoked.key })).status).toBe(401);
-      const preflight = await send(second, '/v1/models', { method: 'OPTIONS', headers: { origin: 'http://app.example', 'access-control-request-method': 'GET' } });
+      const preflight = await send(second, '/v1/models', {
+        method: 'OPTIONS',
+        headers: { origin: 'http://app.example', 'access-control-request-method': 'GET' },
+      });
       expect(preflight.status).toBe(204);
     } finally {
       await provider.close();

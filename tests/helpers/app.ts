@@ -5,7 +5,9 @@ import { createServices, type Services } from '../../companion/src/services.js';
 import { newDataDir } from './server.js';
 
 /** The real app on a fresh data directory, for `inject` route tests. */
-export async function testApp(options: { withModel?: boolean; dataDir?: string } = {}): Promise<{ app: FastifyInstance; services: Services; close(): Promise<void> }> {
+export async function testApp(
+  options: { withModel?: boolean; dataDir?: string } = {},
+): Promise<{ app: FastifyInstance; services: Services; close(): Promise<void> }> {
   const dataDir = options.dataDir ?? (await newDataDir(options.withModel ?? true));
   const services = await createServices({ dataDir, externalSources: false, log: silentLogger, version: 'test' });
   const app = await buildApp({ services, webRoot: '/nonexistent' });

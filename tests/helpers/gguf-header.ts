@@ -58,11 +58,7 @@ export function ggufHeader(metadata: Record<string, GgufValue>): Buffer {
  * Writes the header to path (creating folders); `sizeBytes` pads the file with zeros so
  * tests can tell sizes apart.
  */
-export async function writeGgufHeader(
-  path: string,
-  metadata: Record<string, GgufValue>,
-  options: { sizeBytes?: number } = {},
-): Promise<string> {
+export async function writeGgufHeader(path: string, metadata: Record<string, GgufValue>, options: { sizeBytes?: number } = {}): Promise<string> {
   const header = ggufHeader(metadata);
   const size = Math.max(header.length, options.sizeBytes ?? 0);
   const bytes = Buffer.alloc(size);

@@ -5,7 +5,7 @@ import { checkDocument } from '../../companion/src/config/document.js';
 import { silentLogger } from '../../companion/src/logger.js';
 import { McpManager } from '../../companion/src/mcp/manager.js';
 import type { SecretAccess } from '../../companion/src/mcp/oauth.js';
-import type { McpServiceSettings } from '../../shared/src/api/config.js';
+import type { McpServiceSettings } from '#shared/api/config.js';
 
 const path = (relative: string) => fileURLToPath(new URL(relative, import.meta.url));
 
@@ -19,7 +19,8 @@ export const LOOPBACK_ONLY = path('../fixtures/mcp/loopback-only.mjs');
 export function memorySecrets(values: Record<string, string> = {}): SecretAccess & { values: Record<string, string> } {
   return {
     values,
-    resolve: (reference) => (reference.startsWith('secret:') ? values[reference.slice(7)] : reference.startsWith('env:') ? process.env[reference.slice(4)] : undefined),
+    resolve: (reference) =>
+      reference.startsWith('secret:') ? values[reference.slice(7)] : reference.startsWith('env:') ? process.env[reference.slice(4)] : undefined,
     set: (name, value) => void (values[name] = value),
     delete: (name) => delete values[name],
   };
@@ -34,7 +35,9 @@ export function serviceSettings(services: Record<string, unknown>[]): McpService
 
 /** A manager (not started) for these services; every service gets HEARTH_TEST_MARKER in its environment. */
 export function testManager(services: Record<string, unknown>[], options: { secrets?: SecretAccess; marker?: string } = {}): McpManager {
-  const marked = services.map((service) => (service.transport === 'stdio' && options.marker ? { ...service, env: { ...(service.env as object), HEARTH_TEST_MARKER: options.marker } } : service));
+  const marked = services.map((service) =>
+    service.transport === 'stdio' && options.marker ? { ...service, env: { ...(service.env as object), HEARTH_TEST_MARKER: options.marker } } : service,
+  );
   return new McpManager({ services: serviceSettings(marked), secrets: options.secrets ?? memorySecrets(), log: silentLogger, version: 'test' });
 }
 

@@ -92,7 +92,11 @@ export async function startMockProvider(options: MockProviderOptions = {}): Prom
     const usage = { prompt_tokens: 5, completion_tokens: reply.split(' ').length, total_tokens: 5 + reply.split(' ').length };
     if (body.stream !== true) {
       sendJson(res, 200, {
-        id, object: 'chat.completion', created, model, system_fingerprint: 'fp_mock',
+        id,
+        object: 'chat.completion',
+        created,
+        model,
+        system_fingerprint: 'fp_mock',
         choices: [{ index: 0, message: { role: 'assistant', content: reply, refusal: null }, logprobs: null, finish_reason: 'stop' }],
         usage,
       });
@@ -103,7 +107,11 @@ export async function startMockProvider(options: MockProviderOptions = {}): Prom
       `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, system_fingerprint: 'fp_mock', choices, ...extra })}\n\n`;
     const includeUsage = body.stream_options?.include_usage === true;
     const usageNull = includeUsage ? { usage: null } : {};
-    await writeEvent(res, record, chunk([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }], usageNull));
+    await writeEvent(
+      res,
+      record,
+      chunk([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }], usageNull),
+    );
     const words = reply.split(/(?<= )/);
     for (const word of words) {
       await writeEvent(res, record, chunk([{ index: 0, delta: { content: word }, logprobs: null, finish_reason: null }], usageNull));
@@ -118,11 +126,19 @@ export async function startMockProvider(options: MockProviderOptions = {}): Prom
     const body = record.body ?? {};
     const reply = options.reply ?? 'Hello from the mock provider.';
     const message = {
-      id: 'msg_mock', type: 'message', status: 'completed', role: 'assistant',
+      id: 'msg_mock',
+      type: 'message',
+      status: 'completed',
+      role: 'assistant',
       content: [{ type: 'output_text', text: reply, annotations: [] }],
     };
     const response = (status: string, output: unknown[]): Record<string, unknown> => ({
-      id: 'resp_mock', object: 'response', created_at: created, status, model: String(body.model), output,
+      id: 'resp_mock',
+      object: 'response',
+      created_at: created,
+      status,
+      model: String(body.model),
+      output,
       usage: status === 'completed' ? { input_tokens: 5, output_tokens: 6, total_tokens: 11 } : null,
     });
     if (body.stream !== true) {
@@ -141,7 +157,12 @@ export async function startMockProvider(options: MockProviderOptions = {}): Prom
     const path = (req.url ?? '/').split('?')[0]!;
     let resolveDone!: () => void;
     const record: RecordedRequest = {
-      method: req.method ?? 'GET', path, headers: req.headers, body: undefined, finished: false, closedEarly: false,
+      method: req.method ?? 'GET',
+      path,
+      headers: req.headers,
+      body: undefined,
+      finished: false,
+      closedEarly: false,
       done: new Promise<void>((resolve) => (resolveDone = resolve)),
     };
     requests.push(record);
@@ -184,7 +205,13 @@ export async function startMockProvider(options: MockProviderOptions = {}): Prom
     }
     const needsModel = [`POST ${prefix}/chat/completions`, `POST ${prefix}/responses`, `POST ${prefix}/embeddings`];
     if (needsModel.includes(route) && !models.includes(String(record.body?.model))) {
-      openAiError(res, 404, `The model \`${String(record.body?.model)}\` does not exist or you do not have access to it.`, 'invalid_request_error', 'model_not_found');
+      openAiError(
+        res,
+        404,
+        `The model \`${String(record.body?.model)}\` does not exist or you do not have access to it.`,
+        'invalid_request_error',
+        'model_not_found',
+      );
       return;
     }
     if (route === `POST ${prefix}/chat/completions`) return chat(res, record);
@@ -192,7 +219,8 @@ export async function startMockProvider(options: MockProviderOptions = {}): Prom
     if (route === `POST ${prefix}/embeddings`) {
       const inputs: unknown[] = Array.isArray(record.body.input) ? record.body.input : [record.body.input];
       sendJson(res, 200, {
-        object: 'list', model: String(record.body.model),
+        object: 'list',
+        model: String(record.body.model),
         data: inputs.map((_, index) => ({ object: 'embedding', index, embedding: [0.1, 0.2, 0.3] })),
         usage: { prompt_tokens: inputs.length, total_tokens: inputs.length },
       });

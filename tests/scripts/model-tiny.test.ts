@@ -1,14 +1,7 @@
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  ChatMLChatWrapper,
-  getLlama,
-  LlamaChatSession,
-  readGgufFileInfo,
-  resolveChatWrapper,
-  type Token,
-} from 'node-llama-cpp';
+import { ChatMLChatWrapper, getLlama, LlamaChatSession, readGgufFileInfo, resolveChatWrapper, type Token } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tinyModelBytes, writeTinyModel, type ModelSize } from '../../scripts/gguf/write-model.js';
 import { tinyModelPath } from '../helpers/models.js';

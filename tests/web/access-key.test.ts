@@ -97,7 +97,9 @@ describe('the client', () => {
     storeAccessKey(KEY);
     const calls = companion((path) =>
       path === '/v1/chat/completions'
-        ? new Response('data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"tiny","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')
+        ? new Response(
+            'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"tiny","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n',
+          )
         : path.endsWith('/file')
           ? new Response(null, { headers: { 'content-length': '10' } })
           : Response.json({ object: 'list', data: [] }),
@@ -132,7 +134,7 @@ describe('the client', () => {
     expect(calls).toEqual([{ path: '/v1/models', method: 'GET', authorization: `Bearer ${KEY}` }]);
   });
 
-  it('reports the companion\'s message for a refused key, without the key in it', async () => {
+  it("reports the companion's message for a refused key, without the key in it", async () => {
     companion(() => refusal('The access key is not a valid key. Check the key, or create a new one with `hearth keys create`.'));
     const error = await verifyKey(KEY).catch((error: unknown) => error);
     expect(error).toBeInstanceOf(ApiError);
@@ -168,7 +170,10 @@ describe('the client', () => {
   it('keeps sending a key that is only short of a scope or rate-limited', async () => {
     storeAccessKey(KEY);
     const calls = companion(() =>
-      Response.json({ error: { message: 'This key may not use inference routes (its scopes: tools).', type: 'permission_error', code: 'permission_denied', param: null } }, { status: 403 }),
+      Response.json(
+        { error: { message: 'This key may not use inference routes (its scopes: tools).', type: 'permission_error', code: 'permission_denied', param: null } },
+        { status: 403 },
+      ),
     );
     await expect(listModels()).rejects.toMatchObject({ status: 403, code: 'permission_denied' });
     await expect(listModels()).rejects.toMatchObject({ status: 403 });

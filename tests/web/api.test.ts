@@ -78,13 +78,20 @@ describe('streamChat', () => {
       pull(controller) {
         if (!sent) {
           sent = true;
-          controller.enqueue(encoder.encode('data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"tiny","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}\n\n'));
+          controller.enqueue(
+            encoder.encode(
+              'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"tiny","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}\n\n',
+            ),
+          );
         } else controller.error(new TypeError('network error'));
       },
     });
     stub(() => new Response(body));
     const deltas: string[] = [];
-    await expect(streamChat({ model: 'tiny', messages: [], onDelta: (text) => deltas.push(text) })).rejects.toMatchObject({ name: 'ApiError', code: 'stream_interrupted' });
+    await expect(streamChat({ model: 'tiny', messages: [], onDelta: (text) => deltas.push(text) })).rejects.toMatchObject({
+      name: 'ApiError',
+      code: 'stream_interrupted',
+    });
     expect(deltas).toEqual(['hi']);
   });
 });

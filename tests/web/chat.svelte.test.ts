@@ -7,7 +7,9 @@ const engineCalls: EngineChatRequest[] = [];
 const fakeEngine: BrowserEngine = {
   kind: 'wllama',
   status: async () => ({ kind: 'wllama', available: true, reason: null, details: {} }),
-  models: async () => [{ engine: 'wllama', id: 'tiny.gguf', name: 'tiny', sizeBytes: 1, stored: true, runnable: true, reason: null, origin: 'companion: tiny' }],
+  models: async () => [
+    { engine: 'wllama', id: 'tiny.gguf', name: 'tiny', sizeBytes: 1, stored: true, runnable: true, reason: null, origin: 'companion: tiny' },
+  ],
   load: async () => undefined,
   chat: async (request, onDelta) => {
     engineCalls.push(request);
@@ -27,8 +29,10 @@ const { resetConnection, listConversations } = await import('$lib/storage/conver
 const { server } = await import('$lib/stores/server.svelte');
 
 const encoder = new TextEncoder();
-const chunk = (content: string) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'tiny', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
-const usage = (completion: number) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'tiny', choices: [], usage: { prompt_tokens: 7, completion_tokens: completion, total_tokens: 7 + completion } })}\n\n`;
+const chunk = (content: string) =>
+  `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'tiny', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
+const usage = (completion: number) =>
+  `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'tiny', choices: [], usage: { prompt_tokens: 7, completion_tokens: completion, total_tokens: 7 + completion } })}\n\n`;
 
 interface Route {
   chat?: (body: Record<string, unknown>, signal: AbortSignal | undefined) => Response | Promise<Response>;
@@ -176,7 +180,8 @@ describe('when the companion goes away', () => {
 
   it('reports a companion error that is not a lost connection as a failure', async () => {
     companion({
-      chat: () => Response.json({ error: { message: 'The model could not be loaded.', type: 'server_error', code: 'model_load_failed', param: null } }, { status: 500 }),
+      chat: () =>
+        Response.json({ error: { message: 'The model could not be loaded.', type: 'server_error', code: 'model_load_failed', param: null } }, { status: 500 }),
     });
     const chat = await ready();
     await chat.send('Hello');

@@ -135,7 +135,10 @@ describe('request errors', () => {
   });
 
   it('reports an unreachable companion', async () => {
-    vi.stubGlobal('fetch', vi.fn(async () => Promise.reject(new TypeError('fetch failed'))));
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async () => Promise.reject(new TypeError('fetch failed'))),
+    );
 
     await expect(health()).rejects.toMatchObject({ status: 0, code: 'unreachable' });
   });

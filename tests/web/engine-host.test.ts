@@ -69,7 +69,10 @@ describe('EngineHost', () => {
     const { host: engines } = host((message, reply) => {
       if (message.type === 'call') reply({ type: 'error', id: message.id, name: 'EngineError', message: 'not stored', code: 'not_stored' });
     });
-    const error = await engines.engine('wllama').load('gone.gguf', () => undefined).catch((caught: unknown) => caught);
+    const error = await engines
+      .engine('wllama')
+      .load('gone.gguf', () => undefined)
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(EngineError);
     expect(error).toMatchObject({ message: 'not stored', code: 'not_stored' });
   });

@@ -4,7 +4,10 @@ import type { BrowserEngine, BrowserModel, EngineKind } from '$lib/engines/types
 
 const saved: { name: string; size: number; origin: string; bytes: number }[] = [];
 vi.mock('$lib/engines/gguf-files', () => ({
-  saveGguf: async (body: ReadableStream<Uint8Array>, options: { name: string; size: number; origin: string; onProgress?: (written: number, size: number) => void; signal?: AbortSignal }) => {
+  saveGguf: async (
+    body: ReadableStream<Uint8Array>,
+    options: { name: string; size: number; origin: string; onProgress?: (written: number, size: number) => void; signal?: AbortSignal },
+  ) => {
     let bytes = 0;
     const reader = body.getReader();
     for (;;) {
@@ -21,7 +24,16 @@ vi.mock('$lib/engines/gguf-files', () => ({
 
 const { ModelsStore, formatBytes } = await import('$lib/stores/models.svelte');
 
-const stored: BrowserModel = { engine: 'wllama', id: 'tiny.gguf', name: 'tiny', sizeBytes: 644096, stored: true, runnable: true, reason: null, origin: 'companion: tiny' };
+const stored: BrowserModel = {
+  engine: 'wllama',
+  id: 'tiny.gguf',
+  name: 'tiny',
+  sizeBytes: 644096,
+  stored: true,
+  runnable: true,
+  reason: null,
+  origin: 'companion: tiny',
+};
 const mlc: BrowserModel[] = [
   { engine: 'webllm', id: 'cached-q4f32', name: 'cached-q4f32', sizeBytes: 1, stored: true, runnable: true, reason: null, origin: null },
   { engine: 'webllm', id: 'big-q4f16', name: 'big-q4f16', sizeBytes: 1, stored: true, runnable: false, reason: 'needs shader-f16', origin: null },
@@ -48,11 +60,33 @@ afterEach(() => {
   saved.length = 0;
 });
 
-const record = (id: string, extra: object = {}) => ({ id, object: 'model', created: 0, owned_by: 'local', source: 'local', loaded: false, size_bytes: 644096, capabilities: ['chat'], ...extra });
+const record = (id: string, extra: object = {}) => ({
+  id,
+  object: 'model',
+  created: 0,
+  owned_by: 'local',
+  source: 'local',
+  loaded: false,
+  size_bytes: 644096,
+  capabilities: ['chat'],
+  ...extra,
+});
 
 describe('ModelsStore', () => {
   it('groups chat models by where they run', async () => {
-    vi.stubGlobal('fetch', vi.fn(async () => Response.json({ object: 'list', data: [record('tiny', { loaded: true }), record('embed', { capabilities: ['embedding'] }), record('openai/gpt', { source: 'remote', owned_by: 'openai' })] })));
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async () =>
+        Response.json({
+          object: 'list',
+          data: [
+            record('tiny', { loaded: true }),
+            record('embed', { capabilities: ['embedding'] }),
+            record('openai/gpt', { source: 'remote', owned_by: 'openai' }),
+          ],
+        }),
+      ),
+    );
     const models = new ModelsStore(fakeHost({ wllama: true, webllm: true }, { wllama: [stored], webllm: mlc }));
     await models.refresh();
 
@@ -65,7 +99,10 @@ describe('ModelsStore', () => {
   });
 
   it('lists no browser models of an engine that is unavailable, and keeps the companion error', async () => {
-    vi.stubGlobal('fetch', vi.fn(async () => Promise.reject(new TypeError('Failed to fetch'))));
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async () => Promise.reject(new TypeError('Failed to fetch'))),
+    );
     const models = new ModelsStore(fakeHost({ wllama: true, webllm: false }, { wllama: [stored], webllm: mlc }));
     await models.refresh();
     expect(models.companionError).toMatch(/could not be reached/);
@@ -81,7 +118,16 @@ describe('ModelsStore', () => {
         if (init.method === 'HEAD') return new Response(null, { headers: { 'content-length': '1000' } });
         if (String(input).endsWith('/file')) {
           let sent = 0;
-          return new Response(new ReadableStream({ pull(controller) { if (sent >= 1000) return controller.close(); controller.enqueue(bytes.slice(sent, sent + 250)); sent += 250; } }), { headers: { 'content-length': '1000' } });
+          return new Response(
+            new ReadableStream({
+              pull(controller) {
+                if (sent >= 1000) return controller.close();
+                controller.enqueue(bytes.slice(sent, sent + 250));
+                sent += 250;
+              },
+            }),
+            { headers: { 'content-length': '1000' } },
+          );
         }
         return Response.json({ object: 'list', data: [] });
       }),

@@ -83,7 +83,8 @@ const KEY = 'hth_RIGHTkey0123456789abcdefghijklmnopqrstuvwxyz';
 const WRONG = 'hth_WRONGkey0123456789abcdefghijklmnopqrstuvwxyz';
 const NEEDS_KEY = 'This server requires an access key: send Authorization: Bearer <key>. Create one with `hearth keys create`.';
 const INVALID = 'The access key is not a valid key. Check the key, or create a new one with `hearth keys create`.';
-const fail = (status: number, code: string, message: string) => Response.json({ error: { message, type: 'authentication_error', code, param: null } }, { status });
+const fail = (status: number, code: string, message: string) =>
+  Response.json({ error: { message, type: 'authentication_error', code, param: null } }, { status });
 
 /**
  * A companion with `server.auth.required: true` that knows `keys`: /health and /admin/* need
@@ -116,7 +117,7 @@ describe('ServerStore and the access key', () => {
     expect(server.keyPrefix).toBeNull();
   });
 
-  it('does not keep a wrong key, and shows the companion\'s message', async () => {
+  it("does not keep a wrong key, and shows the companion's message", async () => {
     const { calls } = keyedCompanion();
     const server = new ServerStore();
     await server.check();

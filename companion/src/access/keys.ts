@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { HearthError } from '../errors.js';
 import type { Db } from '../store/database.js';
-import { ROUTE_SCOPES, type AccessKeyRecord, type CreatedKey, type RouteScope } from '../../../shared/src/api/access.js';
+import { ROUTE_SCOPES, type AccessKeyRecord, type CreatedKey, type RouteScope } from '#shared/api/access.js';
 
 const MAX_LIFETIME_MS = 36500 * 86_400_000;
 
@@ -61,7 +61,9 @@ export class KeyStore {
       revoked_at: null,
     };
     this.db
-      .prepare('INSERT INTO access_keys (id, label, hash, prefix, agent, scopes_json, created_at, expires_at, last_used_at, revoked_at) VALUES (@id, @label, @hash, @prefix, @agent, @scopes_json, @created_at, @expires_at, @last_used_at, @revoked_at)')
+      .prepare(
+        'INSERT INTO access_keys (id, label, hash, prefix, agent, scopes_json, created_at, expires_at, last_used_at, revoked_at) VALUES (@id, @label, @hash, @prefix, @agent, @scopes_json, @created_at, @expires_at, @last_used_at, @revoked_at)',
+      )
       .run(row);
     return { ...toRecord(row), key };
   }
@@ -72,7 +74,9 @@ export class KeyStore {
 
   /** Active keys: not revoked and not expired. */
   activeCount(now = Date.now()): number {
-    return (this.db.prepare('SELECT COUNT(*) AS n FROM access_keys WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)').get(now) as { n: number }).n;
+    return (
+      this.db.prepare('SELECT COUNT(*) AS n FROM access_keys WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)').get(now) as { n: number }
+    ).n;
   }
 
   revoke(id: string): AccessKeyRecord {

@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parse } from 'yaml';
-import type { ConfigChange, ConfigRisk } from '../../../shared/src/api/admin-config.js';
+import type { ConfigChange, ConfigRisk } from '#shared/api/admin-config.js';
 import { dataPaths } from '../store/data-dir.js';
 import { takeDataDir } from './data-dir-option.js';
-import type { CommandContext } from './serve.js';
+import type { CommandContext } from './context.js';
 
 const USAGE = `Usage:
   hearth config export [--format yaml|json]
@@ -19,7 +19,11 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
   const { dataDir, rest } = takeDataDir(argv, context.env);
   let parsed;
   try {
-    parsed = parseArgs({ args: rest, allowPositionals: true, options: { prune: { type: 'boolean' }, yes: { type: 'boolean' }, format: { type: 'string' }, url: { type: 'string' } } });
+    parsed = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: { prune: { type: 'boolean' }, yes: { type: 'boolean' }, format: { type: 'string' }, url: { type: 'string' } },
+    });
   } catch (error) {
     return usage(context, (error as Error).message);
   }
@@ -45,7 +49,11 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
       return 1;
     }
     const body = { document, prune: values.prune ?? false, ...(action === 'apply' ? { confirm_high_risk: values.yes ?? false } : {}) };
-    const response = await call(`${base}/admin/config/${action}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const response = await call(`${base}/admin/config/${action}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     const answer = (await response.json()) as Record<string, unknown>;
     if (!response.ok) return failure(context, answer);
     describe(context, answer as { changes: ConfigChange[]; risks: ConfigRisk[]; restart_required: string[] });

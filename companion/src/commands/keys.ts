@@ -3,9 +3,9 @@ import { KeyStore } from '../access/keys.js';
 import { HearthError } from '../errors.js';
 import { createDataDirectory, dataPaths } from '../store/data-dir.js';
 import { openDatabase } from '../store/database.js';
-import { ROUTE_SCOPES, type RouteScope } from '../../../shared/src/api/access.js';
+import { ROUTE_SCOPES, type RouteScope } from '#shared/api/access.js';
 import { takeDataDir } from './data-dir-option.js';
-import type { CommandContext } from './serve.js';
+import type { CommandContext } from './context.js';
 
 const USAGE = `Usage:
   hearth keys create --label NAME [--agent ID] [--scope ${ROUTE_SCOPES.join('|')} ...] [--expires-in-days N]
@@ -24,7 +24,10 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
   const keys = new KeyStore(db);
   try {
     if (action === 'create') {
-      const { values } = parseArgs({ args, options: { label: { type: 'string' }, agent: { type: 'string' }, scope: { type: 'string', multiple: true }, 'expires-in-days': { type: 'string' } } });
+      const { values } = parseArgs({
+        args,
+        options: { label: { type: 'string' }, agent: { type: 'string' }, scope: { type: 'string', multiple: true }, 'expires-in-days': { type: 'string' } },
+      });
       if (!values.label) return usage(context, '--label is required.');
       const scopes = values.scope?.flatMap((scope) => scope.split(',')) as RouteScope[] | undefined;
       const unknown = scopes?.filter((scope) => !ROUTE_SCOPES.includes(scope));
@@ -33,7 +36,9 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
       if (days !== undefined && !(days > 0)) return usage(context, '--expires-in-days must be a positive number.');
       const created = keys.create({ label: values.label, agent: values.agent ?? null, scopes, expiresAt: days ? Date.now() + days * 86_400_000 : null });
       context.stdout.write(`${created.key}\n`);
-      context.stderr.write(`Created ${created.id} "${created.label}" (scopes: ${created.scopes.join(', ')}${created.agent ? `; agent ${created.agent}` : ''}${created.expires_at ? `; expires ${created.expires_at}` : ''}).\nThis is the only time the key is shown: store it now. Send it as Authorization: Bearer <key>.\n`);
+      context.stderr.write(
+        `Created ${created.id} "${created.label}" (scopes: ${created.scopes.join(', ')}${created.agent ? `; agent ${created.agent}` : ''}${created.expires_at ? `; expires ${created.expires_at}` : ''}).\nThis is the only time the key is shown: store it now. Send it as Authorization: Bearer <key>.\n`,
+      );
       return 0;
     }
     if (action === 'list') {
@@ -41,7 +46,9 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
       if (rows.length === 0) context.stdout.write('No access keys. Create one with: hearth keys create --label NAME\n');
       for (const key of rows) {
         const state = key.revoked_at ? 'revoked' : key.expires_at && Date.parse(key.expires_at) <= Date.now() ? 'expired' : 'active';
-        context.stdout.write(`${key.id}  ${state.padEnd(7)}  ${key.prefix}…  ${key.label}  scopes=${key.scopes.join(',')}${key.agent ? `  agent=${key.agent}` : ''}  last-used=${key.last_used_at ?? 'never'}\n`);
+        context.stdout.write(
+          `${key.id}  ${state.padEnd(7)}  ${key.prefix}…  ${key.label}  scopes=${key.scopes.join(',')}${key.agent ? `  agent=${key.agent}` : ''}  last-used=${key.last_used_at ?? 'never'}\n`,
+        );
       }
       return 0;
     }

@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { McpLoginStart, McpServiceList, McpServiceStatus } from '../../../shared/src/api/bridge.js';
+import type { McpLoginStart, McpServiceList, McpServiceStatus } from '#shared/api/bridge.js';
 import { dataPaths } from '../store/data-dir.js';
 import { takeDataDir } from './data-dir-option.js';
-import type { CommandContext } from './serve.js';
+import type { CommandContext } from './context.js';
 
 const USAGE = `Usage:
   hearth mcp status [NAME] [--json]     state of each MCP service, the failing layer, its tools
@@ -69,7 +69,12 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
 function describe(context: CommandContext, service: McpServiceStatus): void {
   const where = service.protocol ? ` via ${service.protocol}` : '';
   const layer = service.layer ? ` [${service.layer}]` : '';
-  const auth = service.auth.type === 'oauth' ? ` (oauth: ${service.auth.signed_in ? 'signed in' : 'not signed in'})` : service.auth.type !== 'none' ? ` (auth: ${service.auth.type})` : '';
+  const auth =
+    service.auth.type === 'oauth'
+      ? ` (oauth: ${service.auth.signed_in ? 'signed in' : 'not signed in'})`
+      : service.auth.type !== 'none'
+        ? ` (auth: ${service.auth.type})`
+        : '';
   context.stdout.write(`${service.name}: ${service.state}${layer}${where}${auth}${service.enabled ? '' : ' (disabled)'}\n`);
   if (service.message) context.stdout.write(`  ${service.message}\n`);
   if (service.next_retry_at) context.stdout.write(`  Next attempt at ${service.next_retry_at} (attempt ${service.attempts + 1}).\n`);
@@ -77,9 +82,11 @@ function describe(context: CommandContext, service: McpServiceStatus): void {
   if (service.tools.length > 0) {
     const exposed = service.tools.filter((tool) => tool.exposed).length;
     context.stdout.write(`  ${service.tools.length} tool(s), ${exposed} shown to external clients (expose: ${service.expose}):\n`);
-    for (const tool of service.tools) context.stdout.write(`    ${tool.name.padEnd(40)} ${tool.class.padEnd(7)} ${tool.exposed ? 'external' : 'agents only'}\n`);
+    for (const tool of service.tools)
+      context.stdout.write(`    ${tool.name.padEnd(40)} ${tool.class.padEnd(7)} ${tool.exposed ? 'external' : 'agents only'}\n`);
   }
-  if (service.last_call_error) context.stdout.write(`  last failed call: ${service.last_call_error.tool} [${service.last_call_error.layer}] ${service.last_call_error.message}\n`);
+  if (service.last_call_error)
+    context.stdout.write(`  last failed call: ${service.last_call_error.tool} [${service.last_call_error.layer}] ${service.last_call_error.message}\n`);
 }
 
 function serverUrl(dataDir: string): string | undefined {

@@ -1,12 +1,8 @@
 /** `hearth pull <spec> [--models-dir DIR]`: download a GGUF into the models folder. */
 import path from 'node:path';
-import { pullModel, type PullProgress } from '../inference/pull.js';
+import { pullModel, type PullProgress } from '../models/pull.js';
 
-export interface PullCommandContext {
-  modelsDir: string;
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
-}
+import type { CommandContext } from './context.js';
 
 const USAGE = `Usage: hearth pull <spec> [--models-dir DIR]
 
@@ -52,7 +48,7 @@ function parseArgs(argv: string[]): ParsedArgs {
   return parsed;
 }
 
-export async function run(argv: string[], context: PullCommandContext): Promise<number> {
+export async function run(argv: string[], context: CommandContext): Promise<number> {
   const args = parseArgs(argv);
   if (args.help) {
     context.stdout.write(USAGE);

@@ -1,7 +1,7 @@
 import { createDataDirectory, dataPaths } from '../store/data-dir.js';
 import { SecretStore } from '../store/secrets.js';
 import { takeDataDir } from './data-dir-option.js';
-import type { CommandContext } from './serve.js';
+import type { CommandContext } from './context.js';
 
 const USAGE = `Usage:
   hearth secret set NAME      reads the value from standard input (never from the command line)
@@ -9,7 +9,7 @@ const USAGE = `Usage:
   hearth secret delete NAME
 The configuration refers to a secret as secret:NAME. Options: --data-dir DIR.`;
 
-export async function run(argv: string[], context: CommandContext & { stdin?: NodeJS.ReadableStream }): Promise<number> {
+export async function run(argv: string[], context: CommandContext): Promise<number> {
   const { dataDir, rest } = takeDataDir(argv, context.env);
   const [action, name] = rest;
   const paths = dataPaths(dataDir);
@@ -24,7 +24,12 @@ export async function run(argv: string[], context: CommandContext & { stdin?: No
       return 0;
     }
     if (action === 'list') {
-      context.stdout.write(secrets.names().map((entry) => `${entry}\n`).join(''));
+      context.stdout.write(
+        secrets
+          .names()
+          .map((entry) => `${entry}\n`)
+          .join(''),
+      );
       return 0;
     }
     if (action === 'delete' && name) {

@@ -44,7 +44,11 @@ export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv): Serve
     if (!/^\d+$/.test(portText) || port > 65535) throw new UsageError(`--port must be a number from 0 to 65535, not "${portText}".`);
   }
   const modelsDirs = values['models-dir'] ?? env.HEARTH_MODELS_DIR?.split(delimiter).filter(Boolean);
-  const external = values['no-external-models'] ? false : env.HEARTH_EXTERNAL_MODELS !== undefined ? !/^(0|false|no|off)$/i.test(env.HEARTH_EXTERNAL_MODELS) : undefined;
+  const external = values['no-external-models']
+    ? false
+    : env.HEARTH_EXTERNAL_MODELS !== undefined
+      ? !/^(0|false|no|off)$/i.test(env.HEARTH_EXTERNAL_MODELS)
+      : undefined;
   return {
     host: values.host ?? env.HEARTH_HOST,
     port,

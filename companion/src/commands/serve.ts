@@ -4,20 +4,15 @@ import pino from 'pino';
 import { buildApp } from '../app.js';
 import { ConfigError } from '../config/document.js';
 import { createServices } from '../services.js';
-import { isLoopbackBind } from '../http/hosts.js';
+import { isLoopbackBind } from '../access/hosts.js';
 import { writeFileAtomic } from '../store/files.js';
 import { DataDirectoryBusyError } from '../store/lock.js';
 import { SecretsFileError } from '../store/secrets.js';
 import { VERSION } from '../version.js';
+import type { CommandContext } from './context.js';
 import { parseServeOptions, SERVE_USAGE, UsageError } from './serve-options.js';
 
 const WEB_ROOT = fileURLToPath(new URL('../../../build/web', import.meta.url));
-
-export interface CommandContext {
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
-  env: NodeJS.ProcessEnv;
-}
 
 /** `hearth serve`: resolves when the server has stopped; the exit code is the result. */
 export async function run(argv: string[], context: CommandContext): Promise<number> {
@@ -30,10 +25,19 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     return 2;
   }
   // Logs go to stderr: stdout carries exactly one line, the address, for scripts to read.
-  const log = pino({ level: context.env.HEARTH_LOG_LEVEL ?? 'info', redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]'] }, pino.destination(2));
+  const log = pino(
+    { level: context.env.HEARTH_LOG_LEVEL ?? 'info', redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]'] },
+    pino.destination(2),
+  );
   let services;
   try {
-    services = await createServices({ dataDir: options.dataDir, modelsDirs: options.modelsDirs, externalSources: options.externalSources, log, version: VERSION });
+    services = await createServices({
+      dataDir: options.dataDir,
+      modelsDirs: options.modelsDirs,
+      externalSources: options.externalSources,
+      log,
+      version: VERSION,
+    });
   } catch (error) {
     if (error instanceof ConfigError || error instanceof DataDirectoryBusyError || error instanceof SecretsFileError) {
       context.stderr.write(`${error.message}\n`);
@@ -72,13 +76,23 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
   } catch (error) {
     await services.close();
     const code = (error as NodeJS.ErrnoException).code;
-    context.stderr.write(code === 'EADDRINUSE' ? `Port ${port} on ${host} is already in use. Start with --port 0 for a free port, or stop the other program.\n` : `Could not listen on ${host}:${port}: ${(error as Error).message}\n`);
+    context.stderr.write(
+      code === 'EADDRINUSE'
+        ? `Port ${port} on ${host} is already in use. Start with --port 0 for a free port, or stop the other program.\n`
+        : `Could not listen on ${host}:${port}: ${(error as Error).message}\n`,
+    );
     return 1;
   }
   const address = app.server.address();
-  const shown = typeof address === 'object' && address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : `http://${host}:${port}`;
+  const shown =
+    typeof address === 'object' && address
+      ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
+      : `http://${host}:${port}`;
   // The CLI talks to admin routes, which need a loopback Host: a wildcard bind is reached through loopback.
-  const local = typeof address === 'object' && address && ['0.0.0.0', '::'].includes(address.address) ? `http://${address.address === '::' ? '[::1]' : '127.0.0.1'}:${address.port}` : shown;
+  const local =
+    typeof address === 'object' && address && ['0.0.0.0', '::'].includes(address.address)
+      ? `http://${address.address === '::' ? '[::1]' : '127.0.0.1'}:${address.port}`
+      : shown;
   writeFileAtomic(services.paths.server, JSON.stringify({ pid: process.pid, url: local }), 0o600);
   context.stdout.write(`Hearth listening on ${shown}\n`);
   if ((await services.catalog.local()).length === 0) {

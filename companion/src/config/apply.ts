@@ -1,24 +1,39 @@
 import { readFileSync } from 'node:fs';
 import { stringify } from 'yaml';
-import type { ConfigDocument } from '../../../shared/src/api/config.js';
-import type { ApplyResult, ConfigPlan, ConfigProblem, ConfigRisk } from '../../../shared/src/api/admin-config.js';
+import type { ConfigDocument } from '#shared/api/config.js';
+import type { ApplyResult, ConfigPlan, ConfigProblem, ConfigRisk } from '#shared/api/admin-config.js';
 import { HearthError } from '../errors.js';
-import type { Services } from '../services.js';
+import type { Db } from '../store/database.js';
 import { writeFileAtomic } from '../store/files.js';
 import { planChange, type PlanContext } from './plan.js';
 
-/** What planning needs to know about the running server. */
-export async function planContext(services: Services): Promise<PlanContext> {
+/** What planning and applying need of the running server, and nothing more. */
+export interface ConfigTarget {
+  /** The configuration in force. */
+  current(): ConfigDocument;
+  /** The configuration file on disk. */
+  path: string;
+  /** Where every attempt is recorded (config_audit). */
+  db: Db;
+  /** Whether a secret:/env: reference resolves to a value. */
+  resolves(reference: string): boolean;
+  localModelIds(): Promise<string[]>;
+  activeKeys(): number;
+  /** Puts a validated document in force; throws when a subsystem refuses it. */
+  reconfigure(next: ConfigDocument): void;
+}
+
+async function planContext(target: ConfigTarget): Promise<PlanContext> {
   return {
-    current: services.config,
-    resolves: (reference) => services.secrets.resolve(reference) !== undefined,
-    localModels: new Set((await services.catalog.local()).map((model) => model.id)),
-    activeKeys: services.keys.activeCount(),
+    current: target.current(),
+    resolves: target.resolves,
+    localModels: new Set(await target.localModelIds()),
+    activeKeys: target.activeKeys(),
   };
 }
 
-export async function plan(services: Services, document: unknown, prune: boolean): Promise<ConfigPlan> {
-  const result = planChange(document, prune, await planContext(services));
+export async function plan(target: ConfigTarget, document: unknown, prune: boolean): Promise<ConfigPlan> {
+  const result = planChange(document, prune, await planContext(target));
   if (!result.plan) throw invalid(result.problems);
   const { document: _document, ...plan } = result.plan;
   return plan;
@@ -29,29 +44,33 @@ export async function plan(services: Services, document: unknown, prune: boolean
  * subsystems are reconfigured, and if that fails the previous file and configuration come back.
  * Every attempt, refused or applied, is recorded in the audit log.
  */
-export async function apply(services: Services, request: { document: unknown; prune: boolean; confirm: boolean; peer: string }): Promise<ApplyResult> {
-  const result = planChange(request.document, request.prune, await planContext(services));
+export async function apply(target: ConfigTarget, request: { document: unknown; prune: boolean; confirm: boolean; peer: string }): Promise<ApplyResult> {
+  const result = planChange(request.document, request.prune, await planContext(target));
   if (!result.plan) {
-    audit(services, request, 'invalid', [], []);
+    audit(target, request, 'invalid', [], []);
     throw invalid(result.problems);
   }
   const { document, ...plan } = result.plan;
   if (plan.risks.length > 0 && !request.confirm) {
-    audit(services, request, 'refused', plan.changes, plan.risks);
-    throw new HearthError('confirmation_required', `This change is high-risk (${plan.risks.map((risk) => risk.code).join(', ')}). Review the risks and send confirm_high_risk: true to apply it.`, { details: { risks: plan.risks, changes: plan.changes } });
+    audit(target, request, 'refused', plan.changes, plan.risks);
+    throw new HearthError(
+      'confirmation_required',
+      `This change is high-risk (${plan.risks.map((risk) => risk.code).join(', ')}). Review the risks and send confirm_high_risk: true to apply it.`,
+      { details: { risks: plan.risks, changes: plan.changes } },
+    );
   }
-  const previous: ConfigDocument = services.config;
-  const previousText = readFileSync(services.paths.config, 'utf8');
-  writeFileAtomic(services.paths.config, serialize(document));
+  const previous: ConfigDocument = target.current();
+  const previousText = readFileSync(target.path, 'utf8');
+  writeFileAtomic(target.path, serialize(document));
   try {
-    services.reconfigure(document);
+    target.reconfigure(document);
   } catch (error) {
-    writeFileAtomic(services.paths.config, previousText);
-    services.reconfigure(previous);
-    audit(services, request, 'failed', plan.changes, plan.risks);
+    writeFileAtomic(target.path, previousText);
+    target.reconfigure(previous);
+    audit(target, request, 'failed', plan.changes, plan.risks);
     throw new HearthError('internal_error', 'The change could not be put in force; the previous configuration is back in place.', { cause: error });
   }
-  audit(services, request, 'applied', plan.changes, plan.risks);
+  audit(target, request, 'applied', plan.changes, plan.risks);
   return { applied: true, ...plan };
 }
 
@@ -63,11 +82,20 @@ export function serialize(document: ConfigDocument, format: 'yaml' | 'json' = 'y
 function invalid(problems: ConfigProblem[]): HearthError {
   const first = problems[0]!;
   const summary = problems.map((problem) => `${problem.path}: ${problem.message}`).join('; ');
-  return new HearthError('config_invalid', `The configuration document has ${problems.length} problem${problems.length === 1 ? '' : 's'}: ${summary}`, { param: `document.${first.path}`, details: { problems } });
+  return new HearthError('config_invalid', `The configuration document has ${problems.length} problem${problems.length === 1 ? '' : 's'}: ${summary}`, {
+    param: `document.${first.path}`,
+    details: { problems },
+  });
 }
 
-function audit(services: Services, request: { prune: boolean; confirm: boolean; peer: string }, outcome: string, changes: unknown[], risks: ConfigRisk[]): void {
-  services.db
+function audit(
+  target: ConfigTarget,
+  request: { prune: boolean; confirm: boolean; peer: string },
+  outcome: string,
+  changes: unknown[],
+  risks: ConfigRisk[],
+): void {
+  target.db
     .prepare('INSERT INTO config_audit (at, peer, prune, confirmed, outcome, changes_json, risks_json) VALUES (?, ?, ?, ?, ?, ?, ?)')
     .run(Date.now(), request.peer, request.prune ? 1 : 0, request.confirm ? 1 : 0, outcome, JSON.stringify(changes), JSON.stringify(risks));
 }

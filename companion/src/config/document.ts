@@ -1,7 +1,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { Ajv, type ErrorObject } from 'ajv';
 import { parse, YAMLParseError } from 'yaml';
-import type { ConfigDocument } from '../../../shared/src/api/config.js';
+import type { ConfigDocument } from '#shared/api/config.js';
 import { writeFileAtomic } from '../store/files.js';
 import { NAMED_LISTS } from './merge.js';
 import { configSchema } from './schema.js';
@@ -9,7 +9,10 @@ import { normaliseMemorySettings } from '../memory/settings.js';
 import { checkMcpServices } from '../mcp/settings.js';
 
 export class ConfigError extends Error {
-  constructor(readonly file: string, readonly problems: string[]) {
+  constructor(
+    readonly file: string,
+    readonly problems: string[],
+  ) {
     super(`${file} is not a valid Hearth configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
     this.name = 'ConfigError';
   }
@@ -49,7 +52,11 @@ function duplicates(document: Record<string, unknown>): string[] {
 }
 
 function describe(error: ErrorObject): string {
-  const path = error.instancePath.replace(/^\//, '').replace(/\/(\d+)/g, '[$1]').replace(/\//g, '.') || '(document)';
+  const path =
+    error.instancePath
+      .replace(/^\//, '')
+      .replace(/\/(\d+)/g, '[$1]')
+      .replace(/\//g, '.') || '(document)';
   if (error.keyword === 'additionalProperties') return `${path === '(document)' ? '' : `${path}.`}${String(error.params.additionalProperty)}: unknown key`;
   if (error.keyword === 'const' && path === 'version') return 'version: must be 1';
   return `${path}: ${error.message ?? 'is not valid'}`;

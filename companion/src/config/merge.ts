@@ -1,4 +1,4 @@
-import type { ConfigDocument } from '../../../shared/src/api/config.js';
+import type { ConfigDocument } from '#shared/api/config.js';
 
 /** Sections that are lists of named items, and the field that names an item. */
 export const NAMED_LISTS: Record<string, string> = { providers: 'name', mcp_services: 'name', agents: 'id' };

@@ -1,6 +1,6 @@
-import type { ConfigDocument } from '../../../shared/src/api/config.js';
-import type { ConfigChange, ConfigPlan, ConfigProblem, ConfigRisk } from '../../../shared/src/api/admin-config.js';
-import { isLoopbackBind } from '../http/hosts.js';
+import type { ConfigDocument } from '#shared/api/config.js';
+import type { ConfigChange, ConfigPlan, ConfigProblem, ConfigRisk } from '#shared/api/admin-config.js';
+import { isLoopbackBind } from '../access/hosts.js';
 import { checkDocument } from './document.js';
 import { changedFields, desiredDocument, isPlainObject, NAMED_LISTS } from './merge.js';
 import { findRisks } from './risks.js';
@@ -16,7 +16,11 @@ export interface PlanContext {
 }
 
 /** Validates a change all-or-nothing and describes it; changes nothing. */
-export function planChange(incoming: unknown, prune: boolean, context: PlanContext): { plan?: ConfigPlan & { document: ConfigDocument }; problems: ConfigProblem[] } {
+export function planChange(
+  incoming: unknown,
+  prune: boolean,
+  context: PlanContext,
+): { plan?: ConfigPlan & { document: ConfigDocument }; problems: ConfigProblem[] } {
   if (!isPlainObject(incoming)) return { problems: [{ path: 'document', message: 'must be an object (the configuration document)' }] };
   if (incoming.version !== 1) return { problems: [{ path: 'version', message: 'must be 1' }] };
   const desired = desiredDocument(context.current, incoming, prune);
@@ -26,7 +30,16 @@ export function planChange(incoming: unknown, prune: boolean, context: PlanConte
   if (!document || problems.length > 0) return { problems };
   const changes = diff(context.current, document);
   const risks: ConfigRisk[] = findRisks(context.current, document, changes);
-  const restart = ['server.host', 'server.port', 'server.body_limit_mb', 'server.limits.admin_body_kb', 'server.limits.tools_body_mb', 'server.limits.memory_body_mb', 'server.limits.images_body_mb', 'server.limits.request_timeout_seconds'];
+  const restart = [
+    'server.host',
+    'server.port',
+    'server.body_limit_mb',
+    'server.limits.admin_body_kb',
+    'server.limits.tools_body_mb',
+    'server.limits.memory_body_mb',
+    'server.limits.images_body_mb',
+    'server.limits.request_timeout_seconds',
+  ];
   const restartRequired = changes.flatMap((change) => change.fields.map((field) => `${change.section}.${field}`)).filter((path) => restart.includes(path));
   return { plan: { valid: true, changes, risks, restart_required: restartRequired, document }, problems: [] };
 }
@@ -69,12 +82,17 @@ function references(document: Record<string, unknown>, context: PlanContext): Co
   const walk = (value: unknown, path: string) => {
     if (typeof value === 'string' && /^(secret|env):[A-Za-z_][A-Za-z0-9_]*$/.test(value) && !context.resolves(value)) {
       const [kind, name] = value.split(':');
-      problems.push({ path, message: kind === 'secret' ? `the secret ${name} is not set (hearth secret set ${name})` : `the environment variable ${name} is not set` });
+      problems.push({
+        path,
+        message: kind === 'secret' ? `the secret ${name} is not set (hearth secret set ${name})` : `the environment variable ${name} is not set`,
+      });
     } else if (Array.isArray(value)) value.forEach((item, index) => walk(item, `${path}[${index}]`));
     else if (isPlainObject(value)) for (const [key, item] of Object.entries(value)) walk(item, path ? `${path}.${key}` : key);
   };
   walk(document, '');
-  const providers = new Set((Array.isArray(document.providers) ? (document.providers as unknown[]) : []).map((provider) => (isPlainObject(provider) ? provider.name : undefined)));
+  const providers = new Set(
+    (Array.isArray(document.providers) ? (document.providers as unknown[]) : []).map((provider) => (isPlainObject(provider) ? provider.name : undefined)),
+  );
   const known = (model: string) => context.localModels.has(model) || (model.includes('/') && providers.has(model.slice(0, model.indexOf('/'))));
   const agents = Array.isArray(document.agents) ? (document.agents as unknown[]) : [];
   const memory = isPlainObject(document.memory) ? document.memory : {};
@@ -84,7 +102,8 @@ function references(document: Record<string, unknown>, context: PlanContext): Co
     ['memory.embedding_model', memory.embedding_model],
   ];
   for (const [path, model] of modelRefs) {
-    if (typeof model === 'string' && !known(model)) problems.push({ path, message: `names the model "${model}", which is neither a local model nor <provider>/<model> of a provider in this document` });
+    if (typeof model === 'string' && !known(model))
+      problems.push({ path, message: `names the model "${model}", which is neither a local model nor <provider>/<model> of a provider in this document` });
   }
   return problems;
 }

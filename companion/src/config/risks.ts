@@ -1,6 +1,6 @@
-import type { ConfigDocument } from '../../../shared/src/api/config.js';
-import type { ConfigChange, ConfigRisk } from '../../../shared/src/api/admin-config.js';
-import { isLoopbackBind } from '../http/hosts.js';
+import type { ConfigDocument } from '#shared/api/config.js';
+import type { ConfigChange, ConfigRisk } from '#shared/api/admin-config.js';
+import { isLoopbackBind } from '../access/hosts.js';
 
 /** The high-risk parts of a change: each needs confirm_high_risk before it is applied. */
 export function findRisks(before: ConfigDocument, after: ConfigDocument, changes: ConfigChange[]): ConfigRisk[] {
@@ -22,14 +22,21 @@ export function findRisks(before: ConfigDocument, after: ConfigDocument, changes
   const services = (after as unknown as { mcp_services?: { name: string; transport: string; command?: string }[] }).mcp_services ?? [];
   for (const change of changes.filter((entry) => entry.section === 'mcp_services' && entry.action !== 'delete')) {
     const service = services.find((entry) => entry.name === change.target);
-    if (service?.transport === 'stdio' && (change.action === 'create' || change.fields.some((field) => ['command', 'args', 'transport', 'cwd'].includes(field)))) {
+    if (
+      service?.transport === 'stdio' &&
+      (change.action === 'create' || change.fields.some((field) => ['command', 'args', 'transport', 'cwd'].includes(field)))
+    ) {
       add('runs_local_command', `mcp_services.${change.target}`, `The MCP service "${change.target}" would run a local command: ${service.command ?? ''}.`);
     }
   }
   for (const service of after.mcp_services ?? []) {
     const previous = before.mcp_services?.find((entry) => entry.name === service.name);
     if (service.expose === 'all' && previous?.expose !== 'all') {
-      add('exposes_write_tools', `mcp_services.${service.name}.expose`, `External clients (bridge, /mcp) would see and call every tool of "${service.name}", including write and exec tools.`);
+      add(
+        'exposes_write_tools',
+        `mcp_services.${service.name}.expose`,
+        `External clients (bridge, /mcp) would see and call every tool of "${service.name}", including write and exec tools.`,
+      );
     }
   }
   for (const agent of after.agents) {
@@ -37,10 +44,17 @@ export function findRisks(before: ConfigDocument, after: ConfigDocument, changes
     for (const kind of ['write', 'exec'] as const) {
       const now = agent.tool_policy[kind];
       const was = previous?.[kind] ?? 'deny';
-      if (now !== 'deny' && was === 'deny') add(`grants_${kind}`, `agents.${agent.id}.tool_policy.${kind}`, `Agent "${agent.id}" would be allowed ${kind === 'write' ? 'file-write' : 'shell/exec'} tools.`);
-      if (now === 'auto' && was !== 'auto') add('automatic_approval', `agents.${agent.id}.tool_policy.${kind}`, `Agent "${agent.id}" would run ${kind} tools without asking.`);
+      if (now !== 'deny' && was === 'deny')
+        add(
+          `grants_${kind}`,
+          `agents.${agent.id}.tool_policy.${kind}`,
+          `Agent "${agent.id}" would be allowed ${kind === 'write' ? 'file-write' : 'shell/exec'} tools.`,
+        );
+      if (now === 'auto' && was !== 'auto')
+        add('automatic_approval', `agents.${agent.id}.tool_policy.${kind}`, `Agent "${agent.id}" would run ${kind} tools without asking.`);
     }
   }
-  if (after.images.hosted.enabled && !before.images.hosted.enabled) add('paid_spend', 'images.hosted.enabled', 'Paid hosted media generation would be enabled.');
+  if (after.images.hosted.enabled && !before.images.hosted.enabled)
+    add('paid_spend', 'images.hosted.enabled', 'Paid hosted media generation would be enabled.');
   return risks;
 }

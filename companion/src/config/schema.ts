@@ -72,7 +72,7 @@ export const configSchema = {
       type: 'object',
       additionalProperties: false,
       default: {},
-      description: 'SPEC.md §2.11; out-of-range numbers are clamped into range when loaded (memory/settings.ts).',
+      description: 'Memory pipeline settings (docs/memory.md); out-of-range numbers are clamped into range when loaded (memory/settings.ts).',
       properties: {
         memoryBudgetTokens: { type: 'number', default: 800, description: 'normalised into 100-4000' },
         summaryDebounceSeconds: { type: 'number', default: 60, description: 'normalised into 10-3600' },
@@ -148,7 +148,7 @@ export const configSchema = {
         },
       },
     },
-    // Outbound MCP tool services (SPEC.md §2.7). Token and header secrets are references only.
+    // Outbound MCP tool services. Token and header secrets are references only.
     mcp_services: {
       type: 'array',
       default: [],

@@ -1,12 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { KeyGrant } from '../access/keys.js';
-import { KEY_PREFIX } from '../access/keys.js';
+import { KEY_PREFIX, type KeyGrant, type KeyStore } from '../access/keys.js';
 import { FailureLimiter } from '../access/failures.js';
 import { HearthError } from '../errors.js';
-import type { Services } from '../services.js';
-import type { RouteScope } from '../../../shared/src/api/access.js';
-import { hostName, isLoopbackBind, isLoopbackName, ownOrigin } from './hosts.js';
-import { isLoopbackAddress } from './loopback.js';
+import type { ServerSettings } from '#shared/api/config.js';
+import type { RouteScope } from '#shared/api/access.js';
+import { hostName, isLoopbackAddress, isLoopbackBind, isLoopbackName, ownOrigin } from '../access/hosts.js';
 
 export type RouteFamily = RouteScope | 'admin' | 'public';
 
@@ -35,13 +33,20 @@ const ALLOWED_HEADERS = 'authorization, content-type, x-service-agent-id, mcp-se
  * loopback rule, keys and their scopes, and the per-key concurrency cap. Forwarded headers
  * never count: only the socket peer does.
  */
-export function installPerimeter(app: FastifyInstance, services: Services): void {
+/** What the perimeter needs of the running server. */
+export interface PerimeterInputs {
+  /** The server settings in force (they change when a configuration is applied). */
+  server(): ServerSettings;
+  keys: Pick<KeyStore, 'verify'>;
+}
+
+export function installPerimeter(app: FastifyInstance, inputs: PerimeterInputs): void {
   const failures = new FailureLimiter();
   const open = new Map<string, number>();
   app.decorateRequest('grant', null);
 
   app.addHook('onRequest', async (request, reply) => {
-    const server = services.config.server;
+    const server = inputs.server();
     // Classify what the router will serve: the matched route, else the decoded path. The raw
     // URL can be percent-encoded (/%61dmin) or absolute-form (http://host/admin) and lie.
     const family = familyOf(request.routeOptions.url ?? decodedPath(request));
@@ -53,19 +58,25 @@ export function installPerimeter(app: FastifyInstance, services: Services): void
     }
     if (loopbackBound(request)) {
       if (!isLoopbackName(host) && !server.allowed_hosts.includes(host ?? '')) {
-        throw new HearthError('host_not_allowed', `The Host "${request.headers.host ?? ''}" does not name this server. Use http://127.0.0.1 or http://localhost, or add the name to server.allowed_hosts.`);
+        throw new HearthError(
+          'host_not_allowed',
+          `The Host "${request.headers.host ?? ''}" does not name this server. Use http://127.0.0.1 or http://localhost, or add the name to server.allowed_hosts.`,
+        );
       }
     }
 
     const origin = request.headers.origin;
     const own = ownOrigin(request.headers.host);
     if (family === 'admin') {
-      if (!peerIsLoopback) throw new HearthError('permission_denied', 'Admin routes are only available from the machine Hearth runs on (loopback). A key does not change that.');
-      if (origin !== undefined && origin !== own) throw new HearthError('origin_not_allowed', `Admin routes accept no cross-origin requests (Origin ${origin}).`);
+      if (!peerIsLoopback)
+        throw new HearthError('permission_denied', 'Admin routes are only available from the machine Hearth runs on (loopback). A key does not change that.');
+      if (origin !== undefined && origin !== own)
+        throw new HearthError('origin_not_allowed', `Admin routes accept no cross-origin requests (Origin ${origin}).`);
     } else if (origin !== undefined && origin !== own) {
       const origins = server.cors.origins;
       const allowed = origins.includes('*') || origins.includes(origin);
-      if (!allowed) throw new HearthError('origin_not_allowed', `The origin ${origin} may not call Hearth. Add it to server.cors.origins in config.yaml to allow it.`);
+      if (!allowed)
+        throw new HearthError('origin_not_allowed', `The origin ${origin} may not call Hearth. Add it to server.cors.origins in config.yaml to allow it.`);
       void reply.header('access-control-allow-origin', origins.includes(origin) ? origin : '*').header('vary', 'Origin');
       if (request.method === 'OPTIONS' && request.headers['access-control-request-method']) {
         return reply
@@ -80,7 +91,7 @@ export function installPerimeter(app: FastifyInstance, services: Services): void
     if (request.method === 'OPTIONS' && request.headers['access-control-request-method']) return reply.status(204).send();
 
     if (family === 'public' || family === 'admin') return;
-    request.grant = authenticate(request, services, failures, server.auth.required);
+    request.grant = authenticate(request, inputs.keys, failures, server.auth.required);
     if (!request.grant) return;
     if (!request.grant.scopes.includes(family)) {
       throw new HearthError('permission_denied', `This key may not use ${family} routes (its scopes: ${request.grant.scopes.join(', ') || 'none'}).`);
@@ -120,7 +131,7 @@ function loopbackBound(request: FastifyRequest): boolean {
   return loopback;
 }
 
-function authenticate(request: FastifyRequest, services: Services, failures: FailureLimiter, required: boolean): KeyGrant | null {
+function authenticate(request: FastifyRequest, keys: PerimeterInputs['keys'], failures: FailureLimiter, required: boolean): KeyGrant | null {
   const header = request.headers.authorization;
   const token = /^bearer\s+/i.test(header ?? '') ? header!.replace(/^bearer\s+/i, '').trim() : undefined;
   // With auth off, tokens that are not Hearth keys are ignored: OpenAI clients always send one.
@@ -131,7 +142,7 @@ function authenticate(request: FastifyRequest, services: Services, failures: Fai
   const address = request.socket.remoteAddress ?? 'unknown';
   const wait = failures.waitSeconds(address);
   if (wait > 0) throw new HearthError('rate_limit_exceeded', `Too many failed authentications from this address. Retry in ${wait} s.`, { retryAfter: wait });
-  const verified = services.keys.verify(token);
+  const verified = keys.verify(token);
   if (!verified.ok) {
     failures.record(address);
     const why = verified.reason === 'unknown' ? 'is not a valid key' : `has ${verified.reason === 'expired' ? 'expired' : 'been revoked'}`;
@@ -150,7 +161,10 @@ export function assertAgent(request: FastifyRequest, agentId: string, param: str
 
 function limitConcurrency(keyId: string, cap: number, open: Map<string, number>, reply: FastifyReply): void {
   const count = open.get(keyId) ?? 0;
-  if (count >= cap) throw new HearthError('rate_limit_exceeded', `This key already has ${count} requests open (server.limits.streams_per_key). Retry when one finishes.`, { retryAfter: 1 });
+  if (count >= cap)
+    throw new HearthError('rate_limit_exceeded', `This key already has ${count} requests open (server.limits.streams_per_key). Retry when one finishes.`, {
+      retryAfter: 1,
+    });
   open.set(keyId, count + 1);
   reply.raw.once('close', () => {
     const now = (open.get(keyId) ?? 1) - 1;

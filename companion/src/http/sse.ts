@@ -12,7 +12,13 @@ export interface EventStream {
 
 export function openEventStream(request: FastifyRequest, reply: FastifyReply, shutdown: AbortSignal): EventStream {
   const signal = clientGone(request, reply, shutdown);
-  const headers = { ...reply.getHeaders(), 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' };
+  const headers = {
+    ...reply.getHeaders(),
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  };
   reply.hijack();
   reply.raw.writeHead(200, headers as Record<string, string>);
   reply.raw.flushHeaders();

@@ -30,7 +30,11 @@ export function toChatHistory(history: HistoryItem[], param: string): ChatHistor
       case 'tool': {
         const call = pendingCalls.get(item.callId);
         if (!call) {
-          throw new HearthError('invalid_request_error', `${param}[${index}] is a tool result for "${item.callId}", but no earlier assistant turn has a tool call with that id.`, { param: `${param}[${index}]` });
+          throw new HearthError(
+            'invalid_request_error',
+            `${param}[${index}] is a tool result for "${item.callId}", but no earlier assistant turn has a tool call with that id.`,
+            { param: `${param}[${index}]` },
+          );
         }
         call.result = item.output;
         pendingCalls.delete(item.callId);
@@ -51,6 +55,8 @@ function parseArguments(text: string): unknown {
 
 /** System text that tells a model which tools exist when a grammar forces it to call one. */
 export function describeTools(tools: ToolSpec[]): string {
-  const lines = tools.map((tool) => `- ${tool.name}${tool.description ? `: ${tool.description}` : ''}\n  parameters: ${JSON.stringify(tool.parameters ?? { type: 'object' })}`);
+  const lines = tools.map(
+    (tool) => `- ${tool.name}${tool.description ? `: ${tool.description}` : ''}\n  parameters: ${JSON.stringify(tool.parameters ?? { type: 'object' })}`,
+  );
   return `You must call one of these tools. Answer only with JSON {"name": <tool name>, "arguments": <object>}.\n${lines.join('\n')}`;
 }

@@ -5,8 +5,7 @@ import { diagnoseLoadFailure } from './diagnose.js';
 import { GrammarCache, generate, type ModelRuntime } from './generate.js';
 import { loadLlama, measureThreads, threadCandidates, type GpuSetting } from './llama.js';
 import { SequencePool } from './pool.js';
-import type { LocalModel } from './registry.js';
-import type { GenerationRequest, GenerationResult } from './types.js';
+import type { GenerationRequest, GenerationResult, ModelFile } from './types.js';
 
 export interface EngineOptions {
   gpu: GpuSetting;
@@ -24,7 +23,7 @@ export interface EngineOptions {
 }
 
 interface Loaded {
-  info: LocalModel;
+  info: ModelFile;
   model: LlamaModel;
   context: LlamaContext;
   runtime: ModelRuntime;
@@ -66,7 +65,7 @@ export class Engine {
   }
 
   /** Why a model failed to load, while the file is unchanged. */
-  loadError(info: LocalModel): string | undefined {
+  loadError(info: ModelFile): string | undefined {
     const failure = this.failures.get(info.id);
     return failure && failure.stamp === stamp(info) ? failure.message : undefined;
   }
@@ -83,7 +82,7 @@ export class Engine {
     }));
   }
 
-  async run(info: LocalModel, request: GenerationRequest): Promise<GenerationResult> {
+  async run(info: ModelFile, request: GenerationRequest): Promise<GenerationResult> {
     if (!info.capabilities.includes('chat')) throw new HearthError('model_not_chat', `${info.id} is an embedding model and cannot chat.`, { param: 'model' });
     const entry = await this.load(info);
     this.touch(entry);
@@ -99,7 +98,7 @@ export class Engine {
     }
   }
 
-  load(info: LocalModel): Promise<Loaded> {
+  load(info: ModelFile): Promise<Loaded> {
     if (this.closed) return Promise.reject(new HearthError('server_busy', 'The server is shutting down.', { retryAfter: 5 }));
     const ready = this.loaded.get(info.id);
     if (ready) return Promise.resolve(ready);
@@ -131,7 +130,7 @@ export class Engine {
     for (const id of [...this.loaded.keys()]) await this.unload(id);
   }
 
-  private async loadNow(info: LocalModel): Promise<Loaded> {
+  private async loadNow(info: ModelFile): Promise<Loaded> {
     await this.makeRoom(info);
     const log = this.options.log;
     const llama = await loadLlama(this.options.gpu);
@@ -150,7 +149,17 @@ export class Engine {
       const contextSize = Math.min(this.options.contextSize, model.trainContextSize);
       const context = await model.createContext({ contextSize, sequences: this.options.parallel, threads, batchSize: Math.min(512, contextSize) });
       const runtime: ModelRuntime = { llama, model, wrapper: resolveChatWrapper(model), contextSize: context.contextSize, grammars: new GrammarCache(llama) };
-      const entry: Loaded = { info, model, context, runtime, threads, pool: new SequencePool(context, this.options.parallel, this.options.queueLimit), bytes: estimateBytes(info), lastUsed: Date.now(), generatedTokens: 0 };
+      const entry: Loaded = {
+        info,
+        model,
+        context,
+        runtime,
+        threads,
+        pool: new SequencePool(context, this.options.parallel, this.options.queueLimit),
+        bytes: estimateBytes(info),
+        lastUsed: Date.now(),
+        generatedTokens: 0,
+      };
       this.loaded.set(info.id, entry);
       log.info({ model: info.id, threads, contextSize: context.contextSize, sequences: this.options.parallel }, 'model loaded');
       if (this.closed) await this.unload(info.id);
@@ -164,7 +173,7 @@ export class Engine {
     }
   }
 
-  private async chooseThreads(info: LocalModel, model: LlamaModel, cores: number): Promise<number> {
+  private async chooseThreads(info: ModelFile, model: LlamaModel, cores: number): Promise<number> {
     if (this.options.threads !== 'auto') return this.options.threads;
     const key = stamp(info);
     const remembered = this.options.threadMemory?.get(key);
@@ -176,17 +185,25 @@ export class Engine {
   }
 
   /** Unloads idle models, least recently used first, until the new one fits the memory budget. */
-  private async makeRoom(info: LocalModel): Promise<void> {
+  private async makeRoom(info: ModelFile): Promise<void> {
     const needed = estimateBytes(info);
     const budget = this.options.memoryBudgetBytes;
     if (needed > budget) {
-      throw new HearthError('model_load_failed', `${info.id} needs about ${mb(needed)} MB but the memory budget is ${mb(budget)} MB. Raise models.memory_budget_mb in config.yaml or use a smaller model.`, { param: 'model' });
+      throw new HearthError(
+        'model_load_failed',
+        `${info.id} needs about ${mb(needed)} MB but the memory budget is ${mb(budget)} MB. Raise models.memory_budget_mb in config.yaml or use a smaller model.`,
+        { param: 'model' },
+      );
     }
     const used = () => [...this.loaded.values()].reduce((sum, entry) => sum + entry.bytes, 0);
     const idle = [...this.loaded.values()].filter((entry) => entry.pool.busy === 0).sort((a, b) => a.lastUsed - b.lastUsed);
     while (used() + needed > budget && idle.length > 0) await this.unload(idle.shift()!.info.id);
     if (used() + needed > budget) {
-      throw new HearthError('server_busy', `Loading ${info.id} needs about ${mb(needed)} MB; the models in use leave too little of the ${mb(budget)} MB budget. Retry when they finish.`, { retryAfter: 10 });
+      throw new HearthError(
+        'server_busy',
+        `Loading ${info.id} needs about ${mb(needed)} MB; the models in use leave too little of the ${mb(budget)} MB budget. Retry when they finish.`,
+        { retryAfter: 10 },
+      );
     }
   }
 
@@ -202,12 +219,12 @@ export class Engine {
   }
 }
 
-function stamp(info: LocalModel): string {
+function stamp(info: ModelFile): string {
   return `${info.path}:${info.sizeBytes}`;
 }
 
 /** Weights plus a margin for the context and compute buffers. */
-function estimateBytes(info: LocalModel): number {
+function estimateBytes(info: ModelFile): number {
   return Math.ceil(info.sizeBytes * 1.2) + 64 * 1024 * 1024;
 }
 

@@ -1,4 +1,14 @@
-import { LlamaChat, type GbnfJsonSchema, type ChatHistoryItem, type ChatModelFunctions, type ChatWrapper, type Llama, type LlamaContextSequence, type LlamaGrammar, type LlamaModel } from 'node-llama-cpp';
+import {
+  LlamaChat,
+  type GbnfJsonSchema,
+  type ChatHistoryItem,
+  type ChatModelFunctions,
+  type ChatWrapper,
+  type Llama,
+  type LlamaContextSequence,
+  type LlamaGrammar,
+  type LlamaModel,
+} from 'node-llama-cpp';
 import { HearthError } from '../errors.js';
 import { newId } from '../ids.js';
 import { describeTools, toChatHistory } from './chat-history.js';
@@ -34,10 +44,16 @@ export async function generate(runtime: ModelRuntime, sequence: LlamaContextSequ
   const promptTokens = countPromptTokens(runtime, history, offered);
   const room = runtime.contextSize - promptTokens;
   if (room <= 0) {
-    throw new HearthError('context_length_exceeded', `The ${fields.history} use ${promptTokens} tokens, but ${request.model} has a context of ${runtime.contextSize} tokens. Shorten the conversation or start a new one.`, { param: fields.history });
+    throw new HearthError(
+      'context_length_exceeded',
+      `The ${fields.history} use ${promptTokens} tokens, but ${request.model} has a context of ${runtime.contextSize} tokens. Shorten the conversation or start a new one.`,
+      { param: fields.history },
+    );
   }
   const maxTokens = Math.min(request.maxTokens ?? room, room);
-  const grammar = forced ? await runtime.grammars.forTools(chosenTools(request).map((index) => [request.tools[index]!.name, schemas[index]])) : await grammarForOutput(runtime, request);
+  const grammar = forced
+    ? await runtime.grammars.forTools(chosenTools(request).map((index) => [request.tools[index]!.name, schemas[index]]))
+    : await grammarForOutput(runtime, request);
 
   const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: runtime.wrapper });
   const outputBefore = sequence.tokenMeter.usedOutputTokens;
@@ -61,7 +77,11 @@ export async function generate(runtime: ModelRuntime, sequence: LlamaContextSequ
     const finishReason = stop === 'abort' ? 'cancelled' : stop === 'maxTokens' ? 'length' : 'stop';
 
     if (forced) return forcedCall(response.response, finishReason, promptTokens, completionTokens);
-    const calls: ToolCallRecord[] = (response.functionCalls ?? []).map((call) => ({ id: newId('call_'), name: call.functionName, arguments: JSON.stringify(call.params ?? {}) }));
+    const calls: ToolCallRecord[] = (response.functionCalls ?? []).map((call) => ({
+      id: newId('call_'),
+      name: call.functionName,
+      arguments: JSON.stringify(call.params ?? {}),
+    }));
     return {
       text: response.response,
       toolCalls: calls,
@@ -123,7 +143,10 @@ async function grammarForOutput(runtime: ModelRuntime, request: GenerationReques
 export class GrammarCache {
   private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
 
-  constructor(private readonly llama: Llama, private readonly limit = 64) {}
+  constructor(
+    private readonly llama: Llama,
+    private readonly limit = 64,
+  ) {}
 
   anyJson(): Promise<LlamaGrammar> {
     return this.remember('json', () => this.llama.getGrammarFor('json'));

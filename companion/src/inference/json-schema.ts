@@ -1,12 +1,28 @@
 import type { GbnfJsonSchema } from 'node-llama-cpp';
 import { HearthError } from '../errors.js';
-import type { JsonSchema } from '../../../shared/src/api/openai.js';
+import type { JsonSchema } from '#shared/api/openai.js';
 
 /** Keywords that describe or annotate but do not constrain what the grammar must produce. */
 const ANNOTATIONS = new Set([
-  'title', 'description', 'default', 'examples', '$schema', '$id', '$comment', 'strict', 'readOnly', 'writeOnly', 'deprecated',
+  'title',
+  'description',
+  'default',
+  'examples',
+  '$schema',
+  '$id',
+  '$comment',
+  'strict',
+  'readOnly',
+  'writeOnly',
+  'deprecated',
   // Value constraints a grammar cannot enforce token by token; the structure still is.
-  'pattern', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'uniqueItems',
+  'pattern',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'uniqueItems',
 ]);
 
 const TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null', 'object', 'array']);

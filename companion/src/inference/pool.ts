@@ -41,7 +41,11 @@ export class SequencePool {
     }
     if (this.waiting.length >= this.queueLimit) {
       const retryAfter = Math.max(1, Math.ceil((this.averageSeconds * (this.waiting.length + 1)) / this.capacity));
-      throw new HearthError('rate_limit_exceeded', `All ${this.capacity} sequences of this model are busy and ${this.waiting.length} requests are waiting. Retry in about ${retryAfter} s.`, { retryAfter });
+      throw new HearthError(
+        'rate_limit_exceeded',
+        `All ${this.capacity} sequences of this model are busy and ${this.waiting.length} requests are waiting. Retry in about ${retryAfter} s.`,
+        { retryAfter },
+      );
     }
     return new Promise((resolve, reject) => {
       const onAbort = () => {

@@ -1,5 +1,15 @@
 /** Protocol-neutral generation types: both OpenAI protocols convert into these. */
-import type { JsonSchema } from '../../../shared/src/api/openai.js';
+import type { Capability, JsonSchema } from '#shared/api/openai.js';
+
+/** What the engine needs to know of a model file; the model registry's records have these fields. */
+export interface ModelFile {
+  id: string;
+  /** Absolute path of the .gguf (first shard for split models). */
+  path: string;
+  /** All shards. */
+  sizeBytes: number;
+  capabilities: readonly Capability[];
+}
 
 export type HistoryItem =
   | { role: 'system'; text: string }
@@ -54,15 +64,20 @@ export interface RequestFields {
   schema: string;
 }
 
-export const CHAT_FIELDS: RequestFields = { history: 'messages', toolParameters: (index) => `tools[${index}].function.parameters`, schema: 'response_format.json_schema.schema' };
+export const CHAT_FIELDS: RequestFields = {
+  history: 'messages',
+  toolParameters: (index) => `tools[${index}].function.parameters`,
+  schema: 'response_format.json_schema.schema',
+};
 export const RESPONSES_FIELDS: RequestFields = { history: 'input', toolParameters: (index) => `tools[${index}].parameters`, schema: 'text.format.schema' };
 
-export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'cancelled';
+/** Why a generation stopped; the protocols map it onto their own finish reasons. */
+export type StopReason = 'stop' | 'length' | 'tool_calls' | 'cancelled';
 
 export interface GenerationResult {
   text: string;
   toolCalls: ToolCallRecord[];
-  finishReason: FinishReason;
+  finishReason: StopReason;
   promptTokens: number;
   completionTokens: number;
 }

@@ -1,8 +1,8 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { KeyGrant } from '../access/keys.js';
 import { HearthError } from '../errors.js';
-import type { BridgeTool } from '../../../shared/src/api/bridge.js';
-import type { ConfigDocument } from '../../../shared/src/api/config.js';
+import type { BridgeTool } from '#shared/api/bridge.js';
+import type { ConfigDocument } from '#shared/api/config.js';
 import type { CatalogEntry } from './catalog.js';
 import type { McpManager } from './manager.js';
 import { findPermitted, permittedTools } from './permitted.js';
@@ -39,7 +39,8 @@ export function listMcpTools(caller: ToolCaller): Tool[] {
  */
 export function permittedTool(caller: ToolCaller, name: string): CatalogEntry {
   const entry = findPermitted(caller.manager.entries(), caller.config, caller.grant, name);
-  if (!entry) throw new HearthError('tool_not_found', `No tool named "${name}" is available to this caller. List tools with GET /mcp/tools.`, { param: 'name' });
+  if (!entry)
+    throw new HearthError('tool_not_found', `No tool named "${name}" is available to this caller. List tools with GET /mcp/tools.`, { param: 'name' });
   return entry;
 }
 
@@ -54,7 +55,10 @@ export async function callTool(caller: ToolCaller, name: string, args: Record<st
   const problems = argumentProblems(entry, args);
   if (problems.length > 0) {
     const summary = problems.map((problem) => `${problem.path} ${problem.message}`).join('; ');
-    throw new HearthError('invalid_request_error', `The arguments do not match the schema of "${name}": ${summary}.`, { param: problems[0]!.path, details: { problems } });
+    throw new HearthError('invalid_request_error', `The arguments do not match the schema of "${name}": ${summary}.`, {
+      param: problems[0]!.path,
+      details: { problems },
+    });
   }
   return caller.manager.call(entry, args, signal);
 }

@@ -1,5 +1,5 @@
-import type { ToolClass } from '../../../shared/src/api/config.js';
-import type { ToolInputSchema } from '../../../shared/src/api/bridge.js';
+import type { ToolClass } from '#shared/api/config.js';
+import type { ToolInputSchema } from '#shared/api/bridge.js';
 
 /** A tool Hearth itself provides; its name is protected: no service tool can take it. */
 export interface BuiltinTool {
@@ -14,7 +14,7 @@ export interface BuiltinTool {
 /**
  * Hearth's own host-side tools. The agents subsystem gives them their implementation; the
  * catalog reserves their names now so a service can never shadow them, and the bridge and /mcp
- * never expose them (SPEC.md §2.5, §4 rule 1).
+ * never expose them: external HTTP callers never get file writes or shell actions.
  */
 export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
   {
@@ -27,7 +27,11 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
   {
     name: 'edit_file',
     description: 'Edit a file on the machine Hearth runs on.',
-    inputSchema: { type: 'object', properties: { path: { type: 'string' }, old_text: { type: 'string' }, new_text: { type: 'string' } }, required: ['path', 'old_text', 'new_text'] },
+    inputSchema: {
+      type: 'object',
+      properties: { path: { type: 'string' }, old_text: { type: 'string' }, new_text: { type: 'string' } },
+      required: ['path', 'old_text', 'new_text'],
+    },
     class: 'write',
     hostOnly: true,
   },

@@ -1,5 +1,5 @@
-import type { ToolClass } from '../../../shared/src/api/config.js';
-import type { ToolInputSchema } from '../../../shared/src/api/bridge.js';
+import type { ToolClass } from '#shared/api/config.js';
+import type { ToolInputSchema } from '#shared/api/bridge.js';
 import { BUILTIN_TOOLS, type BuiltinTool } from './builtins.js';
 import type { ToolHints } from './classes.js';
 import { assignNames, type NameRequest } from './names.js';

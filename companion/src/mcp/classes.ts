@@ -1,4 +1,4 @@
-import type { McpServiceSettings, ToolClass } from '../../../shared/src/api/config.js';
+import type { McpServiceSettings, ToolClass } from '#shared/api/config.js';
 
 /** The MCP tool annotations Hearth reads (all optional hints from the service). */
 export interface ToolHints {

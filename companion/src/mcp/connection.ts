@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { McpCallFailure, McpFailureLayer, McpServiceState, McpServiceStatus } from '../../../shared/src/api/bridge.js';
-import type { McpServiceSettings } from '../../../shared/src/api/config.js';
+import type { McpCallFailure, McpFailureLayer, McpServiceState, McpServiceStatus } from '#shared/api/bridge.js';
+import type { McpServiceSettings } from '#shared/api/config.js';
 import type { Logger } from '../logger.js';
 import type { ToolCatalog } from './catalog.js';
 import { discovered, listAllTools, unusableList, usableTools } from './discovery.js';
@@ -137,7 +137,9 @@ export class ServiceConnection {
       tools: this.context.catalog.forService(this.name).map((entry) => ({ name: entry.name, tool: entry.tool, class: entry.class, exposed: false })),
       warnings: [
         ...this.warnings,
-        ...(transport instanceof ProcessTransport && transport.junkLines > 0 ? [`The process wrote ${transport.junkLines} line(s) to stdout that are not MCP messages (skipped), e.g. "${transport.firstJunk}".`] : []),
+        ...(transport instanceof ProcessTransport && transport.junkLines > 0
+          ? [`The process wrote ${transport.junkLines} line(s) to stdout that are not MCP messages (skipped), e.g. "${transport.firstJunk}".`]
+          : []),
       ],
       last_call_error: this.lastCallError,
     };
@@ -154,10 +156,18 @@ export class ServiceConnection {
     }
     const timeout = this.settings.toolCallTimeoutMs;
     try {
-      const result = (await session.client.callTool({ name: tool, arguments: args }, CallToolResultSchema, { signal, timeout, maxTotalTimeout: timeout })) as CallToolResult;
+      const result = (await session.client.callTool({ name: tool, arguments: args }, CallToolResultSchema, {
+        signal,
+        timeout,
+        maxTotalTimeout: timeout,
+      })) as CallToolResult;
       if (result.isError) {
         const text = this.clean(resultText(result));
-        this.noteCall(tool, /denied|not allowed|outside|permission|forbidden|EACCES|EPERM|unauthori[sz]ed/i.test(text) ? 'execution_denied' : 'tool_error', text);
+        this.noteCall(
+          tool,
+          /denied|not allowed|outside|permission|forbidden|EACCES|EPERM|unauthori[sz]ed/i.test(text) ? 'execution_denied' : 'tool_error',
+          text,
+        );
       }
       return result;
     } catch (error) {
@@ -165,7 +175,8 @@ export class ServiceConnection {
       const failure = callFailure(error, this.name, tool, timeout);
       this.noteCall(tool, failure.layer, this.clean(failure.message));
       // The connection itself is broken (an HTTP service that went away, a lost session): start over.
-      if (failure.layer === 'transport' && this.session === session) this.drop(session, `The connection to the service failed during a call: ${failure.message}`);
+      if (failure.layer === 'transport' && this.session === session)
+        this.drop(session, `The connection to the service failed during a call: ${failure.message}`);
       return errorResult(this.clean(failure.message));
     }
   }
@@ -178,7 +189,13 @@ export class ServiceConnection {
     const limit = this.settings.discoveryTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new ConnectFailure('discovery_timeout', `The service did not complete the handshake and tool discovery within ${limit} ms (discoveryTimeoutMs).`)), limit);
+      timer = setTimeout(
+        () =>
+          reject(
+            new ConnectFailure('discovery_timeout', `The service did not complete the handshake and tool discovery within ${limit} ms (discoveryTimeoutMs).`),
+          ),
+        limit,
+      );
     });
     const starting = this.start(generation, attempt);
     try {
@@ -238,7 +255,9 @@ export class ServiceConnection {
       const resolved = this.resolveValue(value, `env.${key}`);
       env[key] = resolved;
     }
-    const transport = attempt.add(new ProcessTransport({ command: this.settings.command!, args: this.settings.args, env, cwd: this.settings.cwd, redact: (text) => this.clean(text) }));
+    const transport = attempt.add(
+      new ProcessTransport({ command: this.settings.command!, args: this.settings.args, env, cwd: this.settings.cwd, redact: (text) => this.clean(text) }),
+    );
     const client = this.newClient(generation);
     await client.connect(transport);
     return { client, transport, protocol: 'stdio' };
@@ -249,13 +268,19 @@ export class ServiceConnection {
     const headers: Record<string, string> = {};
     let provider: StoredOAuthProvider | undefined;
     if (auth.type === 'token') headers.Authorization = `Bearer ${this.resolveValue(auth.token, 'auth.token')}`;
-    if (auth.type === 'headers') for (const [name, reference] of Object.entries(auth.headers)) headers[name] = this.resolveValue(reference, `auth.headers.${name}`);
+    if (auth.type === 'headers')
+      for (const [name, reference] of Object.entries(auth.headers)) headers[name] = this.resolveValue(reference, `auth.headers.${name}`);
     if (auth.type === 'oauth') {
       provider = new StoredOAuthProvider(this.settings, this.context.secrets);
       this.oauth = provider;
       if (!provider.tokens()) throw new ConnectFailure('authentication', `Not signed in. Sign in with: hearth mcp login ${this.name}`);
     }
-    const opened = await openHttp(new URL(this.settings.url!), { headers, authProvider: provider, newClient: () => this.newClient(generation), track: (transport) => attempt.add(transport) });
+    const opened = await openHttp(new URL(this.settings.url!), {
+      headers,
+      authProvider: provider,
+      newClient: () => this.newClient(generation),
+      track: (transport) => attempt.add(transport),
+    });
     return opened;
   }
 
@@ -284,7 +309,10 @@ export class ServiceConnection {
     } catch (error) {
       if (generation !== this.generation) return;
       const failure = error instanceof ConnectFailure ? error : describeConnectError(error);
-      this.context.log.warn({ service: this.name, layer: failure.layer }, `MCP service "${this.name}": refreshing its tools failed: ${this.clean(failure.message)}`);
+      this.context.log.warn(
+        { service: this.name, layer: failure.layer },
+        `MCP service "${this.name}": refreshing its tools failed: ${this.clean(failure.message)}`,
+      );
       this.warnings = [`Refreshing the tool list failed (${failure.layer}): ${this.clean(failure.message)}`];
       this.context.changed();
     }
@@ -387,7 +415,10 @@ export class ServiceConnection {
     const resolved = this.context.secrets.resolve(value);
     if (resolved === undefined) {
       const [kind, name] = value.split(':');
-      throw new ConnectFailure('configuration', `${field} refers to ${kind === 'secret' ? `the secret ${name}, which is not set (hearth secret set ${name})` : `the environment variable ${name}, which is not set`}.`);
+      throw new ConnectFailure(
+        'configuration',
+        `${field} refers to ${kind === 'secret' ? `the secret ${name}, which is not set (hearth secret set ${name})` : `the environment variable ${name}, which is not set`}.`,
+      );
     }
     this.secretValues.push(resolved);
     return resolved;
@@ -402,7 +433,8 @@ export class ServiceConnection {
     if (exit) parts.push(`The process ${exit.signal ? `was ended by ${exit.signal}` : `exited with code ${exit.code}`}.`);
     const last = process.stderrTail.at(-1);
     if (last) parts.push(`Its last error output: ${last}`);
-    if (process.junkLines > 0) parts.push(`It wrote ${process.junkLines} line(s) to stdout that are not MCP messages (stdout must carry only JSON-RPC), e.g. "${process.firstJunk}".`);
+    if (process.junkLines > 0)
+      parts.push(`It wrote ${process.junkLines} line(s) to stdout that are not MCP messages (stdout must carry only JSON-RPC), e.g. "${process.firstJunk}".`);
     return parts.join(' ');
   }
 

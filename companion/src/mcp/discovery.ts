@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolClass } from '../../../shared/src/api/config.js';
+import type { ToolClass } from '#shared/api/config.js';
 import type { DiscoveredTool } from './catalog.js';
 import { toolClass } from './classes.js';
 import { ConnectFailure } from './failures.js';
@@ -21,7 +21,8 @@ export async function listAllTools(client: Client, timeout: number): Promise<Too
       if (error instanceof Error && (error.name === 'ZodError' || 'issues' in error)) {
         throw new ConnectFailure('schema', `The service's tool list is not valid MCP: ${summariseIssues(error)}`);
       }
-      if (error instanceof Error && /output schema|validator/i.test(error.message)) throw new ConnectFailure('schema', `A tool's schema cannot be used: ${error.message}`);
+      if (error instanceof Error && /output schema|validator/i.test(error.message))
+        throw new ConnectFailure('schema', `A tool's schema cannot be used: ${error.message}`);
       throw error;
     }
     tools.push(...page.tools);
@@ -50,7 +51,8 @@ export function usableTools(tools: Tool[]): { usable: Tool[]; problems: string[]
 export function unusableList(tools: Tool[]): ConnectFailure | undefined {
   if (tools.length === 0) return new ConnectFailure('zero_tools', 'The service lists no tools.');
   const { usable, problems } = usableTools(tools);
-  if (usable.length === 0) return new ConnectFailure('schema', `None of the service's ${tools.length} tool(s) has a usable argument schema: ${problems.join('; ')}`);
+  if (usable.length === 0)
+    return new ConnectFailure('schema', `None of the service's ${tools.length} tool(s) has a usable argument schema: ${problems.join('; ')}`);
   return undefined;
 }
 

@@ -4,7 +4,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, isInitializeRequest, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { KeyGrant } from '../access/keys.js';
-import type { ConfigDocument } from '../../../shared/src/api/config.js';
+import type { ConfigDocument } from '#shared/api/config.js';
 import { argumentProblems, listMcpTools, permittedTool, type ToolCaller } from './bridge.js';
 import { errorResult } from './failures.js';
 import type { McpManager } from './manager.js';
@@ -72,7 +72,12 @@ export class McpEndpoint {
     }
     const initializes = Array.isArray(request.body) ? request.body.some((message) => isInitializeRequest(message)) : isInitializeRequest(request.body);
     if (request.req.method !== 'POST' || !initializes) {
-      return jsonRpcError(request.res, 400, -32000, 'Bad Request: no valid session. Send an initialize request first, then the Mcp-Session-Id header it returns.');
+      return jsonRpcError(
+        request.res,
+        400,
+        -32000,
+        'Bad Request: no valid session. Send an initialize request first, then the Mcp-Session-Id header it returns.',
+      );
     }
     this.evictIdle();
     const transport = await this.open(request, owner);
@@ -113,7 +118,8 @@ export class McpEndpoint {
         throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
       }
       const problems = argumentProblems(entry, args);
-      if (problems.length > 0) return errorResult(`Invalid arguments for ${name}: ${problems.map((problem) => `${problem.path} ${problem.message}`).join('; ')}`);
+      if (problems.length > 0)
+        return errorResult(`Invalid arguments for ${name}: ${problems.map((problem) => `${problem.path} ${problem.message}`).join('; ')}`);
       return manager.call(entry, args, extra.signal);
     });
     transport.onclose = () => {

@@ -3,7 +3,7 @@ import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { McpCallFailure, McpFailureLayer } from '../../../shared/src/api/bridge.js';
+import type { McpCallFailure, McpFailureLayer } from '#shared/api/bridge.js';
 
 /** A failed connection attempt, with the layer that failed. */
 export class ConnectFailure extends Error {
@@ -29,10 +29,13 @@ export function describeConnectError(error: unknown): ConnectFailure {
   if (error instanceof UnauthorizedError || error instanceof OAuthError || status === 401 || status === 403) {
     return new ConnectFailure('authentication', `The service refused Hearth's credentials${status ? ` (HTTP ${status})` : ''}: ${message}`);
   }
-  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) return new ConnectFailure('discovery_timeout', `The service did not answer in time: ${message}`);
-  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) return new ConnectFailure('transport', 'The connection closed before the handshake and discovery completed.');
+  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout)
+    return new ConnectFailure('discovery_timeout', `The service did not answer in time: ${message}`);
+  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)
+    return new ConnectFailure('transport', 'The connection closed before the handshake and discovery completed.');
   const code = (error as NodeJS.ErrnoException)?.code;
-  if (code === 'ENOENT' || code === 'EACCES') return new ConnectFailure('configuration', `The command could not be started (${code}): ${message}. Check command, args and cwd.`);
+  if (code === 'ENOENT' || code === 'EACCES')
+    return new ConnectFailure('configuration', `The command could not be started (${code}): ${message}. Check command, args and cwd.`);
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
   if (cause?.code) return new ConnectFailure('transport', `The service could not be reached (${cause.code}): ${cause.message ?? message}`);
   if (status) return new ConnectFailure('transport', `The service answered HTTP ${status}: ${message}`);
@@ -43,8 +46,13 @@ export function describeConnectError(error: unknown): ConnectFailure {
 export function callFailure(error: unknown, service: string, tool: string, timeoutMs: number): { layer: McpCallFailure['layer']; message: string } {
   const message = error instanceof Error ? error.message : String(error);
   if (error instanceof McpError) {
-    if (error.code === ErrorCode.RequestTimeout) return { layer: 'timeout', message: `The tool "${tool}" of "${service}" did not answer within ${timeoutMs} ms (toolCallTimeoutMs); Hearth cancelled the call.` };
-    if (error.code === ErrorCode.ConnectionClosed) return { layer: 'transport', message: `The service "${service}" closed the connection during the call of "${tool}".` };
+    if (error.code === ErrorCode.RequestTimeout)
+      return {
+        layer: 'timeout',
+        message: `The tool "${tool}" of "${service}" did not answer within ${timeoutMs} ms (toolCallTimeoutMs); Hearth cancelled the call.`,
+      };
+    if (error.code === ErrorCode.ConnectionClosed)
+      return { layer: 'transport', message: `The service "${service}" closed the connection during the call of "${tool}".` };
     if (error.code === ErrorCode.InvalidParams) return { layer: 'schema', message: `The service "${service}" refused the call of "${tool}": ${message}` };
     return { layer: 'tool_error', message: `The service "${service}" answered the call of "${tool}" with an error: ${message}` };
   }

@@ -1,7 +1,7 @@
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { McpLoginStart, McpServiceStatus } from '../../../shared/src/api/bridge.js';
-import type { McpServiceSettings } from '../../../shared/src/api/config.js';
+import type { McpLoginStart, McpServiceStatus } from '#shared/api/bridge.js';
+import type { McpServiceSettings } from '#shared/api/config.js';
 import { HearthError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { ToolCatalog, type CatalogEntry } from './catalog.js';
@@ -97,7 +97,8 @@ export class McpManager {
   /** Drops and re-opens one service's connection; resolves with its state once the attempt settled. */
   async reconnect(name: string): Promise<McpServiceStatus> {
     const connection = this.get(name);
-    if (!connection.settings.enabled) throw new HearthError('invalid_request_error', `The MCP service "${name}" is disabled; enable it in the configuration first.`, { param: 'name' });
+    if (!connection.settings.enabled)
+      throw new HearthError('invalid_request_error', `The MCP service "${name}" is disabled; enable it in the configuration first.`, { param: 'name' });
     await connection.reconnect();
     return this.describe(connection);
   }
@@ -147,7 +148,8 @@ export class McpManager {
     this.expireLogins();
     const pending = this.logins.get(state);
     this.logins.delete(state);
-    if (!pending) throw new HearthError('invalid_request_error', 'This sign-in is unknown or has expired. Start again with: hearth mcp login NAME', { param: 'state' });
+    if (!pending)
+      throw new HearthError('invalid_request_error', 'This sign-in is unknown or has expired. Start again with: hearth mcp login NAME', { param: 'state' });
     try {
       await auth(pending.provider, { serverUrl: pending.url, authorizationCode: code });
     } catch (error) {
@@ -188,7 +190,8 @@ export class McpManager {
 
   private get(name: string): ServiceConnection {
     const connection = this.connections.get(name);
-    if (!connection) throw new HearthError('mcp_service_not_found', `No MCP service is named "${name}". List them with GET /admin/mcp/services.`, { param: 'name' });
+    if (!connection)
+      throw new HearthError('mcp_service_not_found', `No MCP service is named "${name}". List them with GET /admin/mcp/services.`, { param: 'name' });
     return connection;
   }
 
@@ -196,7 +199,8 @@ export class McpManager {
     const status = connection.status();
     status.tools = status.tools.map((tool) => ({ ...tool, exposed: connection.settings.enabled && exposedUnder(connection.settings.expose, tool.class) }));
     if (!connection.settings.enabled && status.state === 'disconnected') status.message = 'Disabled (enabled: false); the settings are kept.';
-    else if (status.state === 'disconnected' && !status.message && !connection.settings.autoConnect) status.message = `Not connected (autoConnect: false). Connect with: hearth mcp reconnect ${connection.name}`;
+    else if (status.state === 'disconnected' && !status.message && !connection.settings.autoConnect)
+      status.message = `Not connected (autoConnect: false). Connect with: hearth mcp reconnect ${connection.name}`;
     return status;
   }
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import type { McpServiceSettings } from '../../../shared/src/api/config.js';
+import type { McpServiceSettings } from '#shared/api/config.js';
 import { oauthSecretName } from './settings.js';
 
 /** The path of Hearth's loopback redirect route (admin family, so loopback only). */
@@ -123,7 +123,9 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   secretValues(): string[] {
     const record = this.read();
     const client = record.client as { client_secret?: string } | undefined;
-    return [record.tokens?.access_token, record.tokens?.refresh_token, client?.client_secret, record.verifier].filter((value): value is string => typeof value === 'string');
+    return [record.tokens?.access_token, record.tokens?.refresh_token, client?.client_secret, record.verifier].filter(
+      (value): value is string => typeof value === 'string',
+    );
   }
 
   private read(): OAuthRecord {

@@ -1,5 +1,5 @@
 import type { KeyGrant } from '../access/keys.js';
-import type { ConfigDocument } from '../../../shared/src/api/config.js';
+import type { ConfigDocument } from '#shared/api/config.js';
 import type { CatalogEntry } from './catalog.js';
 import { exposedUnder } from './classes.js';
 

@@ -13,7 +13,7 @@ export interface ConsolidationTimerOptions {
 }
 
 /**
- * The scheduled consolidation (SPEC.md §3 rule 5): due one interval after the last run (kept in
+ * The scheduled consolidation (docs/memory.md rule 5): due one interval after the last run (kept in
  * the database, so restarts do not reset it), and run only when memory is idle; a busy moment
  * postpones it by a minute. An on-demand run counts as a run.
  */
@@ -21,7 +21,10 @@ export class ConsolidationTimer {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
-  constructor(private readonly db: Db, private readonly options: ConsolidationTimerOptions) {}
+  constructor(
+    private readonly db: Db,
+    private readonly options: ConsolidationTimerOptions,
+  ) {}
 
   lastRun(): number | undefined {
     const row = this.db.prepare<[string], { value: string }>('SELECT value FROM memory_state WHERE key = ?').get(STATE_KEY);

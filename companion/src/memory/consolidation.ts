@@ -1,6 +1,6 @@
 import type { Db } from '../store/database.js';
-import type { MemorySettings } from '../../../shared/src/api/config.js';
-import type { MemoryConsolidationReport } from '../../../shared/src/api/memory.js';
+import type { MemorySettings } from '#shared/api/config.js';
+import type { MemoryConsolidationReport } from '#shared/api/memory.js';
 import { similarity, wordSet } from './text.js';
 
 const DAY_MS = 86_400_000;
@@ -22,11 +22,16 @@ interface EpisodeRow {
 }
 
 /**
- * Maintenance of one agent's memory (SPEC.md §3 rule 5): salience decays with time, similar
+ * Maintenance of one agent's memory (docs/memory.md rule 5): salience decays with time, similar
  * episodes merge, repeatedly supported facts are promoted, and what falls under the salience
  * floor or past retention is pruned. Facts a person pinned are never decayed or pruned.
  */
-export function consolidateAgent(db: Db, agentId: string, settings: MemorySettings, now = Date.now()): Omit<MemoryConsolidationReport, 'agents' | 'signals_distilled'> {
+export function consolidateAgent(
+  db: Db,
+  agentId: string,
+  settings: MemorySettings,
+  now = Date.now(),
+): Omit<MemoryConsolidationReport, 'agents' | 'signals_distilled'> {
   return db.transaction(() => {
     const decay = (table: string, extra = '') =>
       db
@@ -50,7 +55,9 @@ export function consolidateAgent(db: Db, agentId: string, settings: MemorySettin
       episodesPruned += db.prepare('DELETE FROM memory_episodes WHERE agent_id = ? AND updated_at < ?').run(agentId, cutoff).changes;
       // Turns still awaiting distillation are kept until they are distilled.
       turnsPruned = db
-        .prepare('DELETE FROM memory_turns WHERE agent_id = ? AND created_at < ? AND NOT EXISTS (SELECT 1 FROM memory_signals s WHERE s.turn_id = memory_turns.id)')
+        .prepare(
+          'DELETE FROM memory_turns WHERE agent_id = ? AND created_at < ? AND NOT EXISTS (SELECT 1 FROM memory_signals s WHERE s.turn_id = memory_turns.id)',
+        )
         .run(agentId, cutoff).changes;
     }
     return {
@@ -67,10 +74,16 @@ export function consolidateAgent(db: Db, agentId: string, settings: MemorySettin
 
 /** Greedy single pass, oldest first: each episode absorbs later ones similar to it. */
 function mergeEpisodes(db: Db, agentId: string, now: number): number {
-  const rows = db.prepare<[string], EpisodeRow>('SELECT id, summary, topics, decisions, salience, merged_count, session_time FROM memory_episodes WHERE agent_id = ? ORDER BY id').all(agentId);
+  const rows = db
+    .prepare<[string], EpisodeRow>(
+      'SELECT id, summary, topics, decisions, salience, merged_count, session_time FROM memory_episodes WHERE agent_id = ? ORDER BY id',
+    )
+    .all(agentId);
   const words = rows.map((row) => wordSet(`${(JSON.parse(row.topics) as string[]).join(' ')} ${row.summary}`));
   const gone = new Set<number>();
-  const update = db.prepare('UPDATE memory_episodes SET summary = ?, topics = ?, decisions = ?, salience = ?, merged_count = ?, updated_at = ?, decayed_at = ? WHERE id = ?');
+  const update = db.prepare(
+    'UPDATE memory_episodes SET summary = ?, topics = ?, decisions = ?, salience = ?, merged_count = ?, updated_at = ?, decayed_at = ? WHERE id = ?',
+  );
   const remove = db.prepare('DELETE FROM memory_episodes WHERE id = ?');
   let merged = 0;
   rows.forEach((keep, index) => {

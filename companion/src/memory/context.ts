@@ -1,5 +1,5 @@
 import type { Db } from '../store/database.js';
-import type { MemoryContextItem } from '../../../shared/src/api/memory.js';
+import type { MemoryContextItem } from '#shared/api/memory.js';
 import { dateOf, episodeText, type LexicalSearch, type TurnHit } from './search.js';
 import { dayOf, estimateTokens, matchExpression, queryTerms, turnLines, wordSet } from './text.js';
 import type { TurnRow } from './transcript.js';
@@ -30,9 +30,16 @@ export class ContextBuilder {
   private readonly previous;
   private readonly next;
 
-  constructor(db: Db, private readonly search: LexicalSearch) {
-    this.previous = db.prepare<[string, string, number], { id: number | null }>('SELECT MAX(id) AS id FROM memory_turns WHERE agent_id = ? AND conversation_id = ? AND id < ?');
-    this.next = db.prepare<[string, string, number], { id: number | null }>('SELECT MIN(id) AS id FROM memory_turns WHERE agent_id = ? AND conversation_id = ? AND id > ?');
+  constructor(
+    db: Db,
+    private readonly search: LexicalSearch,
+  ) {
+    this.previous = db.prepare<[string, string, number], { id: number | null }>(
+      'SELECT MAX(id) AS id FROM memory_turns WHERE agent_id = ? AND conversation_id = ? AND id < ?',
+    );
+    this.next = db.prepare<[string, string, number], { id: number | null }>(
+      'SELECT MIN(id) AS id FROM memory_turns WHERE agent_id = ? AND conversation_id = ? AND id > ?',
+    );
   }
 
   build(agentId: string, query: string, budget: number): { items: MemoryContextItem[]; tokens: number } {
@@ -54,9 +61,21 @@ export class ContextBuilder {
       return covered >= Math.min(2, wanted.length) && covered / wanted.length >= DISTILLED_COVERAGE;
     };
     const found: MemoryContextItem[] = [
-      ...this.search.identity(agentId, match, 5).map((row) => ({ text: `${row.key}: ${row.value}`, material: 'identity' as const, source_id: `identity_${row.id}`, date: new Date(row.updated_at).toISOString() })),
-      ...this.search.facts(agentId, match, 10).map((row) => ({ text: row.text, material: 'pinned' as const, source_id: `fact_${row.id}`, date: dateOf(row.session_date, row.created_at) })),
-      ...this.search.episodes(agentId, match, 5).map((row) => ({ text: episodeText(row), material: 'episode' as const, source_id: `episode_${row.id}`, date: dateOf(row.session_date, row.created_at) })),
+      ...this.search.identity(agentId, match, 5).map((row) => ({
+        text: `${row.key}: ${row.value}`,
+        material: 'identity' as const,
+        source_id: `identity_${row.id}`,
+        date: new Date(row.updated_at).toISOString(),
+      })),
+      ...this.search
+        .facts(agentId, match, 10)
+        .map((row) => ({ text: row.text, material: 'pinned' as const, source_id: `fact_${row.id}`, date: dateOf(row.session_date, row.created_at) })),
+      ...this.search.episodes(agentId, match, 5).map((row) => ({
+        text: episodeText(row),
+        material: 'episode' as const,
+        source_id: `episode_${row.id}`,
+        date: dateOf(row.session_date, row.created_at),
+      })),
     ];
     const chosen: MemoryContextItem[] = [];
     let used = 0;
@@ -73,14 +92,20 @@ export class ContextBuilder {
     const hits = this.search.turnHits(agentId, query, CANDIDATES);
     if (hits.length === 0 || budget <= 0) return [];
     const ranked = this.rank(agentId, hits);
-    const rows = this.search.turnRows(agentId, ranked.map((candidate) => candidate.id));
+    const rows = this.search.turnRows(
+      agentId,
+      ranked.map((candidate) => candidate.id),
+    );
     return pack(ranked, rows, budget);
   }
 
   /** Own score + neighbours' scores + the session's best score. */
   private rank(agentId: string, hits: TurnHit[]): Candidate[] {
     const own = new Map(hits.map((hit) => [hit.id, hit.score]));
-    const rows = this.search.turnRows(agentId, hits.map((hit) => hit.id));
+    const rows = this.search.turnRows(
+      agentId,
+      hits.map((hit) => hit.id),
+    );
     const sessionOf = (row: TurnRow) => `${row.conversation_id}\u0000${dayOf(row.session_date, row.created_at)}`;
     const sessionBest = new Map<string, number>();
     for (const hit of hits) {
@@ -92,7 +117,7 @@ export class ContextBuilder {
       const row = rows.get(hit.id);
       if (!row) return [];
       const [previous, next] = adjacent.get(hit.id) ?? [];
-      const around = (previous === undefined ? 0 : own.get(previous) ?? 0) + (next === undefined ? 0 : own.get(next) ?? 0);
+      const around = (previous === undefined ? 0 : (own.get(previous) ?? 0)) + (next === undefined ? 0 : (own.get(next) ?? 0));
       const session = sessionOf(row);
       return [{ id: hit.id, session, score: hit.score + NEIGHBOUR_WEIGHT * around + SESSION_WEIGHT * (sessionBest.get(session) ?? 0) }];
     });

@@ -56,15 +56,39 @@ export class Distiller {
   }
 
   /** One batch; split in halves (a single turn shortened) while the model refuses or is cut off. */
-  private async pass(runner: ExtractionRunner, agentId: string, conversationId: string, batch: Pending[], signal: AbortSignal, shorten = 1): Promise<Omit<DistillOutcome, 'status'> | undefined> {
-    const turns = shorten === 1 ? batch : batch.map((turn) => ({ ...turn, user_text: cut(turn.user_text, shorten), assistant_text: cut(turn.assistant_text, shorten) }));
+  private async pass(
+    runner: ExtractionRunner,
+    agentId: string,
+    conversationId: string,
+    batch: Pending[],
+    signal: AbortSignal,
+    shorten = 1,
+  ): Promise<Omit<DistillOutcome, 'status'> | undefined> {
+    const turns =
+      shorten === 1 ? batch : batch.map((turn) => ({ ...turn, user_text: cut(turn.user_text, shorten), assistant_text: cut(turn.assistant_text, shorten) }));
     let failure: string;
     try {
-      const answer = await runner.run({ system: EXTRACTION_SYSTEM, prompt: extractionPrompt(turns, this.identity(agentId)), schema: EXTRACTION_SCHEMA, maxTokens: EXTRACTION_MAX_TOKENS, signal });
+      const answer = await runner.run({
+        system: EXTRACTION_SYSTEM,
+        prompt: extractionPrompt(turns, this.identity(agentId)),
+        schema: EXTRACTION_SCHEMA,
+        maxTokens: EXTRACTION_MAX_TOKENS,
+        signal,
+      });
       if (signal.aborted) return undefined;
       const extraction = parseExtraction(answer.text);
       if (extraction) {
-        const applied = this.records.apply({ agentId, conversationId, projectId: batch.find((turn) => turn.project_id !== null)?.project_id ?? null, sessionDate: batch[0]!.session_date, sessionTime: batch[0]!.session_time, signalIds: batch.map((turn) => turn.signal_id) }, extraction);
+        const applied = this.records.apply(
+          {
+            agentId,
+            conversationId,
+            projectId: batch.find((turn) => turn.project_id !== null)?.project_id ?? null,
+            sessionDate: batch[0]!.session_date,
+            sessionTime: batch[0]!.session_time,
+            signalIds: batch.map((turn) => turn.signal_id),
+          },
+          extraction,
+        );
         return { signals: batch.length, episodes: applied.episodes, factsAdded: applied.factsAdded, factsMerged: applied.factsMerged };
       }
       failure = answer.finishReason === 'length' ? 'the answer was cut off' : 'the answer was not the expected JSON';
@@ -85,8 +109,14 @@ export class Distiller {
 
   /** Counts a failed attempt; signals past the limit stop being pending so the queue moves on. */
   private give(batch: Pending[], message: string): undefined {
-    this.transcript.recordFailure(batch.map((turn) => turn.signal_id), message);
-    const dropped = this.transcript.dropExhausted(batch.map((turn) => turn.signal_id), MAX_ATTEMPTS);
+    this.transcript.recordFailure(
+      batch.map((turn) => turn.signal_id),
+      message,
+    );
+    const dropped = this.transcript.dropExhausted(
+      batch.map((turn) => turn.signal_id),
+      MAX_ATTEMPTS,
+    );
     if (dropped > 0) this.log.warn({ dropped, reason: message }, 'memory signals dropped after repeated extraction failures');
     return undefined;
   }

@@ -1,6 +1,6 @@
 import { HearthError } from '../errors.js';
 import type { Db } from '../store/database.js';
-import type { MemoryFactUpdate } from '../../../shared/src/api/memory.js';
+import type { MemoryFactUpdate } from '#shared/api/memory.js';
 import type { MemoryRecords } from './records.js';
 import { checkAgentId } from './validate.js';
 
@@ -32,10 +32,15 @@ export class MemoryEditor {
     if (!exists) throw notFound(agentId, `fact_${id}`);
     const now = Date.now();
     if (change.text !== undefined) {
-      this.db.prepare(`UPDATE memory_facts SET text = ?, source = 'user', updated_at = ? WHERE id = ?`).run(checkText(change.text, 'text', MAX_FACT_CHARS), now, id);
+      this.db
+        .prepare(`UPDATE memory_facts SET text = ?, source = 'user', updated_at = ? WHERE id = ?`)
+        .run(checkText(change.text, 'text', MAX_FACT_CHARS), now, id);
       this.onFactChanged(id);
     }
-    if (change.status !== undefined) this.db.prepare('UPDATE memory_facts SET status = ?, updated_at = ?, salience = MAX(salience, 1), decayed_at = ? WHERE id = ?').run(change.status, now, now, id);
+    if (change.status !== undefined)
+      this.db
+        .prepare('UPDATE memory_facts SET status = ?, updated_at = ?, salience = MAX(salience, 1), decayed_at = ? WHERE id = ?')
+        .run(change.status, now, now, id);
   }
 
   deleteFact(agentId: string, id: number): void {
@@ -50,7 +55,8 @@ export class MemoryEditor {
 
   deleteIdentity(agentId: string, key: string): void {
     checkAgentId(agentId);
-    if (this.db.prepare('DELETE FROM memory_identity WHERE agent_id = ? AND key = ?').run(agentId, key).changes === 0) throw notFound(agentId, `identity entry "${key}"`);
+    if (this.db.prepare('DELETE FROM memory_identity WHERE agent_id = ? AND key = ?').run(agentId, key).changes === 0)
+      throw notFound(agentId, `identity entry "${key}"`);
   }
 }
 

@@ -1,5 +1,5 @@
 import type { LlamaEmbeddingContext, LlamaModel } from 'node-llama-cpp';
-import type { ModelCatalog } from '../inference/catalog.js';
+import type { ModelCatalog } from '../models/catalog.js';
 import { loadLlama, type GpuSetting } from '../inference/llama.js';
 import type { Logger } from '../logger.js';
 
@@ -23,7 +23,13 @@ const CONTEXT_TOKENS = 512;
  * The configured local embedding model, loaded on first use with node-llama-cpp's embedding
  * context (kept beside the chat engine: an embedding context is small and always batch-free).
  */
-export function localEmbeddingModels(options: { catalog: ModelCatalog; modelId: () => string | undefined; gpu: () => GpuSetting; threads: () => number | 'auto'; log: Logger }): EmbeddingModels {
+export function localEmbeddingModels(options: {
+  catalog: ModelCatalog;
+  modelId: () => string | undefined;
+  gpu: () => GpuSetting;
+  threads: () => number | 'auto';
+  log: Logger;
+}): EmbeddingModels {
   let loaded: { id: string; model: LlamaModel; context: LlamaEmbeddingContext; embedder: Embedder } | undefined;
   let loading: Promise<typeof loaded> | undefined;
   const failed = new Set<string>();
@@ -34,7 +40,10 @@ export function localEmbeddingModels(options: { catalog: ModelCatalog; modelId: 
     const llama = await loadLlama(options.gpu());
     const model = await llama.loadModel({ modelPath: target.info.path });
     const threads = options.threads();
-    const context = await model.createEmbeddingContext({ contextSize: Math.min(CONTEXT_TOKENS, model.trainContextSize), ...(threads === 'auto' ? {} : { threads }) });
+    const context = await model.createEmbeddingContext({
+      contextSize: Math.min(CONTEXT_TOKENS, model.trainContextSize),
+      ...(threads === 'auto' ? {} : { threads }),
+    });
     const probe = await context.getEmbeddingFor('probe');
     const dimensions = probe.vector.length;
     const room = Math.min(CONTEXT_TOKENS, model.trainContextSize) - 8;

@@ -1,8 +1,8 @@
-import type { JsonSchema } from '../../../shared/src/api/openai.js';
+import type { JsonSchema } from '#shared/api/openai.js';
 import { dayOf } from './text.js';
 import type { TurnRow } from './transcript.js';
 
-/** What one extraction pass yields (SPEC.md §2.9): an episode, entities, identity changes, candidate facts. */
+/** What one extraction pass yields (docs/memory.md): an episode, entities, identity changes, candidate facts. */
 export interface Extraction {
   episode: { summary: string; topics: string[]; decisions: string[] };
   entities: { name: string; kind: string }[];
@@ -89,7 +89,13 @@ export function parseExtraction(text: string): Extraction | undefined {
     return undefined;
   }
   if (!isObject(value) || !isObject(value.episode)) return undefined;
-  const strings = (list: unknown) => (Array.isArray(list) ? list.filter((item): item is string => typeof item === 'string').map((item) => item.trim()).filter(Boolean) : []);
+  const strings = (list: unknown) =>
+    Array.isArray(list)
+      ? list
+          .filter((item): item is string => typeof item === 'string')
+          .map((item) => item.trim())
+          .filter(Boolean)
+      : [];
   const summary = typeof value.episode.summary === 'string' ? value.episode.summary.trim() : '';
   if (!summary) return undefined;
   const kinds = new Set<string>(ENTITY_KINDS);

@@ -1,7 +1,15 @@
 import { HearthError } from '../errors.js';
 import type { Db } from '../store/database.js';
-import type { MemoryAgentStatus, MemoryEntity, MemoryEpisode, MemoryFact, MemoryIdentityEntry, MemoryIndexResponse, MemoryPurgeResponse } from '../../../shared/src/api/memory.js';
-import { INDEXED_TABLES } from './schema-sql.js';
+import type {
+  MemoryAgentStatus,
+  MemoryEntity,
+  MemoryEpisode,
+  MemoryFact,
+  MemoryIdentityEntry,
+  MemoryIndexResponse,
+  MemoryPurgeResponse,
+} from '#shared/api/memory.js';
+import { INDEXED_TABLES } from './indexed-tables.js';
 
 const MATERIAL_OF: Record<string, keyof MemoryIndexResponse['rows']> = {
   memory_turns: 'transcript',
@@ -12,7 +20,7 @@ const MATERIAL_OF: Record<string, keyof MemoryIndexResponse['rows']> = {
 
 const iso = (time: number) => new Date(time).toISOString();
 
-/** Index operations (SPEC.md §3 rule 6) and the browsing of one agent's records. Every query names the agent. */
+/** Index operations (docs/memory.md rule 6) and the browsing of one agent's records. Every query names the agent. */
 export class MemoryManager {
   constructor(private readonly db: Db) {}
 
@@ -44,7 +52,14 @@ export class MemoryManager {
     return this.db.transaction(() => {
       const remove = (table: string) => this.db.prepare(`DELETE FROM ${table} WHERE agent_id = ?`).run(agentId).changes;
       const signals = remove('memory_signals');
-      const deleted = { turns: remove('memory_turns'), signals, episodes: remove('memory_episodes'), facts: remove('memory_facts'), identity: remove('memory_identity'), entities: remove('memory_entities') };
+      const deleted = {
+        turns: remove('memory_turns'),
+        signals,
+        episodes: remove('memory_episodes'),
+        facts: remove('memory_facts'),
+        identity: remove('memory_identity'),
+        entities: remove('memory_entities'),
+      };
       this.db.prepare('DELETE FROM memory_index_removed WHERE agent_id = ?').run(agentId);
       return { agent_id: agentId, deleted };
     })();
@@ -54,7 +69,9 @@ export class MemoryManager {
     const rows = { transcript: 0, episodes: 0, facts: 0, identity: 0 };
     for (const [table, columns] of Object.entries(INDEXED_TABLES)) {
       const list = columns.join(', ');
-      rows[MATERIAL_OF[table]!] = this.db.prepare(`INSERT INTO ${table}_fts (rowid, ${list}) SELECT id, ${list} FROM ${table} WHERE agent_id = ?`).run(agentId).changes;
+      rows[MATERIAL_OF[table]!] = this.db
+        .prepare(`INSERT INTO ${table}_fts (rowid, ${list}) SELECT id, ${list} FROM ${table} WHERE agent_id = ?`)
+        .run(agentId).changes;
     }
     return rows;
   }
@@ -63,13 +80,15 @@ export class MemoryManager {
     const rows = { transcript: 0, episodes: 0, facts: 0, identity: 0 };
     for (const [table, columns] of Object.entries(INDEXED_TABLES)) {
       const list = columns.join(', ');
-      rows[MATERIAL_OF[table]!] = this.db.prepare(`INSERT INTO ${table}_fts (${table}_fts, rowid, ${list}) SELECT 'delete', id, ${list} FROM ${table} WHERE agent_id = ?`).run(agentId).changes;
+      rows[MATERIAL_OF[table]!] = this.db
+        .prepare(`INSERT INTO ${table}_fts (${table}_fts, rowid, ${list}) SELECT 'delete', id, ${list} FROM ${table} WHERE agent_id = ?`)
+        .run(agentId).changes;
     }
     return rows;
   }
 
   status(agentId: string): MemoryAgentStatus {
-    const count = (sql: string) => (this.db.prepare<[string], { n: number }>(sql).get(agentId)?.n ?? 0);
+    const count = (sql: string) => this.db.prepare<[string], { n: number }>(sql).get(agentId)?.n ?? 0;
     return {
       agent_id: agentId,
       turns: count('SELECT COUNT(*) AS n FROM memory_turns WHERE agent_id = ?'),
@@ -87,23 +106,51 @@ export class MemoryManager {
   /** Agents that have any memory, with their status; `only` narrows to one agent (a scoped caller). */
   agents(only?: string): MemoryAgentStatus[] {
     const ids = this.db
-      .prepare<[], { agent_id: string }>('SELECT agent_id FROM memory_turns UNION SELECT agent_id FROM memory_facts UNION SELECT agent_id FROM memory_identity UNION SELECT agent_id FROM memory_episodes ORDER BY 1')
+      .prepare<[], { agent_id: string }>(
+        'SELECT agent_id FROM memory_turns UNION SELECT agent_id FROM memory_facts UNION SELECT agent_id FROM memory_identity UNION SELECT agent_id FROM memory_episodes ORDER BY 1',
+      )
       .all()
       .map((row) => row.agent_id);
     return ids.filter((id) => only === undefined || id === only).map((id) => this.status(id));
   }
 
   episodes(agentId: string, before: number | undefined, limit: number): MemoryEpisode[] {
-    type Row = { id: number; conversation_id: string; project_id: string | null; summary: string; topics: string; decisions: string; session_date: string | null; salience: number; merged_count: number; created_at: number; updated_at: number };
+    type Row = {
+      id: number;
+      conversation_id: string;
+      project_id: string | null;
+      summary: string;
+      topics: string;
+      decisions: string;
+      session_date: string | null;
+      salience: number;
+      merged_count: number;
+      created_at: number;
+      updated_at: number;
+    };
     return this.db
       .prepare<[string, number, number], Row>('SELECT * FROM memory_episodes WHERE agent_id = ? AND id < ? ORDER BY id DESC LIMIT ?')
       .all(agentId, before ?? Number.MAX_SAFE_INTEGER, limit)
-      .map((row) => ({ id: `episode_${row.id}`, conversation_id: row.conversation_id, project_id: row.project_id, summary: row.summary, topics: JSON.parse(row.topics) as string[], decisions: JSON.parse(row.decisions) as string[], session_date: row.session_date, salience: round(row.salience), merged_count: row.merged_count, created_at: iso(row.created_at), updated_at: iso(row.updated_at) }));
+      .map((row) => ({
+        id: `episode_${row.id}`,
+        conversation_id: row.conversation_id,
+        project_id: row.project_id,
+        summary: row.summary,
+        topics: JSON.parse(row.topics) as string[],
+        decisions: JSON.parse(row.decisions) as string[],
+        session_date: row.session_date,
+        salience: round(row.salience),
+        merged_count: row.merged_count,
+        created_at: iso(row.created_at),
+        updated_at: iso(row.updated_at),
+      }));
   }
 
   facts(agentId: string, status: 'candidate' | 'pinned' | undefined, before: number | undefined, limit: number): MemoryFact[] {
     const rows = this.db
-      .prepare<[string, string | null, string | null, number, number], FactRow>('SELECT * FROM memory_facts WHERE agent_id = ? AND (? IS NULL OR status = ?) AND id < ? ORDER BY id DESC LIMIT ?')
+      .prepare<[string, string | null, string | null, number, number], FactRow>(
+        'SELECT * FROM memory_facts WHERE agent_id = ? AND (? IS NULL OR status = ?) AND id < ? ORDER BY id DESC LIMIT ?',
+      )
       .all(agentId, status ?? null, status ?? null, before ?? Number.MAX_SAFE_INTEGER, limit);
     return rows.map(factOf);
   }
@@ -116,23 +163,49 @@ export class MemoryManager {
 
   identity(agentId: string): MemoryIdentityEntry[] {
     return this.db
-      .prepare<[string], { key: string; value: string; source: 'extraction' | 'user'; updated_at: number }>('SELECT key, value, source, updated_at FROM memory_identity WHERE agent_id = ? ORDER BY key')
+      .prepare<[string], { key: string; value: string; source: 'extraction' | 'user'; updated_at: number }>(
+        'SELECT key, value, source, updated_at FROM memory_identity WHERE agent_id = ? ORDER BY key',
+      )
       .all(agentId)
       .map((row) => ({ ...row, updated_at: iso(row.updated_at) }));
   }
 
   entities(agentId: string, limit: number): MemoryEntity[] {
     return this.db
-      .prepare<[string, number], { name: string; kind: string; mentions: number; first_seen: number; last_seen: number }>('SELECT name, kind, mentions, first_seen, last_seen FROM memory_entities WHERE agent_id = ? ORDER BY mentions DESC, name LIMIT ?')
+      .prepare<[string, number], { name: string; kind: string; mentions: number; first_seen: number; last_seen: number }>(
+        'SELECT name, kind, mentions, first_seen, last_seen FROM memory_entities WHERE agent_id = ? ORDER BY mentions DESC, name LIMIT ?',
+      )
       .all(agentId, limit)
       .map((row) => ({ ...row, first_seen: iso(row.first_seen), last_seen: iso(row.last_seen) }));
   }
 }
 
-type FactRow = { id: number; text: string; status: 'candidate' | 'pinned'; source: 'extraction' | 'user'; support_count: number; salience: number; conversation_id: string | null; session_date: string | null; created_at: number; updated_at: number };
+type FactRow = {
+  id: number;
+  text: string;
+  status: 'candidate' | 'pinned';
+  source: 'extraction' | 'user';
+  support_count: number;
+  salience: number;
+  conversation_id: string | null;
+  session_date: string | null;
+  created_at: number;
+  updated_at: number;
+};
 
 function factOf(row: FactRow): MemoryFact {
-  return { id: `fact_${row.id}`, text: row.text, status: row.status, source: row.source, support_count: row.support_count, salience: round(row.salience), conversation_id: row.conversation_id, session_date: row.session_date, created_at: iso(row.created_at), updated_at: iso(row.updated_at) };
+  return {
+    id: `fact_${row.id}`,
+    text: row.text,
+    status: row.status,
+    source: row.source,
+    support_count: row.support_count,
+    salience: round(row.salience),
+    conversation_id: row.conversation_id,
+    session_date: row.session_date,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
 }
 
 function round(value: number): number {

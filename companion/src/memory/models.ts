@@ -1,7 +1,7 @@
-import type { ModelCatalog } from '../inference/catalog.js';
+import type { ModelCatalog } from '../models/catalog.js';
 import type { Engine } from '../inference/engine.js';
-import type { FinishReason } from '../inference/types.js';
-import type { JsonSchema } from '../../../shared/src/api/openai.js';
+import type { StopReason } from '../inference/types.js';
+import type { JsonSchema } from '#shared/api/openai.js';
 
 export interface ExtractionCall {
   system: string;
@@ -16,7 +16,7 @@ export interface ExtractionRunner {
   id: string;
   /** Tokens of context the model runs with (prompt and answer together). */
   contextSize: number;
-  run(call: ExtractionCall): Promise<{ text: string; finishReason: FinishReason }>;
+  run(call: ExtractionCall): Promise<{ text: string; finishReason: StopReason }>;
 }
 
 export interface MemoryModels {

@@ -34,7 +34,20 @@ export class MemoryRecords {
           `INSERT INTO memory_episodes (agent_id, conversation_id, project_id, summary, topics, decisions, session_date, session_time, salience, created_at, updated_at, decayed_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(source.agentId, source.conversationId, source.projectId, episode.summary, JSON.stringify(episode.topics), JSON.stringify(episode.decisions), source.sessionDate, source.sessionTime, INITIAL_SALIENCE, now, now, now);
+        .run(
+          source.agentId,
+          source.conversationId,
+          source.projectId,
+          episode.summary,
+          JSON.stringify(episode.topics),
+          JSON.stringify(episode.decisions),
+          source.sessionDate,
+          source.sessionTime,
+          INITIAL_SALIENCE,
+          now,
+          now,
+          now,
+        );
       for (const entity of extraction.entities) this.noteEntity(source.agentId, entity.name, entity.kind, now);
       for (const entry of extraction.identity) {
         if (entry.value) this.setIdentity(source.agentId, entry.key, entry.value, 'extraction', now);
@@ -43,7 +56,15 @@ export class MemoryRecords {
       let factsAdded = 0;
       let factsMerged = 0;
       for (const text of extraction.facts) {
-        if (this.addFact(source.agentId, text, { status: 'candidate', source: 'extraction', conversationId: source.conversationId, sessionDate: source.sessionDate }, now).merged) factsMerged++;
+        if (
+          this.addFact(
+            source.agentId,
+            text,
+            { status: 'candidate', source: 'extraction', conversationId: source.conversationId, sessionDate: source.sessionDate },
+            now,
+          ).merged
+        )
+          factsMerged++;
         else factsAdded++;
       }
       const remove = this.db.prepare('DELETE FROM memory_signals WHERE id = ?');
@@ -53,7 +74,12 @@ export class MemoryRecords {
   }
 
   /** Adds a fact, or supports the existing duplicate (more support, renewed salience; pinning wins). */
-  addFact(agentId: string, text: string, options: { status: 'candidate' | 'pinned'; source: 'extraction' | 'user'; conversationId?: string | null; sessionDate?: string | null }, now = Date.now()): { id: number; merged: boolean } {
+  addFact(
+    agentId: string,
+    text: string,
+    options: { status: 'candidate' | 'pinned'; source: 'extraction' | 'user'; conversationId?: string | null; sessionDate?: string | null },
+    now = Date.now(),
+  ): { id: number; merged: boolean } {
     const duplicate = this.findDuplicateFact(agentId, text);
     if (duplicate !== undefined) {
       this.db
@@ -85,8 +111,12 @@ export class MemoryRecords {
              WHERE memory_facts_fts MATCH ? AND f.agent_id = ? ORDER BY rank LIMIT 20`,
           )
           .all(match, agentId)
-      : this.db.prepare<[string, string], { id: number; text: string }>('SELECT id, text FROM memory_facts WHERE agent_id = ? AND lower(trim(text)) = ?').all(agentId, normal);
-    const found = candidates.find((row) => row.id !== excludeId && (row.text.trim().toLowerCase() === normal || similarity(words, wordSet(row.text)) >= DUPLICATE_FACT_SIMILARITY));
+      : this.db
+          .prepare<[string, string], { id: number; text: string }>('SELECT id, text FROM memory_facts WHERE agent_id = ? AND lower(trim(text)) = ?')
+          .all(agentId, normal);
+    const found = candidates.find(
+      (row) => row.id !== excludeId && (row.text.trim().toLowerCase() === normal || similarity(words, wordSet(row.text)) >= DUPLICATE_FACT_SIMILARITY),
+    );
     return found?.id;
   }
 

@@ -4,7 +4,7 @@ import type { DistillOutcome, Distiller } from './distiller.js';
 const key = (agentId: string, conversationId: string) => `${agentId}\u0000${conversationId}`;
 
 /**
- * When distillation runs (SPEC.md §3 rule 2): after a conversation has been quiet for the
+ * When distillation runs (docs/memory.md rule 2): after a conversation has been quiet for the
  * debounce interval, at once when an agent's direct session moves to another conversation, or
  * on an explicit flush. Passes run one at a time (the model is shared); a conversation is never
  * distilled by two passes at once.

@@ -1,5 +1,5 @@
 import type { Db } from '../store/database.js';
-import type { MemorySearchItem, MemorySearchScope } from '../../../shared/src/api/memory.js';
+import type { MemorySearchItem, MemorySearchScope } from '#shared/api/memory.js';
 import { dayOf, matchExpression, queryTerms, turnLines } from './text.js';
 import type { TurnRow } from './transcript.js';
 
@@ -29,9 +29,16 @@ export class LexicalSearch {
          WHERE memory_turns_fts MATCH ? AND t.agent_id = ? AND memory_turns_fts.rowid >= ? ORDER BY bm25(memory_turns_fts) LIMIT ?`,
       ),
       // Bounded counts: how many turns (of all agents) contain a term, up to COUNTED_ROWS.
-      termRows: db.prepare<[string, number], { n: number }>('SELECT COUNT(*) AS n FROM (SELECT rowid FROM memory_turns_fts WHERE memory_turns_fts MATCH ? LIMIT ?)'),
-      recentCutoff: db.prepare<[string, number], { rowid: number }>('SELECT rowid FROM memory_turns_fts WHERE memory_turns_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?'),
-      episodes: db.prepare<[string, string, number], { id: number; summary: string; decisions: string; session_date: string | null; created_at: number; score: number }>(
+      termRows: db.prepare<[string, number], { n: number }>(
+        'SELECT COUNT(*) AS n FROM (SELECT rowid FROM memory_turns_fts WHERE memory_turns_fts MATCH ? LIMIT ?)',
+      ),
+      recentCutoff: db.prepare<[string, number], { rowid: number }>(
+        'SELECT rowid FROM memory_turns_fts WHERE memory_turns_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?',
+      ),
+      episodes: db.prepare<
+        [string, string, number],
+        { id: number; summary: string; decisions: string; session_date: string | null; created_at: number; score: number }
+      >(
         `SELECT e.id, e.summary, e.decisions, e.session_date, e.created_at, -bm25(memory_episodes_fts) AS score
          FROM memory_episodes_fts JOIN memory_episodes e ON e.id = memory_episodes_fts.rowid
          WHERE memory_episodes_fts MATCH ? AND e.agent_id = ? ORDER BY rank LIMIT ?`,
@@ -63,12 +70,17 @@ export class LexicalSearch {
       .filter((entry) => entry.rows > 0);
     if (terms.length === 0) return [];
     const run = (match: string, fromRowid: number) =>
-      this.statements.turns.all(match, agentId, fromRowid, limit).map((row) => ({ id: row.id, conversationId: row.conversation_id, score: Math.max(row.user_score, row.assistant_score) }));
+      this.statements.turns
+        .all(match, agentId, fromRowid, limit)
+        .map((row) => ({ id: row.id, conversationId: row.conversation_id, score: Math.max(row.user_score, row.assistant_score) }));
     const rare = terms.filter((entry) => entry.rows <= COMMON_TERM_ROWS).map((entry) => entry.term);
     if (rare.length > 0) return run(matchExpression(rare)!, 0);
     // Every term is common: the turns with all of the least common few first; failing enough of
     // those, the recent turns with any of them.
-    const fewest = terms.sort((a, b) => a.rows - b.rows).slice(0, COMMON_TERMS_KEPT).map((entry) => entry.term);
+    const fewest = terms
+      .sort((a, b) => a.rows - b.rows)
+      .slice(0, COMMON_TERMS_KEPT)
+      .map((entry) => entry.term);
     const together = fewest.length > 1 ? run(fewest.map((term) => matchExpression([term])).join(' AND '), 0) : [];
     if (together.length >= Math.min(limit, 10)) return together;
     const any = matchExpression(fewest)!;
@@ -87,32 +99,78 @@ export class LexicalSearch {
     if (!match) return [];
     if (scope === 'transcript') {
       const hits = this.turnHits(agentId, query, limit).sort((a, b) => b.score - a.score);
-      const rows = this.turnRows(agentId, hits.map((hit) => hit.id));
+      const rows = this.turnRows(
+        agentId,
+        hits.map((hit) => hit.id),
+      );
       return hits.flatMap((hit) => {
         const row = rows.get(hit.id);
         if (!row) return [];
         const text = turnLines(row.user_text, row.assistant_text).join('\n');
-        return [{ text, score: round(hit.score), material: 'transcript' as const, source_id: `turn_${row.id}`, date: dateOf(row.session_date, row.created_at) }];
+        return [
+          { text, score: round(hit.score), material: 'transcript' as const, source_id: `turn_${row.id}`, date: dateOf(row.session_date, row.created_at) },
+        ];
       });
     }
     if (scope === 'episodes') {
-      return this.statements.episodes.all(match, agentId, limit).map((row) => ({ text: episodeText(row), score: round(row.score), material: 'episode' as const, source_id: `episode_${row.id}`, date: dateOf(row.session_date, row.created_at) }));
+      return this.statements.episodes.all(match, agentId, limit).map((row) => ({
+        text: episodeText(row),
+        score: round(row.score),
+        material: 'episode' as const,
+        source_id: `episode_${row.id}`,
+        date: dateOf(row.session_date, row.created_at),
+      }));
     }
-    return this.statements.facts.all(match, agentId, limit).map((row) => ({ text: row.text, score: round(row.score), material: 'pinned' as const, source_id: `fact_${row.id}`, date: dateOf(row.session_date, row.created_at) }));
+    return this.statements.facts.all(match, agentId, limit).map((row) => ({
+      text: row.text,
+      score: round(row.score),
+      material: 'pinned' as const,
+      source_id: `fact_${row.id}`,
+      date: dateOf(row.session_date, row.created_at),
+    }));
   }
 
   /** Items by record id (for vector hits lexical search did not find); pinned facts only for "pinned". */
   byIds(agentId: string, scope: MemorySearchScope, ids: number[]): Map<number, MemorySearchItem> {
     const list = JSON.stringify(ids);
     if (scope === 'transcript') {
-      return new Map([...this.turnRows(agentId, ids).values()].map((row) => [row.id, { text: turnLines(row.user_text, row.assistant_text).join('\n'), score: 0, material: 'transcript' as const, source_id: `turn_${row.id}`, date: dateOf(row.session_date, row.created_at) }]));
+      return new Map(
+        [...this.turnRows(agentId, ids).values()].map((row) => [
+          row.id,
+          {
+            text: turnLines(row.user_text, row.assistant_text).join('\n'),
+            score: 0,
+            material: 'transcript' as const,
+            source_id: `turn_${row.id}`,
+            date: dateOf(row.session_date, row.created_at),
+          },
+        ]),
+      );
     }
     if (scope === 'episodes') {
-      const rows = this.db.prepare<[string, string], { id: number; summary: string; decisions: string; session_date: string | null; created_at: number }>('SELECT e.* FROM json_each(?) AS j CROSS JOIN memory_episodes e ON e.id = j.value WHERE e.agent_id = ?').all(list, agentId);
-      return new Map(rows.map((row) => [row.id, { text: episodeText(row), score: 0, material: 'episode' as const, source_id: `episode_${row.id}`, date: dateOf(row.session_date, row.created_at) }]));
+      const rows = this.db
+        .prepare<[string, string], { id: number; summary: string; decisions: string; session_date: string | null; created_at: number }>(
+          'SELECT e.* FROM json_each(?) AS j CROSS JOIN memory_episodes e ON e.id = j.value WHERE e.agent_id = ?',
+        )
+        .all(list, agentId);
+      return new Map(
+        rows.map((row) => [
+          row.id,
+          { text: episodeText(row), score: 0, material: 'episode' as const, source_id: `episode_${row.id}`, date: dateOf(row.session_date, row.created_at) },
+        ]),
+      );
     }
-    const rows = this.db.prepare<[string, string], { id: number; text: string; session_date: string | null; created_at: number }>(`SELECT f.* FROM json_each(?) AS j CROSS JOIN memory_facts f ON f.id = j.value WHERE f.agent_id = ? AND f.status = 'pinned'`).all(list, agentId);
-    return new Map(rows.map((row) => [row.id, { text: row.text, score: 0, material: 'pinned' as const, source_id: `fact_${row.id}`, date: dateOf(row.session_date, row.created_at) }]));
+    const rows = this.db
+      .prepare<[string, string], { id: number; text: string; session_date: string | null; created_at: number }>(
+        `SELECT f.* FROM json_each(?) AS j CROSS JOIN memory_facts f ON f.id = j.value WHERE f.agent_id = ? AND f.status = 'pinned'`,
+      )
+      .all(list, agentId);
+    return new Map(
+      rows.map((row) => [
+        row.id,
+        { text: row.text, score: 0, material: 'pinned' as const, source_id: `fact_${row.id}`, date: dateOf(row.session_date, row.created_at) },
+      ]),
+    );
   }
 
   /** Identity entries matching a query (not a search scope of its own: identity is small and listed whole). */

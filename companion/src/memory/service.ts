@@ -1,8 +1,16 @@
 import { HearthError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Db } from '../store/database.js';
-import type { MemorySettings } from '../../../shared/src/api/config.js';
-import type { ExtractionOutcome, MemoryConsolidationReport, MemoryContextResponse, MemoryFlushResponse, MemorySearchItem, MemorySearchScope } from '../../../shared/src/api/memory.js';
+import type { MemorySettings } from '#shared/api/config.js';
+import type {
+  ExtractionOutcome,
+  MemoryConsolidationReport,
+  MemoryContextResponse,
+  MemoryFlushResponse,
+  MemorySearchItem,
+  MemorySearchScope,
+} from '#shared/api/memory.js';
+import { MemoryBrowser } from './browser.js';
 import { consolidateAgent } from './consolidation.js';
 import { ContextBuilder } from './context.js';
 import { Distiller } from './distiller.js';
@@ -33,7 +41,7 @@ const NO_EMBEDDINGS: EmbeddingModels = { embedder: async () => undefined, close:
 /** Reciprocal-rank fusion constant: lexical and vector ranks count alike, the top few most. */
 const FUSION_K = 60;
 
-/** One buffered turn (SPEC.md §3 rule 1); project membership is captured here (rule 3). */
+/** One buffered turn (docs/memory.md rule 1); project membership is captured here (rule 3). */
 export interface BufferedTurn {
   agentId: string;
   conversationId: string;
@@ -59,6 +67,8 @@ export class MemoryService {
   readonly manager: MemoryManager;
   readonly editor: MemoryEditor;
   readonly vectors: VectorIndex;
+  /** Listing and editing records (the memory routes and the app go through this). */
+  readonly browse: MemoryBrowser;
   private readonly lexical: LexicalSearch;
   private readonly context: ContextBuilder;
   private readonly scheduler: DistillScheduler;
@@ -75,10 +85,16 @@ export class MemoryService {
       this.vectors.forgetRecord('pinned', id);
       this.vectors.schedule();
     });
+    this.browse = new MemoryBrowser(this.manager, this.transcript, this.editor);
     this.lexical = new LexicalSearch(db);
     this.context = new ContextBuilder(db, this.lexical);
     const distiller = new Distiller(this.transcript, this.records, options.models, (agentId) => this.manager.identity(agentId), log);
-    this.scheduler = new DistillScheduler(distiller, () => this.settings().summaryDebounceSeconds * 1000, log, () => this.vectors.schedule());
+    this.scheduler = new DistillScheduler(
+      distiller,
+      () => this.settings().summaryDebounceSeconds * 1000,
+      log,
+      () => this.vectors.schedule(),
+    );
     this.timer = new ConsolidationTimer(db, {
       intervalMs: () => this.settings().consolidationIntervalHours * 3_600_000,
       idle: () => !this.scheduler.busy && Date.now() - this.lastActivity >= 60_000,
@@ -123,7 +139,15 @@ export class MemoryService {
     return { turnsIngested: input.turns.length, extraction: runner ? 'queued' : 'model_unavailable' };
   }
 
-  private write(input: { agentId: string; conversationId: string; turns: TurnRecord[]; sessionDate?: string; projectId?: string; kind: 'direct' | 'delegated'; signal: boolean }): void {
+  private write(input: {
+    agentId: string;
+    conversationId: string;
+    turns: TurnRecord[];
+    sessionDate?: string;
+    projectId?: string;
+    kind: 'direct' | 'delegated';
+    signal: boolean;
+  }): void {
     checkAgentId(input.agentId);
     const sessionTime = input.sessionDate === undefined ? null : parseSessionDate(input.sessionDate);
     this.lastActivity = Date.now();
@@ -145,7 +169,15 @@ export class MemoryService {
   async flush(agentId: string, conversationId?: string): Promise<MemoryFlushResponse> {
     checkAgentId(agentId);
     const conversations = conversationId !== undefined ? [conversationId] : this.transcript.pendingConversations(agentId).map((row) => row.conversation_id);
-    const result: MemoryFlushResponse = { status: 'nothing_pending', conversations: 0, signals_distilled: 0, pending: 0, episodes_added: 0, facts_added: 0, facts_merged: 0 };
+    const result: MemoryFlushResponse = {
+      status: 'nothing_pending',
+      conversations: 0,
+      signals_distilled: 0,
+      pending: 0,
+      episodes_added: 0,
+      facts_added: 0,
+      facts_merged: 0,
+    };
     for (const conversation of conversations) {
       const outcome = await this.scheduler.now(agentId, conversation);
       if (!outcome || outcome.status === 'nothing_pending') continue;
@@ -172,7 +204,11 @@ export class MemoryService {
     if (!near || near.length === 0) return lexical.slice(0, limit);
     const fused = new Map<string, { item: MemorySearchItem; score: number }>();
     lexical.forEach((item, rank) => fused.set(item.source_id, { item, score: 1 / (FUSION_K + rank + 1) }));
-    const found = this.lexical.byIds(agentId, scope, near.map((hit) => hit.recordId));
+    const found = this.lexical.byIds(
+      agentId,
+      scope,
+      near.map((hit) => hit.recordId),
+    );
     near.forEach((hit, rank) => {
       const item = found.get(hit.recordId);
       if (!item) return;
@@ -196,7 +232,17 @@ export class MemoryService {
   /** On-demand consolidation of one agent or all; first distils what is pending (when a model is available). */
   async consolidate(agentId?: string): Promise<MemoryConsolidationReport> {
     if (agentId !== undefined) checkAgentId(agentId);
-    const report: MemoryConsolidationReport = { agents: 0, signals_distilled: 0, episodes_decayed: 0, facts_decayed: 0, episodes_merged: 0, facts_promoted: 0, episodes_pruned: 0, facts_pruned: 0, turns_pruned: 0 };
+    const report: MemoryConsolidationReport = {
+      agents: 0,
+      signals_distilled: 0,
+      episodes_decayed: 0,
+      facts_decayed: 0,
+      episodes_merged: 0,
+      facts_promoted: 0,
+      episodes_pruned: 0,
+      facts_pruned: 0,
+      turns_pruned: 0,
+    };
     for (const pending of this.transcript.pendingConversations(agentId)) {
       const outcome = await this.scheduler.now(pending.agent_id, pending.conversation_id);
       report.signals_distilled += outcome?.signals ?? 0;
@@ -237,7 +283,11 @@ export class MemoryService {
   private usable(agentId: string): void {
     checkAgentId(agentId);
     if (this.manager.indexRemoved(agentId)) {
-      throw new HearthError('memory_index_removed', `The memory index of agent "${agentId}" was removed. Rebuild it with POST /memory/agents/${agentId}/index/rebuild.`, { param: 'agent_id' });
+      throw new HearthError(
+        'memory_index_removed',
+        `The memory index of agent "${agentId}" was removed. Rebuild it with POST /memory/agents/${agentId}/index/rebuild.`,
+        { param: 'agent_id' },
+      );
     }
   }
 }

@@ -1,6 +1,6 @@
-import type { MemorySettings } from '../../../shared/src/api/config.js';
+import type { MemorySettings } from '#shared/api/config.js';
 
-/** SPEC.md §2.11: each field's default and the range a saved value is normalised into. */
+/** docs/memory.md (Settings): each field's default and the range a saved value is normalised into. */
 export const MEMORY_RANGES = {
   memoryBudgetTokens: { default: 800, minimum: 100, maximum: 4000, integer: true },
   summaryDebounceSeconds: { default: 60, minimum: 10, maximum: 3600, integer: true },
@@ -21,7 +21,7 @@ export function normaliseField(field: RangedField, value: unknown): number {
 
 /**
  * Normalises the `memory` section of a validated configuration document in place: out-of-range
- * values are clamped into range rather than refused (SPEC.md §8), so the saved value governs.
+ * values are clamped into range rather than refused (docs/memory.md), so the saved value governs.
  */
 export function normaliseMemorySettings(section: Partial<MemorySettings> | undefined): MemorySettings {
   const target = (section ?? {}) as Partial<MemorySettings>;

@@ -55,7 +55,10 @@ export function dayOf(date: string | null | undefined, fallbackTime: number): st
 
 /** Lowercased words with light suffix folding, for comparing short texts (duplicate facts, similar episodes). */
 export function wordSet(text: string): Set<string> {
-  const words = text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((word) => word.length > 1 && !STOPWORDS.has(word));
+  const words = text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((word) => word.length > 1 && !STOPWORDS.has(word));
   return new Set(words.map(fold));
 }
 

@@ -1,5 +1,5 @@
-import type { JsonSchema } from '../../../shared/src/api/openai.js';
-import type { MemorySearchScope } from '../../../shared/src/api/memory.js';
+import type { JsonSchema } from '#shared/api/openai.js';
+import type { MemorySearchScope } from '#shared/api/memory.js';
 import type { MemoryService } from './service.js';
 
 /** The agent a tool call runs for: memory tools only ever reach this agent's namespace. */
@@ -40,37 +40,43 @@ const MATERIALS: { scope: MemorySearchScope; name: string; what: string }[] = [
   { scope: 'transcript', name: 'memory_search_transcript', what: 'the transcript (past conversation turns, word for word)' },
 ];
 
-/** Memory tools for agents (SPEC.md §4 rule 10): one search per material, and pin. */
+/** Memory tools for agents (docs/memory.md rule 8): one search per material, and pin. */
 export function memoryTools(memory: MemoryService): BuiltinTool[] {
-  const searches = MATERIALS.map(
-    ({ scope, name, what }): BuiltinTool => ({
-      name,
-      description: `Search this agent's memory: ${what}. Returns the best matches with their dates.`,
-      inputSchema: searchSchema,
-      class: 'read',
-      async run(args, toolScope) {
-        const query = typeof args.query === 'string' ? args.query.trim() : '';
-        if (!query) return failure('query must be a non-empty string.');
-        const limit = typeof args.limit === 'number' && Number.isInteger(args.limit) ? Math.min(20, Math.max(1, args.limit)) : 5;
-        return attempt(async () => {
-          const items = await memory.search(toolScope.agentId, query, scope, limit);
-          const text = items.length === 0 ? 'No matches.' : items.map((item) => `${item.date ? `[${item.date.slice(0, 10)}] ` : ''}${item.text}`).join('\n---\n');
-          return { text, structured: { items } };
-        });
-      },
-    }),
-  );
+  const searches = MATERIALS.map(({ scope, name, what }): BuiltinTool => ({
+    name,
+    description: `Search this agent's memory: ${what}. Returns the best matches with their dates.`,
+    inputSchema: searchSchema,
+    class: 'read',
+    async run(args, toolScope) {
+      const query = typeof args.query === 'string' ? args.query.trim() : '';
+      if (!query) return failure('query must be a non-empty string.');
+      const limit = typeof args.limit === 'number' && Number.isInteger(args.limit) ? Math.min(20, Math.max(1, args.limit)) : 5;
+      return attempt(async () => {
+        const items = await memory.search(toolScope.agentId, query, scope, limit);
+        const text = items.length === 0 ? 'No matches.' : items.map((item) => `${item.date ? `[${item.date.slice(0, 10)}] ` : ''}${item.text}`).join('\n---\n');
+        return { text, structured: { items } };
+      });
+    },
+  }));
   const pin: BuiltinTool = {
     name: 'memory_pin',
     description: "Pin a fact to this agent's memory so it is kept across sessions. State one fact in one short sentence.",
-    inputSchema: { type: 'object', additionalProperties: false, required: ['text'], properties: { text: { type: 'string', minLength: 1, maxLength: 2000, description: 'The fact, e.g. "Ana prefers tea to coffee."' } } },
+    inputSchema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['text'],
+      properties: { text: { type: 'string', minLength: 1, maxLength: 2000, description: 'The fact, e.g. "Ana prefers tea to coffee."' } },
+    },
     class: 'write',
     async run(args, toolScope) {
       if (typeof args.text !== 'string' || !args.text.trim()) return failure('text must be a non-empty string.');
       const text = args.text;
       return attempt(() => {
         const pinned = memory.editor.pin(toolScope.agentId, text);
-        return { text: pinned.merged ? `Already known; pinned fact_${pinned.id}.` : `Pinned as fact_${pinned.id}.`, structured: { id: `fact_${pinned.id}`, merged: pinned.merged } };
+        return {
+          text: pinned.merged ? `Already known; pinned fact_${pinned.id}.` : `Pinned as fact_${pinned.id}.`,
+          structured: { id: `fact_${pinned.id}`, merged: pinned.merged },
+        };
       });
     },
   };
@@ -82,7 +88,9 @@ export function registerMemoryTools(register: (tool: BuiltinTool) => void, memor
   for (const tool of memoryTools(memory)) register(tool);
 }
 
-async function attempt(work: () => { text: string; structured: Record<string, unknown> } | Promise<{ text: string; structured: Record<string, unknown> }>): Promise<ToolResult> {
+async function attempt(
+  work: () => { text: string; structured: Record<string, unknown> } | Promise<{ text: string; structured: Record<string, unknown> }>,
+): Promise<ToolResult> {
   try {
     const { text, structured } = await work();
     return { content: [{ type: 'text', text }], structuredContent: structured, isError: false };

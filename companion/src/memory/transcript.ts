@@ -1,5 +1,5 @@
 import type { Db } from '../store/database.js';
-import type { MemoryTranscriptTurn } from '../../../shared/src/api/memory.js';
+import type { MemoryTranscriptTurn } from '#shared/api/memory.js';
 
 export interface TurnRecord {
   user: string;
@@ -45,7 +45,17 @@ export class TranscriptStore {
     this.insertSignal = db.prepare('INSERT INTO memory_signals (turn_id, agent_id, conversation_id, created_at) VALUES (?, ?, ?, ?)');
     this.writeBatch = db.transaction((batch: TurnBatch, now: number) => {
       for (const turn of batch.turns) {
-        const { lastInsertRowid } = this.insertTurn.run(batch.agentId, batch.conversationId, batch.kind, batch.projectId, turn.user, turn.assistant, batch.sessionDate, batch.sessionTime, now);
+        const { lastInsertRowid } = this.insertTurn.run(
+          batch.agentId,
+          batch.conversationId,
+          batch.kind,
+          batch.projectId,
+          turn.user,
+          turn.assistant,
+          batch.sessionDate,
+          batch.sessionTime,
+          now,
+        );
         if (batch.signal) this.insertSignal.run(lastInsertRowid, batch.agentId, batch.conversationId, now);
       }
     });
@@ -77,9 +87,12 @@ export class TranscriptStore {
   }
 
   pendingCount(agentId: string, conversationId?: string): number {
-    const row = conversationId === undefined
-      ? this.db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM memory_signals WHERE agent_id = ?').get(agentId)
-      : this.db.prepare<[string, string], { n: number }>('SELECT COUNT(*) AS n FROM memory_signals WHERE agent_id = ? AND conversation_id = ?').get(agentId, conversationId);
+    const row =
+      conversationId === undefined
+        ? this.db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM memory_signals WHERE agent_id = ?').get(agentId)
+        : this.db
+            .prepare<[string, string], { n: number }>('SELECT COUNT(*) AS n FROM memory_signals WHERE agent_id = ? AND conversation_id = ?')
+            .get(agentId, conversationId);
     return row?.n ?? 0;
   }
 

@@ -18,7 +18,8 @@ const isoDate = new RegExp(ISO_DATE_PATTERN);
  * Throws a 400 naming `param` for anything else, including impossible dates like 2023-02-30.
  */
 export function parseSessionDate(value: string, param = 'session_date'): number {
-  const problem = () => new HearthError('invalid_request_error', `${param} must be an ISO 8601 date (2023-05-08) or date-time (2023-05-08T13:56:00Z); got "${value}".`, { param });
+  const problem = () =>
+    new HearthError('invalid_request_error', `${param} must be an ISO 8601 date (2023-05-08) or date-time (2023-05-08T13:56:00Z); got "${value}".`, { param });
   if (!isoDate.test(value)) throw problem();
   const [year, month, day] = value.slice(0, 10).split('-').map(Number) as [number, number, number];
   const calendar = new Date(Date.UTC(year, month - 1, day));

@@ -25,7 +25,11 @@ export class VectorIndex {
   private closed = false;
   private key: string | undefined;
 
-  constructor(private readonly db: Db, private readonly models: EmbeddingModels, private readonly log: Logger) {
+  constructor(
+    private readonly db: Db,
+    private readonly models: EmbeddingModels,
+    private readonly log: Logger,
+  ) {
     let available = false;
     try {
       sqliteVec.load(db);
@@ -65,7 +69,9 @@ export class VectorIndex {
     if (!embedder || !this.ready(embedder)) return undefined;
     const vector = await embedder.embed(query);
     return this.db
-      .prepare<[Float32Array, number, string, string], { rowid: number; distance: number }>('SELECT rowid, distance FROM memory_vectors WHERE embedding MATCH ? AND k = ? AND agent_id = ? AND material = ?')
+      .prepare<[Float32Array, number, string, string], { rowid: number; distance: number }>(
+        'SELECT rowid, distance FROM memory_vectors WHERE embedding MATCH ? AND k = ? AND agent_id = ? AND material = ?',
+      )
       .all(vector, k, agentId, material)
       .map((row) => ({ recordId: Math.floor(Number(row.rowid) / 4), distance: row.distance }));
   }
@@ -115,8 +121,12 @@ export class VectorIndex {
             const id = row.id * 4 + CODE[material];
             // The record may have been deleted while it was being embedded.
             if (!this.db.prepare(`SELECT 1 FROM (${PENDING[material]}) AS r WHERE r.id = ?`).get(row.id)) return;
-            this.db.prepare('INSERT OR IGNORE INTO memory_vector_rows (id, agent_id, material, record_id) VALUES (?, ?, ?, ?)').run(id, row.agent_id, material, row.id);
-            this.db.prepare('INSERT INTO memory_vectors (rowid, agent_id, material, embedding) VALUES (?, ?, ?, ?)').run(BigInt(id), row.agent_id, material, vectors[index]!);
+            this.db
+              .prepare('INSERT OR IGNORE INTO memory_vector_rows (id, agent_id, material, record_id) VALUES (?, ?, ?, ?)')
+              .run(id, row.agent_id, material, row.id);
+            this.db
+              .prepare('INSERT INTO memory_vectors (rowid, agent_id, material, embedding) VALUES (?, ?, ?, ?)')
+              .run(BigInt(id), row.agent_id, material, vectors[index]!);
           });
         })();
         after = rows.at(-1)!.id;
@@ -136,7 +146,9 @@ export class VectorIndex {
     }
     this.db.transaction(() => {
       this.db.exec('DROP TABLE IF EXISTS memory_vectors; DELETE FROM memory_vector_rows;');
-      this.db.exec(`CREATE VIRTUAL TABLE memory_vectors USING vec0(agent_id text partition key, material text, embedding float[${embedder.dimensions}] distance_metric=cosine)`);
+      this.db.exec(
+        `CREATE VIRTUAL TABLE memory_vectors USING vec0(agent_id text partition key, material text, embedding float[${embedder.dimensions}] distance_metric=cosine)`,
+      );
       this.db.prepare(`INSERT OR REPLACE INTO memory_state (key, value) VALUES ('vector_model', ?)`).run(embedder.key);
     })();
     this.key = embedder.key;

@@ -1,14 +1,14 @@
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../services.js';
 import { configRoutes } from './admin/config.js';
 import { keyRoutes } from './admin/keys.js';
 import { mcpAdminRoutes } from './admin/mcp.js';
 import { statusRoutes } from './admin/status.js';
+import type { RouteOptions } from './plugin.js';
 
 /** The admin family: loopback only (enforced by the perimeter for every /admin path). */
-export async function adminRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
-  statusRoutes(app, options.services);
-  keyRoutes(app, options.services);
-  configRoutes(app, options.services);
-  mcpAdminRoutes(app, options.services);
+export async function adminRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
+  await app.register(statusRoutes, options);
+  await app.register(keyRoutes, options);
+  await app.register(configRoutes, options);
+  await app.register(mcpAdminRoutes, options);
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../services.js';
-import type { HealthStatus } from '../../../shared/src/api/openai.js';
+import type { HealthStatus } from '#shared/api/openai.js';
+import type { RouteOptions } from './plugin.js';
 
-export async function healthRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
+export async function healthRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
   app.get('/health', async (): Promise<HealthStatus> => ({ status: 'ok', version: options.services.version }));
 }

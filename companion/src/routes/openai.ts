@@ -1,12 +1,14 @@
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../services.js';
 import { chatRoutes } from './openai/chat.js';
+import { modelFileRoutes } from './openai/model-file.js';
 import { modelRoutes } from './openai/models.js';
 import { responsesRoutes } from './openai/responses.js';
+import type { RouteOptions } from './plugin.js';
 
-/** The OpenAI-compatible family: /v1/models, /v1/chat/completions, /v1/responses. */
-export async function openaiRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
-  modelRoutes(app, options.services);
-  chatRoutes(app, options.services);
-  responsesRoutes(app, options.services);
+/** The OpenAI-compatible family: /v1/models (and each model's file), /v1/chat/completions, /v1/responses. */
+export async function openaiRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
+  await app.register(modelRoutes, options);
+  await app.register(modelFileRoutes, options);
+  await app.register(chatRoutes, options);
+  await app.register(responsesRoutes, options);
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import { errorBody } from '../errors.js';
+import type { RouteOptions } from './plugin.js';
 
 const API_PREFIXES = ['/v1/', '/health', '/admin/', '/agents', '/mcp', '/memory/'];
 
@@ -10,12 +11,12 @@ const API_PREFIXES = ['/v1/', '/health', '/admin/', '/agents', '/mcp', '/memory/
  * Serves the built PWA at `/`. Unknown page paths get the SPA fallback; anything else (API
  * paths, missing files) gets the JSON 404 every route uses.
  */
-export async function webRoutes(app: FastifyInstance, options: { root: string }): Promise<void> {
-  const built = existsSync(join(options.root, 'index.html'));
-  const hasFallback = existsSync(join(options.root, '200.html'));
+export async function webRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
+  const built = existsSync(join(options.webRoot, 'index.html'));
+  const hasFallback = existsSync(join(options.webRoot, '200.html'));
   if (built) {
     await app.register(fastifyStatic, {
-      root: options.root,
+      root: options.webRoot,
       wildcard: false,
       setHeaders(response, path) {
         if (path.endsWith('sw.js') || path.endsWith('.html') || path.endsWith('.webmanifest')) void response.header('cache-control', 'no-cache');
@@ -24,7 +25,9 @@ export async function webRoutes(app: FastifyInstance, options: { root: string })
     });
   } else {
     app.get('/', async (_request, reply) =>
-      reply.type('text/plain; charset=utf-8').send('Hearth is running, but the web app is not built. Run `npm run build` (npm start does it for you) and reload.\nThe API is at /v1.'),
+      reply
+        .type('text/plain; charset=utf-8')
+        .send('Hearth is running, but the web app is not built. Run `npm run build` (npm start does it for you) and reload.\nThe API is at /v1.'),
     );
   }
   app.setNotFoundHandler((request, reply) => {

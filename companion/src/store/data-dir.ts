@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-/** The layout of a data directory (DESIGN.md §4). */
+/** The layout of a data directory (README: Configuration). */
 export interface DataPaths {
   root: string;
   config: string;

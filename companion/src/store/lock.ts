@@ -2,7 +2,9 @@ import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 
 export class DataDirectoryBusyError extends Error {
   constructor(directory: string, pid: number) {
-    super(`Another Hearth process (pid ${pid}) is already using the data directory ${directory}. Stop it first, or start this one with --data-dir pointing elsewhere.`);
+    super(
+      `Another Hearth process (pid ${pid}) is already using the data directory ${directory}. Stop it first, or start this one with --data-dir pointing elsewhere.`,
+    );
     this.name = 'DataDirectoryBusyError';
   }
 }

@@ -64,7 +64,9 @@ export function splitReference(reference: string): [string, string] {
 export class SecretsFileError extends Error {
   constructor(file: string) {
     // The parser's own message would quote the file, and so possibly a secret: never include it.
-    super(`${file} is not a valid secrets file (a JSON object of names to strings). Fix it, or remove it and set the secrets again with: hearth secret set NAME`);
+    super(
+      `${file} is not a valid secrets file (a JSON object of names to strings). Fix it, or remove it and set the secrets again with: hearth secret set NAME`,
+    );
     this.name = 'SecretsFileError';
   }
 }

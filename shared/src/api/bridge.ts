@@ -4,7 +4,7 @@ import type { ToolClass } from './config.js';
 /** An argument object schema (JSON Schema with `type: "object"`). */
 export type ToolInputSchema = { type: 'object'; properties?: Record<string, unknown>; required?: string[]; [key: string]: unknown };
 
-/** One entry of the catalog a caller may use (SPEC.md §2.5). */
+/** One entry of the catalog a caller may use. */
 export interface BridgeTool {
   /** The exposed name, `<service>_<tool>`; the name to send to POST /mcp/call. */
   name: string;

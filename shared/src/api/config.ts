@@ -47,7 +47,7 @@ export interface ProviderSettings {
   timeout_ms?: number;
 }
 
-/** SPEC.md §2.11 (names as there); out-of-range values are clamped into range when saved. */
+/** docs/memory.md (Settings); out-of-range values are clamped into range when saved. */
 export interface MemorySettings {
   /** 100-4000: most tokens of retrieved memory inserted into a request. */
   memoryBudgetTokens: number;
@@ -103,7 +103,7 @@ export type McpServiceAuth =
   | { type: 'headers'; headers: Record<string, SecretReference> }
   | { type: 'oauth'; scope?: string; client_id?: string; client_secret?: SecretReference };
 
-/** An outbound MCP tool service (SPEC.md §2.7). */
+/** An outbound MCP tool service. */
 export interface McpServiceSettings {
   /** Identifies the service; its tools appear as `<name>_<tool>`. */
   name: string;

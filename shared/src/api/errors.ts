@@ -8,13 +8,7 @@ export interface ErrorBody {
   };
 }
 
-export type ErrorType =
-  | 'invalid_request_error'
-  | 'authentication_error'
-  | 'permission_error'
-  | 'not_found_error'
-  | 'rate_limit_error'
-  | 'server_error';
+export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'permission_error' | 'not_found_error' | 'rate_limit_error' | 'server_error';
 
 export const ERROR_CODES = [
   'invalid_request_error',

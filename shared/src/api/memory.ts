@@ -1,4 +1,4 @@
-/** Wire types of the /memory routes (SPEC.md §2.9-2.11, §3 memory rules, §4 rules 9-10). */
+/** Wire types of the /memory routes (docs/memory.md). */
 
 /** What an item is made of: a transcript block, a distilled episode, a pinned fact or an identity entry. */
 export type MemoryMaterial = 'transcript' | 'episode' | 'pinned' | 'identity';

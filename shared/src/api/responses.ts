@@ -59,9 +59,7 @@ export interface ResponseFunctionTool {
 export type ResponseToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; name: string };
 
 export type TextFormat =
-  | { type: 'text' }
-  | { type: 'json_object' }
-  | { type: 'json_schema'; name: string; schema: JsonSchema; description?: string; strict?: boolean | null };
+  { type: 'text' } | { type: 'json_object' } | { type: 'json_schema'; name: string; schema: JsonSchema; description?: string; strict?: boolean | null };
 
 export interface ResponseCreateRequest {
   model: string;
@@ -145,9 +143,20 @@ export interface ResponseDeleted {
 
 /** Streaming events, sent as `event: <type>\ndata: <json>\n\n`; sequence_number counts from 0. */
 export type ResponseStreamEvent =
-  | { type: 'response.created' | 'response.in_progress' | 'response.completed' | 'response.incomplete' | 'response.failed'; sequence_number: number; response: ResponseObject }
+  | {
+      type: 'response.created' | 'response.in_progress' | 'response.completed' | 'response.incomplete' | 'response.failed';
+      sequence_number: number;
+      response: ResponseObject;
+    }
   | { type: 'response.output_item.added' | 'response.output_item.done'; sequence_number: number; output_index: number; item: OutputItem }
-  | { type: 'response.content_part.added' | 'response.content_part.done'; sequence_number: number; item_id: string; output_index: number; content_index: number; part: OutputTextPart }
+  | {
+      type: 'response.content_part.added' | 'response.content_part.done';
+      sequence_number: number;
+      item_id: string;
+      output_index: number;
+      content_index: number;
+      part: OutputTextPart;
+    }
   | { type: 'response.output_text.delta'; sequence_number: number; item_id: string; output_index: number; content_index: number; delta: string; logprobs: [] }
   | { type: 'response.output_text.done'; sequence_number: number; item_id: string; output_index: number; content_index: number; text: string; logprobs: [] }
   | { type: 'response.function_call_arguments.delta'; sequence_number: number; item_id: string; output_index: number; delta: string }

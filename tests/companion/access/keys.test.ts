@@ -9,7 +9,7 @@ import { FailureLimiter } from '../../../companion/src/access/failures.js';
 import { HearthError } from '../../../companion/src/errors.js';
 import type { Services } from '../../../companion/src/services.js';
 import { openDatabase, type Db } from '../../../companion/src/store/database.js';
-import type { AccessKeyRecord, CreatedKey } from '../../../shared/src/api/access.js';
+import type { AccessKeyRecord, CreatedKey } from '#shared/api/access.js';
 import { testApp } from '../../helpers/app.js';
 import { runHearth } from '../../helpers/hearth-cli.js';
 
@@ -64,7 +64,8 @@ describe('KeyStore', () => {
     const listed = JSON.stringify(keys.list());
     expect(listed).not.toContain(first.key);
     expect(listed).not.toContain(String(row.hash));
-    for (const record of keys.list()) expect(Object.keys(record).sort()).toEqual(['agent', 'created_at', 'expires_at', 'id', 'label', 'last_used_at', 'prefix', 'revoked_at', 'scopes']);
+    for (const record of keys.list())
+      expect(Object.keys(record).sort()).toEqual(['agent', 'created_at', 'expires_at', 'id', 'label', 'last_used_at', 'prefix', 'revoked_at', 'scopes']);
   });
 
   it('defaults to every route scope and no agent; given scopes are de-duplicated and sorted', () => {
@@ -193,7 +194,14 @@ describe('/admin/keys', () => {
   it('creates, lists (without the key) and revokes a key, with immediate effect', async () => {
     const created = await create({ label: 'editor plugin', scopes: ['inference', 'agents'], agent: 'helper' });
     expect(created.key).toMatch(/^hth_/);
-    expect(created).toMatchObject({ label: 'editor plugin', scopes: ['agents', 'inference'], agent: 'helper', expires_at: null, revoked_at: null, last_used_at: null });
+    expect(created).toMatchObject({
+      label: 'editor plugin',
+      scopes: ['agents', 'inference'],
+      agent: 'helper',
+      expires_at: null,
+      revoked_at: null,
+      last_used_at: null,
+    });
     expect(services.keys.verify(created.key).ok).toBe(true);
 
     const listed = await list();
@@ -317,7 +325,19 @@ describe('hearth keys (CLI)', () => {
     expect(empty.code).toBe(0);
     expect(empty.stdout).toMatch(/No access keys/);
 
-    const created = await keysCli('create', '--label', 'my editor', '--agent', 'helper', '--scope', 'inference', '--scope', 'agents,tools', '--expires-in-days', '30');
+    const created = await keysCli(
+      'create',
+      '--label',
+      'my editor',
+      '--agent',
+      'helper',
+      '--scope',
+      'inference',
+      '--scope',
+      'agents,tools',
+      '--expires-in-days',
+      '30',
+    );
     expect(created.code, created.stderr).toBe(0);
     expect(created.stdout).toMatch(/^hth_[A-Za-z0-9_-]{43}\n$/);
     const key = created.stdout.trim();

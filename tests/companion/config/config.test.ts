@@ -103,7 +103,9 @@ describe('loadConfigFile', () => {
   });
 
   it('refuses unknown keys, naming their path', () => {
-    const error = refused('version: 1\ncolour: red\nserver:\n  hots: 0.0.0.0\nmodels:\n  paralel: 2\nproviders:\n  - name: a\n    base_url: http://x/v1\n    apikey: secret:A\n');
+    const error = refused(
+      'version: 1\ncolour: red\nserver:\n  hots: 0.0.0.0\nmodels:\n  paralel: 2\nproviders:\n  - name: a\n    base_url: http://x/v1\n    apikey: secret:A\n',
+    );
     expect(error.problems).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^colour: unknown key/),
@@ -126,7 +128,9 @@ describe('loadConfigFile', () => {
   });
 
   it('refuses out-of-range values, naming their path', () => {
-    const error = refused('version: 1\nserver:\n  port: 70000\n  body_limit_mb: 0\nmodels:\n  parallel: 0\n  context_size: 16\n  queue_limit: -1\n  threads: 0\n  gpu: cuda\n');
+    const error = refused(
+      'version: 1\nserver:\n  port: 70000\n  body_limit_mb: 0\nmodels:\n  parallel: 0\n  context_size: 16\n  queue_limit: -1\n  threads: 0\n  gpu: cuda\n',
+    );
     const text = error.problems.join('\n');
     expect(text).toMatch(/^server\.port: must be <= 65535/m);
     expect(text).toMatch(/^server\.body_limit_mb: must be > 0/m);
@@ -171,17 +175,23 @@ describe('loadConfigFile', () => {
   });
 
   it('refuses references that are not secret: or env:', () => {
-    const error = refused('version: 1\nproviders:\n  - name: a\n    base_url: https://a.example/v1\n    api_key: "vault:KEY"\n  - name: b\n    base_url: https://b.example/v1\n    api_key: "secret:has-dash"\n');
+    const error = refused(
+      'version: 1\nproviders:\n  - name: a\n    base_url: https://a.example/v1\n    api_key: "vault:KEY"\n  - name: b\n    base_url: https://b.example/v1\n    api_key: "secret:has-dash"\n',
+    );
     expect(error.problems.map((problem) => problem.split(':')[0])).toEqual(['providers[0].api_key', 'providers[1].api_key']);
   });
 
   it('refuses duplicate provider names, naming the later one', () => {
-    const error = refused('version: 1\nproviders:\n  - name: mock\n    base_url: http://127.0.0.1:1/v1\n  - name: other\n    base_url: http://127.0.0.1:2/v1\n  - name: mock\n    base_url: http://127.0.0.1:3/v1\n');
+    const error = refused(
+      'version: 1\nproviders:\n  - name: mock\n    base_url: http://127.0.0.1:1/v1\n  - name: other\n    base_url: http://127.0.0.1:2/v1\n  - name: mock\n    base_url: http://127.0.0.1:3/v1\n',
+    );
     expect(error.problems).toEqual([expect.stringMatching(/^providers\[2\]\.name: "mock" is used by an earlier provider/)]);
   });
 
   it('refuses a provider without name or base_url and a bad base_url', () => {
-    const error = refused('version: 1\nproviders:\n  - base_url: http://127.0.0.1:1/v1\n  - name: b\n  - name: c\n    base_url: ftp://example.com\n  - name: Has Space\n    base_url: http://x/v1\n');
+    const error = refused(
+      'version: 1\nproviders:\n  - base_url: http://127.0.0.1:1/v1\n  - name: b\n  - name: c\n    base_url: ftp://example.com\n  - name: Has Space\n    base_url: http://x/v1\n',
+    );
     const text = error.problems.join('\n');
     expect(text).toMatch(/^providers\[0\]: .*name/m);
     expect(text).toMatch(/^providers\[1\]: .*base_url/m);

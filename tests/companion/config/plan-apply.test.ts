@@ -6,8 +6,8 @@ import { parse } from 'yaml';
 import type { Services } from '../../../companion/src/services.js';
 import { dataPaths } from '../../../companion/src/store/data-dir.js';
 import { SecretStore } from '../../../companion/src/store/secrets.js';
-import type { ApplyResult, ConfigChange, ConfigPlan, ConfigProblem, ConfigRisk } from '../../../shared/src/api/admin-config.js';
-import type { ConfigDocument } from '../../../shared/src/api/config.js';
+import type { ApplyResult, ConfigChange, ConfigPlan, ConfigProblem, ConfigRisk } from '#shared/api/admin-config.js';
+import type { ConfigDocument } from '#shared/api/config.js';
 import { testApp } from '../../helpers/app.js';
 import { startMockProvider, type MockProvider } from '../../helpers/mock-provider.js';
 import { newDataDir } from '../../helpers/server.js';
@@ -68,7 +68,11 @@ async function plan(document: Record<string, unknown>, prune = false): Promise<C
 }
 
 async function apply(document: Record<string, unknown>, options: { prune?: boolean; confirm?: boolean } = {}): Promise<ApplyResult> {
-  const response = await post('/admin/config/apply', { document: { version: 1, ...document }, prune: options.prune ?? false, confirm_high_risk: options.confirm ?? false });
+  const response = await post('/admin/config/apply', {
+    document: { version: 1, ...document },
+    prune: options.prune ?? false,
+    confirm_high_risk: options.confirm ?? false,
+  });
   expect(response.statusCode, response.body).toBe(200);
   return response.json() as ApplyResult;
 }
@@ -116,7 +120,13 @@ describe('GET /admin/config/export and /admin/config/schema', () => {
     expect(fromJson).toEqual(services.config);
     for (const section of ['server', 'models', 'memory', 'providers', 'agents', 'images']) expect(fromJson).toHaveProperty(section);
     expect(fromJson.version).toBe(1);
-    expect(fromJson.memory).toEqual({ memoryBudgetTokens: 800, summaryDebounceSeconds: 60, consolidationIntervalHours: 24, salienceFloor: 0.2, episodeRetentionDays: 365 });
+    expect(fromJson.memory).toEqual({
+      memoryBudgetTokens: 800,
+      summaryDebounceSeconds: 60,
+      consolidationIntervalHours: 24,
+      salienceFloor: 0.2,
+      episodeRetentionDays: 365,
+    });
 
     const bad = await app.inject({ method: 'GET', url: '/admin/config/export?format=toml' });
     expect(bad.statusCode).toBe(400);
@@ -199,7 +209,11 @@ describe('POST /admin/config/plan', () => {
     expect(planned.restart_required).toEqual([]);
     expect(await snapshot()).toEqual(before);
     // Nothing was put in force either.
-    const preflight = await app.inject({ method: 'OPTIONS', url: '/v1/chat/completions', headers: { origin: 'http://app.example', 'access-control-request-method': 'POST' } });
+    const preflight = await app.inject({
+      method: 'OPTIONS',
+      url: '/v1/chat/completions',
+      headers: { origin: 'http://app.example', 'access-control-request-method': 'POST' },
+    });
     expect(preflight.statusCode).toBe(403);
   });
 
@@ -304,19 +318,26 @@ describe('POST /admin/config/plan', () => {
     }
     expect(await snapshot()).toEqual(before);
     // Just under the cap is fine.
-    const fits = await post('/admin/config/plan', { document: { version: 1, agents: [{ id: 'big', instructions: 'x'.repeat(400 * 1024), tool_policy: { write: 'deny' } }] } });
+    const fits = await post('/admin/config/plan', {
+      document: { version: 1, agents: [{ id: 'big', instructions: 'x'.repeat(400 * 1024), tool_policy: { write: 'deny' } }] },
+    });
     expect(fits.statusCode).toBe(200);
   });
 
   it('accepts a reference to a model of a provider the same document creates', async () => {
-    const together = await post('/admin/config/plan', { document: { version: 1, providers: [mockProvider('fresh')], agents: [{ id: 'helper', model: 'fresh/mock-small', tool_policy: { write: 'deny' } }] } });
+    const together = await post('/admin/config/plan', {
+      document: { version: 1, providers: [mockProvider('fresh')], agents: [{ id: 'helper', model: 'fresh/mock-small', tool_policy: { write: 'deny' } }] },
+    });
     expect(together.statusCode, together.body).toBe(200);
   });
 
   it('refuses a prune that deletes the provider whose model an agent still names', async () => {
     await apply({ providers: [mockProvider('mock')] });
     await apply({ agents: [{ id: 'helper', model: 'mock/mock-small', tool_policy: { write: 'deny' } }] });
-    const dangling = await post('/admin/config/plan', { document: { version: 1, agents: [{ id: 'helper', model: 'mock/mock-small', tool_policy: { write: 'deny' } }] }, prune: true });
+    const dangling = await post('/admin/config/plan', {
+      document: { version: 1, agents: [{ id: 'helper', model: 'mock/mock-small', tool_policy: { write: 'deny' } }] },
+      prune: true,
+    });
     expect(dangling.statusCode, dangling.body).toBe(400);
     expect(dangling.json().error.problems).toEqual([expect.objectContaining({ path: 'agents[0].model' })]);
   });
@@ -326,7 +347,10 @@ describe('POST /admin/config/plan', () => {
     expect(noAuth.statusCode).toBe(400);
     expect(noAuth.json().error.problems).toEqual([expect.objectContaining({ path: 'server.auth.required' })]);
 
-    const keyIds = services.keys.list().filter((key) => !key.revoked_at).map((key) => key.id);
+    const keyIds = services.keys
+      .list()
+      .filter((key) => !key.revoked_at)
+      .map((key) => key.id);
     for (const id of keyIds) services.keys.revoke(id);
     const noKey = await post('/admin/config/plan', { document: { version: 1, server: { host: '0.0.0.0', auth: { required: true } } } });
     expect(noKey.statusCode).toBe(400);
@@ -345,7 +369,9 @@ describe('POST /admin/config/plan', () => {
 
   it('normalises memory settings into their ranges', async () => {
     const planned = await apply({ memory: { memoryBudgetTokens: 50, salienceFloor: 7, episodeRetentionDays: 10.6 } });
-    expect(planned.changes).toEqual([{ section: 'memory', target: 'memory', action: 'update', fields: ['episodeRetentionDays', 'memoryBudgetTokens', 'salienceFloor'] }]);
+    expect(planned.changes).toEqual([
+      { section: 'memory', target: 'memory', action: 'update', fields: ['episodeRetentionDays', 'memoryBudgetTokens', 'salienceFloor'] },
+    ]);
     expect((await exportedDocument()).memory).toMatchObject({ memoryBudgetTokens: 100, salienceFloor: 1, episodeRetentionDays: 11 });
   });
 });
@@ -371,7 +397,10 @@ describe('POST /admin/config/apply', () => {
     await apply({ models: { parallel: 2 } });
     const before = await snapshot();
     const running = services.config;
-    const response = await post('/admin/config/apply', { document: { version: 1, models: { parallel: 3, context_size: 'big' }, server: { cors: { origins: ['http://ok.example'] } } }, confirm_high_risk: true });
+    const response = await post('/admin/config/apply', {
+      document: { version: 1, models: { parallel: 3, context_size: 'big' }, server: { cors: { origins: ['http://ok.example'] } } },
+      confirm_high_risk: true,
+    });
     expect(response.statusCode).toBe(400);
     expect(response.json().error.problems).toEqual([expect.objectContaining({ path: 'models.context_size' })]);
     const after = await snapshot();
@@ -501,7 +530,11 @@ describe('POST /admin/config/apply', () => {
         expect(riskCodes(auditRows().at(-1)!.risks)).toEqual(kind.codes);
 
         // An explicit false is no confirmation either.
-        const explicitFalse = await post('/admin/config/apply', { document: { version: 1, ...kind.document }, prune: kind.prune ?? false, confirm_high_risk: false });
+        const explicitFalse = await post('/admin/config/apply', {
+          document: { version: 1, ...kind.document },
+          prune: kind.prune ?? false,
+          confirm_high_risk: false,
+        });
         expect(explicitFalse.statusCode).toBe(409);
 
         const applied = await apply(kind.document, { prune: kind.prune, confirm: true });
@@ -548,12 +581,16 @@ describe('POST /admin/config/apply', () => {
       expect(preflight.headers['access-control-allow-origin']).toBe('http://app.example');
     });
 
-    it("a new provider: its models appear in /v1/models and answer chat", async () => {
+    it('a new provider: its models appear in /v1/models and answer chat', async () => {
       const ids = async () => ((await app.inject({ method: 'GET', url: '/v1/models' })).json() as { data: { id: string }[] }).data.map((model) => model.id);
       expect(await ids()).not.toContain('fresh/mock-small');
       await apply({ providers: [mockProvider('fresh')] });
       expect(await ids()).toEqual(expect.arrayContaining(['fresh/mock-small', 'fresh/mock-large']));
-      const chat = await app.inject({ method: 'POST', url: '/v1/chat/completions', payload: { model: 'fresh/mock-small', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] } });
+      const chat = await app.inject({
+        method: 'POST',
+        url: '/v1/chat/completions',
+        payload: { model: 'fresh/mock-small', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] },
+      });
       expect(chat.statusCode, chat.body).toBe(200);
       expect(chat.body).not.toContain(SECRET_VALUE);
     });

@@ -3,8 +3,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { checkDocument } from '../../../companion/src/config/document.js';
 import { familyOf } from '../../../companion/src/http/perimeter.js';
 import type { Services } from '../../../companion/src/services.js';
-import type { ConfigDocument, ServerSettings } from '../../../shared/src/api/config.js';
-import type { RouteScope } from '../../../shared/src/api/access.js';
+import type { ConfigDocument, ServerSettings } from '#shared/api/config.js';
+import type { RouteScope } from '#shared/api/access.js';
 import { testApp } from '../../helpers/app.js';
 
 /*
@@ -36,8 +36,17 @@ afterEach(() => {
 });
 
 /** Puts a server section in force the way an apply would (validated, defaults filled in). */
-function setServer(server: Partial<Omit<ServerSettings, 'auth' | 'cors' | 'limits'>> & { auth?: { required: boolean }; cors?: { origins: string[] }; limits?: Partial<ServerSettings['limits']> }): void {
-  const { document, problems } = checkDocument({ ...structuredClone(baseline), server: { ...structuredClone(baseline.server), ...server, limits: { ...baseline.server.limits, ...server.limits } } });
+function setServer(
+  server: Partial<Omit<ServerSettings, 'auth' | 'cors' | 'limits'>> & {
+    auth?: { required: boolean };
+    cors?: { origins: string[] };
+    limits?: Partial<ServerSettings['limits']>;
+  },
+): void {
+  const { document, problems } = checkDocument({
+    ...structuredClone(baseline),
+    server: { ...structuredClone(baseline.server), ...server, limits: { ...baseline.server.limits, ...server.limits } },
+  });
   expect(problems).toEqual([]);
   services.reconfigure(document!);
 }
@@ -99,14 +108,33 @@ describe('familyOf', () => {
 
 describe('Host header (DNS-rebinding defence) while bound to loopback', () => {
   it('accepts names that can only mean this machine', async () => {
-    for (const host of ['localhost', 'localhost:4777', '127.0.0.1:4777', '127.8.9.10', '[::1]:4777', '[::1]', 'app.localhost:4777', 'LOCALHOST:4777', '[::ffff:127.0.0.1]:4777']) {
+    for (const host of [
+      'localhost',
+      'localhost:4777',
+      '127.0.0.1:4777',
+      '127.8.9.10',
+      '[::1]:4777',
+      '[::1]',
+      'app.localhost:4777',
+      'LOCALHOST:4777',
+      '[::ffff:127.0.0.1]:4777',
+    ]) {
       const response = await call({ method: 'GET', url: '/health', headers: { host } });
       expect(response.statusCode, host).toBe(200);
     }
   });
 
   it('refuses any other name on every family, admin included', async () => {
-    const hosts = ['evil.example', 'evil.example:4777', '0.0.0.0:4777', '192.168.1.5:4777', 'localhost.evil.example', '127.0.0.1.evil.example', '[2001:db8::1]:4777', 'localhost:80:90'];
+    const hosts = [
+      'evil.example',
+      'evil.example:4777',
+      '0.0.0.0:4777',
+      '192.168.1.5:4777',
+      'localhost.evil.example',
+      '127.0.0.1.evil.example',
+      '[2001:db8::1]:4777',
+      'localhost:80:90',
+    ];
     for (const host of hosts) {
       for (const url of ['/health', '/v1/models', '/admin/status', '/agents', '/mcp/tools', '/memory/ingest', '/']) {
         const error = expectError(await call({ method: 'GET', url, headers: { host } }), 403, 'host_not_allowed');
@@ -118,7 +146,11 @@ describe('Host header (DNS-rebinding defence) while bound to loopback', () => {
   it('refuses a rebinding page even when it also presents a valid key and an allowed origin', async () => {
     setServer({ cors: { origins: ['http://evil.example:4777'] } });
     const { key } = newKey();
-    expectError(await call({ method: 'GET', url: '/v1/models', headers: { host: 'evil.example:4777', origin: 'http://evil.example:4777', ...bearer(key) } }), 403, 'host_not_allowed');
+    expectError(
+      await call({ method: 'GET', url: '/v1/models', headers: { host: 'evil.example:4777', origin: 'http://evil.example:4777', ...bearer(key) } }),
+      403,
+      'host_not_allowed',
+    );
   });
 
   it('accepts names listed in server.allowed_hosts on the non-admin families', async () => {
@@ -224,7 +256,11 @@ describe('admin routes: loopback socket peer only', () => {
     setServer({ cors: { origins: ['http://app.example', '*'] } });
     for (const origin of ['http://app.example', 'http://evil.example', 'null', 'http://127.0.0.1:80', 'https://localhost:80']) {
       expectError(await call({ method: 'GET', url: '/admin/status', headers: { origin } }), 403, 'origin_not_allowed');
-      expectError(await call({ method: 'POST', url: '/admin/config/apply', headers: { origin }, payload: { document: { version: 1 }, confirm_high_risk: true } }), 403, 'origin_not_allowed');
+      expectError(
+        await call({ method: 'POST', url: '/admin/config/apply', headers: { origin }, payload: { document: { version: 1 }, confirm_high_risk: true } }),
+        403,
+        'origin_not_allowed',
+      );
       const preflight = await call({ method: 'OPTIONS', url: '/admin/config/apply', headers: { origin, 'access-control-request-method': 'POST' } });
       expectError(preflight, 403, 'origin_not_allowed');
       expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
@@ -255,7 +291,11 @@ describe('CORS', () => {
       const response = await call({ method: 'GET', url: '/v1/models', headers: { origin } });
       expectError(response, 403, 'origin_not_allowed');
       expect(response.headers['access-control-allow-origin']).toBeUndefined();
-      const preflight = await call({ method: 'OPTIONS', url: '/v1/chat/completions', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
+      const preflight = await call({
+        method: 'OPTIONS',
+        url: '/v1/chat/completions',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+      });
       expectError(preflight, 403, 'origin_not_allowed');
       expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
     }
@@ -288,7 +328,11 @@ describe('CORS', () => {
     const preflight = await call({
       method: 'OPTIONS',
       url: '/v1/chat/completions',
-      headers: { origin: 'http://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, x-service-agent-id' },
+      headers: {
+        origin: 'http://app.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type, x-service-agent-id',
+      },
     });
     // No key on a preflight: browsers never send credentials with it.
     expect(preflight.statusCode).toBe(204);
@@ -343,7 +387,11 @@ describe('keys with auth off (the loopback default)', () => {
   });
 
   it('verifies a presented Hearth key: an unknown one is 401', async () => {
-    const error = expectError(await call({ method: 'GET', url: '/v1/models', remoteAddress: freshPeer(), headers: bearer('hth_definitelyNotAKey') }), 401, 'invalid_api_key');
+    const error = expectError(
+      await call({ method: 'GET', url: '/v1/models', remoteAddress: freshPeer(), headers: bearer('hth_definitelyNotAKey') }),
+      401,
+      'invalid_api_key',
+    );
     expect(error.message).not.toContain('hth_definitelyNotAKey');
   });
 
@@ -394,11 +442,23 @@ describe('keys with auth required', () => {
     // Valid until its expiry.
     expect((await call({ method: 'GET', url: '/v1/models', remoteAddress: freshPeer(), headers: bearer(expiring.key) })).statusCode).toBe(200);
     vi.setSystemTime(now + 60_001);
-    const expired = expectError(await call({ method: 'GET', url: '/v1/models', remoteAddress: freshPeer(), headers: bearer(expiring.key) }), 401, 'invalid_api_key');
+    const expired = expectError(
+      await call({ method: 'GET', url: '/v1/models', remoteAddress: freshPeer(), headers: bearer(expiring.key) }),
+      401,
+      'invalid_api_key',
+    );
     expect(expired.message).toMatch(/expired/);
-    const gone = expectError(await call({ method: 'GET', url: '/v1/models', remoteAddress: freshPeer(), headers: bearer(revoked.key) }), 401, 'invalid_api_key');
+    const gone = expectError(
+      await call({ method: 'GET', url: '/v1/models', remoteAddress: freshPeer(), headers: bearer(revoked.key) }),
+      401,
+      'invalid_api_key',
+    );
     expect(gone.message).toMatch(/revoked/);
-    const unknown = expectError(await call({ method: 'GET', url: '/v1/models', remoteAddress: freshPeer(), headers: bearer(`${expiring.key.slice(0, -2)}xx`) }), 401, 'invalid_api_key');
+    const unknown = expectError(
+      await call({ method: 'GET', url: '/v1/models', remoteAddress: freshPeer(), headers: bearer(`${expiring.key.slice(0, -2)}xx`) }),
+      401,
+      'invalid_api_key',
+    );
     expect(unknown.message).toMatch(/not a valid key/);
   });
 
@@ -428,10 +488,18 @@ describe('keys with auth required', () => {
     expect(viaPath.param).toBe('id');
     const encoded = await call({ method: 'POST', url: '/agents/oth%65r/run', headers: bearer(key), payload: {} });
     expectError(encoded, 403, 'permission_denied');
-    const viaHeader = expectError(await call({ method: 'GET', url: '/v1/models', headers: { ...bearer(key), 'x-service-agent-id': 'other' } }), 403, 'permission_denied');
+    const viaHeader = expectError(
+      await call({ method: 'GET', url: '/v1/models', headers: { ...bearer(key), 'x-service-agent-id': 'other' } }),
+      403,
+      'permission_denied',
+    );
     expect(viaHeader.param).toBe('X-Service-Agent-Id');
     // Both at once, and a header naming its own agent while the path names another.
-    expectError(await call({ method: 'POST', url: '/agents/other/run', headers: { ...bearer(key), 'x-service-agent-id': 'helper' }, payload: {} }), 403, 'permission_denied');
+    expectError(
+      await call({ method: 'POST', url: '/agents/other/run', headers: { ...bearer(key), 'x-service-agent-id': 'helper' }, payload: {} }),
+      403,
+      'permission_denied',
+    );
     // Its own agent passes the perimeter.
     expect((await call({ method: 'GET', url: '/v1/models', headers: { ...bearer(key), 'x-service-agent-id': 'helper' } })).statusCode).toBe(200);
     const own = await call({ method: 'POST', url: '/agents/helper/run', headers: bearer(key), payload: {} });
@@ -440,7 +508,11 @@ describe('keys with auth required', () => {
 
   it('X-Service-Agent-Id is attribution only: it grants nothing', async () => {
     setServer({ auth: { required: true } });
-    expectError(await call({ method: 'GET', url: '/v1/models', remoteAddress: freshPeer(), headers: { 'x-service-agent-id': 'helper' } }), 401, 'invalid_api_key');
+    expectError(
+      await call({ method: 'GET', url: '/v1/models', remoteAddress: freshPeer(), headers: { 'x-service-agent-id': 'helper' } }),
+      401,
+      'invalid_api_key',
+    );
     // A key for any agent may name any agent.
     const { key } = newKey();
     expect((await call({ method: 'GET', url: '/v1/models', headers: { ...bearer(key), 'x-service-agent-id': 'whoever' } })).statusCode).toBe(200);
@@ -488,7 +560,11 @@ describe('repeated authentication failures', () => {
     expect(retryAfter).toBe(55);
 
     // X-Forwarded-For does not launder the address.
-    expectError(await call({ method: 'GET', url: '/v1/models', remoteAddress: attacker, headers: { ...bearer('hth_guess7'), 'x-forwarded-for': '203.0.113.99' } }), 429, 'rate_limit_exceeded');
+    expectError(
+      await call({ method: 'GET', url: '/v1/models', remoteAddress: attacker, headers: { ...bearer('hth_guess7'), 'x-forwarded-for': '203.0.113.99' } }),
+      429,
+      'rate_limit_exceeded',
+    );
     // Another address still gets plain 401s.
     expectError(await call({ method: 'GET', url: '/v1/models', remoteAddress: '198.51.100.78', headers: bearer('hth_other') }), 401, 'invalid_api_key');
 

@@ -5,7 +5,7 @@ import { assignNames, baseName, MAX_NAME_LENGTH } from '../../../companion/src/m
 import { permittedTools } from '../../../companion/src/mcp/permitted.js';
 import { SchemaCompiler } from '../../../companion/src/mcp/schemas.js';
 import { checkDocument } from '../../../companion/src/config/document.js';
-import type { ConfigDocument, ToolClass } from '../../../shared/src/api/config.js';
+import type { ConfigDocument, ToolClass } from '#shared/api/config.js';
 
 const compiler = new SchemaCompiler();
 
@@ -117,7 +117,10 @@ describe('the catalog an external caller may use', () => {
     { id: 'writer', tools: ['notes_*'], tool_policy: { write: 'ask' } },
   ];
   const document = config({ mcp_services: services, agents });
-  const names = (grant: Parameters<typeof permittedTools>[2]) => permittedTools(catalog.all(), document, grant).map((entry) => entry.name).sort();
+  const names = (grant: Parameters<typeof permittedTools>[2]) =>
+    permittedTools(catalog.all(), document, grant)
+      .map((entry) => entry.name)
+      .sort();
 
   it('without a key or with an unscoped key: every enabled service, filtered by its expose; never a built-in', () => {
     const expected = ['files_read', 'notes_add', 'notes_list', 'web_fetch'];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkDocument } from '../../../companion/src/config/document.js';
 import { planChange, type PlanContext } from '../../../companion/src/config/plan.js';
-import type { ConfigDocument } from '../../../shared/src/api/config.js';
+import type { ConfigDocument } from '#shared/api/config.js';
 
 function check(services: unknown[]) {
   return checkDocument({ version: 1, mcp_services: services });
@@ -16,7 +16,17 @@ function problemsOf(services: unknown[]): string[] {
 describe('the mcp_services section', () => {
   it('reads the section as the issue writes it, with defaults filled in', () => {
     const { document, problems } = check([
-      { name: 'everything', transport: 'stdio', command: 'node', args: ['/path/to/server.js'], env: { API_KEY: 'secret:EVERYTHING_KEY' }, enabled: true, autoConnect: true, discoveryTimeoutMs: 10000, toolCallTimeoutMs: 30000 },
+      {
+        name: 'everything',
+        transport: 'stdio',
+        command: 'node',
+        args: ['/path/to/server.js'],
+        env: { API_KEY: 'secret:EVERYTHING_KEY' },
+        enabled: true,
+        autoConnect: true,
+        discoveryTimeoutMs: 10000,
+        toolCallTimeoutMs: 30000,
+      },
       { name: 'remote', transport: 'http', url: 'http://127.0.0.1:3001/mcp', auth: { type: 'token', token: 'secret:REMOTE_TOKEN' } },
       { name: 'org', transport: 'http', url: 'https://mcp.example.com/mcp', auth: { type: 'headers', headers: { 'X-Api-Key': 'env:ORG_KEY' } } },
       { name: 'cloud', transport: 'http', url: 'https://mcp.example.com/mcp', auth: { type: 'oauth', scope: 'tools' } },
@@ -43,13 +53,17 @@ describe('the mcp_services section', () => {
   it('refuses a literal token or header value: secrets are references only', () => {
     const token = problemsOf([{ name: 'remote', transport: 'http', url: 'http://127.0.0.1:3001/mcp', auth: { type: 'token', token: 'sk-live-literal' } }]);
     expect(token.join('\n')).toMatch(/mcp_services\[0\]\.auth\.token: must match pattern/);
-    const header = problemsOf([{ name: 'remote', transport: 'http', url: 'http://127.0.0.1:3001/mcp', auth: { type: 'headers', headers: { 'X-Api-Key': 'literal-value' } } }]);
+    const header = problemsOf([
+      { name: 'remote', transport: 'http', url: 'http://127.0.0.1:3001/mcp', auth: { type: 'headers', headers: { 'X-Api-Key': 'literal-value' } } },
+    ]);
     expect(header.join('\n')).toMatch(/mcp_services\[0\]\.auth\.headers\.X-Api-Key: must match pattern/);
   });
 
   it('refuses credentials in the URL (user:password@ or a credential-like query parameter)', () => {
     expect(problemsOf([{ name: 'a', transport: 'http', url: 'http://user:pw@127.0.0.1:1/mcp' }]).join('\n')).toMatch(/mcp_services\[0\]\.url/);
-    expect(problemsOf([{ name: 'a', transport: 'http', url: 'http://127.0.0.1:1/mcp?Access_Token=abc' }]).join('\n')).toMatch(/query parameter "Access_Token" looks like a credential/);
+    expect(problemsOf([{ name: 'a', transport: 'http', url: 'http://127.0.0.1:1/mcp?Access_Token=abc' }]).join('\n')).toMatch(
+      /query parameter "Access_Token" looks like a credential/,
+    );
     expect(check([{ name: 'a', transport: 'http', url: 'http://127.0.0.1:1/mcp?region=eu' }]).problems).toEqual([]);
   });
 
@@ -63,29 +77,51 @@ describe('the mcp_services section', () => {
   });
 
   it('refuses duplicate names and names that differ only by - and _', () => {
-    expect(problemsOf([{ name: 'a', transport: 'stdio', command: 'x' }, { name: 'a', transport: 'stdio', command: 'y' }]).join('\n')).toMatch(/mcp_services\[1\]\.name: "a" is used by an earlier/);
-    expect(problemsOf([{ name: 'my-svc', transport: 'stdio', command: 'x' }, { name: 'my_svc', transport: 'stdio', command: 'y' }]).join('\n')).toMatch(/differs from "my-svc" only by - and _/);
+    expect(
+      problemsOf([
+        { name: 'a', transport: 'stdio', command: 'x' },
+        { name: 'a', transport: 'stdio', command: 'y' },
+      ]).join('\n'),
+    ).toMatch(/mcp_services\[1\]\.name: "a" is used by an earlier/);
+    expect(
+      problemsOf([
+        { name: 'my-svc', transport: 'stdio', command: 'x' },
+        { name: 'my_svc', transport: 'stdio', command: 'y' },
+      ]).join('\n'),
+    ).toMatch(/differs from "my-svc" only by - and _/);
   });
 });
 
 describe('plan: risks of mcp_services changes', () => {
   const current = checkDocument({ version: 1 }).document as ConfigDocument;
   const context: PlanContext = { current, resolves: (reference) => reference === 'secret:SET', localModels: new Set(), activeKeys: 0 };
-  const codes = (incoming: Record<string, unknown>, base: ConfigDocument = current) => planChange({ version: 1, ...incoming }, false, { ...context, current: base }).plan?.risks.map((risk) => risk.code);
+  const codes = (incoming: Record<string, unknown>, base: ConfigDocument = current) =>
+    planChange({ version: 1, ...incoming }, false, { ...context, current: base }).plan?.risks.map((risk) => risk.code);
 
   it('flags a stdio service (a local command) and expose: all (write tools for external clients) as high-risk', () => {
     expect(codes({ mcp_services: [{ name: 'a', transport: 'stdio', command: 'node' }] })).toEqual(['runs_local_command']);
     expect(codes({ mcp_services: [{ name: 'b', transport: 'http', url: 'http://127.0.0.1:1/mcp', expose: 'all' }] })).toEqual(['exposes_write_tools']);
-    const withAll = planChange({ version: 1, mcp_services: [{ name: 'b', transport: 'http', url: 'http://127.0.0.1:1/mcp', expose: 'all' }] }, false, context).plan!.document;
+    const withAll = planChange({ version: 1, mcp_services: [{ name: 'b', transport: 'http', url: 'http://127.0.0.1:1/mcp', expose: 'all' }] }, false, context)
+      .plan!.document;
     // Unchanged expose: all is not a new risk; narrowing it is none either.
     expect(codes({ mcp_services: [{ name: 'b', transport: 'http', url: 'http://127.0.0.1:1/mcp', expose: 'all', enabled: false }] }, withAll)).toEqual([]);
     expect(codes({ mcp_services: [{ name: 'b', transport: 'http', url: 'http://127.0.0.1:1/mcp', expose: 'read' }] }, withAll)).toEqual([]);
   });
 
   it('requires secret references to resolve', () => {
-    const result = planChange({ version: 1, mcp_services: [{ name: 'r', transport: 'http', url: 'http://127.0.0.1:1/mcp', auth: { type: 'token', token: 'secret:MISSING' } }] }, false, context);
+    const result = planChange(
+      { version: 1, mcp_services: [{ name: 'r', transport: 'http', url: 'http://127.0.0.1:1/mcp', auth: { type: 'token', token: 'secret:MISSING' } }] },
+      false,
+      context,
+    );
     expect(result.plan).toBeUndefined();
     expect(result.problems).toContainEqual({ path: 'mcp_services[0].auth.token', message: 'the secret MISSING is not set (hearth secret set MISSING)' });
-    expect(planChange({ version: 1, mcp_services: [{ name: 'r', transport: 'http', url: 'http://127.0.0.1:1/mcp', auth: { type: 'token', token: 'secret:SET' } }] }, false, context).plan).toBeDefined();
+    expect(
+      planChange(
+        { version: 1, mcp_services: [{ name: 'r', transport: 'http', url: 'http://127.0.0.1:1/mcp', auth: { type: 'token', token: 'secret:SET' } }] },
+        false,
+        context,
+      ).plan,
+    ).toBeDefined();
   });
 });

@@ -35,7 +35,10 @@ function text(result: { content: unknown[] }): string {
 }
 
 async function call(name: string) {
-  return manager!.call(manager!.entries().find((entry) => entry.name === name)!, name.endsWith('echo') ? { message: 'over http' } : {});
+  return manager!.call(
+    manager!.entries().find((entry) => entry.name === name)!,
+    name.endsWith('echo') ? { message: 'over http' } : {},
+  );
 }
 
 describe('HTTP MCP services', () => {
@@ -76,7 +79,10 @@ describe('HTTP MCP services', () => {
 
   it('sends a token as a bearer credential, seen by the service, and never shows it', async () => {
     service = await startHttpService({ authorize: (request) => (request.headers.authorization === `Bearer ${TOKEN}` ? 'token-holder' : false) });
-    manager = testManager([{ name: 'remote', transport: 'http', url: service.url, autoConnect: false, auth: { type: 'token', token: 'secret:REMOTE_TOKEN' } }], { secrets: memorySecrets({ REMOTE_TOKEN: TOKEN }) });
+    manager = testManager(
+      [{ name: 'remote', transport: 'http', url: service.url, autoConnect: false, auth: { type: 'token', token: 'secret:REMOTE_TOKEN' } }],
+      { secrets: memorySecrets({ REMOTE_TOKEN: TOKEN }) },
+    );
     const status = await manager.reconnect('remote');
     expect(status.state).toBe('connected');
     expect(service.requests.length).toBeGreaterThan(0);
@@ -88,9 +94,19 @@ describe('HTTP MCP services', () => {
   });
 
   it('sends custom secret headers, seen by the service', async () => {
-    service = await startHttpService({ authorize: (request) => (request.headers['x-api-key'] === HEADER_SECRET && request.headers['x-org'] === 'org-7' ? 'header-holder' : false) });
+    service = await startHttpService({
+      authorize: (request) => (request.headers['x-api-key'] === HEADER_SECRET && request.headers['x-org'] === 'org-7' ? 'header-holder' : false),
+    });
     manager = testManager(
-      [{ name: 'org', transport: 'http', url: service.url, autoConnect: false, auth: { type: 'headers', headers: { 'X-Api-Key': 'secret:ORG_KEY', 'X-Org': 'env:HEARTH_MCP_TEST_ORG' } } }],
+      [
+        {
+          name: 'org',
+          transport: 'http',
+          url: service.url,
+          autoConnect: false,
+          auth: { type: 'headers', headers: { 'X-Api-Key': 'secret:ORG_KEY', 'X-Org': 'env:HEARTH_MCP_TEST_ORG' } },
+        },
+      ],
       { secrets: memorySecrets({ ORG_KEY: HEADER_SECRET }) },
     );
     process.env.HEARTH_MCP_TEST_ORG = 'org-7';
@@ -105,7 +121,10 @@ describe('HTTP MCP services', () => {
 
   it('a refused credential surfaces as authentication, without the credential in the message; not retried', async () => {
     service = await startHttpService({ authorize: () => false });
-    manager = testManager([{ name: 'remote', transport: 'http', url: service.url, autoConnect: false, auth: { type: 'token', token: 'secret:REMOTE_TOKEN' } }], { secrets: memorySecrets({ REMOTE_TOKEN: TOKEN }) });
+    manager = testManager(
+      [{ name: 'remote', transport: 'http', url: service.url, autoConnect: false, auth: { type: 'token', token: 'secret:REMOTE_TOKEN' } }],
+      { secrets: memorySecrets({ REMOTE_TOKEN: TOKEN }) },
+    );
     const status = await manager.reconnect('remote');
     expect(status).toMatchObject({ state: 'failed', layer: 'authentication', next_retry_at: null });
     expect(status.message).toMatch(/HTTP 401/);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { McpManager } from '../../../companion/src/mcp/manager.js';
-import type { McpServiceStatus } from '../../../shared/src/api/bridge.js';
+import type { McpServiceStatus } from '#shared/api/bridge.js';
 import { MISBEHAVING, alive, processesWithMarker, stdioService, testManager, waitFor } from '../../helpers/mcp.js';
 
 /*
@@ -62,7 +62,14 @@ describe('misbehaving stdio services', () => {
     const back = manager!.serviceStatus('crash');
     expect(back.pid).not.toBe(pid);
     expect(back.attempts).toBe(0);
-    expect(text(await manager!.call(manager!.entries().find((entry) => entry.name === 'crash_ok')!, { text: 'again' }))).toContain('again');
+    expect(
+      text(
+        await manager!.call(
+          manager!.entries().find((entry) => entry.name === 'crash_ok')!,
+          { text: 'again' },
+        ),
+      ),
+    ).toContain('again');
   });
 
   it('a service that never answers discovery: discovery_timeout, and its process is ended', async () => {
@@ -89,14 +96,20 @@ describe('misbehaving stdio services', () => {
     const cancelFile = join(scratch, 'cancelled.txt');
     const status = await only('slow', { toolCallTimeoutMs: 300, env: { CANCEL_FILE: cancelFile } });
     expect(status.state).toBe('connected');
-    const result = await manager!.call(manager!.entries().find((entry) => entry.name === 'slow_sleep')!, {});
+    const result = await manager!.call(
+      manager!.entries().find((entry) => entry.name === 'slow_sleep')!,
+      {},
+    );
     expect(result.isError).toBe(true);
     expect(text(result)).toMatch(/did not answer within 300 ms \(toolCallTimeoutMs\)/);
     await waitFor(() => existsSync(cancelFile), 'the cancellation to reach the service');
     expect(readFileSync(cancelFile, 'utf8')).toMatch(/^cancelled/);
     expect(manager!.serviceStatus('slow')).toMatchObject({ state: 'connected', last_call_error: { tool: 'sleep', layer: 'timeout' } });
     // A quick call on the same connection still works.
-    const quick = await manager!.call(manager!.entries().find((entry) => entry.name === 'slow_sleep')!, { ms: 1 });
+    const quick = await manager!.call(
+      manager!.entries().find((entry) => entry.name === 'slow_sleep')!,
+      { ms: 1 },
+    );
     expect(text(quick)).toBe('slept');
   });
 

@@ -4,7 +4,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { McpManager } from '../../../companion/src/mcp/manager.js';
-import { EVERYTHING, FILESYSTEM, MEMORY, MISBEHAVING, alive, memorySecrets, processesWithMarker, stdioService, testManager, waitFor } from '../../helpers/mcp.js';
+import {
+  EVERYTHING,
+  FILESYSTEM,
+  MEMORY,
+  MISBEHAVING,
+  alive,
+  memorySecrets,
+  processesWithMarker,
+  stdioService,
+  testManager,
+  waitFor,
+} from '../../helpers/mcp.js';
 
 /*
  * Real MCP services from npm over stdio, driven through the connection manager: discovery into
@@ -23,7 +34,13 @@ function text(result: { content: unknown[] }): string {
 
 async function call(name: string, args: Record<string, unknown> = {}) {
   const entry = manager.entries().find((candidate) => candidate.name === name);
-  if (!entry) throw new Error(`no tool ${name}; have ${manager.entries().map((e) => e.name).join(', ')}`);
+  if (!entry)
+    throw new Error(
+      `no tool ${name}; have ${manager
+        .entries()
+        .map((e) => e.name)
+        .join(', ')}`,
+    );
   return manager.call(entry, args);
 }
 
@@ -54,7 +71,13 @@ afterAll(async () => {
 describe('stdio services from npm', () => {
   it('connects each service and registers its tools as <service>_<tool> with classes from the annotations', () => {
     const states = Object.fromEntries(manager.status().map((service) => [service.name, [service.state, service.protocol]]));
-    expect(states).toEqual({ everything: ['connected', 'stdio'], files: ['connected', 'stdio'], memory: ['connected', 'stdio'], dyn: ['connected', 'stdio'], tree: ['connected', 'stdio'] });
+    expect(states).toEqual({
+      everything: ['connected', 'stdio'],
+      files: ['connected', 'stdio'],
+      memory: ['connected', 'stdio'],
+      dyn: ['connected', 'stdio'],
+      tree: ['connected', 'stdio'],
+    });
     const everything = manager.serviceStatus('everything');
     expect(everything.server?.name).toMatch(/everything/);
     expect(everything.pid).toBeGreaterThan(0);
@@ -109,10 +132,23 @@ describe('stdio services from npm', () => {
   });
 
   it("replaces a service's whole catalog when it announces that its tool list changed", async () => {
-    expect(manager.serviceStatus('dyn').tools.map((tool) => tool.name).sort()).toEqual(['dyn_first', 'dyn_swap']);
+    expect(
+      manager
+        .serviceStatus('dyn')
+        .tools.map((tool) => tool.name)
+        .sort(),
+    ).toEqual(['dyn_first', 'dyn_swap']);
     // Every state the catalog passes through is the old list or the new one: never a mix.
     const seen = new Set<string>();
-    const stop = manager.catalog.onChange(() => seen.add(manager.catalog.forService('dyn').map((entry) => entry.name).sort().join(',')));
+    const stop = manager.catalog.onChange(() =>
+      seen.add(
+        manager.catalog
+          .forService('dyn')
+          .map((entry) => entry.name)
+          .sort()
+          .join(','),
+      ),
+    );
     expect(text(await call('dyn_swap'))).toBe('swapped');
     await waitFor(() => manager.serviceStatus('dyn').tools.some((tool) => tool.name === 'dyn_second'), 'the refreshed catalog');
     stop();

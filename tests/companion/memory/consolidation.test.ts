@@ -8,14 +8,19 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-function episode(db: ReturnType<typeof memoryService>['db'], summary: string, topics: string[], options: { agent?: string; ageDays?: number; salience?: number } = {}) {
+function episode(
+  db: ReturnType<typeof memoryService>['db'],
+  summary: string,
+  topics: string[],
+  options: { agent?: string; ageDays?: number; salience?: number } = {},
+) {
   const at = Date.now() - (options.ageDays ?? 0) * DAY;
   db.prepare(
     `INSERT INTO memory_episodes (agent_id, conversation_id, summary, topics, decisions, salience, created_at, updated_at, decayed_at) VALUES (?, 'c', ?, ?, '[]', ?, ?, ?, ?)`,
   ).run(options.agent ?? 'ana', summary, JSON.stringify(topics), options.salience ?? 1, at, at, at);
 }
 
-describe('consolidation (SPEC §3 rule 5)', () => {
+describe('consolidation (docs/memory.md rule 5)', () => {
   it('lowers salience over time, merges similar episodes, promotes supported facts and prunes under the floor', async () => {
     const { memory, db } = memoryService(scriptedModels(), { salienceFloor: 0.3, episodeRetentionDays: 0 });
     episode(db, 'Ana trained for the Lisbon marathon', ['running', 'marathon'], { ageDays: SALIENCE_HALF_LIFE_DAYS });
@@ -64,7 +69,10 @@ describe('consolidation (SPEC §3 rule 5)', () => {
   });
 
   it('distils pending signals first when a model is available', async () => {
-    const { memory } = memoryService(scriptedModels(() => sampleExtraction()), { summaryDebounceSeconds: 3600 });
+    const { memory } = memoryService(
+      scriptedModels(() => sampleExtraction()),
+      { summaryDebounceSeconds: 3600 },
+    );
     memory.buffer({ agentId: 'ana', conversationId: 'c', user: 'hi' });
     const report = await memory.consolidate();
     expect(report.signals_distilled).toBe(1);

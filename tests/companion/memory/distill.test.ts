@@ -2,9 +2,10 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EXTRACTION_SCHEMA } from '../../../companion/src/memory/extraction.js';
 import { memoryService, sampleExtraction, scriptedModels } from './helpers.js';
 
-const count = (db: ReturnType<typeof memoryService>['db'], table: string, agent = 'ana') => (db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE agent_id = ?`).get(agent) as { n: number }).n;
+const count = (db: ReturnType<typeof memoryService>['db'], table: string, agent = 'ana') =>
+  (db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE agent_id = ?`).get(agent) as { n: number }).n;
 
-describe('buffering and debounce (SPEC §3 rules 1-3)', () => {
+describe('buffering and debounce (docs/memory.md rules 1-3)', () => {
   beforeEach(() => {
     vi.useFakeTimers();
   });
@@ -29,7 +30,9 @@ describe('buffering and debounce (SPEC §3 rules 1-3)', () => {
     expect(models.calls[0]!.prompt).toContain('user: By train');
     expect(models.calls[0]!.schema).toBe(EXTRACTION_SCHEMA);
     expect(count(db, 'memory_signals')).toBe(0);
-    expect(db.prepare('SELECT conversation_id, project_id, summary FROM memory_episodes').all()).toEqual([{ conversation_id: 'c1', project_id: 'travel', summary: 'Ana planned a trip to Lisbon and chose the train.' }]);
+    expect(db.prepare('SELECT conversation_id, project_id, summary FROM memory_episodes').all()).toEqual([
+      { conversation_id: 'c1', project_id: 'travel', summary: 'Ana planned a trip to Lisbon and chose the train.' },
+    ]);
     // project membership was captured when buffering
     expect(db.prepare('SELECT project_id FROM memory_turns ORDER BY id').all()).toEqual([{ project_id: 'travel' }, { project_id: null }]);
     await memory.close();
@@ -77,7 +80,14 @@ describe('buffering and debounce (SPEC §3 rules 1-3)', () => {
     expect(count(db, 'memory_signals')).toBe(1);
     expect(await memory.flush('ana')).toMatchObject({ status: 'model_unavailable', pending: 1, signals_distilled: 0 });
     models.available = true;
-    expect(await memory.flush('ana')).toMatchObject({ status: 'distilled', conversations: 1, signals_distilled: 1, pending: 0, episodes_added: 1, facts_added: 1 });
+    expect(await memory.flush('ana')).toMatchObject({
+      status: 'distilled',
+      conversations: 1,
+      signals_distilled: 1,
+      pending: 0,
+      episodes_added: 1,
+      facts_added: 1,
+    });
     await memory.close();
   });
 
@@ -101,7 +111,9 @@ describe('buffering and debounce (SPEC §3 rules 1-3)', () => {
 
 describe('extraction results', () => {
   it('merges a duplicate fact instead of adding it, and applies identity changes', async () => {
-    const models = scriptedModels(() => sampleExtraction({ facts: ['Ana prefers trains to planes', 'Ana has a cat called Miso.'], identity: [{ key: 'city', value: 'Lisbon' }] }));
+    const models = scriptedModels(() =>
+      sampleExtraction({ facts: ['Ana prefers trains to planes', 'Ana has a cat called Miso.'], identity: [{ key: 'city', value: 'Lisbon' }] }),
+    );
     const { memory, db } = memoryService(models);
     memory.editor.pin('ana', 'Ana prefers trains to planes.');
     memory.editor.setIdentity('ana', 'name', 'Ana Sousa');
@@ -140,7 +152,11 @@ describe('extraction results', () => {
       };
     };
     const { memory, db } = memoryService(models);
-    await memory.ingest({ agentId: 'ana', conversationId: 'long', turns: Array.from({ length: 12 }, (_, index) => ({ user: `turn ${index} ${'words '.repeat(30)}`, assistant: 'ok' })) });
+    await memory.ingest({
+      agentId: 'ana',
+      conversationId: 'long',
+      turns: Array.from({ length: 12 }, (_, index) => ({ user: `turn ${index} ${'words '.repeat(30)}`, assistant: 'ok' })),
+    });
     const flushed = await memory.flush('ana', 'long');
     expect(refusals).toBeGreaterThan(0);
     expect(flushed.pending).toBe(0);

@@ -8,23 +8,34 @@ import type { ExtractionCall, ExtractionRunner, MemoryModels } from '../../../co
 import { MemoryService } from '../../../companion/src/memory/service.js';
 import { defaultMemorySettings } from '../../../companion/src/memory/settings.js';
 import { openDatabase, type Db } from '../../../companion/src/store/database.js';
-import type { MemorySettings } from '../../../shared/src/api/config.js';
+import type { MemorySettings } from '#shared/api/config.js';
 import { testApp } from '../../helpers/app.js';
 import { newDataDir } from '../../helpers/server.js';
 
 /** The real app on a fresh data directory whose config.yaml has this `memory:` section (YAML lines). */
 export async function memoryApp(options: { memoryYaml?: string; withModel?: boolean } = {}) {
   const dataDir = await newDataDir(options.withModel ?? false);
-  writeFileSync(join(dataDir, 'config.yaml'), `version: 1\nmodels:\n  external_sources: false\n  threads: 1\n  context_size: 2048\n${options.memoryYaml ? `memory:\n${options.memoryYaml}\n` : ''}`);
+  writeFileSync(
+    join(dataDir, 'config.yaml'),
+    `version: 1\nmodels:\n  external_sources: false\n  threads: 1\n  context_size: 2048\n${options.memoryYaml ? `memory:\n${options.memoryYaml}\n` : ''}`,
+  );
   return testApp({ dataDir });
 }
 
-export async function send(app: FastifyInstance, method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, body?: unknown, remoteAddress = '127.0.0.1'): Promise<LightMyRequestResponse> {
+export async function send(
+  app: FastifyInstance,
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+  url: string,
+  body?: unknown,
+  remoteAddress = '127.0.0.1',
+): Promise<LightMyRequestResponse> {
   return app.inject({ method, url, remoteAddress, ...(body === undefined ? {} : { payload: body as Record<string, unknown> }) });
 }
 
 /** A memory model that answers with a fixed extraction (or what `answer` returns) and records its calls. */
-export function scriptedModels(answer: (call: ExtractionCall) => unknown = () => sampleExtraction()): MemoryModels & { calls: ExtractionCall[]; available: boolean } {
+export function scriptedModels(
+  answer: (call: ExtractionCall) => unknown = () => sampleExtraction(),
+): MemoryModels & { calls: ExtractionCall[]; available: boolean } {
   const models = {
     calls: [] as ExtractionCall[],
     available: true,

@@ -9,13 +9,19 @@ const turns = [
   { user: 'The quarterly budget review is on Friday.', assistant: 'I will prepare the figures.' },
   { user: 'Grandma sent her apple pie recipe.', assistant: 'Cinnamon makes it.' },
 ];
-const vectorRows = (agent: string) => (server.services.db.prepare('SELECT COUNT(*) AS n FROM memory_vector_rows WHERE agent_id = ?').get(agent) as { n: number }).n;
+const vectorRows = (agent: string) =>
+  (server.services.db.prepare('SELECT COUNT(*) AS n FROM memory_vector_rows WHERE agent_id = ?').get(agent) as { n: number }).n;
 
 beforeAll(async () => {
   // The tiny test model doubles as the embedding model: its vectors are random but deterministic.
   server = await memoryApp({ withModel: true, memoryYaml: '  embedding_model: tiny' });
   await send(server.app, 'POST', '/memory/ingest', { agent_id: 'ana', conversation_id: 'c', turns, skip_extraction: true });
-  await send(server.app, 'POST', '/memory/ingest', { agent_id: 'bo', conversation_id: 'c', turns: [{ user: 'Bo only talks about trains.', assistant: 'Choo choo.' }], skip_extraction: true });
+  await send(server.app, 'POST', '/memory/ingest', {
+    agent_id: 'bo',
+    conversation_id: 'c',
+    turns: [{ user: 'Bo only talks about trains.', assistant: 'Choo choo.' }],
+    skip_extraction: true,
+  });
   await server.services.memory.vectors.settled();
 });
 afterAll(async () => {
@@ -33,13 +39,22 @@ describe('hybrid search with an embedding model', () => {
     const semantic = (await send(server.app, 'POST', '/memory/search', { agent_id: 'ana', query: 'zqxv wplk', scope: 'transcript', limit: 2 })).json().items;
     expect(semantic).toHaveLength(2);
     for (const item of semantic) expect(item.material).toBe('transcript');
-    const exact = (await send(server.app, 'POST', '/memory/search', { agent_id: 'ana', query: 'The quarterly budget review is on Friday.\nI will prepare the figures.', scope: 'transcript', limit: 3 })).json().items;
+    const exact = (
+      await send(server.app, 'POST', '/memory/search', {
+        agent_id: 'ana',
+        query: 'The quarterly budget review is on Friday.\nI will prepare the figures.',
+        scope: 'transcript',
+        limit: 3,
+      })
+    ).json().items;
     expect(exact[0].text).toBe('user: The quarterly budget review is on Friday.\nassistant: I will prepare the figures.');
     expect(exact[0].score).toBeGreaterThan(exact[1].score);
   });
 
   it('never returns another agent’s records from the vectors', async () => {
-    const items = (await send(server.app, 'POST', '/memory/search', { agent_id: 'bo', query: 'puppy budget recipe zqxv', scope: 'transcript', limit: 10 })).json().items;
+    const items = (
+      await send(server.app, 'POST', '/memory/search', { agent_id: 'bo', query: 'puppy budget recipe zqxv', scope: 'transcript', limit: 10 })
+    ).json().items;
     expect(items.map((item: { text: string }) => item.text)).toEqual(['user: Bo only talks about trains.\nassistant: Choo choo.']);
   });
 

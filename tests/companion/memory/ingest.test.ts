@@ -11,11 +11,20 @@ afterAll(async () => {
   await server.close();
 });
 
-const valid = { agent_id: 'ana', conversation_id: 'c1', turns: [{ user: 'I adopted a cat named Miso.', assistant: 'Congratulations!' }], session_date: '2024-03-02', skip_extraction: true };
+const valid = {
+  agent_id: 'ana',
+  conversation_id: 'c1',
+  turns: [{ user: 'I adopted a cat named Miso.', assistant: 'Congratulations!' }],
+  session_date: '2024-03-02',
+  skip_extraction: true,
+};
 
 describe('POST /memory/ingest', () => {
   it('stores every turn in one transaction and says what happened', async () => {
-    const response = await send(server.app, 'POST', '/memory/ingest', { ...valid, turns: [...valid.turns, { user: 'And a dog.', assistant: '' }, { user: 'No answer yet' }] });
+    const response = await send(server.app, 'POST', '/memory/ingest', {
+      ...valid,
+      turns: [...valid.turns, { user: 'And a dog.', assistant: '' }, { user: 'No answer yet' }],
+    });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({ status: 'ok', turns_ingested: 3, extraction: 'skipped' });
     const rows = server.services.db.prepare('SELECT user_text, assistant_text, session_date FROM memory_turns WHERE agent_id = ? ORDER BY id').all('ana');
@@ -28,7 +37,7 @@ describe('POST /memory/ingest', () => {
     expect(server.services.db.prepare('SELECT COUNT(*) AS n FROM memory_signals').get()).toEqual({ n: 0 });
   });
 
-  it('records pending signals and reports model_unavailable when no memory model is configured (SPEC §4 rule 9)', async () => {
+  it('records pending signals and reports model_unavailable when no memory model is configured (docs/memory.md rule 7)', async () => {
     const response = await send(server.app, 'POST', '/memory/ingest', { ...valid, agent_id: 'bo', skip_extraction: false });
     expect(response.json()).toEqual({ status: 'ok', turns_ingested: 1, extraction: 'model_unavailable' });
     expect(server.services.memory.transcript.pendingCount('bo')).toBe(1);
@@ -72,15 +81,25 @@ describe('POST /memory/ingest', () => {
   });
 
   it('refuses a body that is not JSON', async () => {
-    const response = await server.app.inject({ method: 'POST', url: '/memory/ingest', headers: { 'content-type': 'application/json' }, payload: '{"agent_id":' });
+    const response = await server.app.inject({
+      method: 'POST',
+      url: '/memory/ingest',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"agent_id":',
+    });
     expect(response.statusCode).toBe(400);
     expect(response.json().error.code).toBe('invalid_json');
   });
 });
 
-describe('POST /memory/delegated (SPEC §3 rule 4)', () => {
+describe('POST /memory/delegated (docs/memory.md rule 4)', () => {
   it('records delegated work as its own turn kind', async () => {
-    const response = await send(server.app, 'POST', '/memory/delegated', { agent_id: 'ana', conversation_id: 'task-7', task: 'Summarise the report', result: 'Done: three findings.' });
+    const response = await send(server.app, 'POST', '/memory/delegated', {
+      agent_id: 'ana',
+      conversation_id: 'task-7',
+      task: 'Summarise the report',
+      result: 'Done: three findings.',
+    });
     expect(response.statusCode).toBe(200);
     const list = await send(server.app, 'GET', '/memory/agents/ana/transcript?conversation_id=task-7');
     expect(list.json().items).toMatchObject([{ kind: 'delegated', user: 'Summarise the report', assistant: 'Done: three findings.', pending: true }]);

@@ -4,7 +4,8 @@ import { memoryApp, send } from './helpers.js';
 type App = Awaited<ReturnType<typeof memoryApp>>;
 let server: App;
 
-const ingest = (agent_id: string, text: string) => send(server.app, 'POST', '/memory/ingest', { agent_id, conversation_id: 'c', turns: [{ user: text, assistant: 'ok' }], skip_extraction: true });
+const ingest = (agent_id: string, text: string) =>
+  send(server.app, 'POST', '/memory/ingest', { agent_id, conversation_id: 'c', turns: [{ user: text, assistant: 'ok' }], skip_extraction: true });
 const search = (agent_id: string, query: string) => send(server.app, 'POST', '/memory/search', { agent_id, query, scope: 'transcript' });
 const texts = async (agent_id: string, query: string) => (await search(agent_id, query)).json().items.map((item: { text: string }) => item.text);
 
@@ -18,9 +19,13 @@ afterAll(async () => {
   await server.close();
 });
 
-describe('index operations (SPEC §3 rule 6), loopback only', () => {
+describe('index operations (docs/memory.md rule 6), loopback only', () => {
   it('refuses every index operation from a non-loopback peer', async () => {
-    for (const [method, url] of [['POST', '/memory/agents/ana/index/rebuild'], ['DELETE', '/memory/agents/ana/index'], ['DELETE', '/memory/agents/ana']] as const) {
+    for (const [method, url] of [
+      ['POST', '/memory/agents/ana/index/rebuild'],
+      ['DELETE', '/memory/agents/ana/index'],
+      ['DELETE', '/memory/agents/ana'],
+    ] as const) {
       const response = await send(server.app, method, url, undefined, '192.168.1.20');
       expect(response.statusCode, url).toBe(403);
       expect(response.json().error.code).toBe('permission_denied');
@@ -85,7 +90,11 @@ describe('browsing and editing', () => {
   });
 
   it('sets, lists and deletes identity entries', async () => {
-    expect((await send(server.app, 'PUT', '/memory/agents/bo/identity/occupation', { value: 'beekeeper' })).json()).toMatchObject({ key: 'occupation', value: 'beekeeper', source: 'user' });
+    expect((await send(server.app, 'PUT', '/memory/agents/bo/identity/occupation', { value: 'beekeeper' })).json()).toMatchObject({
+      key: 'occupation',
+      value: 'beekeeper',
+      source: 'user',
+    });
     expect((await send(server.app, 'GET', '/memory/agents/bo/identity')).json().items).toMatchObject([{ key: 'occupation', value: 'beekeeper' }]);
     expect((await send(server.app, 'DELETE', '/memory/agents/bo/identity/occupation')).json()).toEqual({ key: 'occupation', deleted: true });
     expect((await send(server.app, 'DELETE', '/memory/agents/bo/identity/occupation')).statusCode).toBe(404);

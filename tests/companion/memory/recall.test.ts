@@ -16,12 +16,23 @@ const ana = [
 
 beforeAll(async () => {
   server = await memoryApp();
-  const ingest = (agent_id: string, conversation_id: string, turns: typeof ana, session_date: string) => send(server.app, 'POST', '/memory/ingest', { agent_id, conversation_id, turns, session_date, skip_extraction: true });
+  const ingest = (agent_id: string, conversation_id: string, turns: typeof ana, session_date: string) =>
+    send(server.app, 'POST', '/memory/ingest', { agent_id, conversation_id, turns, session_date, skip_extraction: true });
   await ingest('ana', 'morning', ana.slice(0, 2), '2024-04-01');
   await ingest('ana', 'evening', ana.slice(2), '2024-04-02T19:00:00Z');
   await ingest('bo', 'secret', [{ user: 'My bank PIN is 4321 and I painted the fence.', assistant: 'Keep it safe.' }], '2024-04-03');
   for (let index = 0; index < 60; index++) {
-    await ingest('cy', `talk-${index}`, [{ user: `Day ${index}: we talked about painting walls and colours, round ${index}.`, assistant: `Noted the painting plan number ${index} with its long description of brushes and rollers.` }], `2024-01-${String((index % 28) + 1).padStart(2, '0')}`);
+    await ingest(
+      'cy',
+      `talk-${index}`,
+      [
+        {
+          user: `Day ${index}: we talked about painting walls and colours, round ${index}.`,
+          assistant: `Noted the painting plan number ${index} with its long description of brushes and rollers.`,
+        },
+      ],
+      `2024-01-${String((index % 28) + 1).padStart(2, '0')}`,
+    );
   }
 });
 afterAll(async () => {
@@ -43,7 +54,9 @@ describe('POST /memory/search', () => {
     const mine = await send(server.app, 'POST', '/memory/search', { agent_id: 'ana', query: 'PIN fence bank', scope: 'transcript' });
     expect(mine.json().items).toEqual([]);
     const theirs = await send(server.app, 'POST', '/memory/search', { agent_id: 'bo', query: 'sunrise lake hiking painted', scope: 'transcript' });
-    expect(theirs.json().items.map((item: { text: string }) => item.text)).toEqual(['user: My bank PIN is 4321 and I painted the fence.\nassistant: Keep it safe.']);
+    expect(theirs.json().items.map((item: { text: string }) => item.text)).toEqual([
+      'user: My bank PIN is 4321 and I painted the fence.\nassistant: Keep it safe.',
+    ]);
     const unknown = await send(server.app, 'POST', '/memory/search', { agent_id: 'nobody', query: 'painted', scope: 'transcript' });
     expect(unknown.json().items).toEqual([]);
   });
@@ -86,13 +99,19 @@ describe('POST /memory/context', () => {
     const body = response.json();
     expect(body.budget_tokens).toBe(800);
     expect(body.items[0]).toMatchObject({ material: 'transcript', date: '2024-04-02T19:00:00Z' });
-    expect(body.items[0].text).toBe('[2024-04-02]\nuser: My sister Lena is visiting from Berlin in June.\nassistant: You must be excited to see her.\nuser: We will go hiking in the Alps together.\nassistant: Bring good boots!');
+    expect(body.items[0].text).toBe(
+      '[2024-04-02]\nuser: My sister Lena is visiting from Berlin in June.\nassistant: You must be excited to see her.\nuser: We will go hiking in the Alps together.\nassistant: Bring good boots!',
+    );
     expect(body.tokens).toBe(body.items.reduce((sum: number, item: { text: string }) => sum + tokens(item.text), 0));
   });
 
   it('never goes over the budget, whatever the budget', async () => {
     for (const budget of [100, 150, 333, 800, 4000]) {
-      const response = await send(server.app, 'POST', '/memory/context', { agent_id: 'cy', query: 'painting walls colours brushes rollers plan', budget_tokens: budget });
+      const response = await send(server.app, 'POST', '/memory/context', {
+        agent_id: 'cy',
+        query: 'painting walls colours brushes rollers plan',
+        budget_tokens: budget,
+      });
       const body = response.json();
       expect(body.budget_tokens).toBe(budget);
       expect(body.tokens).toBeLessThanOrEqual(budget);

@@ -4,16 +4,30 @@ import { memoryApp, send } from './helpers.js';
 
 const memoryOf = (memory: Record<string, unknown>) => checkDocument({ version: 1, memory }).document!.memory;
 
-describe('memory settings (SPEC §2.11, §8)', () => {
+describe('memory settings (docs/memory.md Settings)', () => {
   it('fills in the defaults', () => {
-    expect(checkDocument({ version: 1 }).document!.memory).toEqual({ memoryBudgetTokens: 800, summaryDebounceSeconds: 60, consolidationIntervalHours: 24, salienceFloor: 0.2, episodeRetentionDays: 365 });
+    expect(checkDocument({ version: 1 }).document!.memory).toEqual({
+      memoryBudgetTokens: 800,
+      summaryDebounceSeconds: 60,
+      consolidationIntervalHours: 24,
+      salienceFloor: 0.2,
+      episodeRetentionDays: 365,
+    });
   });
 
   it('keeps values at the range edges and clamps values past them', () => {
-    expect(memoryOf({ memoryBudgetTokens: 100, summaryDebounceSeconds: 10, consolidationIntervalHours: 1, salienceFloor: 0, episodeRetentionDays: 0 })).toEqual({ memoryBudgetTokens: 100, summaryDebounceSeconds: 10, consolidationIntervalHours: 1, salienceFloor: 0, episodeRetentionDays: 0 });
-    expect(memoryOf({ memoryBudgetTokens: 4000, summaryDebounceSeconds: 3600, consolidationIntervalHours: 168, salienceFloor: 1, episodeRetentionDays: 3650 })).toEqual({ memoryBudgetTokens: 4000, summaryDebounceSeconds: 3600, consolidationIntervalHours: 168, salienceFloor: 1, episodeRetentionDays: 3650 });
-    expect(memoryOf({ memoryBudgetTokens: 99, summaryDebounceSeconds: 9, consolidationIntervalHours: 0.5, salienceFloor: -0.01, episodeRetentionDays: -1 })).toEqual({ memoryBudgetTokens: 100, summaryDebounceSeconds: 10, consolidationIntervalHours: 1, salienceFloor: 0, episodeRetentionDays: 0 });
-    expect(memoryOf({ memoryBudgetTokens: 4001, summaryDebounceSeconds: 3601, consolidationIntervalHours: 169, salienceFloor: 1.5, episodeRetentionDays: 3651 })).toEqual({ memoryBudgetTokens: 4000, summaryDebounceSeconds: 3600, consolidationIntervalHours: 168, salienceFloor: 1, episodeRetentionDays: 3650 });
+    expect(memoryOf({ memoryBudgetTokens: 100, summaryDebounceSeconds: 10, consolidationIntervalHours: 1, salienceFloor: 0, episodeRetentionDays: 0 })).toEqual(
+      { memoryBudgetTokens: 100, summaryDebounceSeconds: 10, consolidationIntervalHours: 1, salienceFloor: 0, episodeRetentionDays: 0 },
+    );
+    expect(
+      memoryOf({ memoryBudgetTokens: 4000, summaryDebounceSeconds: 3600, consolidationIntervalHours: 168, salienceFloor: 1, episodeRetentionDays: 3650 }),
+    ).toEqual({ memoryBudgetTokens: 4000, summaryDebounceSeconds: 3600, consolidationIntervalHours: 168, salienceFloor: 1, episodeRetentionDays: 3650 });
+    expect(
+      memoryOf({ memoryBudgetTokens: 99, summaryDebounceSeconds: 9, consolidationIntervalHours: 0.5, salienceFloor: -0.01, episodeRetentionDays: -1 }),
+    ).toEqual({ memoryBudgetTokens: 100, summaryDebounceSeconds: 10, consolidationIntervalHours: 1, salienceFloor: 0, episodeRetentionDays: 0 });
+    expect(
+      memoryOf({ memoryBudgetTokens: 4001, summaryDebounceSeconds: 3601, consolidationIntervalHours: 169, salienceFloor: 1.5, episodeRetentionDays: 3651 }),
+    ).toEqual({ memoryBudgetTokens: 4000, summaryDebounceSeconds: 3600, consolidationIntervalHours: 168, salienceFloor: 1, episodeRetentionDays: 3650 });
     expect(memoryOf({ memoryBudgetTokens: 812.6 }).memoryBudgetTokens).toBe(813);
   });
 

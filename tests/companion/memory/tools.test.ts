@@ -3,7 +3,7 @@ import { Ajv } from 'ajv';
 import { memoryTools, registerMemoryTools, type BuiltinTool } from '../../../companion/src/memory/tools.js';
 import { memoryService, scriptedModels } from './helpers.js';
 
-describe('memory tools for agents (SPEC §4 rule 10)', () => {
+describe('memory tools for agents (docs/memory.md rule 8)', () => {
   it('registers one search per material and pin, with valid JSON schemas and classes', () => {
     const { memory } = memoryService(scriptedModels());
     const registered: BuiltinTool[] = [];

@@ -1,7 +1,7 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ErrorBody } from '../../../shared/src/api/errors.js';
-import type { ModelList, ModelRecord } from '../../../shared/src/api/openai.js';
+import type { ErrorBody } from '#shared/api/errors.js';
+import type { ModelList, ModelRecord } from '#shared/api/openai.js';
 import { testApp } from '../../helpers/app.js';
 
 let harness: Awaited<ReturnType<typeof testApp>>;
@@ -95,7 +95,13 @@ describe('POST /v1/chat/completions refuses bad bodies before generating', () =>
 
   it('messages that is not an array is 400 naming messages', async () => {
     expectError(await chat({ model: 'tiny', messages: 'Hello', max_tokens: 1 }), 400, 'invalid_request_error', 'messages', /messages.*array/);
-    expectError(await chat({ model: 'tiny', messages: { role: 'user', content: 'Hello' }, max_tokens: 1 }), 400, 'invalid_request_error', 'messages', /messages.*array/);
+    expectError(
+      await chat({ model: 'tiny', messages: { role: 'user', content: 'Hello' }, max_tokens: 1 }),
+      400,
+      'invalid_request_error',
+      'messages',
+      /messages.*array/,
+    );
   });
 
   it('max_tokens: "5" is 400, not coerced to 5', async () => {
@@ -120,19 +126,39 @@ describe('POST /v1/chat/completions refuses bad bodies before generating', () =>
   });
 
   it('an unknown role is 400 with param messages[0].role', async () => {
-    const error = expectError(await chat({ model: 'tiny', messages: [{ role: 'wizard', content: 'Hi' }], max_tokens: 1 }), 400, 'invalid_request_error', 'messages[0].role', 'messages[0].role');
+    const error = expectError(
+      await chat({ model: 'tiny', messages: [{ role: 'wizard', content: 'Hi' }], max_tokens: 1 }),
+      400,
+      'invalid_request_error',
+      'messages[0].role',
+      'messages[0].role',
+    );
     expect(error.message).toMatch(/user/);
   });
 
   it('an unknown role later in the list names its index', async () => {
-    expectError(await chat({ model: 'tiny', messages: [...user, { role: 'robot', content: 'Hi' }], max_tokens: 1 }), 400, 'invalid_request_error', 'messages[1].role', 'messages[1].role');
+    expectError(
+      await chat({ model: 'tiny', messages: [...user, { role: 'robot', content: 'Hi' }], max_tokens: 1 }),
+      400,
+      'invalid_request_error',
+      'messages[1].role',
+      'messages[1].role',
+    );
   });
 
   it('a content part of type image_url is 400 naming it', async () => {
     const response = await chat({
       model: 'tiny',
       max_tokens: 1,
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+          ],
+        },
+      ],
     });
     const error = expectError(response, 400, 'invalid_request_error', 'messages[0].content[1].type', 'image_url');
     expect(error.message).toContain('messages[0].content[1]');
@@ -167,7 +193,13 @@ describe('POST /v1/chat/completions refuses bad bodies before generating', () =>
 
   it('tool_choice "required" with no tools is 400 naming tool_choice', async () => {
     expectError(await chat({ model: 'tiny', messages: user, max_tokens: 1, tool_choice: 'required' }), 400, 'invalid_request_error', 'tool_choice', 'tools');
-    expectError(await chat({ model: 'tiny', messages: user, max_tokens: 1, tool_choice: 'required', tools: [] }), 400, 'invalid_request_error', 'tool_choice', 'tools');
+    expectError(
+      await chat({ model: 'tiny', messages: user, max_tokens: 1, tool_choice: 'required', tools: [] }),
+      400,
+      'invalid_request_error',
+      'tool_choice',
+      'tools',
+    );
   });
 
   it('tool_choice naming a tool that is not in tools is 400 naming the tool', async () => {
@@ -216,7 +248,9 @@ describe('POST /v1/chat/completions refuses bad bodies before generating', () =>
       model: 'tiny',
       max_tokens: 1,
       messages: user,
-      tools: [{ type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string', not: { const: 'Paris' } } } } } }],
+      tools: [
+        { type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string', not: { const: 'Paris' } } } } } },
+      ],
       tool_choice: 'required',
     });
     expectError(response, 400, 'invalid_request_error', 'tools[0].function.parameters.properties.city.not', 'properties.city.not');
@@ -295,7 +329,12 @@ describe('/admin is loopback only', () => {
   });
 
   it('refuses it even when forwarding headers claim loopback', async () => {
-    const response = await app.inject({ method: 'GET', url: '/admin/status', remoteAddress: '203.0.113.9', headers: { 'x-forwarded-for': '127.0.0.1', 'x-real-ip': '127.0.0.1' } });
+    const response = await app.inject({
+      method: 'GET',
+      url: '/admin/status',
+      remoteAddress: '203.0.113.9',
+      headers: { 'x-forwarded-for': '127.0.0.1', 'x-real-ip': '127.0.0.1' },
+    });
     expectError(response, 403, 'permission_denied', null);
   });
 

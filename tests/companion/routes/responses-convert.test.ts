@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HearthError } from '../../../companion/src/errors.js';
-import { ResponseStore } from '../../../companion/src/inference/responses-store.js';
+import { ResponseStore } from '../../../companion/src/store/responses.js';
 import type { GenerationResult } from '../../../companion/src/inference/types.js';
 import {
   finishedResponse,
@@ -17,7 +17,7 @@ import {
   toolsOf,
 } from '../../../companion/src/routes/openai/responses-convert.js';
 import { openDatabase, type Db } from '../../../companion/src/store/database.js';
-import type { InputItem, ResponseCreateRequest, ResponseObject } from '../../../shared/src/api/responses.js';
+import type { InputItem, ResponseCreateRequest, ResponseObject } from '#shared/api/responses.js';
 
 function thrown(run: () => unknown): HearthError {
   try {
@@ -29,7 +29,14 @@ function thrown(run: () => unknown): HearthError {
   throw new Error('expected a HearthError');
 }
 
-const result = (overrides: Partial<GenerationResult> = {}): GenerationResult => ({ text: 'Hi there', toolCalls: [], finishReason: 'stop', promptTokens: 10, completionTokens: 3, ...overrides });
+const result = (overrides: Partial<GenerationResult> = {}): GenerationResult => ({
+  text: 'Hi there',
+  toolCalls: [],
+  finishReason: 'stop',
+  promptTokens: 10,
+  completionTokens: 3,
+  ...overrides,
+});
 
 describe('request conversion', () => {
   it('reads a plain string input as one user message', () => {
@@ -39,7 +46,14 @@ describe('request conversion', () => {
   it('converts messages, joining text parts and mapping developer to system', () => {
     const items: InputItem[] = [
       { role: 'developer', content: 'Be brief.' },
-      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Hello ' }, { type: 'input_text', text: 'you' }] },
+      {
+        type: 'message',
+        role: 'user',
+        content: [
+          { type: 'input_text', text: 'Hello ' },
+          { type: 'input_text', text: 'you' },
+        ],
+      },
       { type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Hi', annotations: [] }] },
     ];
     expect(itemsToHistory(items, 'input')).toEqual([
@@ -84,7 +98,10 @@ describe('request conversion', () => {
   });
 
   it('puts instructions first, then the stored conversation, then the input', () => {
-    const previous: InputItem[] = [{ role: 'user', content: 'One' }, { type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Two', annotations: [] }] }];
+    const previous: InputItem[] = [
+      { role: 'user', content: 'One' },
+      { type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Two', annotations: [] }] },
+    ];
     expect(historyOf('Be kind.', previous, inputItemsOf('Three'))).toEqual([
       { role: 'system', text: 'Be kind.' },
       { role: 'user', text: 'One' },
@@ -100,7 +117,10 @@ describe('request conversion', () => {
   });
 
   it('maps flat function tools, tool_choice and text.format', () => {
-    const tools = toolsOf([{ type: 'function', name: 'weather', description: 'Weather now', parameters: { type: 'object' }, strict: true }, { type: 'function', name: 'clock', description: null, parameters: null }]);
+    const tools = toolsOf([
+      { type: 'function', name: 'weather', description: 'Weather now', parameters: { type: 'object' }, strict: true },
+      { type: 'function', name: 'clock', description: null, parameters: null },
+    ]);
     expect(tools).toEqual([
       { name: 'weather', description: 'Weather now', parameters: { type: 'object' } },
       { name: 'clock', description: undefined, parameters: undefined },
@@ -121,7 +141,14 @@ describe('request conversion', () => {
 });
 
 describe('response building', () => {
-  const body: ResponseCreateRequest = { model: 'tiny', input: 'Hi', instructions: 'Be kind.', tools: [{ type: 'function', name: 'clock' }], max_output_tokens: 20, metadata: { topic: 'test' } };
+  const body: ResponseCreateRequest = {
+    model: 'tiny',
+    input: 'Hi',
+    instructions: 'Be kind.',
+    tools: [{ type: 'function', name: 'clock' }],
+    max_output_tokens: 20,
+    metadata: { topic: 'test' },
+  };
 
   it('starts an in-progress shell that echoes the request settings', () => {
     const shell = responseShell('resp_1', 1700000000, 'tiny', body);
@@ -147,11 +174,19 @@ describe('response building', () => {
   it('builds a completed message response with usage', () => {
     const done = result();
     const output = outputItemsOf(done, 'msg_1');
-    expect(output).toEqual([{ type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Hi there', annotations: [] }] }]);
+    expect(output).toEqual([
+      { type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Hi there', annotations: [] }] },
+    ]);
     const response = finishedResponse(responseShell('resp_1', 0, 'tiny', body), done, output);
     expect(response.status).toBe('completed');
     expect(response.incomplete_details).toBeNull();
-    expect(response.usage).toEqual({ input_tokens: 10, output_tokens: 3, total_tokens: 13, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } });
+    expect(response.usage).toEqual({
+      input_tokens: 10,
+      output_tokens: 3,
+      total_tokens: 13,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens_details: { reasoning_tokens: 0 },
+    });
   });
 
   it('marks a response cut by max_output_tokens incomplete', () => {

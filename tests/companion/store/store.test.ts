@@ -52,7 +52,10 @@ describe('openDatabase', () => {
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
     expect(db.pragma('user_version', { simple: true })).toBe(LATEST);
-    const tables = db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((row) => row.name);
+    const tables = db
+      .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+      .all()
+      .map((row) => row.name);
     expect(tables).toEqual(expect.arrayContaining(['responses', 'thread_measurements']));
     // WAL mode is a property of the file: a plain connection sees it too.
     db.close();
@@ -69,12 +72,12 @@ describe('openDatabase', () => {
     const file = join(folder(), 'hearth.db');
     const first = opened(file);
     first.prepare('INSERT INTO thread_measurements (model_key, threads, measured_at) VALUES (?, ?, ?)').run('m:1', 2, 123);
-    const schemaBefore = first.prepare("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name").all();
+    const schemaBefore = first.prepare('SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name').all();
     first.close();
     for (let round = 0; round < 3; round++) {
       const again = opened(file);
       expect(again.pragma('user_version', { simple: true })).toBe(LATEST);
-      expect(again.prepare("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name").all()).toEqual(schemaBefore);
+      expect(again.prepare('SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name').all()).toEqual(schemaBefore);
       expect(again.prepare('SELECT threads FROM thread_measurements WHERE model_key = ?').get('m:1')).toEqual({ threads: 2 });
       again.close();
     }

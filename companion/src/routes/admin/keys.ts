@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { HearthError } from '../../errors.js';
-import type { Services } from '../../services.js';
-import { ROUTE_SCOPES, type AccessKeyRecord, type CreatedKey, type CreateKeyRequest } from '../../../../shared/src/api/access.js';
+import type { RouteOptions } from '../plugin.js';
+import { ROUTE_SCOPES, type AccessKeyRecord, type CreatedKey, type CreateKeyRequest } from '#shared/api/access.js';
 
 const createBody = {
   type: 'object',
@@ -16,10 +16,11 @@ const createBody = {
   },
 } as const;
 
-export function keyRoutes(app: FastifyInstance, services: Services): void {
+export async function keyRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
   app.post<{ Body: CreateKeyRequest }>('/admin/keys', { schema: { body: createBody } }, async (request, reply): Promise<CreatedKey> => {
     const body = request.body;
-    if (body.expires_at && body.expires_in_days) throw new HearthError('invalid_request_error', 'Give expires_at or expires_in_days, not both.', { param: 'expires_in_days' });
+    if (body.expires_at && body.expires_in_days)
+      throw new HearthError('invalid_request_error', 'Give expires_at or expires_in_days, not both.', { param: 'expires_in_days' });
     const expiresAt = body.expires_at ? Date.parse(body.expires_at) : body.expires_in_days ? Date.now() + body.expires_in_days * 86_400_000 : null;
     const created = services.keys.create({ label: body.label, agent: body.agent, scopes: body.scopes, expiresAt });
     void reply.status(201).header('cache-control', 'no-store');

@@ -1,18 +1,24 @@
 import type { FastifyInstance } from 'fastify';
 import { HearthError } from '../../errors.js';
 import { OAUTH_CALLBACK_PATH } from '../../mcp/oauth.js';
-import type { Services } from '../../services.js';
-import type { McpLoginStart, McpServiceList, McpServiceStatus } from '../../../../shared/src/api/bridge.js';
+import type { RouteOptions } from '../plugin.js';
+import type { McpLoginStart, McpServiceList, McpServiceStatus } from '#shared/api/bridge.js';
 
 const nameParams = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
 
 /** Loopback-only state of the MCP services, reconnects, and OAuth sign-in with its redirect route. */
-export function mcpAdminRoutes(app: FastifyInstance, services: Services): void {
+export async function mcpAdminRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
   app.get('/admin/mcp/services', async (): Promise<McpServiceList> => ({ services: services.mcp.status() }));
 
-  app.get<{ Params: { name: string } }>('/admin/mcp/services/:name', { schema: { params: nameParams } }, async (request): Promise<McpServiceStatus> => services.mcp.serviceStatus(request.params.name));
+  app.get<{ Params: { name: string } }>('/admin/mcp/services/:name', { schema: { params: nameParams } }, async (request): Promise<McpServiceStatus> =>
+    services.mcp.serviceStatus(request.params.name),
+  );
 
-  app.post<{ Params: { name: string } }>('/admin/mcp/services/:name/reconnect', { schema: { params: nameParams } }, async (request): Promise<McpServiceStatus> => services.mcp.reconnect(request.params.name));
+  app.post<{ Params: { name: string } }>(
+    '/admin/mcp/services/:name/reconnect',
+    { schema: { params: nameParams } },
+    async (request): Promise<McpServiceStatus> => services.mcp.reconnect(request.params.name),
+  );
 
   // The redirect comes back to the address the owner is using now (the perimeter has checked it is loopback).
   app.post<{ Params: { name: string } }>('/admin/mcp/services/:name/login', { schema: { params: nameParams } }, async (request): Promise<McpLoginStart> => {
@@ -35,7 +41,11 @@ export function mcpAdminRoutes(app: FastifyInstance, services: Services): void {
     try {
       const status = await services.mcp.finishLogin(state, code);
       const connected = status.state === 'connected';
-      return page(200, connected ? `Signed in to ${status.name}` : `Signed in; ${status.name} is ${status.state}`, connected ? 'Hearth is connected to the service. You can close this window.' : (status.message ?? 'See hearth mcp status.'));
+      return page(
+        200,
+        connected ? `Signed in to ${status.name}` : `Signed in; ${status.name} is ${status.state}`,
+        connected ? 'Hearth is connected to the service. You can close this window.' : (status.message ?? 'See hearth mcp status.'),
+      );
     } catch (failure) {
       const message = failure instanceof HearthError ? failure.message : 'Sign-in failed; details are in the server log.';
       if (!(failure instanceof HearthError)) request.log.error({ err: failure }, 'OAuth sign-in failed');

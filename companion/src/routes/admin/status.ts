@@ -1,11 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { HearthError } from '../../errors.js';
-import type { Services } from '../../services.js';
-import type { ServerStatus } from '../../../../shared/src/api/admin.js';
+import type { RouteOptions } from '../plugin.js';
+import type { ServerStatus } from '#shared/api/admin.js';
 
 /** Server status and model load/unload. */
-export function statusRoutes(app: FastifyInstance, services: Services): void {
-
+export async function statusRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
   app.get('/admin/status', async (request): Promise<ServerStatus> => {
     const address = request.server.server.address();
     return {
@@ -28,10 +27,15 @@ export function statusRoutes(app: FastifyInstance, services: Services): void {
 
   app.post<{ Params: { id: string } }>('/admin/models/:id/load', async (request) => {
     const target = await services.catalog.resolve(request.params.id);
-    if (target.kind !== 'local') throw new HearthError('invalid_request_error', 'Only local models are loaded by Hearth; remote models live at their provider.', { param: 'id' });
+    if (target.kind !== 'local')
+      throw new HearthError('invalid_request_error', 'Only local models are loaded by Hearth; remote models live at their provider.', { param: 'id' });
     await services.engine.load(target.info);
     return { id: target.info.id, loaded: true };
   });
 
-  app.post<{ Params: { id: string } }>('/admin/models/:id/unload', async (request) => ({ id: request.params.id, loaded: false, was_loaded: await services.engine.unload(request.params.id) }));
+  app.post<{ Params: { id: string } }>('/admin/models/:id/unload', async (request) => ({
+    id: request.params.id,
+    loaded: false,
+    was_loaded: await services.engine.unload(request.params.id),
+  }));
 }

@@ -1,74 +1,108 @@
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../services.js';
-import type { MemoryFactUpdate, MemoryList } from '../../../../shared/src/api/memory.js';
+import type { MemoryFactUpdate, MemoryList } from '#shared/api/memory.js';
 import { assertAgentScope, pageLimit, recordNumber, scopedAgent } from './scope.js';
 import { agentParams, factParams, factUpdateBody, identityBody, identityParams, pageQuery, pinBody } from './schemas.js';
+import type { RouteOptions } from '../plugin.js';
 
 type AgentRoute = { Params: { agent_id: string } };
 type Page = { limit?: string; before?: string; conversation_id?: string; status?: 'candidate' | 'pinned' };
 
 /** Browsing and editing one agent's memory (the PWA's memory pages use these). */
-export async function memoryBrowseRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
-  const memory = () => options.services.memory;
-  const page = <T extends { id: string }>(items: T[], limit: number): MemoryList<T> => ({ items, next_before: items.length === limit ? items.at(-1)!.id : null });
+export async function memoryBrowseRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
+  const memory = () => options.services.memory.browse;
+  const page = <T extends { id: string }>(items: T[], limit: number): MemoryList<T> => ({
+    items,
+    next_before: items.length === limit ? items.at(-1)!.id : null,
+  });
 
-  app.get('/memory/agents', async (request) => ({ agents: memory().manager.agents(scopedAgent(request)) }));
+  app.get('/memory/agents', async (request) => ({ agents: memory().agents(scopedAgent(request)) }));
 
   app.addHook('preHandler', async (request) => {
     const agent = (request.params as { agent_id?: string } | undefined)?.agent_id;
     if (agent !== undefined) assertAgentScope(request, agent);
   });
 
-  app.get<AgentRoute>('/memory/agents/:agent_id', { schema: { params: agentParams } }, async (request) => memory().manager.status(request.params.agent_id));
+  app.get<AgentRoute>('/memory/agents/:agent_id', { schema: { params: agentParams } }, async (request) => memory().status(request.params.agent_id));
 
-  app.get<AgentRoute & { Querystring: Page }>('/memory/agents/:agent_id/transcript', { schema: { params: agentParams, querystring: pageQuery } }, async (request) => {
-    const limit = pageLimit(request.query.limit);
-    const before = request.query.before === undefined ? undefined : recordNumber(request.query.before);
-    return page(memory().transcript.list(request.params.agent_id, { conversationId: request.query.conversation_id, before, limit }), limit);
-  });
+  app.get<AgentRoute & { Querystring: Page }>(
+    '/memory/agents/:agent_id/transcript',
+    { schema: { params: agentParams, querystring: pageQuery } },
+    async (request) => {
+      const limit = pageLimit(request.query.limit);
+      const before = request.query.before === undefined ? undefined : recordNumber(request.query.before);
+      return page(memory().turns(request.params.agent_id, { conversationId: request.query.conversation_id, before, limit }), limit);
+    },
+  );
 
-  app.get<AgentRoute & { Querystring: Page }>('/memory/agents/:agent_id/episodes', { schema: { params: agentParams, querystring: pageQuery } }, async (request) => {
-    const limit = pageLimit(request.query.limit);
-    const before = request.query.before === undefined ? undefined : recordNumber(request.query.before);
-    return page(memory().manager.episodes(request.params.agent_id, before, limit), limit);
-  });
+  app.get<AgentRoute & { Querystring: Page }>(
+    '/memory/agents/:agent_id/episodes',
+    { schema: { params: agentParams, querystring: pageQuery } },
+    async (request) => {
+      const limit = pageLimit(request.query.limit);
+      const before = request.query.before === undefined ? undefined : recordNumber(request.query.before);
+      return page(memory().episodes(request.params.agent_id, before, limit), limit);
+    },
+  );
 
-  app.get<AgentRoute & { Querystring: Page }>('/memory/agents/:agent_id/facts', { schema: { params: agentParams, querystring: pageQuery } }, async (request) => {
-    const limit = pageLimit(request.query.limit);
-    const before = request.query.before === undefined ? undefined : recordNumber(request.query.before);
-    return page(memory().manager.facts(request.params.agent_id, request.query.status, before, limit), limit);
-  });
+  app.get<AgentRoute & { Querystring: Page }>(
+    '/memory/agents/:agent_id/facts',
+    { schema: { params: agentParams, querystring: pageQuery } },
+    async (request) => {
+      const limit = pageLimit(request.query.limit);
+      const before = request.query.before === undefined ? undefined : recordNumber(request.query.before);
+      return page(memory().facts(request.params.agent_id, request.query.status, before, limit), limit);
+    },
+  );
 
-  app.get<AgentRoute>('/memory/agents/:agent_id/identity', { schema: { params: agentParams } }, async (request) => ({ items: memory().manager.identity(request.params.agent_id) }));
-
-  app.get<AgentRoute & { Querystring: Page }>('/memory/agents/:agent_id/entities', { schema: { params: agentParams, querystring: pageQuery } }, async (request) => ({
-    items: memory().manager.entities(request.params.agent_id, pageLimit(request.query.limit, 100)),
+  app.get<AgentRoute>('/memory/agents/:agent_id/identity', { schema: { params: agentParams } }, async (request) => ({
+    items: memory().identity(request.params.agent_id),
   }));
 
-  app.post<AgentRoute & { Body: { text: string } }>('/memory/agents/:agent_id/facts', { schema: { params: agentParams, body: pinBody } }, async (request, reply) => {
-    const pinned = memory().editor.pin(request.params.agent_id, request.body.text);
-    void reply.status(pinned.merged ? 200 : 201);
-    return { ...memory().manager.fact(request.params.agent_id, pinned.id), merged: pinned.merged };
-  });
+  app.get<AgentRoute & { Querystring: Page }>(
+    '/memory/agents/:agent_id/entities',
+    { schema: { params: agentParams, querystring: pageQuery } },
+    async (request) => ({
+      items: memory().entities(request.params.agent_id, pageLimit(request.query.limit, 100)),
+    }),
+  );
 
-  app.patch<{ Params: { agent_id: string; id: string }; Body: MemoryFactUpdate }>('/memory/agents/:agent_id/facts/:id', { schema: { params: factParams, body: factUpdateBody } }, async (request) => {
-    const id = recordNumber(request.params.id);
-    memory().editor.updateFact(request.params.agent_id, id, request.body);
-    return memory().manager.fact(request.params.agent_id, id);
-  });
+  app.post<AgentRoute & { Body: { text: string } }>(
+    '/memory/agents/:agent_id/facts',
+    { schema: { params: agentParams, body: pinBody } },
+    async (request, reply) => {
+      const pinned = memory().pin(request.params.agent_id, request.body.text);
+      void reply.status(pinned.merged ? 200 : 201);
+      return pinned;
+    },
+  );
+
+  app.patch<{ Params: { agent_id: string; id: string }; Body: MemoryFactUpdate }>(
+    '/memory/agents/:agent_id/facts/:id',
+    { schema: { params: factParams, body: factUpdateBody } },
+    async (request) => {
+      return memory().updateFact(request.params.agent_id, recordNumber(request.params.id), request.body);
+    },
+  );
 
   app.delete<{ Params: { agent_id: string; id: string } }>('/memory/agents/:agent_id/facts/:id', { schema: { params: factParams } }, async (request) => {
-    memory().editor.deleteFact(request.params.agent_id, recordNumber(request.params.id));
+    memory().deleteFact(request.params.agent_id, recordNumber(request.params.id));
     return { id: `fact_${recordNumber(request.params.id)}`, deleted: true };
   });
 
-  app.put<{ Params: { agent_id: string; key: string }; Body: { value: string } }>('/memory/agents/:agent_id/identity/:key', { schema: { params: identityParams, body: identityBody } }, async (request) => {
-    memory().editor.setIdentity(request.params.agent_id, request.params.key, request.body.value);
-    return memory().manager.identity(request.params.agent_id).find((entry) => entry.key === request.params.key.trim());
-  });
+  app.put<{ Params: { agent_id: string; key: string }; Body: { value: string } }>(
+    '/memory/agents/:agent_id/identity/:key',
+    { schema: { params: identityParams, body: identityBody } },
+    async (request) => {
+      return memory().setIdentity(request.params.agent_id, request.params.key, request.body.value);
+    },
+  );
 
-  app.delete<{ Params: { agent_id: string; key: string } }>('/memory/agents/:agent_id/identity/:key', { schema: { params: identityParams } }, async (request) => {
-    memory().editor.deleteIdentity(request.params.agent_id, request.params.key);
-    return { key: request.params.key, deleted: true };
-  });
+  app.delete<{ Params: { agent_id: string; key: string } }>(
+    '/memory/agents/:agent_id/identity/:key',
+    { schema: { params: identityParams } },
+    async (request) => {
+      memory().deleteIdentity(request.params.agent_id, request.params.key);
+      return { key: request.params.key, deleted: true };
+    },
+  );
 }

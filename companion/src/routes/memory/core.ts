@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../services.js';
 import type {
   MemoryConsolidateRequest,
   MemoryContextRequest,
@@ -10,12 +9,13 @@ import type {
   MemoryIngestResponse,
   MemorySearchRequest,
   MemorySearchResponse,
-} from '../../../../shared/src/api/memory.js';
+} from '#shared/api/memory.js';
 import { assertAgentScope, scopedAgent } from './scope.js';
 import { consolidateBody, contextBody, delegatedBody, flushBody, ingestBody, searchBody } from './schemas.js';
+import type { RouteOptions } from '../plugin.js';
 
 /** Ingestion, flush, search, budgeted recall and on-demand consolidation. */
-export async function memoryCoreRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
+export async function memoryCoreRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
   const memory = () => options.services.memory;
 
   app.post<{ Body: MemoryIngestRequest }>('/memory/ingest', { schema: { body: ingestBody } }, async (request): Promise<MemoryIngestResponse> => {
@@ -35,7 +35,14 @@ export async function memoryCoreRoutes(app: FastifyInstance, options: { services
   app.post<{ Body: MemoryDelegatedRequest }>('/memory/delegated', { schema: { body: delegatedBody } }, async (request) => {
     const body = request.body;
     assertAgentScope(request, body.agent_id);
-    memory().recordDelegated({ agentId: body.agent_id, conversationId: body.conversation_id, user: body.task, assistant: body.result, sessionDate: body.session_date, projectId: body.project_id });
+    memory().recordDelegated({
+      agentId: body.agent_id,
+      conversationId: body.conversation_id,
+      user: body.task,
+      assistant: body.result,
+      sessionDate: body.session_date,
+      projectId: body.project_id,
+    });
     return { status: 'ok', turns_ingested: 1 };
   });
 

@@ -35,7 +35,14 @@ export const delegatedBody = {
   type: 'object',
   additionalProperties: false,
   required: ['agent_id', 'conversation_id', 'task'],
-  properties: { agent_id: agentId, conversation_id: conversationId, task: { type: 'string', minLength: 1 }, result: { type: 'string' }, session_date: sessionDate, project_id: projectId },
+  properties: {
+    agent_id: agentId,
+    conversation_id: conversationId,
+    task: { type: 'string', minLength: 1 },
+    result: { type: 'string' },
+    session_date: sessionDate,
+    project_id: projectId,
+  },
 } as const;
 
 export const flushBody = {
@@ -66,8 +73,16 @@ export const consolidateBody = {
 } as const;
 
 export const agentParams = { type: 'object', required: ['agent_id'], properties: { agent_id: agentId } } as const;
-export const factParams = { type: 'object', required: ['agent_id', 'id'], properties: { agent_id: agentId, id: { type: 'string', pattern: '^(fact_)?[0-9]{1,15}$' } } } as const;
-export const identityParams = { type: 'object', required: ['agent_id', 'key'], properties: { agent_id: agentId, key: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
+export const factParams = {
+  type: 'object',
+  required: ['agent_id', 'id'],
+  properties: { agent_id: agentId, id: { type: 'string', pattern: '^(fact_)?[0-9]{1,15}$' } },
+} as const;
+export const identityParams = {
+  type: 'object',
+  required: ['agent_id', 'key'],
+  properties: { agent_id: agentId, key: { type: 'string', minLength: 1, maxLength: 64 } },
+} as const;
 
 export const pageQuery = {
   type: 'object',
@@ -87,4 +102,9 @@ export const factUpdateBody = {
   minProperties: 1,
   properties: { text: { type: 'string', minLength: 1 }, status: { enum: ['candidate', 'pinned'] } },
 } as const;
-export const identityBody = { type: 'object', additionalProperties: false, required: ['value'], properties: { value: { type: 'string', minLength: 1 } } } as const;
+export const identityBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['value'],
+  properties: { value: { type: 'string', minLength: 1 } },
+} as const;

@@ -1,4 +1,4 @@
-/** Request-body schema of POST /v1/chat/completions: types are checked here, meaning in chat-convert.ts. */
+/** Request-body schema of POST /v1/chat/completions: types are checked here, meaning in convert.ts. */
 const nullableNumber = (minimum: number, maximum: number) => ({ type: ['number', 'null'], minimum, maximum });
 const content = {
   anyOf: [
@@ -65,7 +65,12 @@ export const chatCompletionBody = {
           function: {
             type: 'object',
             required: ['name'],
-            properties: { name: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' }, description: { type: 'string' }, parameters: { type: 'object' }, strict: { type: ['boolean', 'null'] } },
+            properties: {
+              name: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
+              description: { type: 'string' },
+              parameters: { type: 'object' },
+              strict: { type: ['boolean', 'null'] },
+            },
           },
         },
       },
@@ -73,7 +78,11 @@ export const chatCompletionBody = {
     tool_choice: {
       anyOf: [
         { enum: ['auto', 'none', 'required'] },
-        { type: 'object', required: ['type', 'function'], properties: { type: { const: 'function' }, function: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } } },
+        {
+          type: 'object',
+          required: ['type', 'function'],
+          properties: { type: { const: 'function' }, function: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } },
+        },
       ],
     },
     response_format: {
@@ -81,7 +90,11 @@ export const chatCompletionBody = {
       required: ['type'],
       properties: {
         type: { enum: ['text', 'json_object', 'json_schema'] },
-        json_schema: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, schema: { type: 'object' }, strict: { type: ['boolean', 'null'] } } },
+        json_schema: {
+          type: 'object',
+          required: ['name'],
+          properties: { name: { type: 'string' }, schema: { type: 'object' }, strict: { type: ['boolean', 'null'] } },
+        },
       },
     },
   },

@@ -2,22 +2,24 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HearthError } from '../../errors.js';
 import { newId, unixSeconds } from '../../ids.js';
 import { clientGone, openEventStream } from '../../http/sse.js';
-import type { LocalModel } from '../../inference/registry.js';
+import type { LocalModel } from '../../models/registry.js';
 import type { GenerationRequest, GenerationResult } from '../../inference/types.js';
 import type { Services } from '../../services.js';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, FinishReason } from '../../../../shared/src/api/openai.js';
+import type { RouteOptions } from '../plugin.js';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, FinishReason } from '#shared/api/openai.js';
 import { chatCompletionBody } from './chat-schema.js';
 import { messagesToHistory, outputOf, stopList, toolModeOf, toolsOf } from './convert.js';
 import { forwardToProvider } from './forward.js';
 
 const FINGERPRINT = 'hearth';
 
-export function chatRoutes(app: FastifyInstance, services: Services): void {
+export async function chatRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
   app.post<{ Body: ChatCompletionRequest }>('/v1/chat/completions', { schema: { body: chatCompletionBody } }, async (request, reply) => {
     const body = request.body;
     if (body.logprobs) throw new HearthError('invalid_request_error', 'logprobs is not supported by Hearth.', { param: 'logprobs' });
     const target = await services.catalog.resolve(body.model);
-    if (target.kind === 'remote') return forwardToProvider(services, '/chat/completions', target.id, body as unknown as Record<string, unknown>, request, reply);
+    if (target.kind === 'remote')
+      return forwardToProvider(services, '/chat/completions', target.id, body as unknown as Record<string, unknown>, request, reply);
     return body.stream ? streamLocal(services, target.info, body, request, reply) : answerLocal(services, target.info, body, request, reply);
   });
 }
@@ -43,7 +45,13 @@ function generationOf(info: LocalModel, body: ChatCompletionRequest, signal: Abo
   };
 }
 
-async function answerLocal(services: Services, info: LocalModel, body: ChatCompletionRequest, request: FastifyRequest, reply: FastifyReply): Promise<ChatCompletion | undefined> {
+async function answerLocal(
+  services: Services,
+  info: LocalModel,
+  body: ChatCompletionRequest,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<ChatCompletion | undefined> {
   const signal = clientGone(request, reply, services.shutdown);
   const result = await services.engine.run(info, generationOf(info, body, signal));
   if (signal.aborted) return undefined;
@@ -59,7 +67,15 @@ async function answerLocal(services: Services, info: LocalModel, body: ChatCompl
         message: {
           role: 'assistant',
           content: result.toolCalls.length > 0 && !result.text ? null : result.text,
-          ...(result.toolCalls.length > 0 ? { tool_calls: result.toolCalls.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } })) } : {}),
+          ...(result.toolCalls.length > 0
+            ? {
+                tool_calls: result.toolCalls.map((call) => ({
+                  id: call.id,
+                  type: 'function' as const,
+                  function: { name: call.name, arguments: call.arguments },
+                })),
+              }
+            : {}),
           refusal: null,
         },
         finish_reason: finishOf(result),
@@ -104,7 +120,9 @@ async function streamLocal(services: Services, info: LocalModel, body: ChatCompl
   }
   const out = open();
   if (signal.aborted) return out.end();
-  result.toolCalls.forEach((call, index) => out.data(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }] })));
+  result.toolCalls.forEach((call, index) =>
+    out.data(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }] })),
+  );
   out.data(chunk({}, finishOf(result)));
   if (includeUsage) out.data({ ...base, choices: [], usage: usageOf(result) });
   out.raw('data: [DONE]\n\n');

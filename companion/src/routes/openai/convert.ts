@@ -1,5 +1,5 @@
 import { HearthError } from '../../errors.js';
-import type { ChatCompletionRequest, ChatMessage, TextPart } from '../../../../shared/src/api/openai.js';
+import type { ChatCompletionRequest, ChatMessage, TextPart } from '#shared/api/openai.js';
 import type { HistoryItem, OutputFormat, ToolMode, ToolSpec } from '../../inference/types.js';
 
 /** Text of a message's content: a string or text parts; other part types are refused by name. */
@@ -9,7 +9,9 @@ export function contentText(content: string | TextPart[] | null | undefined, par
   return content
     .map((part, index) => {
       if (part.type !== 'text' && part.type !== 'input_text' && part.type !== 'output_text') {
-        throw new HearthError('invalid_request_error', `${param}[${index}].type "${part.type}" is not supported: local models here take text parts only.`, { param: `${param}[${index}].type` });
+        throw new HearthError('invalid_request_error', `${param}[${index}].type "${part.type}" is not supported: local models here take text parts only.`, {
+          param: `${param}[${index}].type`,
+        });
       }
       return part.text;
     })
@@ -32,7 +34,10 @@ export function messagesToHistory(messages: ChatMessage[]): HistoryItem[] {
           toolCalls: (message.tool_calls ?? []).map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments })),
         };
       case 'tool':
-        if (!message.tool_call_id) throw new HearthError('invalid_request_error', `messages[${index}].tool_call_id is required for a tool message.`, { param: `messages[${index}].tool_call_id` });
+        if (!message.tool_call_id)
+          throw new HearthError('invalid_request_error', `messages[${index}].tool_call_id is required for a tool message.`, {
+            param: `messages[${index}].tool_call_id`,
+          });
         return { role: 'tool', callId: message.tool_call_id, output: contentText(message.content, param) };
     }
   });
@@ -45,7 +50,8 @@ export function toolsOf(request: Pick<ChatCompletionRequest, 'tools'>): ToolSpec
 export function toolModeOf(choice: ChatCompletionRequest['tool_choice'], tools: ToolSpec[]): ToolMode {
   if (choice === undefined) return { type: tools.length > 0 ? 'auto' : 'none' };
   if (typeof choice === 'string') {
-    if (choice === 'required' && tools.length === 0) throw new HearthError('invalid_request_error', 'tool_choice is "required" but tools is empty.', { param: 'tool_choice' });
+    if (choice === 'required' && tools.length === 0)
+      throw new HearthError('invalid_request_error', 'tool_choice is "required" but tools is empty.', { param: 'tool_choice' });
     return { type: choice };
   }
   if (!tools.some((tool) => tool.name === choice.function.name)) {

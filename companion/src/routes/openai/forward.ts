@@ -2,18 +2,28 @@ import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HearthError } from '../../errors.js';
 import { clientGone } from '../../http/sse.js';
-import { rewriteModelJson, rewriteModelStream, type ForwardPath } from '../../inference/remote.js';
+import { rewriteModelJson, rewriteModelStream, type ForwardPath } from '../../providers/remote.js';
 import type { Services } from '../../services.js';
 
 /** Proxies a request to a remote provider; streams pass through as they arrive. */
-export async function forwardToProvider(services: Services, path: ForwardPath, modelId: string, body: Record<string, unknown>, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+export async function forwardToProvider(
+  services: Services,
+  path: ForwardPath,
+  modelId: string,
+  body: Record<string, unknown>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<unknown> {
   const signal = clientGone(request, reply, services.shutdown);
   const upstream = await services.remote.forward(path, modelId, body, signal);
   if (upstream.status === 401 || upstream.status === 403) {
     // The provider refused Hearth's key for it: that is not the client's key to Hearth.
     await upstream.body?.cancel();
     const provider = modelId.split('/')[0]!;
-    throw new HearthError('provider_error', `The provider "${provider}" refused the API key configured for it (HTTP ${upstream.status}). Check its api_key in config.yaml and the secret it refers to.`);
+    throw new HearthError(
+      'provider_error',
+      `The provider "${provider}" refused the API key configured for it (HTTP ${upstream.status}). Check its api_key in config.yaml and the secret it refers to.`,
+    );
   }
   const type = upstream.headers.get('content-type') ?? 'application/json';
   void reply.status(upstream.status).header('content-type', type);

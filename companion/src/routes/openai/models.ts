@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../services.js';
-import type { ModelList, ModelRecord } from '../../../../shared/src/api/openai.js';
+import type { RouteOptions } from '../plugin.js';
+import type { ModelList, ModelRecord } from '#shared/api/openai.js';
 
 const capability = { type: 'string' };
 const modelRecord = {
@@ -21,9 +21,11 @@ const modelRecord = {
 } as const;
 
 /** Declared so Fastify serializes the list with a compiled serializer: clients poll this route. */
-const modelList = { 200: { type: 'object', required: ['object', 'data'], properties: { object: { type: 'string' }, data: { type: 'array', items: modelRecord } } } } as const;
+const modelList = {
+  200: { type: 'object', required: ['object', 'data'], properties: { object: { type: 'string' }, data: { type: 'array', items: modelRecord } } },
+} as const;
 
-export function modelRoutes(app: FastifyInstance, services: Services): void {
+export async function modelRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
   app.get('/v1/models', { schema: { response: modelList } }, async (): Promise<ModelList> => ({ object: 'list', data: await services.catalog.list() }));
 
   app.get<{ Params: { '*': string } }>('/v1/models/*', async (request): Promise<ModelRecord> => {

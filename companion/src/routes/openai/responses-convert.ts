@@ -10,7 +10,7 @@ import type {
   ResponseFunctionTool,
   ResponseObject,
   TextFormat,
-} from '../../../../shared/src/api/responses.js';
+} from '#shared/api/responses.js';
 
 /** The request's input as items: a plain string is one user message. */
 export function inputItemsOf(input: ResponseCreateRequest['input']): InputItem[] {
@@ -24,7 +24,11 @@ export function inputItemsOf(input: ResponseCreateRequest['input']): InputItem[]
 export function historyOf(instructions: string | null | undefined, previous: InputItem[], input: InputItem[]): HistoryItem[] {
   const conversation = [...itemsToHistory(previous, 'previous_response_id'), ...itemsToHistory(input, 'input')];
   if (!conversation.some((item) => item.role === 'user' || item.role === 'assistant')) {
-    throw new HearthError('invalid_request_error', 'input must contain at least one user or assistant message, or previous_response_id must name a stored response.', { param: 'input' });
+    throw new HearthError(
+      'invalid_request_error',
+      'input must contain at least one user or assistant message, or previous_response_id must name a stored response.',
+      { param: 'input' },
+    );
   }
   return [...(instructions ? [{ role: 'system' as const, text: instructions }] : []), ...conversation];
 }
@@ -56,7 +60,11 @@ export function itemsToHistory(items: InputItem[], param: string): HistoryItem[]
         break;
       }
       default:
-        throw new HearthError('invalid_request_error', `${at}.type "${item.type}" is not supported by local models: use message, function_call or function_call_output items.`, { param: `${at}.type` });
+        throw new HearthError(
+          'invalid_request_error',
+          `${at}.type "${item.type}" is not supported by local models: use message, function_call or function_call_output items.`,
+          { param: `${at}.type` },
+        );
     }
   });
   return history;
@@ -67,7 +75,11 @@ function partsText(content: string | (InputTextPart | OutputTextPart)[], param: 
   return content
     .map((part, index) => {
       if (part.type !== 'input_text' && part.type !== 'output_text') {
-        throw new HearthError('invalid_request_error', `${param}[${index}].type "${(part as { type: string }).type}" is not supported: local models here take text parts only.`, { param: `${param}[${index}].type` });
+        throw new HearthError(
+          'invalid_request_error',
+          `${param}[${index}].type "${(part as { type: string }).type}" is not supported: local models here take text parts only.`,
+          { param: `${param}[${index}].type` },
+        );
       }
       return part.text;
     })
@@ -77,7 +89,11 @@ function partsText(content: string | (InputTextPart | OutputTextPart)[], param: 
 export function toolsOf(tools: ResponseFunctionTool[] | undefined): ToolSpec[] {
   return (tools ?? []).map((tool, index) => {
     if (tool.type !== 'function') {
-      throw new HearthError('invalid_request_error', `tools[${index}].type "${tool.type as string}" is not supported by local models: only function tools are.`, { param: `tools[${index}].type` });
+      throw new HearthError(
+        'invalid_request_error',
+        `tools[${index}].type "${tool.type as string}" is not supported by local models: only function tools are.`,
+        { param: `tools[${index}].type` },
+      );
     }
     return { name: tool.name, description: tool.description ?? undefined, parameters: tool.parameters ?? undefined };
   });
@@ -86,11 +102,16 @@ export function toolsOf(tools: ResponseFunctionTool[] | undefined): ToolSpec[] {
 export function toolModeOf(choice: ResponseCreateRequest['tool_choice'], tools: ToolSpec[]): ToolMode {
   if (choice === undefined) return { type: tools.length > 0 ? 'auto' : 'none' };
   if (typeof choice === 'string') {
-    if (choice === 'required' && tools.length === 0) throw new HearthError('invalid_request_error', 'tool_choice is "required" but tools is empty.', { param: 'tool_choice' });
+    if (choice === 'required' && tools.length === 0)
+      throw new HearthError('invalid_request_error', 'tool_choice is "required" but tools is empty.', { param: 'tool_choice' });
     return { type: choice };
   }
   if (choice.type !== 'function') {
-    throw new HearthError('invalid_request_error', `tool_choice.type "${choice.type as string}" is not supported by local models: use "auto", "none", "required" or a function.`, { param: 'tool_choice.type' });
+    throw new HearthError(
+      'invalid_request_error',
+      `tool_choice.type "${choice.type as string}" is not supported by local models: use "auto", "none", "required" or a function.`,
+      { param: 'tool_choice.type' },
+    );
   }
   return { type: 'named', name: choice.name };
 }
@@ -114,7 +135,13 @@ export function responseShell(id: string, createdAt: number, model: string, body
     incomplete_details: null,
     error: null,
     instructions: body.instructions ?? null,
-    tools: (body.tools ?? []).map((tool) => ({ type: tool.type, name: tool.name, description: tool.description ?? null, parameters: tool.parameters ?? null, strict: tool.strict ?? true })),
+    tools: (body.tools ?? []).map((tool) => ({
+      type: tool.type,
+      name: tool.name,
+      description: tool.description ?? null,
+      parameters: tool.parameters ?? null,
+      strict: tool.strict ?? true,
+    })),
     tool_choice: body.tool_choice ?? 'auto',
     parallel_tool_calls: body.parallel_tool_calls ?? true,
     previous_response_id: body.previous_response_id ?? null,
@@ -134,9 +161,24 @@ export function outputItemsOf(result: GenerationResult, messageId: string): Outp
   const incomplete = result.finishReason === 'length';
   const message: OutputItem[] =
     result.text || result.toolCalls.length === 0
-      ? [{ type: 'message', id: messageId, status: incomplete ? 'incomplete' : 'completed', role: 'assistant', content: [{ type: 'output_text', text: result.text, annotations: [] }] }]
+      ? [
+          {
+            type: 'message',
+            id: messageId,
+            status: incomplete ? 'incomplete' : 'completed',
+            role: 'assistant',
+            content: [{ type: 'output_text', text: result.text, annotations: [] }],
+          },
+        ]
       : [];
-  const calls = result.toolCalls.map((call): OutputItem => ({ type: 'function_call', id: newId('fc_'), call_id: call.id, name: call.name, arguments: call.arguments, status: 'completed' }));
+  const calls = result.toolCalls.map((call): OutputItem => ({
+    type: 'function_call',
+    id: newId('fc_'),
+    call_id: call.id,
+    name: call.name,
+    arguments: call.arguments,
+    status: 'completed',
+  }));
   return [...message, ...calls];
 }
 

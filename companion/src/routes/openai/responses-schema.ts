@@ -4,11 +4,17 @@
  * field, what local models cannot do.
  */
 const nullableNumber = (minimum: number, maximum: number) => ({ type: ['number', 'null'], minimum, maximum });
-const when = (type: string, required: string[]) => ({ if: { type: 'object', properties: { type: { const: type } }, required: ['type'] }, then: { type: 'object', required } });
+const when = (type: string, required: string[]) => ({
+  if: { type: 'object', properties: { type: { const: type } }, required: ['type'] },
+  then: { type: 'object', required },
+});
 
 /** A string, else an array checked item by item (if/else rather than anyOf, so errors name the failing field). */
 const stringOr = (schema: object) => ({ if: { type: 'string' }, else: schema });
-const textOrParts = stringOr({ type: 'array', items: { type: 'object', required: ['type'], properties: { type: { type: 'string' }, text: { type: 'string' } } } });
+const textOrParts = stringOr({
+  type: 'array',
+  items: { type: 'object', required: ['type'], properties: { type: { type: 'string' }, text: { type: 'string' } } },
+});
 
 const inputItem = {
   type: 'object',

@@ -2,10 +2,19 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HearthError } from '../../errors.js';
 import { newId, unixSeconds } from '../../ids.js';
 import { clientGone, openEventStream, type EventStream } from '../../http/sse.js';
-import type { LocalModel } from '../../inference/registry.js';
+import type { LocalModel } from '../../models/registry.js';
 import { RESPONSES_FIELDS, type GenerationRequest, type GenerationResult } from '../../inference/types.js';
 import type { Services } from '../../services.js';
-import type { InputItem, OutputItem, OutputTextPart, ResponseCreateRequest, ResponseDeleted, ResponseObject, ResponseStreamEvent } from '../../../../shared/src/api/responses.js';
+import type { RouteOptions } from '../plugin.js';
+import type {
+  InputItem,
+  OutputItem,
+  OutputTextPart,
+  ResponseCreateRequest,
+  ResponseDeleted,
+  ResponseObject,
+  ResponseStreamEvent,
+} from '#shared/api/responses.js';
 import { forwardToProvider } from './forward.js';
 import { finishedResponse, historyOf, inputItemsOf, outputFormatOf, outputItemsOf, responseShell, toolModeOf, toolsOf } from './responses-convert.js';
 import { responseCreateBody, responseIdParams } from './responses-schema.js';
@@ -22,7 +31,7 @@ interface Turn {
   shell: ResponseObject;
 }
 
-export function responsesRoutes(app: FastifyInstance, services: Services): void {
+export async function responsesRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
   app.post<{ Body: ResponseCreateRequest }>('/v1/responses', { schema: { body: responseCreateBody } }, async (request, reply) => {
     const body = request.body;
     const target = await services.catalog.resolve(body.model);
@@ -102,7 +111,11 @@ async function streamLocal(services: Services, turn: Turn, request: FastifyReque
     open();
     if (messageOpen) return;
     messageOpen = true;
-    send({ type: 'response.output_item.added', output_index: 0, item: { type: 'message', id: messageId, status: 'in_progress', role: 'assistant', content: [] } });
+    send({
+      type: 'response.output_item.added',
+      output_index: 0,
+      item: { type: 'message', id: messageId, status: 'in_progress', role: 'assistant', content: [] },
+    });
     send({ type: 'response.content_part.added', ...at, part: part('') });
   };
   turn.generation.onText = (delta) => {

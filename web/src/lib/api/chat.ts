@@ -1,5 +1,5 @@
-import type { ErrorBody } from '$shared/api/errors';
-import type { ChatCompletionChunk, ChatMessage, FinishReason, Usage } from '$shared/api/openai';
+import type { ErrorBody } from '#shared/api/errors.js';
+import type { ChatCompletionChunk, ChatMessage, FinishReason, Usage } from '#shared/api/openai.js';
 import { ApiError, events, fromErrorBody, isErrorBody, send } from './client';
 
 export interface Sampling {

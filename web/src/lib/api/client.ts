@@ -1,5 +1,5 @@
 /** The one request helper and the one typed error; every module in this folder builds on it. */
-import type { ErrorBody, ErrorCode } from '$shared/api/errors';
+import type { ErrorBody, ErrorCode } from '#shared/api/errors.js';
 import { readAccessKey } from '$lib/storage/access-key';
 
 /** Failures found by the client itself rather than reported by the companion. */
@@ -149,4 +149,3 @@ export async function* events(body: ReadableStream<Uint8Array>, signal?: AbortSi
   }
   if (data.length > 0) yield data.join('\n');
 }
-

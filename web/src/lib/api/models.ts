@@ -1,4 +1,4 @@
-import type { ModelList, ModelRecord } from '$shared/api/openai';
+import type { ModelList, ModelRecord } from '#shared/api/openai.js';
 import { ApiError, request, send } from './client';
 
 export async function listModels(): Promise<ModelRecord[]> {

@@ -1,5 +1,5 @@
-import type { ServerStatus } from '$shared/api/admin';
-import type { HealthStatus } from '$shared/api/openai';
+import type { ServerStatus } from '#shared/api/admin.js';
+import type { HealthStatus } from '#shared/api/openai.js';
 import { request, send } from './client';
 
 export function health(signal?: AbortSignal): Promise<HealthStatus> {

@@ -3,7 +3,16 @@
  * interface, its calls carried to the worker. The worker starts on first use.
  */
 import type { FromWorker, ToWorker, EngineMethod } from './protocol';
-import { EngineError, type BrowserEngine, type BrowserModel, type EngineChatRequest, type EngineChatResult, type EngineKind, type EngineStatus, type LoadProgress } from './types';
+import {
+  EngineError,
+  type BrowserEngine,
+  type BrowserModel,
+  type EngineChatRequest,
+  type EngineChatResult,
+  type EngineKind,
+  type EngineStatus,
+  type LoadProgress,
+} from './types';
 
 interface Pending {
   resolve(value: unknown): void;
@@ -49,7 +58,13 @@ export class EngineHost {
     pending.reject(new EngineError(message.message, (message.code as EngineError['code'] | null) ?? 'failed'));
   }
 
-  call<T>(engine: EngineKind, method: EngineMethod, args: unknown[] = [], handlers: Omit<Pending, 'resolve' | 'reject'> = {}, signal?: AbortSignal): Promise<T> {
+  call<T>(
+    engine: EngineKind,
+    method: EngineMethod,
+    args: unknown[] = [],
+    handlers: Omit<Pending, 'resolve' | 'reject'> = {},
+    signal?: AbortSignal,
+  ): Promise<T> {
     const worker = this.#start();
     const id = this.#next++;
     return new Promise<T>((resolve, reject) => {

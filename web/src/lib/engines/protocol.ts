@@ -3,9 +3,7 @@ import type { BrowserEngine, EngineKind } from './types';
 
 export type EngineMethod = Exclude<keyof BrowserEngine, 'kind'>;
 
-export type ToWorker =
-  | { type: 'call'; id: number; engine: EngineKind; method: EngineMethod; args: unknown[] }
-  | { type: 'cancel'; id: number };
+export type ToWorker = { type: 'call'; id: number; engine: EngineKind; method: EngineMethod; args: unknown[] } | { type: 'cancel'; id: number };
 
 export type FromWorker =
   | { type: 'result'; id: number; value: unknown }

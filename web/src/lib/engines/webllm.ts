@@ -5,7 +5,15 @@
  * progress when the network allows, and otherwise says plainly why a model cannot run.
  */
 import type { MLCEngine, ModelRecord } from '@mlc-ai/web-llm';
-import { EngineError, type BrowserEngine, type BrowserModel, type EngineChatRequest, type EngineChatResult, type EngineStatus, type LoadProgress } from './types';
+import {
+  EngineError,
+  type BrowserEngine,
+  type BrowserModel,
+  type EngineChatRequest,
+  type EngineChatResult,
+  type EngineStatus,
+  type LoadProgress,
+} from './types';
 
 interface GpuProbe {
   adapter: boolean;
@@ -25,7 +33,8 @@ export async function probeWebGpu(nav: GpuNavigator = navigator as GpuNavigator)
   if (!nav.gpu) return { adapter: false, f16: false, description: null, error: 'This browser does not offer WebGPU (navigator.gpu is missing).' };
   try {
     const adapter = await nav.gpu.requestAdapter({ powerPreference: 'high-performance' });
-    if (!adapter) return { adapter: false, f16: false, description: null, error: 'WebGPU is present but no GPU adapter is available (it may be disabled or blocklisted).' };
+    if (!adapter)
+      return { adapter: false, f16: false, description: null, error: 'WebGPU is present but no GPU adapter is available (it may be disabled or blocklisted).' };
     const info = adapter.info ?? {};
     const description = [info.vendor, info.architecture, info.description || info.device].filter(Boolean).join(' · ') || 'unnamed adapter';
     return { adapter: true, f16: adapter.features.has('shader-f16'), description, error: null };
@@ -89,12 +98,18 @@ export class WebLlmEngine implements BrowserEngine {
     const record = webllm.prebuiltAppConfig.model_list.find((candidate) => candidate.model_id === model);
     if (!record) throw new EngineError(`web-llm does not know a model called ${model}.`, 'load_failed');
     if (needsF16(record) && !gpu.f16) {
-      throw new EngineError(`${model} needs the WebGPU feature shader-f16, which this adapter (${gpu.description}) does not have. Pick a q4f32 model instead.`, 'unavailable');
+      throw new EngineError(
+        `${model} needs the WebGPU feature shader-f16, which this adapter (${gpu.description}) does not have. Pick a q4f32 model instead.`,
+        'unavailable',
+      );
     }
     const cached = await webllm.hasModelInCache(model).catch(() => false);
     if (!cached && !navigator.onLine) {
       const size = record.vram_required_MB ? `about ${((record.vram_required_MB * 1048576) / 1e9).toFixed(1)} GB` : 'its full size';
-      throw new EngineError(`${model} is not stored in this browser and the network is off. Connect once to download it (${size}); after that it works offline.`, 'offline');
+      throw new EngineError(
+        `${model} is not stored in this browser and the network is off. Connect once to download it (${size}); after that it works offline.`,
+        'offline',
+      );
     }
     await this.unload();
     try {

@@ -7,7 +7,15 @@
 import type { Wllama as WllamaType } from '@wllama/wllama/esm/index.js';
 import wasmUrl from '@wllama/wllama/esm/wasm/wllama.wasm?url';
 import { listGguf, openGguf, removeGguf } from './gguf-files';
-import { EngineError, type BrowserEngine, type BrowserModel, type EngineChatRequest, type EngineChatResult, type EngineStatus, type LoadProgress } from './types';
+import {
+  EngineError,
+  type BrowserEngine,
+  type BrowserModel,
+  type EngineChatRequest,
+  type EngineChatResult,
+  type EngineStatus,
+  type LoadProgress,
+} from './types';
 
 const CONTEXT = 2048;
 
@@ -19,7 +27,9 @@ export class WllamaEngine implements BrowserEngine {
   #wasm: Promise<string> | null = null;
 
   async status(): Promise<EngineStatus> {
-    const simd = WebAssembly.validate(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]));
+    const simd = WebAssembly.validate(
+      new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]),
+    );
     const opfs = typeof navigator.storage?.getDirectory === 'function';
     const available = simd && opfs;
     return {

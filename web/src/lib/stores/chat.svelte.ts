@@ -64,7 +64,8 @@ export class ChatStore {
     const query = this.query.trim().toLowerCase();
     if (!query) return this.conversations;
     return this.conversations.filter(
-      (conversation) => conversation.title.toLowerCase().includes(query) || conversation.messages.some((message) => message.content.toLowerCase().includes(query)),
+      (conversation) =>
+        conversation.title.toLowerCase().includes(query) || conversation.messages.some((message) => message.content.toLowerCase().includes(query)),
     );
   });
 
@@ -220,7 +221,8 @@ export class ChatStore {
     let firstToken: number | null = null;
     let lastSave = Date.now();
     try {
-      if (ref.runtime !== 'companion' && !(await models.prepare(ref))) throw new EngineError(models.prepareError ?? `${ref.id} could not be started.`, 'load_failed');
+      if (ref.runtime !== 'companion' && !(await models.prepare(ref)))
+        throw new EngineError(models.prepareError ?? `${ref.id} could not be started.`, 'load_failed');
       controller.signal.throwIfAborted();
       const result: GenerateResult = await generate({
         model: ref,
@@ -280,13 +282,17 @@ export class ChatStore {
         reply.status = 'interrupted';
         this.problem = {
           kind: 'companion_lost',
-          message: 'The companion went away before the reply was finished. Your conversation is saved; continue with a model in this browser, or try again when the companion is back.',
+          message:
+            'The companion went away before the reply was finished. Your conversation is saved; continue with a model in this browser, or try again when the companion is back.',
         };
         return;
       }
     }
     reply.status = 'error';
-    this.problem = { kind: 'failed', message: error instanceof EngineError || error instanceof ApiError ? error.message : `The reply failed: ${describe(error)}` };
+    this.problem = {
+      kind: 'failed',
+      message: error instanceof EngineError || error instanceof ApiError ? error.message : `The reply failed: ${describe(error)}`,
+    };
   }
 }
 

@@ -3,7 +3,7 @@ import { modelKey, type ModelRef } from '$lib/chat/backends';
 import { saveGguf } from '$lib/engines/gguf-files';
 import { ENGINE_KINDS, engineHost, type EngineHost } from '$lib/engines/host';
 import type { BrowserModel, EngineKind, EngineStatus, LoadProgress } from '$lib/engines/types';
-import type { ModelRecord } from '$shared/api/openai';
+import type { ModelRecord } from '#shared/api/openai.js';
 
 export interface ModelOption {
   key: string;
@@ -49,6 +49,8 @@ export class ModelsStore {
   /** An in-browser model being prepared (loaded, or downloaded by web-llm). */
   preparing = $state<{ key: string; progress: LoadProgress } | null>(null);
   prepareError = $state<string | null>(null);
+  // Bookkeeping for cancel buttons, never rendered: a plain Map on purpose.
+  // eslint-disable-next-line svelte/prefer-svelte-reactivity
   #controllers = new Map<string, AbortController>();
 
   constructor(private readonly host: () => EngineHost = engineHost) {}

@@ -1,7 +1,7 @@
 import { ApiError, clearKeyRefusal } from '$lib/api/client';
 import { health, loadModel, probeApi, serverStatus, unloadModel, verifyKey } from '$lib/api/server';
 import { ACCESS_KEY_STORAGE, forgetAccessKey, keyFormatProblem, keyPrefix, readAccessKey, storeAccessKey } from '$lib/storage/access-key';
-import type { ServerStatus } from '$shared/api/admin';
+import type { ServerStatus } from '#shared/api/admin.js';
 
 /** How the page sees the companion: reachable, gone, or asking for a (better) access key. */
 export type ConnectionStatus = 'checking' | 'connected' | 'unreachable' | 'auth';
@@ -34,7 +34,10 @@ export class ServerStore {
   keyError = $state<string | null>(null);
   savingKey = $state(false);
 
+  // The URLs below are parsed once per change of the address and never mutated.
+  // eslint-disable-next-line svelte/prefer-svelte-reactivity
   port = $derived(this.details?.address?.port ?? (this.address ? Number(new URL(this.address).port) || null : null));
+  // eslint-disable-next-line svelte/prefer-svelte-reactivity
   host = $derived(this.details?.address?.host ?? (this.address ? new URL(this.address).hostname : null));
 
   /** `/health` says whether the companion answers; the API then says whether it lets this browser in. */

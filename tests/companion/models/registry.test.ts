@@ -2,8 +2,8 @@ import { copyFile, mkdir, mkdtemp, rm, stat, symlink, utimes, writeFile } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { clearGgufSummaryCache } from '../../../companion/src/inference/gguf-metadata.js';
-import { scanModels, type LocalModel, type ScanOptions } from '../../../companion/src/inference/registry.js';
+import { clearGgufSummaryCache } from '../../../companion/src/models/gguf-metadata.js';
+import { scanModels, type LocalModel, type ScanOptions } from '../../../companion/src/models/registry.js';
 import { chatMetadata, embeddingMetadata, writeGgufHeader } from '../../helpers/gguf-header.js';
 import { tinyModelPath } from '../../helpers/models.js';
 
@@ -39,7 +39,14 @@ const digestA = 'a'.repeat(64);
 const digestB = 'b'.repeat(64);
 const digestP = 'c'.repeat(64);
 
-async function ollamaManifest(modelsRoot: string, namespace: string, name: string, tag: string, digest: string, registry = 'registry.ollama.ai'): Promise<void> {
+async function ollamaManifest(
+  modelsRoot: string,
+  namespace: string,
+  name: string,
+  tag: string,
+  digest: string,
+  registry = 'registry.ollama.ai',
+): Promise<void> {
   const file = join(modelsRoot, 'manifests', registry, namespace, name, tag);
   await mkdir(join(file, '..'), { recursive: true });
   const manifest = {
@@ -63,10 +70,7 @@ async function populateExternal(home: string): Promise<void> {
   await writeGgufHeader(join(lmRepo, 'mmproj-Qwen2.5-F16.gguf'), { 'general.architecture': 'clip' });
   await writeGgufHeader(join(lmRepo, 'Qwen2.5-0.5B-Instruct-Q8_0.gguf'), chatMetadata(32768), { sizeBytes: 6000 });
   // Older LM Studio folder.
-  await writeGgufHeader(
-    join(home, '.cache', 'lm-studio', 'models', 'TheBloke', 'Old-GGUF', 'old-model.Q4_0.gguf'),
-    chatMetadata(2048),
-  );
+  await writeGgufHeader(join(home, '.cache', 'lm-studio', 'models', 'TheBloke', 'Old-GGUF', 'old-model.Q4_0.gguf'), chatMetadata(2048));
 
   // Ollama: manifests + content-addressed blobs; two tags share one blob.
   const ollama = join(home, '.ollama', 'models');
@@ -140,14 +144,7 @@ describe('scanModels: models folder', () => {
     await writeFile(join(models, 'download.gguf.partial'), 'ignored');
 
     const list = await scanModels(options(home, models));
-    expect(list.map((model) => model.id)).toEqual([
-      'big-model-q8_0',
-      'broken',
-      'empty',
-      'half',
-      'nomic-embed-text-v1.5.q8_0',
-      'qwen3-embed',
-    ]);
+    expect(list.map((model) => model.id)).toEqual(['big-model-q8_0', 'broken', 'empty', 'half', 'nomic-embed-text-v1.5.q8_0', 'qwen3-embed']);
     const models_ = byId(list);
     expect(models_.get('big-model-q8_0')).toMatchObject({
       path: join(models, 'big', 'Big-Model-Q8_0-00001-of-00003.gguf'),
@@ -299,8 +296,7 @@ describe('scanModels: other apps', () => {
     const moved = join(root, `case-${counter}`, 'lmstudio-data');
     await writeGgufHeader(join(moved, 'models', 'pub', 'repo', 'moved.gguf'), chatMetadata());
     await writeFile(join(home, '.lmstudio-home-pointer'), `${moved}\n`);
-    const ids = async (platform: NodeJS.Platform) =>
-      (await scanModels(options(home, models, { platform }))).map((model) => model.id);
+    const ids = async (platform: NodeJS.Platform) => (await scanModels(options(home, models, { platform }))).map((model) => model.id);
     expect(await ids('darwin')).toEqual(['mac', 'moved']);
     expect(await ids('win32')).toEqual(['moved', 'win']);
     expect(await ids('linux')).toEqual(['linux', 'moved']);

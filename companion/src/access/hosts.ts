@@ -1,4 +1,9 @@
-import { isLoopbackAddress } from './loopback.js';
+/** Whether a socket address is on the loopback interface (IPv4 127/8, ::1, or IPv4-mapped). */
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (!address) return false;
+  const plain = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return plain === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(plain);
+}
 
 /** The host part of a Host header: `[::1]:4777` -> `::1`, `localhost:80` -> `localhost`. */
 export function hostName(hostHeader: string | undefined): string | null {

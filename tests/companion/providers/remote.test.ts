@@ -7,7 +7,7 @@ import {
   upstreamError,
   type ProviderConfig,
   type ResolveSecret,
-} from '../../../companion/src/inference/remote.js';
+} from '../../../companion/src/providers/remote.js';
 import { closedPort, startMockProvider, type MockProvider } from '../../helpers/mock-provider.js';
 
 const KEY = 'sk-test-0123456789abcdef';
@@ -171,7 +171,11 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
     const remote = new RemoteProviders(providers(), resolveSecret);
     const signal = new AbortController().signal;
     const plain = await remote.forward('/responses', 'fixed/fixed-a', { model: 'fixed/fixed-a', input: 'Hi' }, signal);
-    expect(rewriteModelJson(await plain.json(), 'fixed/fixed-a')).toMatchObject({ object: 'response', model: 'fixed/fixed-a', output_text: 'Fixed reply here.' });
+    expect(rewriteModelJson(await plain.json(), 'fixed/fixed-a')).toMatchObject({
+      object: 'response',
+      model: 'fixed/fixed-a',
+      output_text: 'Fixed reply here.',
+    });
     expect(fixed.requests.at(-1)!.body).toEqual({ model: 'fixed-a', input: 'Hi' });
 
     const streamed = await remote.forward('/responses', 'fixed/fixed-a', { model: 'fixed/fixed-a', input: 'Hi', stream: true }, signal);
@@ -201,7 +205,10 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
 
   it('rejects an id without a configured provider as model_not_found', async () => {
     const remote = new RemoteProviders(providers(), resolveSecret);
-    await expect(remote.forward('/chat/completions', 'llama3', {}, new AbortController().signal)).rejects.toMatchObject({ code: 'model_not_found', param: 'model' });
+    await expect(remote.forward('/chat/completions', 'llama3', {}, new AbortController().signal)).rejects.toMatchObject({
+      code: 'model_not_found',
+      param: 'model',
+    });
   });
 
   it('takes the key from an env: reference', async () => {
@@ -212,10 +219,7 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
   });
 
   it('resolves references in extra headers, and sends them', async () => {
-    const remote = new RemoteProviders(
-      [{ name: 'hdr', base_url: open.baseUrl, headers: { 'X-Org': 'acme', 'X-Token': 'secret:OPENAI_KEY' } }],
-      resolveSecret,
-    );
+    const remote = new RemoteProviders([{ name: 'hdr', base_url: open.baseUrl, headers: { 'X-Org': 'acme', 'X-Token': 'secret:OPENAI_KEY' } }], resolveSecret);
     await remote.listModels();
     const received = open.requests.at(-1)!;
     expect(received.headers['x-org']).toBe('acme');
@@ -237,7 +241,13 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
     expect(models.map((model) => model.provider)).toEqual(['local-ollama', 'local-ollama']);
     expect(guarded.requests.length).toBe(before); // nothing was sent without the key
     const [nokey, noenv] = remote.status();
-    expect(nokey).toEqual({ name: 'nokey', base_url: guarded.baseUrl, ok: false, error: 'Provider "nokey" api_key: secret:MISSING_KEY is not set.', models: 0 });
+    expect(nokey).toEqual({
+      name: 'nokey',
+      base_url: guarded.baseUrl,
+      ok: false,
+      error: 'Provider "nokey" api_key: secret:MISSING_KEY is not set.',
+      models: 0,
+    });
     expect(noenv!.error).toBe('Provider "noenv" api_key: env:HEARTH_TEST_UNSET_VARIABLE is not set.');
     await expect(remote.forward('/chat/completions', 'nokey/gpt-4o-mini', {}, new AbortController().signal)).rejects.toMatchObject({
       code: 'provider_error',
@@ -256,7 +266,9 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
 
   it('keeps a rejected key out of the status error', async () => {
     const wrong = 'sk-wrong-key-abcdef123456';
-    const remote = new RemoteProviders([{ name: 'bad', base_url: guarded.baseUrl, api_key: 'secret:BAD' }], (ref) => (ref === 'secret:BAD' ? wrong : undefined));
+    const remote = new RemoteProviders([{ name: 'bad', base_url: guarded.baseUrl, api_key: 'secret:BAD' }], (ref) =>
+      ref === 'secret:BAD' ? wrong : undefined,
+    );
     expect(await remote.listModels()).toEqual([]);
     const [status] = remote.status();
     expect(status!.ok).toBe(false);
@@ -295,7 +307,10 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
         resolveSecret,
       );
       const error = await remote.forward('/chat/completions', 'moved/m', {}, new AbortController().signal).catch((e: unknown) => e);
-      expect(error).toMatchObject({ code: 'provider_unreachable', message: `Provider "moved" (127.0.0.1:${redirecting.port}) could not be reached: unexpected redirect.` });
+      expect(error).toMatchObject({
+        code: 'provider_unreachable',
+        message: `Provider "moved" (127.0.0.1:${redirecting.port}) could not be reached: unexpected redirect.`,
+      });
       expect(target.requests).toHaveLength(0);
     } finally {
       await Promise.all([target.close(), redirecting.close()]);

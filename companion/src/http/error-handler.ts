@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { HearthError } from '../errors.js';
-import type { ErrorCode } from '../../../shared/src/api/errors.js';
+import type { ErrorCode } from '#shared/api/errors.js';
 
 /** Renders every error, ours or Fastify's, in the OpenAI shape with the status from the table. */
 export function installErrorHandling(app: FastifyInstance): void {
@@ -16,7 +16,11 @@ function translate(error: FastifyError): HearthError {
   if (error.validation && error.validation.length > 0) {
     const first = error.validation[0]!;
     const param = pathToParam(first.instancePath, first.params as Record<string, unknown>);
-    return new HearthError('invalid_request_error', `${param ?? 'body'} ${describe(first.message ?? 'is not valid', first.params as Record<string, unknown>)}.`, { param });
+    return new HearthError(
+      'invalid_request_error',
+      `${param ?? 'body'} ${describe(first.message ?? 'is not valid', first.params as Record<string, unknown>)}.`,
+      { param },
+    );
   }
   const byFastifyCode: Partial<Record<string, [ErrorCode, string?]>> = {
     FST_ERR_CTP_BODY_TOO_LARGE: ['request_too_large', `The request body is larger than this route accepts. ${error.message}`],
@@ -36,7 +40,10 @@ function translate(error: FastifyError): HearthError {
 
 /** `/messages/0/role` -> `messages[0].role`; a missing property is named itself. */
 function pathToParam(instancePath: string, params: Record<string, unknown>): string | null {
-  let path = instancePath.replace(/^\//, '').replace(/\/(\d+)(?=\/|$)/g, '[$1]').replace(/\//g, '.');
+  let path = instancePath
+    .replace(/^\//, '')
+    .replace(/\/(\d+)(?=\/|$)/g, '[$1]')
+    .replace(/\//g, '.');
   if (typeof params.missingProperty === 'string') path = path ? `${path}.${params.missingProperty}` : params.missingProperty;
   if (typeof params.additionalProperty === 'string') path = path ? `${path}.${params.additionalProperty}` : params.additionalProperty;
   return path || null;

@@ -15,33 +15,9 @@
 import { realpath } from 'node:fs/promises';
 import { compare, discoverCandidates, type Candidate } from './discovery.js';
 import { pruneGgufSummaryCache, readGgufSummary, type GgufSummary } from './gguf-metadata.js';
+import type { LocalModel, ModelSource, ScanOptions } from './types.js';
 
-export type ModelSource = 'models-dir' | 'lmstudio' | 'ollama' | 'huggingface' | 'llama.cpp';
-export type Capability = 'chat' | 'embedding' | 'tools';
-
-export interface LocalModel {
-  /** Stable, readable, never contains '/'; chars [a-z0-9._:-]. */
-  id: string;
-  /** Absolute path of the .gguf (first shard for split models). */
-  path: string;
-  source: ModelSource;
-  /** All shards. */
-  sizeBytes: number;
-  /** From GGUF metadata `<arch>.context_length`. */
-  contextLength: number | null;
-  architecture: string | null;
-  capabilities: Capability[];
-  /** Metadata unreadable (or the model incomplete): listed anyway with the reason. */
-  error?: string;
-}
-
-export interface ScanOptions {
-  modelsDirs: string[];
-  externalSources: boolean;
-  home?: string;
-  env?: NodeJS.ProcessEnv;
-  platform?: NodeJS.Platform;
-}
+export type { LocalModel, ModelSource, ScanOptions } from './types.js';
 
 const SOURCE_ORDER: ModelSource[] = ['models-dir', 'lmstudio', 'ollama', 'huggingface', 'llama.cpp'];
 const READ_CONCURRENCY = 4;
@@ -85,9 +61,7 @@ export async function scanModels(options: ScanOptions): Promise<LocalModel[]> {
  */
 async function dedupe(candidates: Candidate[]): Promise<Candidate[]> {
   const rank = (candidate: Candidate) => SOURCE_ORDER.indexOf(candidate.source);
-  const withReal = await Promise.all(
-    candidates.map(async (candidate) => ({ candidate, real: await realpath(candidate.path).catch(() => candidate.path) })),
-  );
+  const withReal = await Promise.all(candidates.map(async (candidate) => ({ candidate, real: await realpath(candidate.path).catch(() => candidate.path) })));
   withReal.sort(
     (a, b) =>
       rank(a.candidate) - rank(b.candidate) ||

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { clientGone } from '../http/sse.js';
-import { callTool, listTools } from '../mcp/bridge.js';
-import type { Services } from '../services.js';
-import type { BridgeCallRequest, BridgeCallResult, BridgeToolList } from '../../../shared/src/api/bridge.js';
+import { clientGone } from '../../http/sse.js';
+import { callTool, listTools } from '../../mcp/bridge.js';
+import type { BridgeCallRequest, BridgeCallResult, BridgeToolList } from '#shared/api/bridge.js';
+import type { RouteOptions } from '../plugin.js';
 
 const callBody = {
   type: 'object',
@@ -12,10 +12,10 @@ const callBody = {
 } as const;
 
 /**
- * The tool bridge (SPEC.md §2.5, §4): GET /mcp/tools lists the tools this caller may use,
- * POST /mcp/call runs one. Not an MCP transport: MCP clients use /mcp (routes/mcp-server.ts).
+ * The tool bridge: GET /mcp/tools lists the tools this caller may use,
+ * POST /mcp/call runs one. Not an MCP transport: MCP clients use /mcp (routes/mcp/endpoint.ts).
  */
-export async function bridgeRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
+export async function bridgeRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
   const { services } = options;
   const bodyLimit = services.config.server.limits.tools_body_mb * 1024 * 1024;
 

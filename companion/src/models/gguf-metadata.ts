@@ -3,7 +3,7 @@
  * is an embedding model), read with node-llama-cpp and cached by (path, size, mtime).
  */
 import { readGgufFileInfo } from 'node-llama-cpp';
-import type { Capability } from './registry.js';
+import type { Capability } from '#shared/api/openai.js';
 
 export interface GgufSummary {
   architecture: string | null;
@@ -31,12 +31,7 @@ const EMBEDDING_ARCHITECTURES = new Set([
 ]);
 
 /** Large arrays the registry never looks at; skipping them keeps the parsed header small. */
-const IGNORED_KEYS = [
-  'tokenizer.ggml.tokens',
-  'tokenizer.ggml.scores',
-  'tokenizer.ggml.token_type',
-  'tokenizer.ggml.merges',
-];
+const IGNORED_KEYS = ['tokenizer.ggml.tokens', 'tokenizer.ggml.scores', 'tokenizer.ggml.token_type', 'tokenizer.ggml.merges'];
 
 const cache = new Map<string, { sizeBytes: number; mtimeMs: number; summary: GgufSummary }>();
 
@@ -45,9 +40,7 @@ export async function readGgufSummary(path: string, sizeBytes: number, mtimeMs: 
   const cached = cache.get(path);
   if (cached && cached.sizeBytes === sizeBytes && cached.mtimeMs === mtimeMs) return cached.summary;
   const summary: GgufSummary =
-    sizeBytes === 0
-      ? { architecture: null, contextLength: null, capabilities: [], kind: 'model', error: 'the file is empty' }
-      : await readUncached(path);
+    sizeBytes === 0 ? { architecture: null, contextLength: null, capabilities: [], kind: 'model', error: 'the file is empty' } : await readUncached(path);
   cache.set(path, { sizeBytes, mtimeMs, summary });
   return summary;
 }
@@ -113,9 +106,7 @@ export function summarize(metadata: Flat): GgufSummary {
   const hasChatTemplate = Object.keys(metadata).some((key) => key.startsWith('tokenizer.chat_template'));
   const pooling = architecture ? toNumber(metadata[`${architecture}.pooling_type`]) : null;
   // pooling_type 0 is llama.cpp's LLAMA_POOLING_TYPE_NONE: no pooling, so not an embedding model.
-  const embedding =
-    (architecture !== null && EMBEDDING_ARCHITECTURES.has(architecture)) ||
-    (pooling !== null && pooling !== 0 && !hasChatTemplate);
+  const embedding = (architecture !== null && EMBEDDING_ARCHITECTURES.has(architecture)) || (pooling !== null && pooling !== 0 && !hasChatTemplate);
   const capabilities: Capability[] = embedding ? ['embedding'] : ['chat', 'tools'];
   return { architecture, contextLength, capabilities, kind };
 }

@@ -1,10 +1,10 @@
-import type { ProviderStatus } from '../../../shared/src/api/admin.js';
-import type { ProviderSettings } from '../../../shared/src/api/config.js';
+import type { ProviderStatus } from '#shared/api/admin.js';
+import type { ProviderSettings } from '#shared/api/config.js';
 import { HearthError } from '../errors.js';
-import { redact, upstreamError } from './remote-stream.js';
-import { displayUrl, endpoint, networkReason, parseModelList, raceAbort, type ModelEntry } from './remote-wire.js';
+import { redact, upstreamError } from './stream.js';
+import { displayUrl, endpoint, networkReason, parseModelList, raceAbort, type ModelEntry } from './wire.js';
 
-export { redact, rewriteModelJson, rewriteModelStream, upstreamError } from './remote-stream.js';
+export { redact, rewriteModelJson, rewriteModelStream, upstreamError } from './stream.js';
 export type { ProviderStatus };
 
 /** One entry of the config document's `providers` section (companion -> model provider). */

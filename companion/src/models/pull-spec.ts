@@ -2,9 +2,7 @@
 import { HearthError } from '../errors.js';
 
 export type PullSpec =
-  | { kind: 'url'; url: string }
-  | { kind: 'file'; owner: string; repo: string; file: string }
-  | { kind: 'repo'; owner: string; repo: string; quant?: string };
+  { kind: 'url'; url: string } | { kind: 'file'; owner: string; repo: string; file: string } | { kind: 'repo'; owner: string; repo: string; quant?: string };
 
 export interface RepoFile {
   /** Path inside the repository (`rfilename`). */
@@ -144,7 +142,10 @@ export function pickRepoFile(files: RepoFile[], label: string, quant?: string): 
     const whole = choices.filter((choice) => hasQuant(choice.name, quant, true));
     const loose = whole.length > 0 ? whole : choices.filter((choice) => hasQuant(choice.name, quant, false));
     if (loose.length === 0) {
-      const available = choices.map((choice) => baseName(choice.name)).slice(0, 20).join(', ');
+      const available = choices
+        .map((choice) => baseName(choice.name))
+        .slice(0, 20)
+        .join(', ');
       throw new HearthError('model_not_found', `${label} has no .gguf file for "${quant}". Available: ${available}.`, {
         param: 'spec',
       });

@@ -1,6 +1,6 @@
 import { HearthError } from '../errors.js';
-import type { Db } from '../store/database.js';
-import type { InputItem, ResponseObject } from '../../../shared/src/api/responses.js';
+import type { Db } from './database.js';
+import type { InputItem, ResponseObject } from '#shared/api/responses.js';
 
 interface ChainRow {
   input_json: string;
@@ -49,7 +49,9 @@ export class ResponseStore {
   conversation(previousId: string): InputItem[] {
     const rows = this.chain.all(previousId);
     if (rows.length === 0) {
-      throw new HearthError('response_not_found', `No stored response has the id "${previousId}". Responses created with store: false cannot be continued.`, { param: 'previous_response_id' });
+      throw new HearthError('response_not_found', `No stored response has the id "${previousId}". Responses created with store: false cannot be continued.`, {
+        param: 'previous_response_id',
+      });
     }
     return rows.flatMap((row) => [...(JSON.parse(row.input_json) as InputItem[]), ...(JSON.parse(row.body_json) as ResponseObject).output]);
   }

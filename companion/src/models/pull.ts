@@ -121,6 +121,8 @@ async function chooseRepoFile(context: Context, owner: string, repo: string, qua
 }
 
 function safeFileName(name: string): string {
+  // Control characters are exactly what must go from a file name.
+  // eslint-disable-next-line no-control-regex
   const cleaned = name.replace(/[\\/:*?"<>|\u0000-\u001f]/g, '_').replace(/^\.+/, '');
   if (!/\.gguf$/i.test(cleaned)) {
     throw new HearthError('invalid_request_error', `"${name}" is not a .gguf file.`, { param: 'spec' });
@@ -204,7 +206,10 @@ async function attempt(context: Context, download: Download, partial: string, ha
   const size = start + received.bytes;
   if (total !== null && size > total) {
     await rm(partial, { force: true });
-    throw new HearthError('provider_error', `${host} sent ${size} bytes for ${download.fileName}, more than the ${total} it announced; the download was discarded.`);
+    throw new HearthError(
+      'provider_error',
+      `${host} sent ${size} bytes for ${download.fileName}, more than the ${total} it announced; the download was discarded.`,
+    );
   }
   if (received.error !== null) return { done: false, reason: received.error };
   if (total !== null && size < total) return { done: false, reason: `received ${size} of ${total} bytes` };

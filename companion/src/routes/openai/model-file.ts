@@ -3,8 +3,8 @@ import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { HearthError } from '../errors.js';
-import type { Services } from '../services.js';
+import { HearthError } from '../../errors.js';
+import type { RouteOptions } from '../plugin.js';
 
 /** `bytes=a-b`, `bytes=a-` or `bytes=-n` against a file of `size` bytes; null when unsatisfiable. */
 export function parseRange(header: string, size: number): { start: number; end: number } | null | 'ignore' {
@@ -31,7 +31,7 @@ export function parseRange(header: string, size: number): { start: number; end: 
  * (wllama). `HEAD` gives the size before a download; `Range` lets a client resume. Remote
  * models have no file here and answer 404 like unknown ones.
  */
-export async function fileRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
+export async function modelFileRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
   const { services } = options;
 
   app.get<{ Params: { id: string } }>('/v1/models/:id/file', async (request, reply) => {
@@ -40,12 +40,18 @@ export async function fileRoutes(app: FastifyInstance, options: { services: Serv
       throw error;
     });
     if (!target || target.kind !== 'local') {
-      throw new HearthError('model_not_found', `"${request.params.id}" is not a local model file Hearth can serve. List the local models with GET /v1/models.`, { param: 'id' });
+      throw new HearthError(
+        'model_not_found',
+        `"${request.params.id}" is not a local model file Hearth can serve. List the local models with GET /v1/models.`,
+        { param: 'id' },
+      );
     }
     const { info } = target;
     const size = (await stat(info.path)).size;
     if (size !== info.sizeBytes) {
-      throw new HearthError('invalid_request_error', `${info.id} is split into several files; only single-file models can be copied to the browser.`, { param: 'id' });
+      throw new HearthError('invalid_request_error', `${info.id} is split into several files; only single-file models can be copied to the browser.`, {
+        param: 'id',
+      });
     }
     reply
       .header('accept-ranges', 'bytes')
@@ -60,7 +66,10 @@ export async function fileRoutes(app: FastifyInstance, options: { services: Serv
     }
     if (range === 'ignore') return send(reply.header('content-length', String(size)), request.method, info.path, 0, size - 1);
     return send(
-      reply.status(206).header('content-range', `bytes ${range.start}-${range.end}/${size}`).header('content-length', String(range.end - range.start + 1)),
+      reply
+        .status(206)
+        .header('content-range', `bytes ${range.start}-${range.end}/${size}`)
+        .header('content-length', String(range.end - range.start + 1)),
       request.method,
       info.path,
       range.start,

@@ -38,10 +38,7 @@ export async function request(context: HttpContext, url: string, extra: Record<s
 }
 
 export function unreachable(host: string, reason: string, modelsDir: string): Error {
-  return new Error(
-    `cannot reach ${host} (${reason}). Hearth needs internet for \`hearth pull\`; ` +
-      `alternatively copy a .gguf into ${modelsDir}`,
-  );
+  return new Error(`cannot reach ${host} (${reason}). Hearth needs internet for \`hearth pull\`; ` + `alternatively copy a .gguf into ${modelsDir}`);
 }
 
 export function abortError(signal: AbortSignal): Error {
@@ -81,11 +78,9 @@ export function networkReason(error: unknown): string {
 export function httpError(status: number, what: string, host: string): HearthError {
   if (status === 404) return new HearthError('model_not_found', `${what} was not found on ${host}.`, { param: 'spec' });
   if (status === 401 || status === 403) {
-    return new HearthError(
-      'model_not_found',
-      `${host} refused ${what} (HTTP ${status}): check the name; gated or private repositories need HF_TOKEN set.`,
-      { param: 'spec' },
-    );
+    return new HearthError('model_not_found', `${host} refused ${what} (HTTP ${status}): check the name; gated or private repositories need HF_TOKEN set.`, {
+      param: 'spec',
+    });
   }
   return new HearthError('provider_error', `${host} answered HTTP ${status} for ${what}.`);
 }

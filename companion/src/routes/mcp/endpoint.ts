@@ -1,14 +1,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isLoopbackBind } from '../http/hosts.js';
-import { McpEndpoint } from '../mcp/endpoint.js';
-import type { Services } from '../services.js';
+import { isLoopbackBind } from '../../access/hosts.js';
+import { McpEndpoint } from '../../mcp/endpoint.js';
+import type { Services } from '../../services.js';
+import type { RouteOptions } from '../plugin.js';
 
 /**
  * Hearth's MCP server endpoint: Streamable HTTP at /mcp (POST messages, GET the notification
  * stream, DELETE a session), serving the same permitted catalog as the bridge under the same
  * keys. The perimeter has already checked Host, Origin and the key's `tools` scope.
  */
-export async function mcpServerRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
+export async function mcpEndpointRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
   const { services } = options;
   const endpoint = new McpEndpoint({ manager: services.mcp, config: () => services.config, version: services.version });
   app.addHook('onClose', async () => endpoint.close());

@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../../companion/src/commands/pull.js';
 import { HearthError } from '../../../companion/src/errors.js';
-import { pullModel, type PullProgress } from '../../../companion/src/inference/pull.js';
+import { pullModel, type PullProgress } from '../../../companion/src/models/pull.js';
 
 // ---------------------------------------------------------------- a small Hugging Face
 
@@ -336,8 +336,7 @@ describe('pullModel: tokens and offline', () => {
     expect(error).toBeInstanceOf(Error);
     expect(error).not.toBeInstanceOf(HearthError);
     expect(error.message).toBe(
-      `cannot reach 127.0.0.1:${port} (connection refused). Hearth needs internet for \`hearth pull\`; ` +
-        `alternatively copy a .gguf into ${modelsDir}`,
+      `cannot reach 127.0.0.1:${port} (connection refused). Hearth needs internet for \`hearth pull\`; ` + `alternatively copy a .gguf into ${modelsDir}`,
     );
   });
 
@@ -379,7 +378,10 @@ describe('pullModel: tokens and offline', () => {
 
 class Capture extends Writable {
   text = '';
-  constructor(readonly isTTY = false, readonly columns = 100) {
+  constructor(
+    readonly isTTY = false,
+    readonly columns = 100,
+  ) {
     super();
   }
   override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
@@ -396,7 +398,7 @@ describe('hearth pull', () => {
     const modelsDir = await freshDir();
     const stdout = new Capture();
     const stderr = new Capture();
-    const code = await run(['org/Cli'], { modelsDir: join(root, 'unused'), stdout, stderr });
+    const code = await run(['org/Cli'], { modelsDir: join(root, 'unused'), stdout, stderr, env: {} });
     expect(code).toBe(0);
     // --models-dir was not given: context.modelsDir is used
     expect(stdout.text).toBe(`${join(root, 'unused', 'cli-Q4_K_M.gguf')}\n`);
@@ -407,7 +409,7 @@ describe('hearth pull', () => {
     expect(stderr.text).not.toContain('\r');
 
     const tty = new Capture(true, 100);
-    const again = await run(['pull', 'org/Cli', '--models-dir', modelsDir], { modelsDir: join(root, 'unused'), stdout, stderr: tty });
+    const again = await run(['pull', 'org/Cli', '--models-dir', modelsDir], { modelsDir: join(root, 'unused'), stdout, stderr: tty, env: {} });
     expect(again).toBe(0);
     expect(tty.text).toContain('\r');
     expect(tty.text).toMatch(/\[#+\] 100% {2}3\.0\/3\.0 MB {2}[\d.]+ MB\/s {2}ETA \d+:\d\d/);
@@ -416,7 +418,7 @@ describe('hearth pull', () => {
   it('answers usage errors with 2 and failures with 1', async () => {
     const stdout = new Capture();
     const stderr = new Capture();
-    const context = { modelsDir: await freshDir(), stdout, stderr };
+    const context = { modelsDir: await freshDir(), stdout, stderr, env: {} };
     expect(await run([], context)).toBe(2);
     expect(stderr.text).toContain('missing <spec>');
     expect(await run(['a/b', '--bogus'], context)).toBe(2);

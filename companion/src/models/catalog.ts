@@ -1,8 +1,8 @@
 import { HearthError } from '../errors.js';
-import type { ModelRecord } from '../../../shared/src/api/openai.js';
-import type { Engine } from './engine.js';
+import type { ModelRecord } from '#shared/api/openai.js';
+import type { Engine } from '../inference/engine.js';
 import { scanModels, type LocalModel, type ScanOptions } from './registry.js';
-import type { RemoteProviders } from './remote.js';
+import type { RemoteProviders } from '../providers/remote.js';
 
 export type ModelTarget = { kind: 'local'; info: LocalModel } | { kind: 'remote'; id: string };
 
@@ -38,7 +38,10 @@ export class ModelCatalog {
 
   async list(): Promise<ModelRecord[]> {
     const [local, remote] = await Promise.all([this.local(), this.remote.listModels()]);
-    return [...local.map((info) => this.localRecord(info)), ...remote.map((model): ModelRecord => ({ id: model.id, object: 'model', created: 0, owned_by: model.owned_by, source: 'remote' }))];
+    return [
+      ...local.map((info) => this.localRecord(info)),
+      ...remote.map((model): ModelRecord => ({ id: model.id, object: 'model', created: 0, owned_by: model.owned_by, source: 'remote' })),
+    ];
   }
 
   async resolve(id: string): Promise<ModelTarget> {
@@ -46,7 +49,11 @@ export class ModelCatalog {
     const find = (models: LocalModel[]) => models.find((model) => model.id === id);
     const info = find(await this.local()) ?? find(await this.local(true));
     if (!info) {
-      throw new HearthError('model_not_found', `The model "${id}" does not exist. List the available models with GET /v1/models; a model file goes into the models folder.`, { param: 'model' });
+      throw new HearthError(
+        'model_not_found',
+        `The model "${id}" does not exist. List the available models with GET /v1/models; a model file goes into the models folder.`,
+        { param: 'model' },
+      );
     }
     if (info.error) throw new HearthError('model_load_failed', `${id} cannot be used: ${info.error}`, { param: 'model' });
     return { kind: 'local', info };

@@ -7,7 +7,7 @@
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { ModelSource, ScanOptions } from './registry.js';
+import type { ModelSource, ScanOptions } from './types.js';
 
 /** One model found on disk, before metadata and final ids. */
 export interface Candidate {
@@ -217,7 +217,10 @@ interface OllamaManifest {
 
 async function subdirectories(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-  return entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort(compare);
+  return entries
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+    .sort(compare);
 }
 
 /** manifests/<registry>/<namespace>/<name>/<tag> -> the model layer's blob. */
@@ -243,9 +246,7 @@ async function fromOllama(root: string): Promise<Candidate[]> {
 function ollamaId(registry: string, namespace: string, name: string, tag: string): string {
   const repo = toIdPart(name);
   const prefix =
-    registry === 'registry.ollama.ai'
-      ? namespace === 'library' ? '' : `${toIdPart(namespace)}.`
-      : `${toIdPart(registry)}.${toIdPart(namespace)}.`;
+    registry === 'registry.ollama.ai' ? (namespace === 'library' ? '' : `${toIdPart(namespace)}.`) : `${toIdPart(registry)}.${toIdPart(namespace)}.`;
   return `${prefix}${repo}:${toIdPart(tag)}`;
 }
 

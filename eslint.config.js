@@ -1,0 +1,58 @@
+// Lint rules for the whole repository. Formatting is Prettier's (npm run format); this file holds
+// correctness rules and the architecture's import boundaries.
+import js from '@eslint/js';
+import svelte from 'eslint-plugin-svelte';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+/** Domain folders: they never reach the HTTP layer. */
+const DOMAIN = ['models', 'inference', 'providers', 'access', 'agents', 'mcp', 'memory', 'images', 'media', 'remote', 'cloud', 'config', 'store'];
+const httpLayer = {
+  patterns: [
+    { group: ['fastify', 'fastify/*', '@fastify/*'], message: 'Domain code never imports Fastify: routes/ convert between HTTP and the domain.' },
+    { group: ['**/routes/*', '**/routes', '**/http/*', '**/http', '**/app.js'], message: 'Domain code never imports routes/, http/ or app.ts.' },
+  ],
+};
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'build/', '.svelte-kit/', 'dist/', 'bench/results/', 'web/static/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  ...svelte.configs['flat/recommended'],
+  {
+    languageOptions: { globals: { ...globals.node }, ecmaVersion: 2023, sourceType: 'module' },
+    rules: {
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', destructuredArrayIgnorePattern: '^_' },
+      ],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/shared/src/*', '**/shared/src/**'], message: 'Import wire types as #shared/api/...' }] }],
+    },
+  },
+  {
+    files: [`companion/src/{${DOMAIN.join(',')}}/**/*.ts`],
+    rules: { 'no-restricted-imports': ['error', httpLayer] },
+  },
+  {
+    files: ['shared/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '^(?!\\./)', message: 'shared/ holds plain types: it imports nothing but its own files.' }] }],
+    },
+  },
+  {
+    files: ['web/src/**/*.{ts,svelte}', 'tests/web/**/*.ts', 'tests/browser/**/*.ts'],
+    languageOptions: { globals: { ...globals.browser, ...globals.node } },
+    // The app is served at / with no base path, so links and goto() need no resolve().
+    rules: { 'svelte/no-navigation-without-resolve': 'off' },
+  },
+  {
+    files: ['tests/**/*.ts'],
+    // Tests poke at wire shapes loosely on purpose.
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    files: ['**/*.svelte', '**/*.svelte.ts'],
+    languageOptions: { parserOptions: { parser: tseslint.parser, extraFileExtensions: ['.svelte'] } },
+  },
+);
