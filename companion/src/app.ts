@@ -1,6 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { installErrorHandling } from './http/error-handler.js';
 import { installPerimeter } from './http/perimeter.js';
+import { installUpgradeRule } from './http/upgrade-rule.js';
 import { adminRoutes } from './routes/admin.js';
 import { agentRoutes } from './routes/agents.js';
 import { healthRoutes } from './routes/health.js';
@@ -22,19 +23,12 @@ export interface AppOptions {
 /** Builds the HTTP app; the order of registration below is the route table. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { services } = options;
-  const app = Fastify({
-    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
-    bodyLimit: services.config.server.body_limit_mb * 1024 * 1024,
-    // Clients must get 400 for wrong types, not a silent coercion of "5" into 5.
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
-    // Time to receive a whole request (slow-client defence); generating the answer is not limited.
-    requestTimeout: services.config.server.limits.request_timeout_seconds * 1000,
-    forceCloseConnections: true,
-    return503OnClosing: true,
-  });
+  const app = Fastify(serverOptions(options));
   // JSON only: a text/plain body must be 415, not a string that fails validation later.
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
+  // Before the perimeter: no key makes a plain-HTTP agent call from another machine acceptable.
+  installUpgradeRule(app, () => services.channel.status());
   installPerimeter(app, { server: () => services.config.server, keys: services.keys });
   const routeOptions: RouteOptions = { services, webRoot: options.webRoot };
   await app.register(healthRoutes, routeOptions);
@@ -45,4 +39,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(mcpRoutes, routeOptions);
   await app.register(webRoutes, routeOptions);
   return app;
+}
+
+/** Fastify settings both listeners share (this one and the secure channel's). */
+export function serverOptions(options: Omit<AppOptions, 'webRoot'>) {
+  const { services } = options;
+  return {
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false as const }),
+    bodyLimit: services.config.server.body_limit_mb * 1024 * 1024,
+    // Clients must get 400 for wrong types, not a silent coercion of "5" into 5.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
+    // Time to receive a whole request (slow-client defence); generating the answer is not limited.
+    requestTimeout: services.config.server.limits.request_timeout_seconds * 1000,
+    forceCloseConnections: true,
+    return503OnClosing: true,
+  };
 }

@@ -9,6 +9,8 @@ Usage:
   hearth secret set|list|delete                                                secret values (secret:NAME)
   hearth config export|plan|apply [FILE] [--prune] [--yes]                     configuration of the running server
   hearth mcp status|reconnect|login [NAME]                                      MCP tool services of the running server
+  hearth devices pair|list|revoke                                              devices paired with this host (secure channel)
+  hearth remote add|list|remove                                                hosts this companion is paired with
   hearth --version | --help
 
 Run "hearth serve --help" for the serve options.`;
@@ -22,6 +24,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   secret: () => import('./commands/secret.js'),
   config: () => import('./commands/config.js'),
   mcp: () => import('./commands/mcp.js'),
+  devices: () => import('./commands/devices.js'),
+  remote: () => import('./commands/remote.js'),
 };
 
 export async function main(argv: string[]): Promise<number> {

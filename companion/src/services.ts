@@ -7,6 +7,8 @@ import { ResponseStore } from './store/responses.js';
 import { KeyStore } from './access/keys.js';
 import type { Logger } from './logger.js';
 import { McpManager } from './mcp/manager.js';
+import { RemoteChannel } from './remote/channel.js';
+import { RemoteHosts } from './remote/hosts.js';
 import { localEmbeddingModels } from './memory/embedder.js';
 import { localMemoryModels } from './memory/models.js';
 import { MemoryService } from './memory/service.js';
@@ -43,6 +45,10 @@ export interface Services {
   memory: MemoryService;
   /** Outbound MCP tool services and the tool catalog they fill. */
   mcp: McpManager;
+  /** The secure channel's host side: certificates, paired devices, pairing, revocation. */
+  channel: RemoteChannel;
+  /** The device side: hosts this companion is paired with, reached over mutual TLS. */
+  remoteHosts: RemoteHosts;
   /** Aborted when the server shuts down: open streams and generations stop. */
   shutdown: AbortSignal;
   /** The folders scanned for models, in order. */
@@ -94,6 +100,13 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         log: options.log,
       }),
       mcp: new McpManager({ services: config.mcp_services, secrets, log: options.log, version: options.version }),
+      channel: new RemoteChannel({
+        db,
+        folder: paths.remote,
+        settings: () => services.config.server.remote,
+        agentIds: () => services.config.agents.map((agent) => agent.id),
+      }),
+      remoteHosts: new RemoteHosts({ hosts: () => services.config.remote_hosts, secrets }),
       shutdown: shutdown.signal,
       get modelsDirs() {
         return scanOf(services.config).modelsDirs;
@@ -112,6 +125,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         await services.memory.close();
         // Every MCP connection and service process ends before the data directory is released.
         await services.mcp.close();
+        services.remoteHosts.close();
         await engine.close();
         db.close();
         unlock();

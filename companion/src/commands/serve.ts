@@ -1,9 +1,11 @@
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from '../app.js';
+import { buildRemoteApp } from '../remote-app.js';
 import { ConfigError } from '../config/document.js';
-import { createServices } from '../services.js';
+import { createServices, type Services } from '../services.js';
 import { isLoopbackBind } from '../access/hosts.js';
 import { writeFileAtomic } from '../store/files.js';
 import { DataDirectoryBusyError } from '../store/lock.js';
@@ -54,6 +56,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     context.stderr.write(`${refusal}\n`);
     return 1;
   }
+  let channel: FastifyInstance | undefined;
   // Handlers go in before the address is printed: a script may signal as soon as it reads it.
   let stopping: Promise<void> | undefined;
   let stopped: (code: number) => void = () => undefined;
@@ -62,7 +65,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     stopping ??= (async () => {
       log.info({ signal }, 'stopping');
       // Abort generations first so open streams end promptly, then close sockets and the database.
-      const closing = app.close();
+      const closing = Promise.all([app.close(), channel?.close()]);
       rmSync(services.paths.server, { force: true });
       await services.close();
       await closing;
@@ -83,6 +86,19 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     );
     return 1;
   }
+  try {
+    channel = await openSecureChannel(services, log);
+  } catch (error) {
+    await Promise.all([app.close(), services.close()]);
+    const remote = services.config.server.remote;
+    const code = (error as NodeJS.ErrnoException).code;
+    context.stderr.write(
+      code === 'EADDRINUSE'
+        ? `The secure channel's port ${remote.port} on ${remote.host} is already in use. Change server.remote.port, or stop the other program.\n`
+        : `Could not open the secure channel on ${remote.host}:${remote.port}: ${(error as Error).message}\n`,
+    );
+    return 1;
+  }
   const address = app.server.address();
   const shown =
     typeof address === 'object' && address
@@ -99,6 +115,25 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     log.warn(`No models found. Copy a .gguf file into ${services.paths.models}, pass --models-dir DIR, or run: hearth pull <huggingface-repo>`);
   }
   return exit;
+}
+
+/** The second listener (server.remote): TLS 1.3 with client certificates, for paired devices. */
+async function openSecureChannel(services: Services, log: FastifyBaseLogger): Promise<FastifyInstance | undefined> {
+  const settings = services.config.server.remote;
+  if (!settings.enabled) return undefined;
+  const tls = await services.channel.prepare();
+  const remote = await buildRemoteApp({ services, tls, logger: log });
+  try {
+    await remote.listen({ host: settings.host, port: settings.port });
+  } catch (error) {
+    await remote.close();
+    throw error;
+  }
+  const address = remote.server.address();
+  services.channel.listening(typeof address === 'object' && address ? { host: address.address, port: address.port } : undefined);
+  const status = services.channel.status();
+  log.info({ url: status.url, fingerprint: status.fingerprint }, 'secure channel listening (TLS 1.3, paired devices only)');
+  return remote;
 }
 
 /** Listening beyond loopback is a deliberate choice: it needs auth on and a key to use. */

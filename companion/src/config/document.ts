@@ -7,6 +7,7 @@ import { NAMED_LISTS } from './merge.js';
 import { configSchema } from './schema.js';
 import { normaliseMemorySettings } from '../memory/settings.js';
 import { checkMcpServices } from '../mcp/settings.js';
+import { checkCloudWorkspaces } from '../cloud/settings.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -26,14 +27,20 @@ export function checkDocument(value: unknown): { document?: ConfigDocument; prob
   const copy = structuredClone(value ?? {}) as Record<string, unknown>;
   const valid = validate(copy);
   const schemaProblems = valid ? [] : (validate.errors ?? []).map(describe);
-  const listProblems = [...duplicates(copy), ...checkMcpServices(copy.mcp_services)];
+  const listProblems = [...duplicates(copy), ...checkMcpServices(copy.mcp_services), ...checkCloudWorkspaces(copy.cloud_workspaces)];
   if (!valid || listProblems.length > 0) return { problems: [...schemaProblems, ...listProblems] };
   const document = copy as unknown as ConfigDocument;
   document.memory = normaliseMemorySettings(document.memory);
   return { document, problems: [] };
 }
 
-const ENTRY_NAMES: Record<string, string> = { providers: 'provider', mcp_services: 'service', agents: 'agent' };
+const ENTRY_NAMES: Record<string, string> = {
+  providers: 'provider',
+  mcp_services: 'service',
+  agents: 'agent',
+  remote_hosts: 'host',
+  cloud_workspaces: 'workspace',
+};
 
 /** Named list items must have distinct names, or plan/apply could not tell them apart. */
 function duplicates(document: Record<string, unknown>): string[] {

@@ -39,6 +39,9 @@ export function planChange(
     'server.limits.memory_body_mb',
     'server.limits.images_body_mb',
     'server.limits.request_timeout_seconds',
+    'server.remote.enabled',
+    'server.remote.host',
+    'server.remote.port',
   ];
   const restartRequired = changes.flatMap((change) => change.fields.map((field) => `${change.section}.${field}`)).filter((path) => restart.includes(path));
   return { plan: { valid: true, changes, risks, restart_required: restartRequired, document }, problems: [] };

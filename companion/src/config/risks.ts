@@ -54,6 +54,13 @@ export function findRisks(before: ConfigDocument, after: ConfigDocument, changes
         add('automatic_approval', `agents.${agent.id}.tool_policy.${kind}`, `Agent "${agent.id}" would run ${kind} tools without asking.`);
     }
   }
+  const channel = after.server.remote;
+  if (channel.enabled && (!before.server.remote.enabled || channel.host !== before.server.remote.host))
+    add(
+      'remote_channel',
+      'server.remote',
+      `Other machines could pair with this host and run the agents granted to them, over TLS on ${channel.host}:${channel.port}.`,
+    );
   if (after.images.hosted.enabled && !before.images.hosted.enabled)
     add('paid_spend', 'images.hosted.enabled', 'Paid hosted media generation would be enabled.');
   return risks;

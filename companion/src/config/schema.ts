@@ -50,6 +50,17 @@ export const configSchema = {
             streams_per_key: { type: 'integer', minimum: 1, maximum: 10000, default: 8 },
           },
         },
+        // The secure channel for paired devices: a second listener, TLS 1.3 and client certificates only.
+        remote: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            enabled: { type: 'boolean', default: false },
+            host: { type: 'string', minLength: 1, default: '0.0.0.0' },
+            port: { type: 'integer', minimum: 0, maximum: 65535, default: 4778 },
+          },
+        },
       },
     },
     models: {
@@ -195,6 +206,44 @@ export const configSchema = {
           { if: { properties: { transport: { const: 'stdio' } } }, then: { required: ['command'] } },
           { if: { properties: { transport: { const: 'http' } } }, then: { required: ['url'] } },
         ],
+      },
+    },
+    // Hosts this companion is paired with as a device (hearth remote add); the credential is a secret.
+    remote_hosts: {
+      type: 'array',
+      default: [],
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'url', 'fingerprint', 'credential'],
+        properties: {
+          name: { type: 'string', pattern: '^[a-z0-9][a-z0-9._-]*$', maxLength: 64 },
+          url: { type: 'string', pattern: '^https://[^\\s/?#@]+/?$' },
+          fingerprint: { type: 'string', pattern: '^([0-9A-F]{2}:){31}[0-9A-F]{2}$', description: 'SHA-256 of the host certificate, AB:CD:...' },
+          credential: { ...reference, pattern: '^secret:[A-Za-z_][A-Za-z0-9_]*$', description: 'secret:NAME' },
+        },
+      },
+    },
+    // Cloud workspaces with published A2A agents, reached through an OAuth sign-in (hearth cloud login).
+    cloud_workspaces: {
+      type: 'array',
+      default: [],
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'workspace_id', 'issuer', 'client_id'],
+        properties: {
+          name: { type: 'string', pattern: '^[a-z0-9][a-z0-9._-]*$', maxLength: 64 },
+          workspace_id: { type: 'string', minLength: 1, maxLength: 256 },
+          workspace_claim: { type: 'string', minLength: 1, default: 'workspace_id' },
+          issuer: { type: 'string', pattern: '^https?://(?![^/?#]*@)[^\\s?#]+$' },
+          client_id: { type: 'string', minLength: 1 },
+          client_secret: reference,
+          scopes: { type: 'array', items: { type: 'string', pattern: '^\\S+$' }, default: ['openid', 'offline_access'] },
+          grant: { enum: ['authorization_code', 'device_code'], default: 'authorization_code' },
+          agent_cards: { type: 'array', items: { type: 'string', pattern: '^https?://(?![^/?#]*@)[^\\s#]+$' }, default: [] },
+          directory: { type: 'string', pattern: '^https?://(?![^/?#]*@)[^\\s#]+$' },
+        },
       },
     },
   },

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { configRoutes } from './admin/config.js';
+import { deviceRoutes } from './admin/devices.js';
+import { remoteHostRoutes } from './admin/remote-hosts.js';
 import { keyRoutes } from './admin/keys.js';
 import { mcpAdminRoutes } from './admin/mcp.js';
 import { statusRoutes } from './admin/status.js';
@@ -11,4 +13,6 @@ export async function adminRoutes(app: FastifyInstance, options: RouteOptions): 
   await app.register(keyRoutes, options);
   await app.register(configRoutes, options);
   await app.register(mcpAdminRoutes, options);
+  await app.register(deviceRoutes, options);
+  await app.register(remoteHostRoutes, options);
 }

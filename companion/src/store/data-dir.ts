@@ -14,6 +14,8 @@ export interface DataPaths {
   models: string;
   images: string;
   logs: string;
+  /** The secure channel's host certificate and device CA (files 0600). */
+  remote: string;
 }
 
 export function defaultDataDirectory(): string {
@@ -32,6 +34,7 @@ export function dataPaths(root: string): DataPaths {
     models: join(absolute, 'models'),
     images: join(absolute, 'images'),
     logs: join(absolute, 'logs'),
+    remote: join(absolute, 'remote'),
   };
 }
 

@@ -21,6 +21,14 @@ export interface ServerSettings {
     /** Concurrent requests one access key may have open. */
     streams_per_key: number;
   };
+  /** The secure channel: a second listener, TLS 1.3 only, for paired devices. */
+  remote: RemoteChannelSettings;
+}
+
+export interface RemoteChannelSettings {
+  enabled: boolean;
+  host: string;
+  port: number;
 }
 
 export interface ModelSettings {
@@ -74,6 +82,41 @@ export interface ConfigDocument {
   agents: AgentSettings[];
   images: ImageSettings;
   mcp_services: McpServiceSettings[];
+  /** Other machines' Hearth this companion is paired with (it is the device there). */
+  remote_hosts: RemoteHostSettings[];
+  /** Cloud workspaces whose published A2A agents this companion may dispatch work to. */
+  cloud_workspaces: CloudWorkspaceSettings[];
+}
+
+/** A host paired with through `hearth remote add`; its granted agents appear as `<name>/<agent>`. */
+export interface RemoteHostSettings {
+  name: string;
+  /** https://HOST:PORT of the host's secure channel. */
+  url: string;
+  /** SHA-256 fingerprint of the host certificate pinned at pairing. */
+  fingerprint: string;
+  /** The device's key, certificate and the pinned host certificate (a secret, JSON). */
+  credential: SecretReference;
+}
+
+/** A cloud workspace: its OAuth sign-in and its published agents (A2A agent cards). */
+export interface CloudWorkspaceSettings {
+  /** Local name; its agents appear as `cloud:<name>/<agent>`. */
+  name: string;
+  /** The workspace identifier the sign-in must be bound to. */
+  workspace_id: string;
+  /** The ID token claim that carries the workspace identifier. */
+  workspace_claim: string;
+  issuer: string;
+  client_id: string;
+  client_secret?: SecretReference;
+  scopes: string[];
+  /** authorization_code: PKCE on a loopback redirect; device_code: the device authorization grant. */
+  grant: 'authorization_code' | 'device_code';
+  /** Agent card URLs. */
+  agent_cards: string[];
+  /** A URL answering the workspace's agent list: card URLs or cards. */
+  directory?: string;
 }
 
 /** What an agent may do with each class of tool. */

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { apply, plan, serialize, type ConfigTarget } from '../../config/apply.js';
 import { configSchema } from '../../config/schema.js';
+import type { Services } from '../../services.js';
 import type { RouteOptions } from '../plugin.js';
 import type { ApplyRequest, PlanRequest } from '#shared/api/admin-config.js';
 
@@ -13,15 +14,7 @@ const changeBody = {
 
 export async function configRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
   const bodyLimit = services.config.server.limits.admin_body_kb * 1024;
-  const target: ConfigTarget = {
-    current: () => services.config,
-    path: services.paths.config,
-    db: services.db,
-    resolves: (reference) => services.secrets.resolve(reference) !== undefined,
-    localModelIds: async () => (await services.catalog.local()).map((model) => model.id),
-    activeKeys: () => services.keys.activeCount(),
-    reconfigure: (next) => services.reconfigure(next),
-  };
+  const target = configTarget(services);
 
   app.get<{ Querystring: { format?: string } }>(
     '/admin/config/export',
@@ -49,4 +42,17 @@ export async function configRoutes(app: FastifyInstance, { services }: RouteOpti
       peer: request.socket.remoteAddress ?? 'unknown',
     }),
   );
+}
+
+/** What plan and apply need of the running server (also used by routes that change one section). */
+export function configTarget(services: Services): ConfigTarget {
+  return {
+    current: () => services.config,
+    path: services.paths.config,
+    db: services.db,
+    resolves: (reference) => services.secrets.resolve(reference) !== undefined,
+    localModelIds: async () => (await services.catalog.local()).map((model) => model.id),
+    activeKeys: () => services.keys.activeCount(),
+    reconfigure: (next) => services.reconfigure(next),
+  };
 }
