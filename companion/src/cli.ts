@@ -11,6 +11,7 @@ Usage:
   hearth mcp status|reconnect|login [NAME]                                      MCP tool services of the running server
   hearth devices pair|list|revoke                                              devices paired with this host (secure channel)
   hearth remote add|list|remove                                                hosts this companion is paired with
+  hearth cloud list|login|logout|agents [NAME]                                 cloud workspaces: sign-in and published agents
   hearth --version | --help
 
 Run "hearth serve --help" for the serve options.`;
@@ -26,6 +27,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   mcp: () => import('./commands/mcp.js'),
   devices: () => import('./commands/devices.js'),
   remote: () => import('./commands/remote.js'),
+  cloud: () => import('./commands/cloud.js'),
 };
 
 export async function main(argv: string[]): Promise<number> {

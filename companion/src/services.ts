@@ -9,6 +9,8 @@ import type { Logger } from './logger.js';
 import { McpManager } from './mcp/manager.js';
 import { RemoteChannel } from './remote/channel.js';
 import { RemoteHosts } from './remote/hosts.js';
+import { CloudAgents } from './cloud/agents.js';
+import { CloudSignIn } from './cloud/sign-in.js';
 import { localEmbeddingModels } from './memory/embedder.js';
 import { localMemoryModels } from './memory/models.js';
 import { MemoryService } from './memory/service.js';
@@ -49,6 +51,8 @@ export interface Services {
   channel: RemoteChannel;
   /** The device side: hosts this companion is paired with, reached over mutual TLS. */
   remoteHosts: RemoteHosts;
+  /** Cloud workspaces: OAuth sign-in bound to account and workspace, and their published A2A agents. */
+  cloud: { signIn: CloudSignIn; agents: CloudAgents };
   /** Aborted when the server shuts down: open streams and generations stop. */
   shutdown: AbortSignal;
   /** The folders scanned for models, in order. */
@@ -107,6 +111,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         agentIds: () => services.config.agents.map((agent) => agent.id),
       }),
       remoteHosts: new RemoteHosts({ hosts: () => services.config.remote_hosts, secrets }),
+      cloud: cloudWorkspaces(() => services.config, secrets, options.log),
       shutdown: shutdown.signal,
       get modelsDirs() {
         return scanOf(services.config).modelsDirs;
@@ -126,6 +131,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         // Every MCP connection and service process ends before the data directory is released.
         await services.mcp.close();
         services.remoteHosts.close();
+        services.cloud.signIn.close();
         await engine.close();
         db.close();
         unlock();
@@ -139,6 +145,11 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     unlock();
     throw error;
   }
+}
+
+function cloudWorkspaces(config: () => ConfigDocument, secrets: SecretStore, log: Logger) {
+  const signIn = new CloudSignIn({ workspaces: () => config().cloud_workspaces, secrets, log });
+  return { signIn, agents: new CloudAgents(signIn) };
 }
 
 function threadMemory(db: Db) {

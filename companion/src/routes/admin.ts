@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { cloudRoutes } from './admin/cloud.js';
 import { configRoutes } from './admin/config.js';
 import { deviceRoutes } from './admin/devices.js';
 import { remoteHostRoutes } from './admin/remote-hosts.js';
@@ -15,4 +16,5 @@ export async function adminRoutes(app: FastifyInstance, options: RouteOptions): 
   await app.register(mcpAdminRoutes, options);
   await app.register(deviceRoutes, options);
   await app.register(remoteHostRoutes, options);
+  await app.register(cloudRoutes, options);
 }

@@ -112,6 +112,9 @@ export interface CloudWorkspaceStatus {
   subject: string | null;
   /** When the access token in hand expires; it is refreshed before then. */
   expires_at: string | null;
+  /** When the sign-in in hand was made. */
+  signed_in_at: string | null;
+  /** Why the last sign-in attempt failed, or why the sign-in in hand cannot be used. */
   message: string | null;
 }
 

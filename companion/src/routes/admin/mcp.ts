@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { HearthError } from '../../errors.js';
+import { callbackPage } from '../../http/callback-page.js';
 import { OAUTH_CALLBACK_PATH } from '../../mcp/oauth.js';
 import type { RouteOptions } from '../plugin.js';
 import type { McpLoginStart, McpServiceList, McpServiceStatus } from '#shared/api/bridge.js';
@@ -29,13 +30,7 @@ export async function mcpAdminRoutes(app: FastifyInstance, { services }: RouteOp
 
   app.get<{ Querystring: { code?: string; state?: string; error?: string; error_description?: string } }>(OAUTH_CALLBACK_PATH, async (request, reply) => {
     const { code, state, error, error_description: description } = request.query;
-    const page = (status: number, title: string, text: string) =>
-      reply
-        .status(status)
-        .type('text/html; charset=utf-8')
-        .header('cache-control', 'no-store')
-        .header('content-security-policy', "default-src 'none'")
-        .send(`<!doctype html><meta charset="utf-8"><title>${escape(title)}</title><h1>${escape(title)}</h1><p>${escape(text)}</p>`);
+    const page = (status: number, title: string, text: string) => callbackPage(reply, status, title, text);
     if (error) return page(400, 'Sign-in was not completed', `The authorization server answered: ${error}${description ? ` (${description})` : ''}.`);
     if (!code || !state) return page(400, 'Sign-in was not completed', 'The redirect carries no code or state.');
     try {
@@ -52,8 +47,4 @@ export async function mcpAdminRoutes(app: FastifyInstance, { services }: RouteOp
       return page(400, 'Sign-in failed', message);
     }
   });
-}
-
-function escape(text: string): string {
-  return text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 }
