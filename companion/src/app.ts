@@ -29,7 +29,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   installErrorHandling(app);
   // Before the perimeter: no key makes a plain-HTTP agent call from another machine acceptable.
   installUpgradeRule(app, () => services.channel.status());
-  installPerimeter(app, { server: () => services.config.server, keys: services.keys });
+  installPerimeter(app, { server: () => services.config.server, keys: services.keys, admin: services.admin });
   const routeOptions: RouteOptions = { services, webRoot: options.webRoot };
   await app.register(healthRoutes, routeOptions);
   await app.register(openaiRoutes, routeOptions);

@@ -12,6 +12,7 @@ Usage:
   hearth devices pair|list|revoke                                              devices paired with this host (secure channel)
   hearth remote add|list|remove                                                hosts this companion is paired with
   hearth cloud list|login|logout|agents [NAME]                                 cloud workspaces: sign-in and published agents
+  hearth open                                                                  a one-time link that signs the app in
   hearth --version | --help
 
 Run "hearth serve --help" for the serve options.`;
@@ -28,6 +29,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   devices: () => import('./commands/devices.js'),
   remote: () => import('./commands/remote.js'),
   cloud: () => import('./commands/cloud.js'),
+  open: () => import('./commands/open.js'),
 };
 
 export async function main(argv: string[]): Promise<number> {

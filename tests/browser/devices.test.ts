@@ -9,6 +9,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addRemote, startHost } from '../helpers/remote.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
+import { newSignInLink, signIn } from './app-helpers.js';
 import { DESKTOP, PHONE, launch, screenshot, watch } from './harness.js';
 
 let host: RunningServer;
@@ -38,6 +39,7 @@ async function openDevices(viewport = DESKTOP, colorScheme: 'light' | 'dark' = '
   const context = await browser.newContext({ viewport, colorScheme });
   const page = await context.newPage();
   const errors = watch(page);
+  await signIn(page, await newSignInLink(host));
   await page.goto(`${host.url}/devices`);
   await page.getByTestId('channel-state').filter({ hasText: 'listening on' }).waitFor();
   return { page, errors };

@@ -129,4 +129,17 @@ describe('DevicesStore', () => {
     await store.refresh();
     expect(store.error).toMatch(/only on the machine the companion runs on/);
   });
+
+  it('says how to sign the app in when the companion asks for the admin credential', async () => {
+    companion({
+      ...base(),
+      'GET /admin/devices': new Response(
+        JSON.stringify({ error: { message: 'credential', type: 'authentication_error', code: 'admin_credential_required', param: null } }),
+        { status: 401 },
+      ),
+    });
+    const store = new DevicesStore();
+    await store.refresh();
+    expect(store.error).toMatch(/run hearth open/);
+  });
 });

@@ -14,14 +14,14 @@ the data directory, or --url http://127.0.0.1:PORT). Exit codes: 0 done, 1 faile
 export async function run(argv: string[], context: CommandContext): Promise<number> {
   const started = startCommand(argv, context, USAGE, { json: { type: 'boolean' }, 'no-wait': { type: 'boolean' } }, ['list', 'login', 'logout', 'agents']);
   if (typeof started === 'number') return started;
-  const { base, positionals, values } = started;
+  const { client, positionals, values } = started;
   const [action, name, extra] = positionals;
   if (extra !== undefined || (action !== 'list' && !name) || (action === 'list' && name)) {
     return usage(context, USAGE, `Incomplete or extra arguments: "cloud ${positionals.join(' ')}".`);
   }
   const path = `/admin/cloud/workspaces${name ? `/${encodeURIComponent(name)}` : ''}`;
   if (action === 'list') {
-    const answer = await adminCall<CloudWorkspaceList>(base, path);
+    const answer = await adminCall<CloudWorkspaceList>(client, path);
     if (!answer.ok) return failure(context, answer.body);
     if (values.json) context.stdout.write(`${JSON.stringify(answer.body.data, null, 2)}\n`);
     else if (answer.body.data.length === 0) context.stdout.write('No cloud workspaces are configured (cloud_workspaces in config.yaml).\n');
@@ -29,19 +29,19 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     return 0;
   }
   if (action === 'logout') {
-    const answer = await adminCall<CloudWorkspaceStatus>(base, `${path}/logout`, { method: 'POST' });
+    const answer = await adminCall<CloudWorkspaceStatus>(client, `${path}/logout`, { method: 'POST' });
     if (!answer.ok) return failure(context, answer.body);
     context.stdout.write(`Signed out of ${name}.\n`);
     return 0;
   }
   if (action === 'agents') {
-    const answer = await adminCall<{ data: CloudAgentSummary[] }>(base, `${path}/agents`);
+    const answer = await adminCall<{ data: CloudAgentSummary[] }>(client, `${path}/agents`);
     if (!answer.ok) return failure(context, answer.body);
     if (values.json) context.stdout.write(`${JSON.stringify(answer.body.data, null, 2)}\n`);
     else for (const agent of answer.body.data) context.stdout.write(`${agent.id}  ${agent.streaming ? 'streaming' : 'polling  '}  ${agent.description}\n`);
     return 0;
   }
-  const answer = await adminCall<CloudLoginStart>(base, `${path}/login`, { method: 'POST' });
+  const answer = await adminCall<CloudLoginStart>(client, `${path}/login`, { method: 'POST' });
   if (!answer.ok) return failure(context, answer.body);
   const start = answer.body;
   if (start.grant === 'device_code') {
@@ -53,7 +53,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
   } else context.stdout.write(`Open this address in a browser on this machine to sign in to "${name}":\n\n  ${start.authorization_url}\n\n`);
   if (values['no-wait']) return 0;
   context.stderr.write('Waiting for the sign-in to complete (Ctrl-C to stop waiting)...\n');
-  return waitForSignIn(context, () => adminCall<CloudWorkspaceStatus>(base, path), Date.now() - 1000, Date.parse(start.expires_at));
+  return waitForSignIn(context, () => adminCall<CloudWorkspaceStatus>(client, path), Date.now() - 1000, Date.parse(start.expires_at));
 }
 
 async function waitForSignIn(context: CommandContext, poll: () => Promise<Answer<CloudWorkspaceStatus>>, since: number, until: number): Promise<number> {

@@ -1,16 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { dataPaths } from '../store/data-dir.js';
+import { adminClient, type AdminClient } from './admin-client.js';
 import { takeDataDir } from './data-dir-option.js';
 import type { CommandContext } from './context.js';
-
-/** The running companion's loopback address, from `<data-dir>/server.json` (or --url). */
-export function companionUrl(dataDir: string, url?: string): string | undefined {
-  if (url) return url.replace(/\/+$/, '');
-  const file = dataPaths(dataDir).server;
-  if (!existsSync(file)) return undefined;
-  return (JSON.parse(readFileSync(file, 'utf8')) as { url: string }).url;
-}
 
 export interface Answer<T> {
   ok: boolean;
@@ -18,9 +9,9 @@ export interface Answer<T> {
   body: T;
 }
 
-/** One JSON request to the running companion's admin routes. */
-export async function adminCall<T>(base: string, path: string, init: { method?: string; body?: unknown } = {}): Promise<Answer<T>> {
-  const response = await fetch(`${base}${path}`, {
+/** One JSON request to the running companion's admin routes, with the admin credential. */
+export async function adminCall<T>(client: AdminClient, path: string, init: { method?: string; body?: unknown } = {}): Promise<Answer<T>> {
+  const response = await client.fetch(path, {
     method: init.method ?? 'GET',
     headers: init.body === undefined ? {} : { 'content-type': 'application/json' },
     body: init.body === undefined ? undefined : JSON.stringify(init.body),
@@ -48,7 +39,7 @@ export function usage(context: CommandContext, text: string, problem?: string): 
 }
 
 interface Parsed {
-  base: string;
+  client: AdminClient;
   positionals: string[];
   values: Record<string, string | boolean | string[] | undefined>;
 }
@@ -69,7 +60,7 @@ export function startCommand(
   let positionals: string[];
   try {
     const all: ParseArgsConfig['options'] = { ...options, url: { type: 'string' }, help: { type: 'boolean', short: 'h' } };
-    ({ values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: all }) as Omit<Parsed, 'base'>);
+    ({ values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: all }) as Omit<Parsed, 'client'>);
   } catch (error) {
     return usage(context, text, (error as Error).message);
   }
@@ -79,10 +70,10 @@ export function startCommand(
   }
   if (!positionals[0]) return usage(context, text, 'Say what to do.');
   if (!actions.includes(positionals[0])) return usage(context, text, `Unknown command "${positionals[0]}".`);
-  const base = companionUrl(dataDir, values.url as string | undefined);
-  if (!base) {
-    context.stderr.write(`No Hearth server is running on ${dataDir}. Start it with: hearth serve (or pass --url).\n`);
+  const client = adminClient(dataDir, values.url as string | undefined);
+  if ('problem' in client) {
+    context.stderr.write(`${client.problem}\n`);
     return 1;
   }
-  return { base, positionals, values };
+  return { client, positionals, values };
 }

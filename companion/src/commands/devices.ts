@@ -14,11 +14,11 @@ data directory, or --url http://127.0.0.1:PORT). Exit codes: 0 done, 1 failed, 2
 export async function run(argv: string[], context: CommandContext): Promise<number> {
   const started = startCommand(argv, context, USAGE, { agents: { type: 'string', multiple: true }, json: { type: 'boolean' } }, ['pair', 'list', 'revoke']);
   if (typeof started === 'number') return started;
-  const { base, positionals, values } = started;
+  const { client, positionals, values } = started;
   const [action, id] = positionals;
   if (action === 'pair' && !id) {
     const agents = ((values.agents as string[] | undefined) ?? []).flatMap((entry) => entry.split(',')).filter(Boolean);
-    const answer = await adminCall<PairingCode>(base, '/admin/devices/pair', { method: 'POST', body: { agents } });
+    const answer = await adminCall<PairingCode>(client, '/admin/devices/pair', { method: 'POST', body: { agents } });
     if (!answer.ok) return failure(context, answer.body);
     const pairing = answer.body;
     if (values.json) {
@@ -40,7 +40,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     return 0;
   }
   if (action === 'list' && !id) {
-    const answer = await adminCall<DeviceList>(base, '/admin/devices');
+    const answer = await adminCall<DeviceList>(client, '/admin/devices');
     if (!answer.ok) return failure(context, answer.body);
     if (values.json) context.stdout.write(`${JSON.stringify(answer.body.data, null, 2)}\n`);
     else if (answer.body.data.length === 0) context.stdout.write('No paired devices. Pair one with: hearth devices pair --agents AGENT\n');
@@ -48,7 +48,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     return 0;
   }
   if (action === 'revoke' && id) {
-    const answer = await adminCall<DeviceRecord>(base, `/admin/devices/${encodeURIComponent(id)}`, { method: 'DELETE' });
+    const answer = await adminCall<DeviceRecord>(client, `/admin/devices/${encodeURIComponent(id)}`, { method: 'DELETE' });
     if (!answer.ok) return failure(context, answer.body);
     context.stdout.write(`Revoked ${answer.body.id} "${answer.body.name}"; its connections are closed.\n`);
     return 0;

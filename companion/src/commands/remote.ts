@@ -18,12 +18,12 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     'remove',
   ]);
   if (typeof started === 'number') return started;
-  const { base, positionals, values } = started;
+  const { client, positionals, values } = started;
   const [action, name, url] = positionals;
   if (action === 'add' && name && url && positionals.length === 3) {
     if (!values.code || !values.fingerprint)
       return usage(context, USAGE, '--code and --fingerprint are required (hearth devices pair shows both on the host).');
-    const answer = await adminCall<RemoteHostStatus>(base, '/admin/remote-hosts', {
+    const answer = await adminCall<RemoteHostStatus>(client, '/admin/remote-hosts', {
       method: 'POST',
       body: { name, url, code: values.code, fingerprint: values.fingerprint },
     });
@@ -37,7 +37,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     return 0;
   }
   if (action === 'list' && !name) {
-    const answer = await adminCall<RemoteHostList>(base, '/admin/remote-hosts');
+    const answer = await adminCall<RemoteHostList>(client, '/admin/remote-hosts');
     if (!answer.ok) return failure(context, answer.body);
     if (values.json) context.stdout.write(`${JSON.stringify(answer.body.data, null, 2)}\n`);
     else if (answer.body.data.length === 0) context.stdout.write('No remote hosts. Pair with one: hearth remote add NAME URL --code CODE --fingerprint FP\n');
@@ -45,7 +45,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     return answer.body.data.every((host) => host.state === 'connected') ? 0 : 1;
   }
   if (action === 'remove' && name && !url) {
-    const answer = await adminCall(base, `/admin/remote-hosts/${encodeURIComponent(name)}`, { method: 'DELETE' });
+    const answer = await adminCall(client, `/admin/remote-hosts/${encodeURIComponent(name)}`, { method: 'DELETE' });
     if (!answer.ok) return failure(context, answer.body);
     context.stdout.write(`Removed ${name} and its device credential.\n`);
     return 0;

@@ -1,16 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import type { IncomingHttpHeaders } from 'node:http';
-import { isLoopbackAddress } from '../access/hosts.js';
+import { isLoopbackAddress, proxyHeaderOf } from '../access/hosts.js';
 import { HearthError } from '../errors.js';
 import type { ChannelStatus } from '#shared/api/remote.js';
 import { familyOf } from './perimeter.js';
-
-/** Headers a proxy adds: a request carrying one did not start on this machine, whatever its socket says. */
-const PROXY_HEADERS = ['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip', 'via'];
-
-function proxied(headers: IncomingHttpHeaders): boolean {
-  return PROXY_HEADERS.some((name) => headers[name] !== undefined);
-}
 
 /**
  * The upgrade rule: agent routes are protected remote routes. Over this plain-HTTP listener they
@@ -21,7 +13,8 @@ export function installUpgradeRule(app: FastifyInstance, channel: () => ChannelS
   app.addHook('onRequest', async (request, reply) => {
     const family = familyOf(request.routeOptions.url ?? request.url.split('?')[0]!);
     if (family !== 'agents') return;
-    if (isLoopbackAddress(request.socket.remoteAddress) && !proxied(request.headers)) return;
+    // A request that came through a proxy did not start on this machine, whatever its socket says.
+    if (isLoopbackAddress(request.socket.remoteAddress) && !proxyHeaderOf(request.headers)) return;
     const status = channel();
     const port = status.url ? new URL(status.url).port : null;
     void reply.header('upgrade', 'TLS/1.3').header('connection', 'Upgrade');

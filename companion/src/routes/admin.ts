@@ -5,10 +5,11 @@ import { deviceRoutes } from './admin/devices.js';
 import { remoteHostRoutes } from './admin/remote-hosts.js';
 import { keyRoutes } from './admin/keys.js';
 import { mcpAdminRoutes } from './admin/mcp.js';
+import { sessionRoutes } from './admin/session.js';
 import { statusRoutes } from './admin/status.js';
 import type { RouteOptions } from './plugin.js';
 
-/** The admin family: loopback only (enforced by the perimeter for every /admin path). */
+/** The admin family: loopback only, with the admin credential (both enforced by the perimeter for every /admin path). */
 export async function adminRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
   await app.register(statusRoutes, options);
   await app.register(keyRoutes, options);
@@ -17,4 +18,5 @@ export async function adminRoutes(app: FastifyInstance, options: RouteOptions): 
   await app.register(deviceRoutes, options);
   await app.register(remoteHostRoutes, options);
   await app.register(cloudRoutes, options);
+  await app.register(sessionRoutes, options);
 }

@@ -49,7 +49,8 @@ export async function cloudRoutes(app: FastifyInstance, { services }: RouteOptio
     async (request): Promise<CloudWorkspaceStatus> => signIn.logout(request.params.name),
   );
 
-  app.get(CLOUD_CALLBACK_PATH, async (request, reply) => {
+  // The authorization server redirects the browser here: the state it carries is the proof, not the admin credential.
+  app.get(CLOUD_CALLBACK_PATH, { config: { adminCredential: false } }, async (request, reply) => {
     const query = new URL(request.url, 'http://127.0.0.1').searchParams;
     if (query.get('error')) {
       const description = query.get('error_description');

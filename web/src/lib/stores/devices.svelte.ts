@@ -13,12 +13,12 @@ import {
 } from '$lib/api/devices';
 import type { ChannelStatus, CloudLoginStart, CloudWorkspaceStatus, DeviceRecord, PairingCode, RemoteHostStatus } from '#shared/api/remote.js';
 
-const describe = (error: unknown) =>
-  error instanceof ApiError && error.code === 'permission_denied'
-    ? 'Devices are managed only on the machine the companion runs on (loopback).'
-    : error instanceof Error
-      ? error.message
-      : String(error);
+function describe(error: unknown): string {
+  if (error instanceof ApiError && error.code === 'permission_denied') return 'Devices are managed only on the machine the companion runs on (loopback).';
+  if (error instanceof ApiError && error.code === 'admin_credential_required')
+    return 'Sign in to manage devices: run hearth open on the machine the companion runs on and open the link it prints.';
+  return error instanceof Error ? error.message : String(error);
+}
 
 /** The Devices screen: the secure channel, pairing, paired devices and hosts, cloud workspace sign-in. */
 export class DevicesStore {
