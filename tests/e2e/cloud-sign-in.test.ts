@@ -163,9 +163,12 @@ describe('cloud workspace sign-in', () => {
     expect(await status('acme')).toMatchObject({ state: 'revoked' });
     const cli = await runHearth(['cloud', 'list', '--data-dir', server.dataDir]);
     expect(cli.stdout).toMatch(/acme: revoked as alice/);
+    expect((await runHearth(['cloud', 'logout', 'acme', '--data-dir', server.dataDir])).code).toBe(0);
+    expect(await status('acme')).toMatchObject({ state: 'signed_out', subject: null });
+    expect(secrets().CLOUD_SIGNIN_ACME).toBeUndefined();
   });
 
-  it('no token or code ever reaches the log', () => {
+  it('no token ever reaches the log', () => {
     const log = server.stderr();
     for (const value of Object.values(secrets())) {
       const record = JSON.parse(value) as { access_token?: string; refresh_token?: string };

@@ -106,6 +106,10 @@ describe('pairing end to end', () => {
     const again = await addRemote(device, 'second', pairing);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/already been used/);
+    // Forgetting a host removes its entry and its credential.
+    expect((await hearth(device, ['remote', 'remove', 'first'])).code).toBe(0);
+    expect((await remoteHosts()).map((entry) => entry.name)).not.toContain('first');
+    expect(() => deviceCredential(device, 'first')).toThrow();
   });
 
   it('a wrong code is refused, and five wrong tries burn the live codes', async () => {
