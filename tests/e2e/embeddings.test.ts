@@ -75,7 +75,7 @@ describe('/v1/embeddings with the official openai client', () => {
     const texts = ['alpha beta', 'a longer sentence about the sea', 'alpha beta', 'x'];
     const batch = await client.embeddings.create({ model: 'tiny-embed', input: texts, encoding_format: 'float' });
     expect(batch.data.map((item) => item.index)).toEqual([0, 1, 2, 3]);
-    const singles = [];
+    const singles: OpenAI.CreateEmbeddingResponse[] = [];
     for (const text of texts) singles.push(await client.embeddings.create({ model: 'tiny-embed', input: text, encoding_format: 'float' }));
     batch.data.forEach((item, index) => {
       const alone = singles[index]!.data[0]!.embedding;

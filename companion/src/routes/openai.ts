@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { chatRoutes } from './openai/chat.js';
 import { embeddingRoutes } from './openai/embeddings.js';
+import { inputItemRoutes } from './openai/input-items.js';
 import { modelFileRoutes } from './openai/model-file.js';
 import { modelRoutes } from './openai/models.js';
 import { responsesRoutes } from './openai/responses.js';
@@ -12,5 +13,6 @@ export async function openaiRoutes(app: FastifyInstance, options: RouteOptions):
   await app.register(modelFileRoutes, options);
   await app.register(chatRoutes, options);
   await app.register(responsesRoutes, options);
+  await app.register(inputItemRoutes, options);
   await app.register(embeddingRoutes, options);
 }
