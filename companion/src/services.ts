@@ -73,7 +73,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const catalog = new ModelCatalog(scanOf(config), engine, remote);
     const shutdown = new AbortController();
     let closed = false;
-    const embeddings = new Embeddings(engine, () => embeddingSettings(services.config), options.log, threads);
+    const embeddings = new Embeddings(engine, () => engineSettings(services.config), options.log, threads);
     const services: Services = {
       version: options.version,
       paths,
@@ -146,16 +146,5 @@ function engineSettings(config: ConfigDocument) {
     queueLimit: settings.queue_limit,
     idleUnloadSeconds: settings.idle_unload_seconds,
     memoryBudgetBytes: (settings.memory_budget_mb || Math.floor(totalmem() / 2 / 1048576)) * 1048576,
-  };
-}
-
-function embeddingSettings(config: ConfigDocument) {
-  const settings = config.models;
-  return {
-    threads: settings.threads,
-    contextSize: settings.context_size,
-    parallel: settings.parallel,
-    queueLimit: settings.queue_limit,
-    idleUnloadSeconds: settings.idle_unload_seconds,
   };
 }

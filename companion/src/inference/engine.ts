@@ -162,10 +162,7 @@ export class Engine {
       return entry;
     } catch (error) {
       await model.dispose();
-      if (error instanceof HearthError) throw error;
-      const message = `${info.id} loaded but its context could not be created: ${error instanceof Error ? error.message : String(error)}`;
-      this.failures.set(info.id, { stamp: stamp(info), message });
-      throw new HearthError('model_load_failed', message, { param: 'model' });
+      throw this.contextFailure(info, error);
     }
   }
 
@@ -228,10 +225,7 @@ export class Engine {
       resident = await build(llama, model);
     } catch (error) {
       await model.dispose();
-      if (error instanceof HearthError) throw error;
-      const message = `${info.id} loaded but its context could not be created: ${error instanceof Error ? error.message : String(error)}`;
-      this.failures.set(info.id, { stamp: stamp(info), message });
-      throw new HearthError('model_load_failed', message, { param: 'model' });
+      throw this.contextFailure(info, error);
     }
     this.residents.set(info.id, resident);
     if (this.closed) await this.release(info.id);
@@ -245,6 +239,14 @@ export class Engine {
     await resident.dispose();
     this.options.log.info({ model: id }, 'model unloaded');
     return true;
+  }
+
+  /** A model whose context could not be created: remembered while the file is unchanged. */
+  private contextFailure(info: ModelFile, error: unknown): HearthError {
+    if (error instanceof HearthError) return error;
+    const message = `${info.id} loaded but its context could not be created: ${error instanceof Error ? error.message : String(error)}`;
+    this.failures.set(info.id, { stamp: stamp(info), message });
+    return new HearthError('model_load_failed', message, { param: 'model' });
   }
 
   /** llama.loadModel with the reason of a failure diagnosed and remembered while the file is unchanged. */

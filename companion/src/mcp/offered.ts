@@ -67,32 +67,43 @@ async function allPages<T>(read: (cursor: string | undefined) => Promise<{ items
 
 const options = { timeout: REQUEST_TIMEOUT_MS };
 
-export async function listResources(caller: ToolCaller): Promise<Resource[]> {
+/** One list from every offering service, each service's items renamed into Hearth's namespace. */
+async function fromEach<T>(
+  caller: ToolCaller,
+  capability: 'resources' | 'prompts',
+  read: (client: Client, cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string }>,
+  rename: (service: string, item: T) => T,
+): Promise<T[]> {
   const lists = await Promise.all(
-    offering(caller, 'resources').map(async ({ service, client }) =>
-      (
-        await allPages(async (cursor) => {
-          const page = await client.listResources(cursor ? { cursor } : undefined, options);
-          return { items: page.resources, nextCursor: page.nextCursor };
-        })
-      ).map((resource) => ({ ...resource, name: `${service}_${resource.name}`, uri: offeredUri(service, resource.uri) })),
-    ),
+    offering(caller, capability).map(async ({ service, client }) => (await allPages((cursor) => read(client, cursor))).map((item) => rename(service, item))),
   );
   return lists.flat();
 }
 
-export async function listResourceTemplates(caller: ToolCaller): Promise<ResourceTemplate[]> {
-  const lists = await Promise.all(
-    offering(caller, 'resources').map(async ({ service, client }) =>
-      (
-        await allPages(async (cursor) => {
-          const page = await client.listResourceTemplates(cursor ? { cursor } : undefined, options);
-          return { items: page.resourceTemplates, nextCursor: page.nextCursor };
-        })
-      ).map((template) => ({ ...template, name: `${service}_${template.name}`, uriTemplate: offeredUri(service, template.uriTemplate) })),
-    ),
+const page = (cursor: string | undefined) => (cursor ? { cursor } : undefined);
+
+export function listResources(caller: ToolCaller): Promise<Resource[]> {
+  return fromEach(
+    caller,
+    'resources',
+    async (client, cursor) => {
+      const result = await client.listResources(page(cursor), options);
+      return { items: result.resources, nextCursor: result.nextCursor };
+    },
+    (service, resource) => ({ ...resource, name: `${service}_${resource.name}`, uri: offeredUri(service, resource.uri) }),
   );
-  return lists.flat();
+}
+
+export function listResourceTemplates(caller: ToolCaller): Promise<ResourceTemplate[]> {
+  return fromEach(
+    caller,
+    'resources',
+    async (client, cursor) => {
+      const result = await client.listResourceTemplates(page(cursor), options);
+      return { items: result.resourceTemplates, nextCursor: result.nextCursor };
+    },
+    (service, template) => ({ ...template, name: `${service}_${template.name}`, uriTemplate: offeredUri(service, template.uriTemplate) }),
+  );
 }
 
 export async function readResource(caller: ToolCaller, uri: string): Promise<ReadResourceResult> {
@@ -105,22 +116,21 @@ export async function readResource(caller: ToolCaller, uri: string): Promise<Rea
 
 /** Prompts get exposed names the way tools do (`<service>_<prompt>`, made safe and unique). */
 async function namedPrompts(caller: ToolCaller): Promise<{ name: string; service: string; client: Client; prompt: Prompt }[]> {
-  const found = await Promise.all(
-    offering(caller, 'prompts').map(async ({ service, client }) =>
-      (
-        await allPages(async (cursor) => {
-          const page = await client.listPrompts(cursor ? { cursor } : undefined, options);
-          return { items: page.prompts, nextCursor: page.nextCursor };
-        })
-      ).map((prompt) => ({ service, client, prompt, request: { service, tool: prompt.name } as NameRequest })),
-    ),
+  const clients = new Map(offering(caller, 'prompts').map(({ service, client }) => [service, client]));
+  const found = await fromEach(
+    caller,
+    'prompts',
+    async (client, cursor) => {
+      const result = await client.listPrompts(page(cursor), options);
+      return { items: result.prompts.map((prompt) => ({ prompt, request: { service: '', tool: prompt.name } as NameRequest })), nextCursor: result.nextCursor };
+    },
+    (service, entry) => ({ prompt: entry.prompt, request: { service, tool: entry.prompt.name } }),
   );
-  const all = found.flat();
   const names = assignNames(
-    all.map((entry) => entry.request),
+    found.map((entry) => entry.request),
     new Set(),
   );
-  return all.map((entry) => ({ name: names.get(entry.request)!, service: entry.service, client: entry.client, prompt: entry.prompt }));
+  return found.map(({ prompt, request }) => ({ name: names.get(request)!, service: request.service, client: clients.get(request.service)!, prompt }));
 }
 
 export async function listPrompts(caller: ToolCaller): Promise<Prompt[]> {
