@@ -10,7 +10,7 @@ export interface EmbeddingSettings {
   threads: number | 'auto';
   /** Tokens per input at most (capped at the model's training context). */
   contextSize: number;
-  /** Embedding contexts per model: the inputs of an array (and concurrent requests) run across them at once. */
+  /** Embedding contexts per model at most (and at most the cores over the threads per context): the inputs of an array run across them at once. */
   parallel: number;
   queueLimit: number;
   idleUnloadSeconds: number;
@@ -102,9 +102,11 @@ export class Embeddings {
     const resident = await this.engine.loadResident(info, async (llama, model) => {
       const contextSize = Math.min(settings.contextSize, model.trainContextSize);
       const threads = await this.chooseThreads(info, llama, model, contextSize, settings.threads);
+      // Contexts run at once, each with its threads: more than the cores hold only contend.
+      const count = Math.max(1, Math.min(settings.parallel, Math.floor(llama.cpuMathCores / threads)));
       const contexts: LlamaEmbeddingContext[] = [];
       try {
-        for (let index = 0; index < Math.max(1, settings.parallel); index++) {
+        for (let index = 0; index < count; index++) {
           contexts.push(await model.createEmbeddingContext({ contextSize, batchSize: contextSize, threads }));
         }
       } catch (error) {
