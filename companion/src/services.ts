@@ -5,6 +5,7 @@ import { Engine } from './inference/engine.js';
 import { Embeddings } from './inference/embeddings.js';
 import { RemoteProviders } from './providers/remote.js';
 import { ResponseStore } from './store/responses.js';
+import { AdminCredential } from './access/admin-credential.js';
 import { KeyStore } from './access/keys.js';
 import type { Logger } from './logger.js';
 import { McpManager } from './mcp/manager.js';
@@ -36,6 +37,8 @@ export interface Services {
   db: Db;
   secrets: SecretStore;
   keys: KeyStore;
+  /** The local admin credential (`<data-dir>/admin-token`) and the app's sign-in links. */
+  admin: AdminCredential;
   engine: Engine;
   /** Embedding models, loaded through the engine (one loader, one memory budget). */
   embeddings: Embeddings;
@@ -81,6 +84,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       db,
       secrets,
       keys: new KeyStore(db),
+      admin: new AdminCredential(paths.adminToken),
       engine,
       embeddings,
       remote,

@@ -34,6 +34,7 @@ export const ERROR_CODES = [
   'model_not_chat',
   'model_not_embedding',
   'invalid_api_key',
+  'admin_credential_required',
   'permission_denied',
   'upgrade_required',
   'rate_limit_exceeded',
