@@ -5,27 +5,40 @@ interface StoredEvent {
   id: EventId;
   streamId: StreamId;
   message: JSONRPCMessage;
+  /** Characters of its JSON, counted against the session's limit. */
+  size: number;
 }
 
 /**
  * The events of one /mcp session's SSE streams, kept so that a client whose stream broke can
  * reconnect with `Last-Event-ID` and receive what it missed (Streamable HTTP resumability).
- * Bounded: the newest `limit` events of the session are kept; a client asking to resume from an
- * event older than that is told the id is unknown (and starts afresh). Ids are unique within the
- * session, which is the only place they are looked up.
+ * Bounded: the newest `limit` events of the session, and no more than `maxChars` characters of
+ * JSON (tool results can be large), are kept; a client asking to resume from an event older than
+ * that is told the id is unknown (and starts afresh). Ids are unique within the session, which is
+ * the only place they are looked up.
  */
 export class SessionEventStore implements EventStore {
   private readonly events: StoredEvent[] = [];
   private readonly streams = new Map<EventId, StreamId>();
   private next = 0;
+  private chars = 0;
 
-  constructor(private readonly limit = 1000) {}
+  constructor(
+    private readonly limit = 1000,
+    private readonly maxChars = 8 * 1024 * 1024,
+  ) {}
 
   async storeEvent(streamId: StreamId, message: JSONRPCMessage): Promise<EventId> {
     const id = String(++this.next);
-    this.events.push({ id, streamId, message });
+    const size = JSON.stringify(message).length;
+    this.events.push({ id, streamId, message, size });
     this.streams.set(id, streamId);
-    while (this.events.length > this.limit) this.streams.delete(this.events.shift()!.id);
+    this.chars += size;
+    while (this.events.length > this.limit || (this.chars > this.maxChars && this.events.length > 1)) {
+      const dropped = this.events.shift()!;
+      this.streams.delete(dropped.id);
+      this.chars -= dropped.size;
+    }
     return id;
   }
 

@@ -56,4 +56,17 @@ describe('the /mcp session event store', () => {
     expect(await store.getStreamIdForEventId(first)).toBeUndefined();
     await expect(store.replayEventsAfter(first, { send: async () => undefined })).rejects.toThrow(/Unknown event id/);
   });
+
+  it('keeps no more than its character budget: large events push the oldest out', async () => {
+    const store = new SessionEventStore(1000, 2000);
+    const big = { jsonrpc: '2.0' as const, id: 1, result: { content: [{ type: 'text', text: 'x'.repeat(900) }] } };
+    const first = await store.storeEvent('a', big);
+    const second = await store.storeEvent('a', big);
+    const third = await store.storeEvent('a', big);
+    expect(await store.getStreamIdForEventId(first)).toBeUndefined();
+    expect(await store.getStreamIdForEventId(second)).toBe('a');
+    const replayed: string[] = [];
+    await store.replayEventsAfter(second, { send: async (id) => void replayed.push(id) });
+    expect(replayed).toEqual([third]);
+  });
 });
