@@ -171,11 +171,13 @@ function authenticate(
         : 'This server requires an access key: send Authorization: Bearer <key>. Create one with `hearth keys create`.',
     );
   }
-  const address = request.socket.remoteAddress ?? 'unknown';
-  const wait = failures.waitSeconds(address);
-  if (wait > 0) throw new HearthError('rate_limit_exceeded', `Too many failed authentications from this address. Retry in ${wait} s.`, { retryAfter: wait });
+  // Verified first: a valid key always works, so bad keys from the same address (every local
+  // client, everything behind one proxy) can never lock it out. Only failures are slowed down.
   const verified = keys.verify(token);
   if (!verified.ok) {
+    const address = request.socket.remoteAddress ?? 'unknown';
+    const wait = failures.waitSeconds(address);
+    if (wait > 0) throw new HearthError('rate_limit_exceeded', `Too many failed authentications from this address. Retry in ${wait} s.`, { retryAfter: wait });
     failures.record(address);
     const why = verified.reason === 'unknown' ? 'is not a valid key' : `has ${verified.reason === 'expired' ? 'expired' : 'been revoked'}`;
     throw new HearthError('invalid_api_key', `The access key ${why}. Check the key, or create a new one with \`hearth keys create\`.`);
