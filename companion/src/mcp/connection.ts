@@ -7,7 +7,7 @@ import type { ToolCatalog } from './catalog.js';
 import { discovered, listAllTools, unusableList, usableTools } from './discovery.js';
 import { callFailure, ConnectFailure, describeConnectError, errorResult, resultText } from './failures.js';
 import { StoredOAuthProvider, signedIn, type SecretAccess } from './oauth.js';
-import { redact } from './redact.js';
+import { redact } from '../redaction.js';
 import { connectionChanged } from './settings.js';
 import { ProcessTransport } from './stdio-transport.js';
 import { openHttp } from './http-transport.js';
@@ -367,7 +367,8 @@ export class ServiceConnection {
   private fail(layer: McpFailureLayer, message: string): void {
     this.attempts += 1;
     this.setState('failed', layer, message);
-    this.context.log.warn({ service: this.name, layer }, `MCP service "${this.name}" failed (${layer}): ${message}`);
+    // The message is the service's own text, which may echo the credentials it was sent.
+    this.context.log.warn({ service: this.name, layer }, `MCP service "${this.name}" failed (${layer}): ${this.clean(message)}`);
     if (RETRYABLE.includes(layer)) this.scheduleRetry();
   }
 
