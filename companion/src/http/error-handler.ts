@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HearthError } from '../errors.js';
 import type { ErrorCode } from '#shared/api/errors.js';
 
@@ -54,4 +54,16 @@ function describe(message: string, params: Record<string, unknown>): string {
   if (typeof params.additionalProperty === 'string') return 'is not a known field';
   if (Array.isArray(params.allowedValues)) return `must be one of: ${params.allowedValues.map((value) => JSON.stringify(value)).join(', ')}`;
   return message;
+}
+
+/**
+ * Errors the router meets before any route or hook runs (a path segment over maxParamLength, a
+ * malformed URL), in the same OpenAI shape as every other error (Fastify's `frameworkErrors`).
+ */
+export function frameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const hearth =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new HearthError('uri_too_long')
+      : new HearthError('invalid_request_error', error.code === 'FST_ERR_BAD_URL' ? 'The request path is not a valid URL.' : error.message);
+  void reply.status(hearth.status).send(hearth.toBody());
 }

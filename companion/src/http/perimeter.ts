@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KEY_PREFIX, type KeyGrant, type KeyStore } from '../access/keys.js';
 import { FailureLimiter } from '../access/failures.js';
 import { HearthError } from '../errors.js';
+import { AGENT_ID_RULE, isAgentId } from '../ids.js';
 import type { ServerSettings } from '#shared/api/config.js';
 import type { RouteScope } from '#shared/api/access.js';
 import type { AdminCredential } from '../access/admin-credential.js';
@@ -111,6 +112,10 @@ export function installPerimeter(app: FastifyInstance, inputs: PerimeterInputs):
     if (request.method === 'OPTIONS' && request.headers['access-control-request-method']) return reply.status(204).send();
 
     if (family === 'public' || family === 'admin') return;
+    const attributed = request.headers['x-service-agent-id'];
+    if (attributed !== undefined && (typeof attributed !== 'string' || !isAgentId(attributed))) {
+      throw new HearthError('invalid_request_error', `X-Service-Agent-Id must be an agent id: ${AGENT_ID_RULE}.`, { param: 'X-Service-Agent-Id' });
+    }
     request.grant = authenticate(request, inputs.keys, failures, server.auth.required || proxyHeader !== undefined, proxyHeader);
     if (!request.grant) return;
     if (!request.grant.scopes.includes(family)) {
