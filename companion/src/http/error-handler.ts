@@ -1,14 +1,47 @@
+import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HearthError } from '../errors.js';
 import type { ErrorCode } from '#shared/api/errors.js';
 
 /** Renders every error, ours or Fastify's, in the OpenAI shape with the status from the table. */
 export function installErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError | HearthError, request, reply) => {
+  app.setErrorHandler(async (error: FastifyError | HearthError, request, reply) => {
     const hearth = error instanceof HearthError ? error : translate(error as FastifyError);
     if (hearth.code === 'internal_error') request.log.error({ err: error }, 'unexpected error');
     if (hearth.retryAfter !== undefined) void reply.header('retry-after', String(hearth.retryAfter));
+    // The connection closes after a refused body; a client still sending would see a broken pipe, not the 413.
+    if (hearth.code === 'request_too_large') await discardBody(request.raw);
     return reply.status(hearth.status).send(hearth.toBody());
+  });
+}
+
+/** Bytes of a refused body read and thrown away so its client can read the answer; larger bodies are cut off. */
+const DISCARD_LIMIT_BYTES = 64 * 1024 * 1024;
+const DISCARD_LIMIT_MS = 10_000;
+
+/** Reads and discards the rest of a request body, up to DISCARD_LIMIT_BYTES and DISCARD_LIMIT_MS, as mature servers do. */
+function discardBody(body: IncomingMessage): Promise<void> {
+  if (body.complete || body.destroyed || Number(body.headers['content-length']) > DISCARD_LIMIT_BYTES) return Promise.resolve();
+  return new Promise((resolve) => {
+    let read = 0;
+    const finish = () => {
+      clearTimeout(timer);
+      body.removeListener('data', count);
+      body.removeListener('end', finish);
+      body.removeListener('close', finish);
+      body.removeListener('error', finish);
+      resolve();
+    };
+    const count = (chunk: Buffer) => {
+      read += chunk.length;
+      if (read > DISCARD_LIMIT_BYTES) finish();
+    };
+    const timer = setTimeout(finish, DISCARD_LIMIT_MS);
+    body.on('data', count);
+    body.once('end', finish);
+    body.once('close', finish);
+    body.once('error', finish);
+    body.resume();
   });
 }
 
