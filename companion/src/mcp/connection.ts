@@ -8,6 +8,7 @@ import { discovered, listAllTools, unusableList, usableTools } from './discovery
 import { callFailure, ConnectFailure, describeConnectError, errorResult, resultText } from './failures.js';
 import { StoredOAuthProvider, signedIn, type SecretAccess } from './oauth.js';
 import { redact } from '../redaction.js';
+import { argumentsProblem } from './arguments.js';
 import { connectionChanged } from './settings.js';
 import { ProcessTransport } from './stdio-transport.js';
 import { openHttp } from './http-transport.js';
@@ -153,6 +154,12 @@ export class ServiceConnection {
       const message = `The service "${this.name}" is not connected (${this.state}${this.layer ? `, ${this.layer}` : ''})${why}`;
       this.noteCall(tool, this.layer ?? 'transport', message);
       return errorResult(message);
+    }
+    // Arguments Hearth itself cannot send fail this call only: the connection is fine.
+    const unsendable = argumentsProblem(args);
+    if (unsendable) {
+      this.noteCall(tool, 'tool_error', unsendable);
+      return errorResult(unsendable);
     }
     const timeout = this.settings.toolCallTimeoutMs;
     try {

@@ -5,6 +5,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ErrorCode, isInitializeRequest, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { KeyGrant } from '../access/keys.js';
 import type { ConfigDocument } from '#shared/api/config.js';
+import { argumentsProblem } from './arguments.js';
 import { argumentProblems, listMcpTools, permittedTool, type ToolCaller } from './bridge.js';
 import { errorResult } from './failures.js';
 import type { McpManager } from './manager.js';
@@ -122,6 +123,8 @@ export class McpEndpoint {
         // Absent and forbidden look the same.
         throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
       }
+      const bound = argumentsProblem(args);
+      if (bound) return errorResult(`Invalid arguments for ${name}: ${bound}`);
       const problems = argumentProblems(entry, args);
       if (problems.length > 0)
         return errorResult(`Invalid arguments for ${name}: ${problems.map((problem) => `${problem.path} ${problem.message}`).join('; ')}`);
