@@ -35,18 +35,18 @@ export function redact(text: string, secrets: Iterable<string> = []): string {
   return result;
 }
 
-/** A copy of a log argument with every string redacted; errors become plain objects (type, message, stack, code). */
-export function redactValue(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return redact(value);
+/** A copy of a value (a log argument, a service's log message) with every string redacted; errors become plain objects (type, message, stack, code). */
+export function redactValue(value: unknown, secrets: readonly string[] = [], depth = 0): unknown {
+  if (typeof value === 'string') return redact(value, secrets);
   if (depth > 6 || value === null || typeof value !== 'object') return value;
   if (value instanceof Error) {
     const { code, statusCode } = value as Error & { code?: unknown; statusCode?: unknown };
-    const cause = value.cause === undefined ? undefined : redactValue(value.cause, depth + 1);
-    return { type: value.name, message: redact(value.message), stack: value.stack && redact(value.stack), code, statusCode, cause };
+    const cause = value.cause === undefined ? undefined : redactValue(value.cause, secrets, depth + 1);
+    return { type: value.name, message: redact(value.message, secrets), stack: value.stack && redact(value.stack, secrets), code, statusCode, cause };
   }
-  if (Array.isArray(value)) return value.map((item) => redactValue(item, depth + 1));
+  if (Array.isArray(value)) return value.map((item) => redactValue(item, secrets, depth + 1));
   if (Object.getPrototypeOf(value) !== Object.prototype) return value;
-  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, redactValue(item, depth + 1)]));
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, redactValue(item, secrets, depth + 1)]));
 }
 
 /** A pino `hooks.logMethod`: every argument of every log call (the app's and each request's) is redacted first. */
