@@ -1,5 +1,5 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { installErrorHandling } from './http/error-handler.js';
+import { frameworkError, installErrorHandling } from './http/error-handler.js';
 import { installPerimeter } from './http/perimeter.js';
 import { installUpgradeRule } from './http/upgrade-rule.js';
 import { adminRoutes } from './routes/admin.js';
@@ -52,6 +52,7 @@ export function serverOptions(options: Omit<AppOptions, 'webRoot'>) {
     // Time to receive a whole request (slow-client defence); generating the answer is not limited.
     requestTimeout: services.config.server.limits.request_timeout_seconds * 1000,
     forceCloseConnections: true,
+    frameworkErrors: frameworkError,
     return503OnClosing: true,
   };
 }

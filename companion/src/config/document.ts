@@ -4,6 +4,7 @@ import { parse, YAMLParseError } from 'yaml';
 import type { ConfigDocument } from '#shared/api/config.js';
 import { writeFileAtomic } from '../store/files.js';
 import { NAMED_LISTS } from './merge.js';
+import { credentialsInUrls } from './destinations.js';
 import { configSchema } from './schema.js';
 import { normaliseMemorySettings } from '../memory/settings.js';
 import { checkMcpServices } from '../mcp/settings.js';
@@ -27,7 +28,12 @@ export function checkDocument(value: unknown): { document?: ConfigDocument; prob
   const copy = structuredClone(value ?? {}) as Record<string, unknown>;
   const valid = validate(copy);
   const schemaProblems = valid ? [] : (validate.errors ?? []).map(describe);
-  const listProblems = [...duplicates(copy), ...checkMcpServices(copy.mcp_services), ...checkCloudWorkspaces(copy.cloud_workspaces)];
+  const listProblems = [
+    ...duplicates(copy),
+    ...checkMcpServices(copy.mcp_services),
+    ...credentialsInUrls(copy),
+    ...checkCloudWorkspaces(copy.cloud_workspaces),
+  ];
   if (!valid || listProblems.length > 0) return { problems: [...schemaProblems, ...listProblems] };
   const document = copy as unknown as ConfigDocument;
   document.memory = normaliseMemorySettings(document.memory);

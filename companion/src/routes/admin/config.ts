@@ -14,7 +14,7 @@ const changeBody = {
 
 export async function configRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
   const bodyLimit = services.config.server.limits.admin_body_kb * 1024;
-  const target = configTarget(services);
+  const target = configTarget(services, app);
 
   app.get<{ Querystring: { format?: string } }>(
     '/admin/config/export',
@@ -45,7 +45,7 @@ export async function configRoutes(app: FastifyInstance, { services }: RouteOpti
 }
 
 /** What plan and apply need of the running server (also used by routes that change one section). */
-export function configTarget(services: Services): ConfigTarget {
+export function configTarget(services: Services, app: FastifyInstance): ConfigTarget {
   return {
     current: () => services.config,
     path: services.paths.config,
@@ -53,6 +53,10 @@ export function configTarget(services: Services): ConfigTarget {
     resolves: (reference) => services.secrets.resolve(reference) !== undefined,
     localModelIds: async () => (await services.catalog.local()).map((model) => model.id),
     activeKeys: () => services.keys.activeCount(),
+    listening: () => {
+      const address = app.server.address();
+      return typeof address === 'object' && address ? address.address : undefined;
+    },
     reconfigure: (next) => services.reconfigure(next),
   };
 }

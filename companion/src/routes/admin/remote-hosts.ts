@@ -20,12 +20,13 @@ const nameParams = { type: 'object', required: ['name'], properties: { name: { t
 
 /** The device side of pairing: hosts this companion is paired with (remote_hosts), added, checked and removed. */
 export async function remoteHostRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
-  const target = configTarget(services);
+  const target = configTarget(services, app);
 
   // Pairs, keeps the credential as a secret, and records the host in the configuration (config.yaml).
   app.post<{ Body: AddRemoteHostRequest }>('/admin/remote-hosts', { schema: { body: addBody } }, async (request, reply): Promise<RemoteHostStatus> => {
     const { settings, agents, deviceId } = await services.remoteHosts.pair(request.body);
-    await apply(target, { document: { version: 1, remote_hosts: [settings] }, prune: false, confirm: false, peer: request.socket.remoteAddress ?? '' });
+    // Pairing with a code and a checked fingerprint is the owner's confirmation (re-pairing a name re-points its credential).
+    await apply(target, { document: { version: 1, remote_hosts: [settings] }, prune: false, confirm: true, peer: request.socket.remoteAddress ?? '' });
     void reply.status(201);
     return { name: settings.name, url: settings.url, fingerprint: settings.fingerprint, device_id: deviceId, state: 'connected', message: null, agents };
   });
