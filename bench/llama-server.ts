@@ -24,7 +24,7 @@ function run(command: string, args: string[], cwd: string): void {
 
 /** Finds or builds llama-server; says why not when it cannot. */
 export function llamaServer(log: (line: string) => void): BuildOutcome {
-  const packageDir = dirname(createRequire(import.meta.url).resolve('node-llama-cpp/package.json'));
+  const packageDir = join(dirname(createRequire(import.meta.url).resolve('node-llama-cpp')), '..');
   const bundle = join(packageDir, 'llama', 'gitRelease.bundle');
   if (!existsSync(bundle)) return { skipped: `node-llama-cpp's llama.cpp source (${bundle}) is missing` };
   const info = JSON.parse(readFileSync(join(packageDir, 'llama', 'llama.cpp.info.json'), 'utf8')) as { tag: string };

@@ -13,10 +13,6 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const patchesDir = join(root, 'patches');
-const checkOnly = process.argv.includes('--check');
-
 /** Splits a unified diff into files and hunks; each hunk becomes the text it expects and the text it leaves. */
 export function parsePatch(text) {
   const files = [];
@@ -53,7 +49,9 @@ export function applyHunks(text, hunks) {
   return { text: result };
 }
 
-function main() {
+/** Applies (or with `checkOnly`, checks) every patch under `root`/patches; returns the number of problems. */
+export function patchDependencies(root, { checkOnly = false, log = console } = {}) {
+  const patchesDir = join(root, 'patches');
   if (!existsSync(patchesDir)) return 0;
   let failures = 0;
   for (const name of readdirSync(patchesDir).filter((entry) => entry.endsWith('.patch'))) {
@@ -65,7 +63,7 @@ function main() {
     if (!existsSync(manifest)) continue;
     const installed = JSON.parse(readFileSync(manifest, 'utf8')).version;
     if (installed !== version) {
-      console.warn(`patch-dependencies: ${name} is for ${pkg} ${version}, but ${installed} is installed; not applied.`);
+      log.warn(`patch-dependencies: ${name} is for ${pkg} ${version}, but ${installed} is installed; not applied.`);
       failures++;
       continue;
     }
@@ -74,17 +72,20 @@ function main() {
       const original = readFileSync(target, 'utf8');
       const outcome = applyHunks(original, file.hunks);
       if (outcome.error) {
-        console.error(`patch-dependencies: ${name}: ${file.path}: ${outcome.error}`);
+        log.error(`patch-dependencies: ${name}: ${file.path}: ${outcome.error}`);
         failures++;
       } else if (outcome.text !== original) {
         if (checkOnly) {
-          console.error(`patch-dependencies: ${name}: ${file.path} is not patched (run: node scripts/patch-dependencies.mjs)`);
+          log.error(`patch-dependencies: ${name}: ${file.path} is not patched (run: node scripts/patch-dependencies.mjs)`);
           failures++;
         } else writeFileSync(target, outcome.text);
       }
     }
   }
-  return failures === 0 ? 0 : 1;
+  return failures;
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) process.exitCode = main();
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+  process.exitCode = patchDependencies(root, { checkOnly: process.argv.includes('--check') }) === 0 ? 0 : 1;
+}
