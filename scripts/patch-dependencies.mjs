@@ -13,10 +13,20 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Splits a unified diff into files and hunks; each hunk becomes the text it expects and the text it leaves. */
+/** @typedef {{ before: string, after: string }} Hunk */
+/** @typedef {{ warn(line: string): void, error(line: string): void }} Log */
+
+/**
+ * Splits a unified diff into files and hunks; each hunk becomes the text it expects and the text it leaves.
+ * @param {string} text
+ * @returns {{ path: string, hunks: Hunk[] }[]}
+ */
 export function parsePatch(text) {
+  /** @type {{ path: string, hunks: { before: string[], after: string[] }[] }[]} */
   const files = [];
+  /** @type {{ path: string, hunks: { before: string[], after: string[] }[] } | undefined} */
   let file;
+  /** @type {{ before: string[], after: string[] } | undefined} */
   let hunk;
   for (const line of text.split('\n')) {
     if (line.startsWith('--- ')) continue;
@@ -24,7 +34,7 @@ export function parsePatch(text) {
       file = { path: line.slice(4).replace(/^b\//, '').trim(), hunks: [] };
       files.push(file);
       hunk = undefined;
-    } else if (line.startsWith('@@')) {
+    } else if (line.startsWith('@@') && file) {
       hunk = { before: [], after: [] };
       file.hunks.push(hunk);
     } else if (hunk && line.startsWith(' ')) {
@@ -36,7 +46,12 @@ export function parsePatch(text) {
   return files.map((entry) => ({ path: entry.path, hunks: entry.hunks.map((h) => ({ before: h.before.join('\n'), after: h.after.join('\n') })) }));
 }
 
-/** Returns the patched text, or the reason it cannot be patched. */
+/**
+ * Returns the patched text, or the reason it cannot be patched.
+ * @param {string} text
+ * @param {Hunk[]} hunks
+ * @returns {{ text: string, error?: undefined } | { error: string, text?: undefined }}
+ */
 export function applyHunks(text, hunks) {
   let result = text;
   for (const [index, { before, after }] of hunks.entries()) {
@@ -49,7 +64,12 @@ export function applyHunks(text, hunks) {
   return { text: result };
 }
 
-/** Applies (or with `checkOnly`, checks) every patch under `root`/patches; returns the number of problems. */
+/**
+ * Applies (or with `checkOnly`, checks) every patch under `root`/patches; returns the number of problems.
+ * @param {string} root
+ * @param {{ checkOnly?: boolean, log?: Log }} [options]
+ * @returns {number}
+ */
 export function patchDependencies(root, { checkOnly = false, log = console } = {}) {
   const patchesDir = join(root, 'patches');
   if (!existsSync(patchesDir)) return 0;
@@ -71,7 +91,7 @@ export function patchDependencies(root, { checkOnly = false, log = console } = {
       const target = join(pkgDir, file.path);
       const original = readFileSync(target, 'utf8');
       const outcome = applyHunks(original, file.hunks);
-      if (outcome.error) {
+      if (outcome.text === undefined) {
         log.error(`patch-dependencies: ${name}: ${file.path}: ${outcome.error}`);
         failures++;
       } else if (outcome.text !== original) {

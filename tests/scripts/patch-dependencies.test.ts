@@ -2,7 +2,6 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-// @ts-expect-error plain JavaScript run by npm's postinstall, without type declarations
 import { patchDependencies } from '../../scripts/patch-dependencies.mjs';
 
 const original = 'export function speed() {\n  const steps = [];\n  return steps.length;\n}\n';
