@@ -117,18 +117,25 @@ print(
   }`,
 );
 const peerNames = Object.keys(peers);
-print('');
-print(`| streams | raw node-llama-cpp | Hearth HTTP | ${peerNames.join(' | ')} | Hearth / raw | ${peerNames.map((name) => `Hearth / ${name}`).join(' | ')} |`);
-print(`|---|---|---|${peerNames.map(() => '---|').join('')}---|${peerNames.map(() => '---|').join('')}`);
+const row = (cells: string[]) => print(`| ${cells.join(' | ')} |`);
 const cell = (run: StreamsRun) => `${run.tokensPerSecond.toFixed(1)} tok/s, ${run.firstTokenMs.toFixed(0)} ms`;
+const ratio = (ours: StreamsRun, theirs: StreamsRun) => (ours.tokensPerSecond / theirs.tokensPerSecond).toFixed(2);
+const gain = (best: Best) => `${(best[8]!.tokensPerSecond / best[1]!.tokensPerSecond).toFixed(2)}×`;
+print('');
+row(['streams', 'raw node-llama-cpp', 'Hearth HTTP', ...peerNames, 'Hearth / raw', ...peerNames.map((name) => `Hearth / ${name}`)]);
+row(Array.from({ length: 4 + 2 * peerNames.length }, () => '---'));
 for (const streams of STREAMS) {
   const ours = hearth[streams]!;
-  print(
-    `| ${streams} | ${cell(raw[streams]!)} | ${cell(ours)} | ${peerNames.map((name) => cell(peers[name]![streams]!)).join(' | ')} | ${(ours.tokensPerSecond / raw[streams]!.tokensPerSecond).toFixed(2)} | ${peerNames.map((name) => (ours.tokensPerSecond / peers[name]![streams]!.tokensPerSecond).toFixed(2)).join(' | ')} |`,
-  );
+  row([
+    String(streams),
+    cell(raw[streams]!),
+    cell(ours),
+    ...peerNames.map((name) => cell(peers[name]![streams]!)),
+    ratio(ours, raw[streams]!),
+    ...peerNames.map((name) => ratio(ours, peers[name]![streams]!)),
+  ]);
 }
-const gain = (best: Best) => `${(best[8]!.tokensPerSecond / best[1]!.tokensPerSecond).toFixed(2)}×`;
-print(`| gain of 8 streams over 1 | ${gain(raw)} | ${gain(hearth)} | ${peerNames.map((name) => gain(peers[name]!)).join(' | ')} | | |`);
+row(['gain of 8 streams over 1', gain(raw), gain(hearth), ...peerNames.map((name) => gain(peers[name]!)), '', ...peerNames.map(() => '')]);
 print('');
 print(`load average at end: ${load()} (figures taken while the machine is busy are noisy; compare ratios from one run)`);
 process.exit(0);
