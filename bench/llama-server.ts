@@ -67,17 +67,18 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Starts llama-server on a free port and waits until it answers /health. */
-export async function startLlamaServer(binary: string, args: string[], port: number): Promise<RunningServer> {
-  const child: ChildProcess = spawn(binary, ['--host', '127.0.0.1', '--port', String(port), ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+/** Starts a server process and waits until it answers GET /health. */
+export async function startServer(command: string, args: string[], port: number, env: NodeJS.ProcessEnv = process.env): Promise<RunningServer> {
+  const child: ChildProcess = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], env });
   let stderr = '';
   child.stderr!.on('data', (piece: Buffer) => {
     stderr = (stderr + piece.toString()).slice(-4000);
   });
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`llama-server exited: ${stderr}`);
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${command} exited: ${stderr}`);
+    if (Date.now() > deadline) throw new Error(`${command} did not answer /health in time: ${stderr}`);
     try {
       if ((await fetch(`${url}/health`)).ok) break;
     } catch {

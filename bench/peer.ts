@@ -3,19 +3,19 @@
  * built from the llama.cpp source node-llama-cpp bundles (with its default flags, and with
  * `--cache-ram 0`, since its prompt cache adds a serial wait to every request). Same generated
  * `small` GGUF, same token counts, 1/4/8/16 streams, a unique prompt and a new connection per
- * request; best of three rounds after a warm-up. Prints tok/s, median first-token time and ratios.
- * Without CMake it says so and compares only raw node-llama-cpp and Hearth.
+ * request. Hearth and llama-server each run as their own process; the systems take turns round by
+ * round, so a change in the machine's load hits them alike. Best of three rounds after a warm-up;
+ * prints tok/s, median first-token time and ratios. Without CMake it says so and compares only raw
+ * node-llama-cpp and Hearth.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { buildApp } from '../companion/src/app.js';
-import { silentLogger } from '../companion/src/logger.js';
-import { createServices } from '../companion/src/services.js';
+import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from '../companion/src/store/files.js';
 import { writeTinyModel } from '../scripts/gguf/write-model.js';
 import { directRun, openDirect } from './direct.js';
-import { llamaServer, startLlamaServer } from './llama-server.js';
+import { llamaServer, startServer, type RunningServer } from './llama-server.js';
 import { median, streamsRun, uniquePrompt, type StreamsRun } from './streams.js';
 
 const TOKENS = 128;
@@ -30,9 +30,10 @@ const load = () =>
     .map((value) => value.toFixed(2))
     .join(' ');
 
-const dataDir = join(tmpdir(), 'hearth-bench-peer');
-const modelPath = join(dataDir, 'models', 'small.gguf');
-mkdirSync(join(dataDir, 'models'), { recursive: true });
+const dataDir = mkdtempSync(join(tmpdir(), 'hearth-bench-peer-'));
+const modelsDir = join(tmpdir(), 'hearth-bench-models');
+const modelPath = join(modelsDir, 'small.gguf');
+mkdirSync(modelsDir, { recursive: true });
 if (!existsSync(modelPath)) await writeTinyModel(modelPath, { size: 'small' });
 
 print(
@@ -46,96 +47,115 @@ print(`load average at start: ${load()}`);
 const server = llamaServer(print);
 if ('skipped' in server) print(`llama-server: skipped — ${server.skipped}`);
 
-type Best = Record<number, StreamsRun>;
-async function measure(label: string, runOnce: (streams: number) => Promise<StreamsRun>): Promise<Best> {
-  const best: Best = {};
-  for (const streams of STREAMS) {
-    await runOnce(streams); // warm-up: loads, measures threads, fills caches
-    const runs: StreamsRun[] = [];
-    for (let round = 0; round < ROUNDS; round++) runs.push(await runOnce(streams));
-    const fastest = runs.reduce((a, b) => (b.tokensPerSecond > a.tokensPerSecond ? b : a));
-    best[streams] = { ...fastest, firstTokenMs: median(runs.map((run) => run.firstTokenMs)) };
-    print(
-      `  ${label}, ${streams} stream${streams > 1 ? 's' : ''}: ${fastest.tokensPerSecond.toFixed(1)} tok/s, first token ${best[streams]!.firstTokenMs.toFixed(0)} ms`,
-    );
-  }
-  return best;
+interface System {
+  label: string;
+  run(streams: number): Promise<StreamsRun>;
 }
+const started: RunningServer[] = [];
+const systems: System[] = [];
 
-// Raw node-llama-cpp: one LlamaChat per sequence, the best thread count for each stream count.
+// Raw node-llama-cpp in this process: one LlamaChat per sequence, the better of 1 and all threads.
 const direct = await openDirect(modelPath, PARALLEL, CONTEXT);
 const threadCounts = [...new Set([1, cpus().length])];
-const raw = await measure('raw node-llama-cpp', async (streams) => {
-  let best: StreamsRun | undefined;
-  for (const threads of threadCounts) {
-    const run = await directRun(direct, threads, uniquePrompt, TOKENS, streams);
-    const result = { tokensPerSecond: run.tokensPerSecond, firstTokenMs: run.firstTokenMs, tokens: 0 };
-    if (!best || result.tokensPerSecond > best.tokensPerSecond) best = result;
-  }
-  return best!;
+systems.push({
+  label: 'raw node-llama-cpp',
+  async run(streams) {
+    let best: StreamsRun | undefined;
+    for (const threads of threadCounts) {
+      const run = await directRun(direct, threads, uniquePrompt, TOKENS, streams);
+      if (!best || run.tokensPerSecond > best.tokensPerSecond) best = { tokensPerSecond: run.tokensPerSecond, firstTokenMs: run.firstTokenMs, tokens: 0 };
+    }
+    return best!;
+  },
 });
-await direct.close();
 
-// Hearth over HTTP, as configured by default apart from the sequence count and context size.
-writeFileAtomic(join(dataDir, 'config.yaml'), `version: 1\nmodels:\n  parallel: ${PARALLEL}\n  context_size: ${CONTEXT}\n  external_sources: false\n`);
-const services = await createServices({ dataDir, externalSources: false, log: silentLogger, version: 'bench' });
-const app = await buildApp({ services, webRoot: '/nonexistent' });
-await app.listen({ host: '127.0.0.1', port: 0 });
-const hearthUrl = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
-const hearth = await measure('Hearth HTTP', (streams) => streamsRun(hearthUrl, 'small', TOKENS, streams));
-const choices = services.engine.status()[0]?.threadChoices ?? [];
-await app.close();
-await services.close();
+// Hearth as its own process, default settings apart from the sequence count and context size.
+mkdirSync(join(dataDir, 'models'));
+writeFileAtomic(
+  join(dataDir, 'config.yaml'),
+  `version: 1\nmodels:\n  dirs: [${JSON.stringify(modelsDir)}]\n  parallel: ${PARALLEL}\n  context_size: ${CONTEXT}\n  external_sources: false\n`,
+);
+const hearthPort = 18000 + Math.floor(Math.random() * 1000);
+const hearthBin = fileURLToPath(new URL('../bin/hearth.js', import.meta.url));
+const hearth = await startServer(
+  process.execPath,
+  [hearthBin, 'serve', '--host', '127.0.0.1', '--port', String(hearthPort), '--data-dir', dataDir, '--no-external-models'],
+  hearthPort,
+  { ...process.env, HEARTH_LOG_LEVEL: 'warn' },
+);
+started.push(hearth);
+systems.push({ label: 'Hearth HTTP', run: (streams) => streamsRun(hearth.url, 'small', TOKENS, streams) });
 
-const peers: Record<string, Best> = {};
 if ('binary' in server) {
-  const common = ['-m', modelPath, '-np', String(PARALLEL), '-c', String(CONTEXT * PARALLEL)];
+  const common = ['-m', modelPath, '--host', '127.0.0.1', '-np', String(PARALLEL), '-c', String(CONTEXT * PARALLEL)];
   for (const [label, extra] of [
     ['llama-server', []],
     ['llama-server --cache-ram 0', ['--cache-ram', '0']],
   ] as const) {
-    const running = await startLlamaServer(server.binary, [...common, ...extra], 18000 + Math.floor(Math.random() * 2000));
-    try {
-      peers[label] = await measure(label, (streams) => streamsRun(running.url, 'small', TOKENS, streams));
-    } finally {
-      await running.stop();
-    }
+    const port = 19000 + Math.floor(Math.random() * 1000);
+    const running = await startServer(server.binary, [...common, '--port', String(port), ...extra], port);
+    started.push(running);
+    systems.push({ label, run: (streams) => streamsRun(running.url, 'small', TOKENS, streams) });
   }
 }
 
-print('');
-print(
-  `Hearth's thread choice per batch size (ms per token of each candidate): ${
-    choices
-      .map(
-        (choice) =>
-          `${choice.tokens} → ${choice.threads} (${Object.entries(choice.msPerToken)
-            .map(([threads, ms]) => `${threads}t ${ms}`)
-            .join(', ')})`,
-      )
-      .join('; ') || 'fixed by config'
-  }`,
-);
-const peerNames = Object.keys(peers);
+type Best = Record<number, StreamsRun>;
+const results = new Map<string, Best>(systems.map((system) => [system.label, {}]));
+try {
+  for (const streams of STREAMS) {
+    for (const system of systems) await system.run(streams); // warm-up: loads, trials threads, fills caches
+    const runs = new Map<string, StreamsRun[]>(systems.map((system) => [system.label, []]));
+    for (let round = 0; round < ROUNDS; round++) for (const system of systems) runs.get(system.label)!.push(await system.run(streams));
+    for (const system of systems) {
+      const all = runs.get(system.label)!;
+      const fastest = all.reduce((a, b) => (b.tokensPerSecond > a.tokensPerSecond ? b : a));
+      results.get(system.label)![streams] = { ...fastest, firstTokenMs: median(all.map((run) => run.firstTokenMs)) };
+      print(
+        `  ${system.label}, ${streams} stream${streams > 1 ? 's' : ''}: ${fastest.tokensPerSecond.toFixed(1)} tok/s, first token ${median(all.map((run) => run.firstTokenMs)).toFixed(0)} ms`,
+      );
+    }
+  }
+  const status = (await (await fetch(`${hearth.url}/admin/status`)).json().catch(() => undefined)) as
+    { loaded?: { thread_choices?: { tokens: string; threads: number; ms_per_token: Record<string, number> }[] }[] } | undefined;
+  const choices = status?.loaded?.[0]?.thread_choices ?? [];
+  print('');
+  print(
+    `Hearth's thread choice per batch size (tokens per decode → threads; ms per token of each count): ${
+      choices
+        .map(
+          (choice) =>
+            `${choice.tokens} → ${choice.threads} (${Object.entries(choice.ms_per_token)
+              .map(([threads, ms]) => `${threads}: ${ms}`)
+              .join(', ')})`,
+        )
+        .join('; ') || 'not reported'
+    }`,
+  );
+} finally {
+  await direct.close();
+  for (const running of started) await running.stop();
+}
+
+const [raw, ours, ...peers] = systems.map((system) => ({ label: system.label, best: results.get(system.label)! }));
 const row = (cells: string[]) => print(`| ${cells.join(' | ')} |`);
 const cell = (run: StreamsRun) => `${run.tokensPerSecond.toFixed(1)} tok/s, ${run.firstTokenMs.toFixed(0)} ms`;
-const ratio = (ours: StreamsRun, theirs: StreamsRun) => (ours.tokensPerSecond / theirs.tokensPerSecond).toFixed(2);
+const ratio = (a: StreamsRun, b: StreamsRun) => (a.tokensPerSecond / b.tokensPerSecond).toFixed(2);
 const gain = (best: Best) => `${(best[8]!.tokensPerSecond / best[1]!.tokensPerSecond).toFixed(2)}×`;
 print('');
-row(['streams', 'raw node-llama-cpp', 'Hearth HTTP', ...peerNames, 'Hearth / raw', ...peerNames.map((name) => `Hearth / ${name}`)]);
-row(Array.from({ length: 4 + 2 * peerNames.length }, () => '---'));
+row(['streams', raw!.label, ours!.label, ...peers.map((peer) => peer.label), 'Hearth / raw', ...peers.map((peer) => `Hearth / ${peer.label}`)]);
+row(Array.from({ length: 4 + 2 * peers.length }, () => '---'));
 for (const streams of STREAMS) {
-  const ours = hearth[streams]!;
+  const hearthRun = ours!.best[streams]!;
   row([
     String(streams),
-    cell(raw[streams]!),
-    cell(ours),
-    ...peerNames.map((name) => cell(peers[name]![streams]!)),
-    ratio(ours, raw[streams]!),
-    ...peerNames.map((name) => ratio(ours, peers[name]![streams]!)),
+    cell(raw!.best[streams]!),
+    cell(hearthRun),
+    ...peers.map((peer) => cell(peer.best[streams]!)),
+    ratio(hearthRun, raw!.best[streams]!),
+    ...peers.map((peer) => ratio(hearthRun, peer.best[streams]!)),
   ]);
 }
-row(['gain of 8 streams over 1', gain(raw), gain(hearth), ...peerNames.map((name) => gain(peers[name]!)), '', ...peerNames.map(() => '')]);
+row(['gain of 8 streams over 1', gain(raw!.best), gain(ours!.best), ...peers.map((peer) => gain(peer.best)), '', ...peers.map(() => '')]);
 print('');
-print(`load average at end: ${load()} (figures taken while the machine is busy are noisy; compare ratios from one run)`);
+print(`load average at end: ${load()} (figures taken while the machine is busy are noisy; the systems take turns, so compare ratios)`);
 process.exit(0);
