@@ -52,6 +52,9 @@ interface System {
   run(streams: number): Promise<StreamsRun>;
 }
 const started: RunningServer[] = [];
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => void Promise.all(started.map((running) => running.stop())).finally(() => process.exit(130)));
+}
 const systems: System[] = [];
 
 // Raw node-llama-cpp in this process: one LlamaChat per sequence, the better of 1 and all threads.

@@ -246,6 +246,7 @@ export class Engine {
     const memory = this.options.threadMemory;
     return new ThreadTuner({
       candidates: threadCandidates(cores),
+      cores,
       start: memory?.get(key),
       onChoice: (choice) => {
         this.options.log.info({ model: info.id, tokens: choice.tokens, threads: choice.threads, msPerToken: choice.msPerToken }, 'thread count chosen');

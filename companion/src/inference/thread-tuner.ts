@@ -10,6 +10,8 @@ export interface DecodedStep {
 export interface ThreadTunerOptions {
   /** Thread counts to choose from, e.g. [1, 2] on two cores. */
   candidates: number[];
+  /** The machine's cores: a count above the cores other work leaves free is not tried (default: the largest candidate). */
+  cores?: number;
   /** Steps measured per candidate in one trial (default 5). */
   trialSteps?: number;
   /** A change of the 1-minute load average that starts a new trial (default 0.5). */
@@ -70,7 +72,10 @@ export class ThreadTuner {
   private readonly load: () => number;
   private readonly now: () => number;
   private readonly start: number;
+  private readonly cores: number;
   private readonly onChoice?: (choice: ThreadChoice) => void;
+  private allowedAt = -Infinity;
+  private allowedCounts: number[] = [];
 
   constructor(options: ThreadTunerOptions) {
     this.candidates = [...new Set(options.candidates)].filter((count) => count >= 1).sort((a, b) => a - b);
@@ -81,6 +86,7 @@ export class ThreadTuner {
     this.load = options.load ?? (() => loadavg()[0]!);
     this.now = options.now ?? (() => performance.now());
     this.start = options.start !== undefined && this.candidates.includes(options.start) ? options.start : this.candidates[0]!;
+    this.cores = options.cores ?? this.maxThreads;
     this.onChoice = options.onChoice;
   }
 
@@ -94,8 +100,25 @@ export class ThreadTuner {
     const bucket = this.bucket(tokens);
     if (!bucket.trial && this.shouldRetry(bucket)) this.startTrial(bucket);
     const trial = bucket.trial;
-    if (!trial) return bucket.choice;
-    return trial.order[trial.next % trial.order.length]!;
+    if (trial) return trial.order[trial.next % trial.order.length]!;
+    const allowed = this.allowed();
+    return allowed.includes(bucket.choice) ? bucket.choice : allowed.at(-1)!;
+  }
+
+  /**
+   * The counts worth trying under the current load: more threads than the cores other work leaves
+   * free only fight that work for them (a decode waits at every barrier for a descheduled thread;
+   * on a saturated 2-core machine one two-thread step was measured at over a second where one
+   * thread took 43 ms). The load average includes this process's own decode thread, so one
+   * runnable task is taken as ours.
+   */
+  private allowed(): number[] {
+    if (this.now() - this.allowedAt < 1000) return this.allowedCounts;
+    const spare = Math.max(1, Math.ceil(this.cores - Math.max(0, this.load() - 1)));
+    const fitting = this.candidates.filter((count) => count <= spare);
+    this.allowedCounts = fitting.length > 0 ? fitting : [this.candidates[0]!];
+    this.allowedAt = this.now();
+    return this.allowedCounts;
   }
 
   /** Records a decoded step; the threads it reports are the ones it ran with. */
@@ -147,7 +170,8 @@ export class ThreadTuner {
 
   private startTrial(bucket: Bucket): void {
     // Start with the current choice so a short trial never begins on an untried, possibly slow count.
-    const order = [bucket.choice, ...this.candidates.filter((count) => count !== bucket.choice)];
+    const allowed = this.allowed();
+    const order = [...new Set([...(allowed.includes(bucket.choice) ? [bucket.choice] : []), ...allowed])];
     bucket.trial = { samples: new Map(), order, next: 0 };
     bucket.trialLoad = this.load();
     bucket.trialAt = this.now();

@@ -82,6 +82,19 @@ describe('ThreadTuner', () => {
     }
   });
 
+  it('does not try more threads than the cores other work leaves free', () => {
+    const { tuner, clock, step } = machine({ 1: 2, 2: 1 });
+    // Three other busy programs on two cores (the load average counts this process's own thread too).
+    clock.load = 4;
+    const busy = Array.from({ length: 8 }, () => step(1));
+    expect(busy).toEqual(Array.from({ length: 8 }, () => 1));
+    // Once they finish, the next trial includes two threads, and two are faster here.
+    clock.load = 1;
+    clock.now += 5000;
+    for (let index = 0; index < 12; index++) step(1);
+    expect(tuner.choices()[0]!.threads).toBe(2);
+  });
+
   it('with one candidate never measures', () => {
     const tuner = new ThreadTuner({ candidates: [4] });
     expect(tuner.threadsFor(1)).toBe(4);
