@@ -8,7 +8,7 @@
  * prints tok/s, median first-token time and ratios. Without CMake it says so and compares only raw
  * node-llama-cpp and Hearth.
  */
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -118,7 +118,8 @@ try {
       );
     }
   }
-  const status = (await (await fetch(`${hearth.url}/admin/status`)).json().catch(() => undefined)) as
+  const adminToken = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
+  const status = (await (await fetch(`${hearth.url}/admin/status`, { headers: { authorization: `Bearer ${adminToken}` } })).json().catch(() => undefined)) as
     { loaded?: { thread_choices?: { tokens: string; threads: number; ms_per_token: Record<string, number> }[] }[] } | undefined;
   const choices = status?.loaded?.[0]?.thread_choices ?? [];
   print('');
