@@ -19,8 +19,9 @@ import { llamaServer, startServer, type RunningServer } from './llama-server.js'
 import { median, streamsRun, uniquePrompt, type StreamsRun } from './streams.js';
 
 const TOKENS = 128;
-const ROUNDS = 3;
-const STREAMS = [1, 4, 8, 16];
+// HEARTH_BENCH_ROUNDS and HEARTH_BENCH_STREAMS (e.g. "1,8") shorten a run; the defaults are the comparison.
+const ROUNDS = Number(process.env.HEARTH_BENCH_ROUNDS ?? 3);
+const STREAMS = (process.env.HEARTH_BENCH_STREAMS ?? '1,4,8,16').split(',').map(Number);
 const CONTEXT = 2048;
 const PARALLEL = Math.max(...STREAMS);
 
@@ -144,7 +145,7 @@ const [raw, ours, ...peers] = systems.map((system) => ({ label: system.label, be
 const row = (cells: string[]) => print(`| ${cells.join(' | ')} |`);
 const cell = (run: StreamsRun) => `${run.tokensPerSecond.toFixed(1)} tok/s, ${run.firstTokenMs.toFixed(0)} ms`;
 const ratio = (a: StreamsRun, b: StreamsRun) => (a.tokensPerSecond / b.tokensPerSecond).toFixed(2);
-const gain = (best: Best) => `${(best[8]!.tokensPerSecond / best[1]!.tokensPerSecond).toFixed(2)}×`;
+const gain = (best: Best) => (best[8] && best[1] ? `${(best[8].tokensPerSecond / best[1].tokensPerSecond).toFixed(2)}×` : '–');
 print('');
 row(['streams', raw!.label, ours!.label, ...peers.map((peer) => peer.label), 'Hearth / raw', ...peers.map((peer) => `Hearth / ${peer.label}`)]);
 row(Array.from({ length: 4 + 2 * peers.length }, () => '---'));
