@@ -2,7 +2,10 @@
 
 export interface LoadedModelStatus {
   id: string;
+  /** The most threads one decode may use. */
   threads: number;
+  /** With `threads: auto`: the count chosen per batch size (tokens per decode) and each candidate's measured ms per token. */
+  thread_choices: { tokens: string; threads: number; ms_per_token: Record<string, number> }[];
   context_size: number;
   sequences: number;
   busy: number;
