@@ -2,6 +2,8 @@ import { totalmem } from 'node:os';
 import { loadConfigFile } from './config/document.js';
 import { ModelCatalog } from './models/catalog.js';
 import { Engine } from './inference/engine.js';
+import { EngineMonitor } from './inference/monitor.js';
+import { DownloadManager } from './models/downloads.js';
 import { RemoteProviders } from './providers/remote.js';
 import { ResponseStore } from './store/responses.js';
 import { KeyStore } from './access/keys.js';
@@ -36,6 +38,10 @@ export interface Services {
   secrets: SecretStore;
   keys: KeyStore;
   engine: Engine;
+  /** Samples of what the engine does and load progress, for the app's status stream. */
+  monitor: EngineMonitor;
+  /** Model downloads started from the app. */
+  downloads: DownloadManager;
   remote: RemoteProviders;
   catalog: ModelCatalog;
   responses: ResponseStore;
@@ -60,7 +66,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const config = loadConfigFile(paths.config);
     const db = openDatabase(paths.database);
     const secrets = new SecretStore(paths.secrets);
-    const engine = new Engine({ ...engineSettings(config), threadMemory: threadMemory(db), log: options.log });
+    const monitor: EngineMonitor = new EngineMonitor({ engine: (): Engine => engine });
+    const engine = new Engine({ ...engineSettings(config), threadMemory: threadMemory(db), log: options.log, onLoad: monitor.onLoad });
     const remote = new RemoteProviders(config.providers, secrets.resolve);
     const scanOf = (document: ConfigDocument) => ({
       modelsDirs: [paths.models, ...(options.modelsDirs ?? document.models.dirs)],
@@ -77,6 +84,13 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       secrets,
       keys: new KeyStore(db),
       engine,
+      monitor,
+      downloads: new DownloadManager({
+        db,
+        modelsDir: () => paths.models,
+        identify: async (file) => (await catalog.local(true)).find((model) => model.path === file)?.id ?? null,
+        log: options.log,
+      }),
       remote,
       catalog,
       responses: new ResponseStore(db),
@@ -109,6 +123,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         if (closed) return;
         closed = true;
         shutdown.abort(new Error('server shutting down'));
+        monitor.stop();
+        await services.downloads.close();
         await services.memory.close();
         // Every MCP connection and service process ends before the data directory is released.
         await services.mcp.close();
@@ -118,6 +134,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       },
     };
     services.memory.start();
+    monitor.start();
+    services.downloads.start();
     // Auto-connect services connect in the background; starting never waits for them.
     services.mcp.start();
     return services;

@@ -20,7 +20,12 @@ export interface EngineOptions {
   /** Remembers measured thread counts across restarts. */
   threadMemory?: { get(key: string): number | undefined; set(key: string, threads: number): void };
   log: Logger;
+  /** Load progress for the app's status stream (see `LoadEvent`). */
+  onLoad?: (event: LoadEvent) => void;
 }
+
+/** A model's load: weights read (fraction 0..1, from node-llama-cpp's onLoadProgress), then ready or failed. */
+export type LoadEvent = { id: string; state: 'loading'; fraction: number } | { id: string; state: 'ready' } | { id: string; state: 'failed'; message: string };
 
 interface Loaded {
   info: ModelFile;
@@ -42,8 +47,10 @@ export interface LoadedStatus {
   sequences: number;
   busy: number;
   queued: number;
-  /** Tokens generated since the model was loaded. */
+  /** Tokens generated since the model was loaded (counted as they stream). */
   generatedTokens: number;
+  /** Weights plus context state, as llama.cpp reports them. */
+  memoryBytes: number;
 }
 
 /** Loads models on first use, batches requests over sequences, unloads on idle or memory pressure. */
@@ -58,6 +65,11 @@ export class Engine {
   /** New settings apply to models loaded from now on; loaded ones keep theirs until unloaded. */
   configure(next: Omit<EngineOptions, 'log' | 'threadMemory'>): void {
     this.options = { ...this.options, ...next };
+  }
+
+  /** The budget `makeRoom` loads against. */
+  get memoryBudgetBytes(): number {
+    return this.options.memoryBudgetBytes;
   }
 
   isLoaded(id: string): boolean {
@@ -79,6 +91,7 @@ export class Engine {
       busy: entry.pool.busy,
       queued: entry.pool.queued,
       generatedTokens: entry.generatedTokens,
+      memoryBytes: entry.model.size + entry.context.stateSize,
     }));
   }
 
@@ -88,11 +101,23 @@ export class Engine {
     this.touch(entry);
     const sequence = await entry.pool.acquire(request.signal);
     const started = performance.now();
+    // Streamed pieces count at once (for the live tokens/s figure); the exact count replaces them at the end.
+    let streamed = 0;
+    const forward = request.onText;
+    const onText = forward
+      ? (delta: string) => {
+          streamed++;
+          entry.generatedTokens++;
+          forward(delta);
+        }
+      : undefined;
     try {
-      const result = await generate(entry.runtime, sequence, request);
-      entry.generatedTokens += result.completionTokens;
+      const result = await generate(entry.runtime, sequence, { ...request, onText });
+      entry.generatedTokens += result.completionTokens - streamed;
+      streamed = 0;
       return result;
     } finally {
+      entry.generatedTokens -= streamed;
       entry.pool.release(sequence, (performance.now() - started) / 1000);
       this.touch(entry);
     }
@@ -106,10 +131,26 @@ export class Engine {
     if (known) return Promise.reject(new HearthError('model_load_failed', known, { param: 'model' }));
     let pending = this.loading.get(info.id);
     if (!pending) {
-      pending = this.loadNow(info).finally(() => this.loading.delete(info.id));
+      pending = this.reportLoad(info.id, this.loadNow(info)).finally(() => this.loading.delete(info.id));
       this.loading.set(info.id, pending);
     }
     return pending;
+  }
+
+  private reportLoad(id: string, loading: Promise<Loaded>): Promise<Loaded> {
+    const report = this.options.onLoad;
+    if (!report) return loading;
+    report({ id, state: 'loading', fraction: 0 });
+    return loading.then(
+      (entry) => {
+        report({ id, state: 'ready' });
+        return entry;
+      },
+      (error: unknown) => {
+        report({ id, state: 'failed', message: error instanceof Error ? error.message : String(error) });
+        throw error;
+      },
+    );
   }
 
   async unload(id: string): Promise<boolean> {
@@ -136,7 +177,8 @@ export class Engine {
     const llama = await loadLlama(this.options.gpu);
     let model: LlamaModel;
     try {
-      model = await llama.loadModel({ modelPath: info.path });
+      const onLoad = this.options.onLoad;
+      model = await llama.loadModel({ modelPath: info.path, onLoadProgress: onLoad && ((fraction) => onLoad({ id: info.id, state: 'loading', fraction })) });
     } catch (error) {
       const reason = (await diagnoseLoadFailure(info.path)) ?? (error instanceof Error ? error.message : String(error));
       const message = `${info.id} could not be loaded from ${info.path}: ${reason}`;
@@ -224,7 +266,7 @@ function stamp(info: ModelFile): string {
 }
 
 /** Weights plus a margin for the context and compute buffers. */
-function estimateBytes(info: ModelFile): number {
+export function estimateBytes(info: Pick<ModelFile, 'sizeBytes'>): number {
   return Math.ceil(info.sizeBytes * 1.2) + 64 * 1024 * 1024;
 }
 
