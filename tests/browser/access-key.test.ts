@@ -111,7 +111,7 @@ describe('a companion that requires an access key', () => {
     const box = page.getByLabel('Message', { exact: true });
     expect(await box.inputValue()).toBe(DRAFT);
     // The companion's models are offered now that the API lets this browser in.
-    await expect.poll(() => page.getByLabel('Model', { exact: true }).inputValue()).toBe('companion:tiny');
+    await expect.poll(() => page.locator('#model-picker').getAttribute('data-value')).toBe('companion:tiny');
     await setSetting(page, 'Max tokens', '24');
     await box.press('Enter');
     const text = await replyEnds(page);

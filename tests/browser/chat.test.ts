@@ -172,7 +172,9 @@ describe('chat with a companion model', () => {
     await list.locator('button.open', { hasText: 'Hello, who are you?' }).click();
     await expect.poll(() => page.locator('article[data-role="user"]').count()).toBe(2);
 
-    await list.getByRole('button', { name: 'Rename Hello, who are you?' }).click();
+    // Row actions live in a menu, not on every row.
+    await list.getByRole('button', { name: 'Actions for Hello, who are you?' }).click();
+    await list.getByRole('menuitem', { name: 'Rename' }).click();
     await page.getByLabel('New title').fill('Greetings');
     await page.getByLabel('New title').press('Enter');
     await page.getByLabel('Search conversations').fill('apples');
@@ -181,7 +183,10 @@ describe('chat with a companion model', () => {
     await expect.poll(() => list.locator('.title').allInnerTexts()).toEqual(['Greetings']);
     await page.getByLabel('Search conversations').fill('');
 
-    await list.getByRole('button', { name: 'Delete A second conversation about apples' }).click();
+    await list.getByRole('button', { name: 'Actions for A second conversation about apples' }).click();
+    await list.getByRole('menuitem', { name: 'Delete' }).click();
+    // The confirmation takes the focus on "Keep"; Delete must be chosen on purpose.
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Keep');
     await list.getByRole('button', { name: 'Delete', exact: true }).click();
     await page.reload();
     await expect.poll(() => list.locator('.title').allInnerTexts()).toEqual(['Greetings']);

@@ -66,7 +66,7 @@ describe('keyboard', () => {
     await chooseModel(page, 'companion:slow');
     await setSetting(page, 'Max tokens', '1800');
     await page.reload();
-    await page.getByLabel('Model', { exact: true }).waitFor();
+    await page.locator('#model-picker').waitFor();
     await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
     let steps = 0;

@@ -117,12 +117,15 @@ export class DownloadManager {
     return this.wire(record);
   }
 
-  pause(id: string): ModelDownload {
+  /** Stops a download, keeping its partial file; resolves once it has stopped. */
+  async pause(id: string): Promise<ModelDownload> {
     const record = this.find(id);
     if (record.status !== 'queued' && record.status !== 'downloading') throw conflict(record, 'paused');
     const running = this.active.get(id);
-    if (running) running.controller.abort(new Stop('paused'));
-    else this.change(record, { status: 'paused' });
+    if (running) {
+      running.controller.abort(new Stop('paused'));
+      await running.done;
+    } else this.change(record, { status: 'paused' });
     return this.wire(record);
   }
 

@@ -5,12 +5,12 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DownloadList, HubRepoFiles, HubSearchResponse, ModelDownload } from '#shared/api/model-library.js';
 import type { ModelList } from '#shared/api/openai.js';
 import { testApp } from '../../helpers/app.js';
+import { closedPort } from '../../helpers/mock-provider.js';
 import { tinyModelPath } from '../../helpers/models.js';
 import { newDataDir } from '../../helpers/server.js';
 import { startHubFixture, type HubFixture } from '../../fixtures/hub/server.js';
@@ -253,15 +253,6 @@ describe('downloads', () => {
     }
   });
 });
-
-/** A port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('offline', () => {
   it('says at once that the hub cannot be reached, for search and for downloads', async () => {

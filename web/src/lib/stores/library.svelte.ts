@@ -104,6 +104,8 @@ export class LibraryStore {
   update(download: ModelDownload): void {
     const index = this.downloads.findIndex((candidate) => candidate.id === download.id);
     const before = index >= 0 ? this.downloads[index] : undefined;
+    // An answer to an action can arrive after a newer change from the status stream.
+    if (before && before.updated_at > download.updated_at) return;
     if (index >= 0) this.downloads[index] = download;
     else this.setDownloads([...this.downloads, download]);
     if (download.status === 'completed' && before?.status !== 'completed') this.onModelsChanged();
