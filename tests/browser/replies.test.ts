@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
 import { chooseModel, chosenModel, pickerGroups, replyEnds, send } from './app-helpers.js';
-import { DESKTOP, launch, screenshot, watch } from './harness.js';
+import { DESKTOP, PHONE, launch, screenshot, watch } from './harness.js';
 
 export const MARKDOWN_REPLY = [
   'Here is a comparison:',
@@ -123,7 +123,15 @@ describe('a reply with Markdown', () => {
     await code.getByRole('button', { name: 'Copy python code' }).click();
     await expect.poll(() => code.getByRole('button', { name: 'Code copied' }).count()).toBe(1);
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('def greet(name: str) -> str:\n    # Say hello\n    return f"Hello, {name}!"');
-    await screenshot(page, 'reply-markdown');
+    await screenshot(page, 'reply-markdown-desktop-light');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await screenshot(page, 'reply-markdown-desktop-dark');
+    await page.setViewportSize(PHONE);
+    await reply.locator('figure.code').first().scrollIntoViewIfNeeded();
+    await screenshot(page, 'reply-markdown-phone-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
+    await screenshot(page, 'reply-markdown-phone-light');
+    await page.setViewportSize(DESKTOP);
 
     // The provider was asked without a length cap: the reply may use the model's context.
     expect(provider.requests.at(-1)?.body).not.toHaveProperty('max_tokens');
