@@ -6,6 +6,7 @@ import { EngineMonitor } from './inference/monitor.js';
 import { DownloadManager } from './models/downloads.js';
 import { RemoteProviders } from './providers/remote.js';
 import { ResponseStore } from './store/responses.js';
+import { AdminCredential } from './access/admin-credential.js';
 import { KeyStore } from './access/keys.js';
 import type { Logger } from './logger.js';
 import { McpManager } from './mcp/manager.js';
@@ -37,6 +38,8 @@ export interface Services {
   db: Db;
   secrets: SecretStore;
   keys: KeyStore;
+  /** The local admin credential (`<data-dir>/admin-token`) and the app's sign-in links. */
+  admin: AdminCredential;
   engine: Engine;
   /** Samples of what the engine does and load progress, for the app's status stream. */
   monitor: EngineMonitor;
@@ -83,6 +86,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       db,
       secrets,
       keys: new KeyStore(db),
+      admin: new AdminCredential(paths.adminToken),
       engine,
       monitor,
       downloads: new DownloadManager({

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../helpers/server.js';
 import { startHubFixture, type HubFixture } from '../fixtures/hub/server.js';
 import { startServerWithSlowModel } from './slow-model.js';
-import { chooseModel, replyEnds, send, setSetting } from './app-helpers.js';
+import { chooseModel, newSignInLink, replyEnds, send, setSetting, signIn } from './app-helpers.js';
 import { DESKTOP, PHONE, launch, screenshot, watch } from './harness.js';
 
 let server: RunningServer;
@@ -127,6 +127,7 @@ describe.each([
     const context = await browser.newContext({ viewport, colorScheme, isMobile: name === 'phone', hasTouch: name === 'phone' });
     const page = await context.newPage();
     const errors = watch(page);
+    await signIn(page, await newSignInLink(server));
     await page.goto(server.url);
     await chooseModel(page, 'companion:tiny');
     await setSetting(page, 'Max tokens', '40');

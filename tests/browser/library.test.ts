@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHubFixture, type HubFixture } from '../fixtures/hub/server.js';
 import { tinyModelPath } from '../helpers/models.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
-import { chosenModel, replyEnds, send, setSetting } from './app-helpers.js';
+import { chosenModel, newSignInLink, replyEnds, send, setSetting, signIn } from './app-helpers.js';
 import { DESKTOP, launch, screenshot, watch } from './harness.js';
 
 let hub: HubFixture;
@@ -44,6 +44,8 @@ beforeAll(async () => {
   context = await browser.newContext({ viewport: DESKTOP });
   page = await context.newPage();
   errors = watch(page);
+  // Downloads are the companion owner's business: the app signs in through a link first.
+  await signIn(page, await newSignInLink(server));
   await page.goto(server.url);
 });
 

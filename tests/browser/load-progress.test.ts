@@ -7,7 +7,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../helpers/server.js';
 import { startServerWithSlowModel } from './slow-model.js';
-import { adminStatus, chooseModel, replyEnds, send, setSetting } from './app-helpers.js';
+import { adminStatus, chooseModel, newSignInLink, replyEnds, send, setSetting, signIn } from './app-helpers.js';
 import { DESKTOP, launch, screenshot, watch } from './harness.js';
 
 let server: RunningServer;
@@ -20,6 +20,8 @@ beforeAll(async () => {
   browser = await launch();
   page = await (await browser.newContext({ viewport: DESKTOP })).newPage();
   errors = watch(page);
+  // Load progress comes over an admin route: the app signs in through a link first.
+  await signIn(page, await newSignInLink(server));
   await page.goto(server.url);
 });
 

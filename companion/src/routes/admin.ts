@@ -4,10 +4,11 @@ import { statusEventRoutes } from './admin/events.js';
 import { keyRoutes } from './admin/keys.js';
 import { mcpAdminRoutes } from './admin/mcp.js';
 import { modelLibraryRoutes } from './admin/model-library.js';
+import { sessionRoutes } from './admin/session.js';
 import { statusRoutes } from './admin/status.js';
 import type { RouteOptions } from './plugin.js';
 
-/** The admin family: loopback only (enforced by the perimeter for every /admin path). */
+/** The admin family: loopback only, with the admin credential (both enforced by the perimeter for every /admin path). */
 export async function adminRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
   await app.register(statusRoutes, options);
   await app.register(keyRoutes, options);
@@ -15,4 +16,5 @@ export async function adminRoutes(app: FastifyInstance, options: RouteOptions): 
   await app.register(mcpAdminRoutes, options);
   await app.register(modelLibraryRoutes, options);
   await app.register(statusEventRoutes, options);
+  await app.register(sessionRoutes, options);
 }

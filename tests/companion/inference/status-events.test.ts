@@ -6,6 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerStatus, StatusEvent } from '#shared/api/admin.js';
+import { registerAdminServer } from '../../helpers/admin-fetch.js';
 import { testApp } from '../../helpers/app.js';
 import { newDataDir } from '../../helpers/server.js';
 
@@ -18,6 +19,7 @@ beforeAll(async () => {
   target = await testApp({ dataDir });
   await target.app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(target.app.server.address() as { port: number }).port}`;
+  registerAdminServer(base, dataDir);
 });
 
 afterAll(async () => {

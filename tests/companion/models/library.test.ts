@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DownloadList, HubRepoFiles, HubSearchResponse, ModelDownload } from '#shared/api/model-library.js';
 import type { ModelList } from '#shared/api/openai.js';
+import { registerAdminServer } from '../../helpers/admin-fetch.js';
 import { testApp } from '../../helpers/app.js';
 import { closedPort } from '../../helpers/mock-provider.js';
 import { tinyModelPath } from '../../helpers/models.js';
@@ -139,6 +140,7 @@ describe('downloads', () => {
       expect(created.body.id).toMatch(/^dl_/);
       await target.app.listen({ port: 0, host: '127.0.0.1' });
       const address = target.app.server.address() as { port: number };
+      registerAdminServer(`http://127.0.0.1:${address.port}`, target.dir);
       const response = await fetch(`http://127.0.0.1:${address.port}/admin/models/downloads/${created.body.id}/events`);
       expect(response.headers.get('content-type')).toContain('text/event-stream');
       const events = (await response.text())
@@ -245,7 +247,9 @@ describe('downloads', () => {
       expect((await call(target, 'POST', '/admin/models/downloads', { source: 3 })).status).toBe(400);
       const unknown = await call<{ error: { code: string } }>(target, 'POST', '/admin/models/downloads/dl_nothing/resume');
       expect([unknown.status, unknown.body.error.code]).toEqual([404, 'download_not_found']);
-      // Not from loopback: refused like every admin route.
+      // Without the local admin credential, or not from loopback: refused like every admin route.
+      expect((await target.injectWithoutAdmin({ method: 'GET', url: '/admin/models/downloads', remoteAddress: '127.0.0.1' })).statusCode).toBe(401);
+      expect((await target.injectWithoutAdmin({ method: 'GET', url: '/admin/events', remoteAddress: '127.0.0.1' })).statusCode).toBe(401);
       const remote = await target.app.inject({ method: 'GET', url: '/admin/models/downloads', remoteAddress: '192.168.1.9' });
       expect(remote.statusCode).toBe(403);
     } finally {

@@ -10,6 +10,7 @@ import type { ActivitySample, ModelLoadState, StatusEvent } from '#shared/api/ad
 import type { ModelDownload } from '#shared/api/model-library.js';
 import { library } from './library.svelte';
 import { models } from './models.svelte';
+import { SIGN_IN_HINT, session } from './session.svelte';
 
 /** Samples kept: five minutes at the companion's 2-second interval. */
 const KEEP = 150;
@@ -98,6 +99,11 @@ export class ActivityStore {
         // Off loopback the companion never allows it: stop asking.
         if (error instanceof ApiError && error.code === 'permission_denied') {
           this.problem = 'Live server activity is only shown on the machine the companion runs on.';
+          return;
+        }
+        if (error instanceof ApiError && error.code === 'admin_credential_required') {
+          this.problem = SIGN_IN_HINT;
+          session.markSignedOut();
           return;
         }
         this.problem = describe(error);

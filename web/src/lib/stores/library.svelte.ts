@@ -7,8 +7,16 @@ import { ApiError } from '$lib/api/client';
 import { cancelDownload, listDownloads, pauseDownload, removeModel, repoFiles, resumeDownload, searchHub, startDownload, type HubSort } from '$lib/api/library';
 import type { HubFile, HubModel, ModelDownload } from '#shared/api/model-library.js';
 import { models } from './models.svelte';
+import { SIGN_IN_HINT, session } from './session.svelte';
 
-const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
+/** In words; a refused admin session is forgotten and explained. */
+const describe = (error: unknown) => {
+  if (error instanceof ApiError && error.code === 'admin_credential_required') {
+    session.markSignedOut();
+    return SIGN_IN_HINT;
+  }
+  return error instanceof Error ? error.message : String(error);
+};
 const OFFLINE = 'This device is offline. Searching and downloading need internet; the models on this machine keep working.';
 const offline = () => typeof navigator !== 'undefined' && navigator.onLine === false;
 const running = (download: ModelDownload) => download.status === 'queued' || download.status === 'downloading';
@@ -89,6 +97,7 @@ export class LibraryStore {
   }
 
   async refreshDownloads(): Promise<void> {
+    if (!session.signedIn) return;
     try {
       this.setDownloads(await listDownloads());
     } catch (error) {
