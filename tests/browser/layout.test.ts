@@ -87,6 +87,27 @@ async function noSidewaysScroll(page: Page): Promise<void> {
   expect(scroll).toBeLessThanOrEqual(width);
 }
 
+describe('first paint', () => {
+  it('serves each screen as an HTML shell that shows the layout before any JavaScript runs', async () => {
+    const context = await browser.newContext({ viewport: PHONE, javaScriptEnabled: false });
+    const page = await context.newPage();
+    for (const [path, heading] of [
+      ['/models', 'Models'],
+      ['/memory', 'Memory'],
+      ['/server', 'Server'],
+    ] as const) {
+      await page.goto(`${server.url}${path}`);
+      expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allInnerTexts()).toEqual(['Chat', 'Models', 'Memory', 'Server']);
+      expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe(heading);
+    }
+    await page.goto(server.url);
+    expect(await page.getByRole('button', { name: 'New conversation' }).isVisible()).toBe(true);
+    expect(await page.getByLabel('Message', { exact: true }).isVisible()).toBe(true);
+    await screenshot(page, 'first-paint-phone');
+    await context.close();
+  });
+});
+
 describe('keyboard', () => {
   it('reaches the composer with Tab, sends with Enter and stops with Escape', async () => {
     const context = await browser.newContext({ viewport: DESKTOP });

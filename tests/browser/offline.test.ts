@@ -81,10 +81,15 @@ describe('when the companion goes away', () => {
     await chooseModel(page, 'companion:slow');
     await setSetting(page, 'Max tokens', '1800');
     await send(page, 'Now a long one please');
-    await page.waitForFunction(() => {
-      const replies = document.querySelectorAll('article[data-role="assistant"][data-status="streaming"] .markdown');
-      return (replies[replies.length - 1]?.textContent ?? '').length > 0;
-    });
+    await page.waitForFunction(
+      () => {
+        const replies = document.querySelectorAll('article[data-role="assistant"][data-status="streaming"] .markdown');
+        return (replies[replies.length - 1]?.textContent ?? '').length > 0;
+        // The first reply of `slow` loads it and measures its threads: slow on a busy machine.
+      },
+      undefined,
+      { timeout: 120_000 },
+    );
     await server.stop();
 
     await replyEnds(page, 'interrupted');
@@ -135,10 +140,15 @@ describe('offline, with the companion stopped', () => {
   it('stops an in-browser reply in the worker, and the engine keeps working', async () => {
     await setSetting(page, 'Max tokens', '1800');
     await send(page, 'A long one, offline');
-    await page.waitForFunction(() => {
-      const replies = document.querySelectorAll('article[data-role="assistant"][data-status="streaming"] .markdown');
-      return (replies[replies.length - 1]?.textContent ?? '').length > 0;
-    });
+    await page.waitForFunction(
+      () => {
+        const replies = document.querySelectorAll('article[data-role="assistant"][data-status="streaming"] .markdown');
+        return (replies[replies.length - 1]?.textContent ?? '').length > 0;
+        // The first text of the in-browser engine: slow on a busy machine.
+      },
+      undefined,
+      { timeout: 120_000 },
+    );
     await page.getByRole('button', { name: 'Stop' }).click();
     const stopped = await replyEnds(page, 'stopped');
     expect(stopped.length).toBeGreaterThan(0);
