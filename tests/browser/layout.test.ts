@@ -101,7 +101,7 @@ describe('first paint', () => {
       expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe(heading);
     }
     await page.goto(server.url);
-    expect(await page.getByRole('button', { name: 'New conversation' }).isVisible()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Conversations' }).isVisible()).toBe(true);
     expect(await page.getByLabel('Message', { exact: true }).isVisible()).toBe(true);
     await screenshot(page, 'first-paint-phone');
     await context.close();

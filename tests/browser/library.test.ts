@@ -153,6 +153,8 @@ describe('downloads', () => {
 describe('offline', () => {
   it('says at once that searching needs internet', async () => {
     await page.goto(`${server.url}/models#discover`);
+    // The screen's own first search has landed before the network goes.
+    await page.getByRole('list', { name: 'Search results' }).locator('h3').first().waitFor();
     await context.setOffline(true);
     const before = hub.requests.length;
     await page.getByRole('button', { name: 'Search', exact: true }).click();
