@@ -4,6 +4,7 @@ import { ModelCatalog } from './models/catalog.js';
 import { Engine } from './inference/engine.js';
 import { EngineMonitor } from './inference/monitor.js';
 import { DownloadManager } from './models/downloads.js';
+import { Embeddings } from './inference/embeddings.js';
 import { RemoteProviders } from './providers/remote.js';
 import { ResponseStore } from './store/responses.js';
 import { AdminCredential } from './access/admin-credential.js';
@@ -45,6 +46,8 @@ export interface Services {
   monitor: EngineMonitor;
   /** Model downloads started from the app. */
   downloads: DownloadManager;
+  /** Embedding models, loaded through the engine (one loader, one memory budget). */
+  embeddings: Embeddings;
   remote: RemoteProviders;
   catalog: ModelCatalog;
   responses: ResponseStore;
@@ -69,8 +72,9 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const config = loadConfigFile(paths.config);
     const db = openDatabase(paths.database);
     const secrets = new SecretStore(paths.secrets);
+    const threads = threadMemory(db);
     const monitor: EngineMonitor = new EngineMonitor({ engine: (): Engine => engine });
-    const engine = new Engine({ ...engineSettings(config), threadMemory: threadMemory(db), log: options.log, onLoad: monitor.onLoad });
+    const engine = new Engine({ ...engineSettings(config), threadMemory: threads, log: options.log, onLoad: monitor.onLoad });
     const remote = new RemoteProviders(config.providers, secrets.resolve);
     const scanOf = (document: ConfigDocument) => ({
       modelsDirs: [paths.models, ...(options.modelsDirs ?? document.models.dirs)],
@@ -79,6 +83,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const catalog = new ModelCatalog(scanOf(config), engine, remote);
     const shutdown = new AbortController();
     let closed = false;
+    const embeddings = new Embeddings(engine, () => engineSettings(services.config), options.log, threads);
     const services: Services = {
       version: options.version,
       paths,
@@ -95,6 +100,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         identify: async (file) => (await catalog.local(true)).find((model) => model.path === file)?.id ?? null,
         log: options.log,
       }),
+      embeddings,
       remote,
       catalog,
       responses: new ResponseStore(db),
@@ -102,13 +108,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         db,
         settings: () => services.config.memory,
         models: localMemoryModels({ catalog, engine, modelId: () => services.config.memory.model, contextSize: () => services.config.models.context_size }),
-        embeddings: localEmbeddingModels({
-          catalog,
-          modelId: () => services.config.memory.embedding_model,
-          gpu: () => services.config.models.gpu,
-          threads: () => services.config.models.threads,
-          log: options.log,
-        }),
+        embeddings: localEmbeddingModels({ catalog, embeddings, modelId: () => services.config.memory.embedding_model, log: options.log }),
         log: options.log,
       }),
       mcp: new McpManager({ services: config.mcp_services, secrets, log: options.log, version: options.version }),

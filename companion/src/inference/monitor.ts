@@ -71,7 +71,7 @@ export class EngineMonitor {
           tokens_per_second: seconds > 0 ? Math.round((produced / seconds) * 10) / 10 : 0,
           busy: model.busy,
           queued: model.queued,
-          memory_bytes: model.memoryBytes,
+          memory_bytes: model.memoryBytes ?? 0,
         };
       });
     for (const id of this.previous.keys()) if (!models.some((model) => model.id === id)) this.previous.delete(id);
