@@ -24,7 +24,12 @@ export interface EngineOptions {
   /** Remembers the thread count chosen for one-token decodes across restarts: the next trial starts there. */
   threadMemory?: { get(key: string): number | undefined; set(key: string, threads: number): void };
   log: Logger;
+  /** Load progress for the app's status stream (see `LoadEvent`). */
+  onLoad?: (event: LoadEvent) => void;
 }
+
+/** A model's load: weights read (fraction 0..1, from node-llama-cpp's onLoadProgress), then ready or failed. */
+export type LoadEvent = { id: string; state: 'loading'; fraction: number } | { id: string; state: 'ready' } | { id: string; state: 'failed'; message: string };
 
 interface Loaded {
   info: ModelFile;
@@ -62,8 +67,10 @@ export interface LoadedStatus {
   sequences: number;
   busy: number;
   queued: number;
-  /** Tokens generated since the model was loaded. */
+  /** Tokens generated since the model was loaded (counted as they stream). */
   generatedTokens: number;
+  /** Weights plus context state, as llama.cpp reports them (an embedding model: its share of the budget). */
+  memoryBytes?: number;
 }
 
 /** Loads models on first use, batches requests over sequences, unloads on idle or memory pressure. */
@@ -82,6 +89,11 @@ export class Engine {
     this.options = { ...this.options, ...next };
   }
 
+  /** The budget `makeRoom` loads against. */
+  get memoryBudgetBytes(): number {
+    return this.options.memoryBudgetBytes;
+  }
+
   isLoaded(id: string): boolean {
     return this.loaded.has(id) || this.residents.has(id);
   }
@@ -93,7 +105,8 @@ export class Engine {
   }
 
   status(): LoadedStatus[] {
-    const residents = [...this.residents.values()].map((resident) => resident.status());
+    // An embedding model's memory is its share of the budget.
+    const residents = [...this.residents.values()].map((resident) => ({ memoryBytes: resident.bytes, ...resident.status() }));
     return [...this.loaded.values()]
       .map((entry) => ({
         id: entry.info.id,
@@ -105,6 +118,7 @@ export class Engine {
         busy: entry.pool.busy,
         queued: entry.pool.queued,
         generatedTokens: entry.generatedTokens,
+        memoryBytes: entry.model.size + entry.context.stateSize,
       }))
       .concat(residents);
   }
@@ -116,12 +130,24 @@ export class Engine {
     const sequence = await entry.pool.acquire(request.signal);
     const running: Running = { sequence, outputBefore: sequence.tokenMeter.usedOutputTokens, limit: request.maxTokens ?? entry.runtime.contextSize };
     entry.running.add(running);
+    // Streamed pieces count at once (for the live tokens/s figure); the exact count replaces them at the end.
+    let streamed = 0;
+    const forward = request.onText;
+    const onText = forward
+      ? (delta: string) => {
+          streamed++;
+          entry.generatedTokens++;
+          forward(delta);
+        }
+      : undefined;
     try {
-      const result = await generate(entry.runtime, sequence, request);
-      entry.generatedTokens += result.completionTokens;
+      const result = await generate(entry.runtime, sequence, { ...request, onText });
+      entry.generatedTokens += result.completionTokens - streamed;
+      streamed = 0;
       if (result.finishReason !== 'cancelled') entry.typicalTokens = blend(entry.typicalTokens, result.completionTokens);
       return result;
     } finally {
+      entry.generatedTokens -= streamed;
       entry.running.delete(running);
       entry.pool.release(sequence);
       this.touch(entry);
@@ -152,10 +178,26 @@ export class Engine {
     if (known) return Promise.reject(new HearthError('model_load_failed', known, { param: 'model' }));
     let pending = this.loading.get(info.id);
     if (!pending) {
-      pending = this.loadNow(info).finally(() => this.loading.delete(info.id));
+      pending = this.reportLoad(info.id, this.loadNow(info)).finally(() => this.loading.delete(info.id));
       this.loading.set(info.id, pending);
     }
     return pending;
+  }
+
+  private reportLoad(id: string, loading: Promise<Loaded>): Promise<Loaded> {
+    const report = this.options.onLoad;
+    if (!report) return loading;
+    report({ id, state: 'loading', fraction: 0 });
+    return loading.then(
+      (entry) => {
+        report({ id, state: 'ready' });
+        return entry;
+      },
+      (error: unknown) => {
+        report({ id, state: 'failed', message: error instanceof Error ? error.message : String(error) });
+        throw error;
+      },
+    );
   }
 
   async unload(id: string): Promise<boolean> {
@@ -180,7 +222,8 @@ export class Engine {
   private async loadNow(info: ModelFile): Promise<Loaded> {
     await this.makeRoom(info);
     const log = this.options.log;
-    const { llama, model } = await this.openFile(info);
+    const onLoad = this.options.onLoad;
+    const { llama, model } = await this.openFile(info, onLoad && ((fraction) => onLoad({ id: info.id, state: 'loading', fraction })));
     try {
       const tuner = this.threadTuner(info, llama.cpuMathCores);
       const threads = tuner?.maxThreads ?? (this.options.threads as number);
@@ -335,10 +378,10 @@ export class Engine {
   }
 
   /** llama.loadModel with the reason of a failure diagnosed and remembered while the file is unchanged. */
-  private async openFile(info: ModelFile): Promise<{ llama: Llama; model: LlamaModel }> {
+  private async openFile(info: ModelFile, onLoadProgress?: (fraction: number) => void): Promise<{ llama: Llama; model: LlamaModel }> {
     const llama = await loadLlama(this.options.gpu);
     try {
-      return { llama, model: await llama.loadModel({ modelPath: info.path }) };
+      return { llama, model: await llama.loadModel({ modelPath: info.path, onLoadProgress }) };
     } catch (error) {
       const reason = (await diagnoseLoadFailure(info.path)) ?? (error instanceof Error ? error.message : String(error));
       const message = `${info.id} could not be loaded from ${info.path}: ${reason}`;
@@ -396,7 +439,7 @@ function stamp(info: ModelFile): string {
 }
 
 /** Weights plus a margin for the context and compute buffers. */
-export function estimateBytes(info: ModelFile): number {
+export function estimateBytes(info: Pick<ModelFile, 'sizeBytes'>): number {
   return Math.ceil(info.sizeBytes * 1.2) + 64 * 1024 * 1024;
 }
 
