@@ -6,6 +6,7 @@ import { RemoteProviders } from './providers/remote.js';
 import { ResponseStore } from './store/responses.js';
 import { KeyStore } from './access/keys.js';
 import type { Logger } from './logger.js';
+import { ImageService } from './images/service.js';
 import { McpManager } from './mcp/manager.js';
 import { localEmbeddingModels } from './memory/embedder.js';
 import { localMemoryModels } from './memory/models.js';
@@ -43,6 +44,8 @@ export interface Services {
   memory: MemoryService;
   /** Outbound MCP tool services and the tool catalog they fill. */
   mcp: McpManager;
+  /** Image models, generation/edit/upscale jobs and the gallery. */
+  images: ImageService;
   /** Aborted when the server shuts down: open streams and generations stop. */
   shutdown: AbortSignal;
   /** The folders scanned for models, in order. */
@@ -94,6 +97,16 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         log: options.log,
       }),
       mcp: new McpManager({ services: config.mcp_services, secrets, log: options.log, version: options.version }),
+      images: new ImageService({
+        db,
+        imagesDir: paths.images,
+        folders: () => [...scanOf(services.config).modelsDirs, ...services.config.images.dirs],
+        providers: () => services.config.providers,
+        remote: () => services.remote,
+        memory: engine,
+        threads: () => services.config.models.threads,
+        log: options.log,
+      }),
       shutdown: shutdown.signal,
       get modelsDirs() {
         return scanOf(services.config).modelsDirs;
@@ -104,6 +117,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         services.remote = new RemoteProviders(next.providers, secrets.resolve);
         catalog.configure(scanOf(next), services.remote);
         services.mcp.configure(next.mcp_services);
+        services.images.invalidate();
       },
       async close() {
         if (closed) return;
@@ -112,6 +126,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         await services.memory.close();
         // Every MCP connection and service process ends before the data directory is released.
         await services.mcp.close();
+        await services.images.close();
         await engine.close();
         db.close();
         unlock();

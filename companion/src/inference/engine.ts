@@ -131,7 +131,7 @@ export class Engine {
   }
 
   private async loadNow(info: ModelFile): Promise<Loaded> {
-    await this.makeRoom(info);
+    await this.makeRoom(info.id, estimateBytes(info));
     const log = this.options.log;
     const llama = await loadLlama(this.options.gpu);
     let model: LlamaModel;
@@ -184,27 +184,49 @@ export class Engine {
     return measured.threads;
   }
 
-  /** Unloads idle models, least recently used first, until the new one fits the memory budget. */
-  private async makeRoom(info: ModelFile): Promise<void> {
-    const needed = estimateBytes(info);
+  /** Unloads idle models, least recently used first, until `needed` more bytes fit the memory budget. */
+  private async makeRoom(id: string, needed: number): Promise<void> {
     const budget = this.options.memoryBudgetBytes;
     if (needed > budget) {
       throw new HearthError(
         'model_load_failed',
-        `${info.id} needs about ${mb(needed)} MB but the memory budget is ${mb(budget)} MB. Raise models.memory_budget_mb in config.yaml or use a smaller model.`,
+        `${id} needs about ${mb(needed)} MB but the memory budget is ${mb(budget)} MB. Raise models.memory_budget_mb in config.yaml or use a smaller model.`,
         { param: 'model' },
       );
     }
-    const used = () => [...this.loaded.values()].reduce((sum, entry) => sum + entry.bytes, 0);
+    const used = () => [...this.loaded.values()].reduce((sum, entry) => sum + entry.bytes, this.reservedBytes);
     const idle = [...this.loaded.values()].filter((entry) => entry.pool.busy === 0).sort((a, b) => a.lastUsed - b.lastUsed);
     while (used() + needed > budget && idle.length > 0) await this.unload(idle.shift()!.info.id);
     if (used() + needed > budget) {
       throw new HearthError(
         'server_busy',
-        `Loading ${info.id} needs about ${mb(needed)} MB; the models in use leave too little of the ${mb(budget)} MB budget. Retry when they finish.`,
+        `Loading ${id} needs about ${mb(needed)} MB; the models in use leave too little of the ${mb(budget)} MB budget. Retry when they finish.`,
         { retryAfter: 10 },
       );
     }
+  }
+
+  // ---- Room for work outside this engine (image models, images/memory.ts) ----
+  private reservedBytes = 0;
+
+  /**
+   * Makes room in the memory budget for `bytes` used by something other than a language model
+   * (an image pipeline) by unloading idle models like a model load would, and counts those bytes
+   * against the budget until `release()`. Returns the models it unloaded, so they can be loaded
+   * again afterwards.
+   */
+  async reserveMemory(label: string, bytes: number): Promise<{ unloaded: ModelFile[]; release(): void }> {
+    const before = [...this.loaded.values()].map((entry) => entry.info);
+    await this.makeRoom(label, bytes);
+    this.reservedBytes += bytes;
+    let released = false;
+    return {
+      unloaded: before.filter((info) => !this.loaded.has(info.id)),
+      release: () => {
+        if (!released) this.reservedBytes -= bytes;
+        released = true;
+      },
+    };
   }
 
   private touch(entry: Loaded): void {

@@ -113,6 +113,38 @@ export class RemoteProviders {
     return this.send(target.provider, prepared, endpoint(prepared.base, path), init, signal, streaming);
   }
 
+  /**
+   * One of a provider's OpenAI Images routes (generations as JSON, edits as multipart) with the
+   * model set to the provider's own name; resolves with the answer's JSON, or throws
+   * provider_error / provider_unreachable without any secret in the message.
+   */
+  async images(
+    path: '/images/generations' | '/images/edits',
+    modelId: string,
+    body: Record<string, unknown> | FormData,
+    signal: AbortSignal,
+  ): Promise<unknown> {
+    const target = this.resolve(modelId);
+    if (!target) throw new HearthError('model_not_found', `The model ${JSON.stringify(modelId)} does not exist.`, { param: 'model' });
+    const prepared = this.prepare(target.provider);
+    const headers = new Headers(prepared.headers);
+    let payload: BodyInit;
+    if (body instanceof FormData) {
+      body.set('model', target.model);
+      payload = body;
+    } else {
+      headers.set('content-type', 'application/json');
+      payload = JSON.stringify({ ...body, model: target.model });
+    }
+    const response = await this.send(target.provider, prepared, endpoint(prepared.base, path), { method: 'POST', headers, body: payload }, signal, false);
+    if (!response.ok) throw await upstreamError(response, target.provider.name, prepared.secrets);
+    try {
+      return await response.json();
+    } catch {
+      throw new HearthError('provider_error', `Provider "${target.provider.name}" answered ${path} with something that is not JSON.`);
+    }
+  }
+
   private async refresh(): Promise<RemoteModel[]> {
     const results = await Promise.all(this.providers.map((provider) => this.listProvider(provider)));
     const models: RemoteModel[] = [];
