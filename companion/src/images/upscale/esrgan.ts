@@ -115,9 +115,10 @@ export function tensorflow(): Promise<Tf> {
       await tf.ready();
       return tf;
     } finally {
-      for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
-        for (const listener of process.listeners(event)) if (!(before[event] as unknown[]).includes(listener)) process.removeListener(event, listener as never);
-      }
+      for (const listener of process.listeners('uncaughtException'))
+        if (!before.uncaughtException.includes(listener)) process.removeListener('uncaughtException', listener);
+      for (const listener of process.listeners('unhandledRejection'))
+        if (!before.unhandledRejection.includes(listener)) process.removeListener('unhandledRejection', listener);
     }
   })();
   return backend;
