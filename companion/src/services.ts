@@ -8,6 +8,7 @@ import { KeyStore } from './access/keys.js';
 import type { Logger } from './logger.js';
 import { ImageService } from './images/service.js';
 import { McpManager } from './mcp/manager.js';
+import { MediaService } from './media/service.js';
 import { localEmbeddingModels } from './memory/embedder.js';
 import { localMemoryModels } from './memory/models.js';
 import { MemoryService } from './memory/service.js';
@@ -46,6 +47,8 @@ export interface Services {
   mcp: McpManager;
   /** Image models, generation/edit/upscale jobs and the gallery. */
   images: ImageService;
+  /** Hosted (paid) media: quotes, confirmed jobs, artifacts. */
+  media: MediaService;
   /** Aborted when the server shuts down: open streams and generations stop. */
   shutdown: AbortSignal;
   /** The folders scanned for models, in order. */
@@ -107,6 +110,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         threads: () => services.config.models.threads,
         log: options.log,
       }),
+      media: new MediaService({ db, mediaDir: paths.media, config: () => services.config, resolveSecret: secrets.resolve, log: options.log }),
       shutdown: shutdown.signal,
       get modelsDirs() {
         return scanOf(services.config).modelsDirs;
@@ -118,6 +122,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         catalog.configure(scanOf(next), services.remote);
         services.mcp.configure(next.mcp_services);
         services.images.invalidate();
+        services.media.configure(next);
       },
       async close() {
         if (closed) return;
@@ -127,12 +132,15 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         // Every MCP connection and service process ends before the data directory is released.
         await services.mcp.close();
         await services.images.close();
+        await services.media.close();
         await engine.close();
         db.close();
         unlock();
       },
     };
     services.memory.start();
+    // Hosted media jobs left running by the last process are followed again (never resent).
+    services.media.start();
     // Auto-connect services connect in the background; starting never waits for them.
     services.mcp.start();
     return services;

@@ -145,6 +145,28 @@ export class RemoteProviders {
     }
   }
 
+  /**
+   * Any request to a configured provider's API with its credentials and time limits (hosted
+   * media speaks its video-jobs API through this). Non-2xx answers come back as they are.
+   */
+  async request(name: string, path: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
+    const provider = this.byName.get(name);
+    if (!provider) throw new HearthError('provider_error', `No provider is named "${name}".`);
+    const prepared = this.prepare(provider);
+    const headers = new Headers(prepared.headers);
+    new Headers(init.headers).forEach((value, key) => headers.set(key, value));
+    const [pathname, query] = path.split('?', 2) as [string, string | undefined];
+    const url = endpoint(prepared.base, pathname);
+    if (query) url.search = query;
+    return this.send(provider, prepared, url, { ...init, headers }, signal, false);
+  }
+
+  /** A provider's error answer as provider_error, without its secrets. */
+  async failure(name: string, response: Response): Promise<HearthError> {
+    const provider = this.byName.get(name);
+    return upstreamError(response, name, provider ? this.prepare(provider).secrets : []);
+  }
+
   private async refresh(): Promise<RemoteModel[]> {
     const results = await Promise.all(this.providers.map((provider) => this.listProvider(provider)));
     const models: RemoteModel[] = [];
