@@ -74,15 +74,19 @@ export class LoadedImageEngines {
     }
   }
 
-  /** Frees the engine and its memory share; language models it displaced are loaded again. */
-  async release(): Promise<void> {
+  /**
+   * Frees the engine and its memory share (after the last queued job for its model: an idle image
+   * model never holds memory a language model may need); language models it displaced are loaded
+   * again unless `reload` is false.
+   */
+  async release(reload = true): Promise<void> {
     const held = this.held;
     if (!held) return;
     this.held = undefined;
     if (held.engine instanceof SdPipeline) await held.engine.release();
     else held.engine.dispose();
     held.release();
-    this.reload(held.unloaded);
+    if (reload) this.reload(held.unloaded);
   }
 
   private async load(model: ImageModel, scale: number | undefined): Promise<Loaded> {

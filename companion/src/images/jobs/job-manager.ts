@@ -148,7 +148,7 @@ export class ImageJobManager {
     this.running = (async () => {
       for (let next = this.queue.shift(); next; next = this.queue.shift()) {
         await this.execute(next);
-        // Keep the engine for the next job when it uses the same model; free it otherwise.
+        // The next job for the same model keeps the engine; otherwise it is freed with its memory share.
         if (!this.queue.some((queued) => queued.plan.model.id === next!.plan.model.id)) await this.options.engines.release().catch(() => undefined);
       }
     })().finally(() => {
