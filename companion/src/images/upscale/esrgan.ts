@@ -9,10 +9,32 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { RgbImage } from '../image-io.js';
 
-import type * as TfModule from '@tensorflow/tfjs';
-
-type Tf = typeof TfModule;
-type LayersModel = TfModule.LayersModel;
+/**
+ * The few TensorFlow.js calls used here. The package is imported by a computed name so its
+ * type declarations (which pull in an old copy of the WebGPU DOM types and clash with the web
+ * app's) stay out of every program that imports this file.
+ */
+interface Tensor {
+  dataSync(): Float32Array;
+}
+interface LayersModel {
+  predict(input: Tensor): Tensor | Tensor[];
+  dispose(): void;
+}
+interface WeightSpec {
+  name: string;
+  shape: number[];
+  dtype: string;
+}
+interface Tf {
+  tidy<T>(work: () => T): T;
+  tensor4d(values: Float32Array, shape: [number, number, number, number]): Tensor;
+  loadLayersModel(handler: { load(): Promise<unknown> }): Promise<LayersModel>;
+  setBackend(name: string): Promise<boolean>;
+  ready(): Promise<void>;
+}
+const TFJS = '@tensorflow/tfjs';
+const TFJS_WASM = '@tensorflow/tfjs-backend-wasm';
 
 const require = createRequire(import.meta.url);
 export const ESRGAN_PACKAGES = ['slim', 'medium', 'thick'] as const;
@@ -108,9 +130,9 @@ export function tensorflow(): Promise<Tf> {
     // unhandled rejection; the companion keeps its own, so they are taken off again.
     const before = { uncaughtException: process.listeners('uncaughtException'), unhandledRejection: process.listeners('unhandledRejection') };
     try {
-      const tf = await import('@tensorflow/tfjs');
-      const wasm = await import('@tensorflow/tfjs-backend-wasm');
-      wasm.setWasmPaths(`${dirname(require.resolve('@tensorflow/tfjs-backend-wasm'))}/`);
+      const tf = (await import(TFJS)) as Tf;
+      const wasm = (await import(TFJS_WASM)) as { setWasmPaths(prefix: string): void };
+      wasm.setWasmPaths(`${dirname(require.resolve(TFJS_WASM))}/`);
       if (!(await tf.setBackend('wasm'))) throw new Error('The TensorFlow.js WebAssembly backend could not start.');
       await tf.ready();
       return tf;
@@ -146,7 +168,7 @@ export class EsrganModel {
     const json = JSON.parse(readFileSync(file, 'utf8')) as {
       modelTopology: object;
       format?: string;
-      weightsManifest: { paths: string[]; weights: TfModule.io.WeightsManifestEntry[] }[];
+      weightsManifest: { paths: string[]; weights: WeightSpec[] }[];
     };
     const shards = json.weightsManifest.flatMap((group) => group.paths.map((path) => readFileSync(join(dirname(file), path))));
     const weights = Buffer.concat(shards);
@@ -184,7 +206,7 @@ export class EsrganModel {
         for (let y = 0; y < tileHeight; y++)
           for (let x = 0; x < tileWidth; x++)
             for (let c = 0; c < 3; c++) input[(y * tileWidth + x) * 3 + c] = low + image.pixels[((py0 + y) * image.width + px0 + x) * 3 + c]! * span;
-        const result = tf.tidy(() => (this.model.predict(tf.tensor4d(input, [1, tileHeight, tileWidth, 3])) as TfModule.Tensor).dataSync() as Float32Array);
+        const result = tf.tidy(() => (this.model.predict(tf.tensor4d(input, [1, tileHeight, tileWidth, 3])) as Tensor).dataSync());
         const resultWidth = tileWidth * scale;
         for (let y = (y0 - py0) * scale; y < (y1 - py0) * scale; y++) {
           for (let x = (x0 - px0) * scale; x < (x1 - px0) * scale; x++) {
