@@ -14,12 +14,15 @@ describe('an image job interrupted by SIGKILL', () => {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'slow', prompt: 'interrupted', size: '256x256', steps: 150, stream: true }),
       });
+      // Read until the first step, keeping the stream open: a client that leaves cancels its job.
+      const reader = response.body!.getReader();
       const decoder = new TextDecoder();
       let text = '';
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        text += decoder.decode(chunk, { stream: true });
+      while (!text.includes('event: image.progress')) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the stream ended early: ${text}`);
+        text += decoder.decode(value, { stream: true });
         id ??= /"job_id":"(job_[\w-]+)"/.exec(text)?.[1];
-        if (text.includes('event: image.progress')) break;
       }
       expect(id).toBeDefined();
       expect((await (await fetch(`${first.url}/v1/images/jobs/${id}`)).json()).status).toBe('generating');
