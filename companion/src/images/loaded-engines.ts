@@ -12,7 +12,7 @@ import { EsrganModel } from './upscale/esrgan.js';
 
 /** What image work needs of the language-model engine (inference/engine.ts). */
 export interface LanguageModelMemory {
-  reserveMemory(label: string, bytes: number): Promise<{ unloaded: ModelFile[]; release(): void }>;
+  reserveMemory(label: string, bytes: number): Promise<{ unloaded: ModelFile[]; residents: string[]; release(): void }>;
   load(info: ModelFile): Promise<unknown>;
   isLoaded(id: string): boolean;
 }
