@@ -55,7 +55,6 @@ export const ERRORS: Record<ErrorCode, ErrorRow> = {
     type: 'invalid_request_error',
     message: 'This model folder is incomplete. GET /v1/images/models says which part is missing.',
   },
-  model_not_image: { status: 400, type: 'invalid_request_error', message: 'This is not an image model. List image models with GET /v1/images/models.' },
   invalid_image: {
     status: 400,
     type: 'invalid_request_error',

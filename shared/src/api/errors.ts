@@ -44,7 +44,6 @@ export const ERROR_CODES = [
   'internal_error',
   'model_capability_missing',
   'model_incomplete',
-  'model_not_image',
   'invalid_image',
   'job_not_found',
   'media_provider_not_found',
