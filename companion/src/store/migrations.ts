@@ -3,7 +3,8 @@ import { migration as responses } from './migrations/001-responses.js';
 import { migration as accessKeys } from './migrations/002-access-keys.js';
 import { migration as memory } from './migrations/003-memory.js';
 import { migration as memoryVectors } from './migrations/004-memory-vectors.js';
-import { migration as imagesMedia } from './migrations/005-images-media.js';
+import { migration as memoryNamespaces } from './migrations/005-memory-namespaces.js';
+import { migration as imagesMedia } from './migrations/006-images-media.js';
 
 /** Numbered schema migrations, applied in order; each file holds one and is self-contained. */
-export const MIGRATIONS: Migration[] = [responses, accessKeys, memory, memoryVectors, imagesMedia];
+export const MIGRATIONS: Migration[] = [responses, accessKeys, memory, memoryVectors, memoryNamespaces, imagesMedia];

@@ -1,8 +1,8 @@
 import type { Migration } from './migration.js';
 
-/** Migration 5: image jobs (the gallery) and hosted media quotes and jobs. */
+/** Migration 6: image jobs (the gallery) and hosted media quotes and jobs. */
 export const migration: Migration = {
-  version: 5,
+  version: 6,
   name: 'image jobs and hosted media',
   sql: `
       CREATE TABLE image_jobs (
