@@ -2,17 +2,21 @@ import { totalmem } from 'node:os';
 import { loadConfigFile } from './config/document.js';
 import { ModelCatalog } from './models/catalog.js';
 import { Engine } from './inference/engine.js';
+import { EngineMonitor } from './inference/monitor.js';
+import { DownloadManager } from './models/downloads.js';
 import { Embeddings } from './inference/embeddings.js';
 import { RemoteProviders } from './providers/remote.js';
 import { ResponseStore } from './store/responses.js';
 import { AdminCredential } from './access/admin-credential.js';
 import { KeyStore } from './access/keys.js';
 import type { Logger } from './logger.js';
+import { ImageService } from './images/service.js';
 import { McpManager } from './mcp/manager.js';
 import { RemoteChannel } from './remote/channel.js';
 import { RemoteHosts } from './remote/hosts.js';
 import { CloudAgents } from './cloud/agents.js';
 import { CloudSignIn } from './cloud/sign-in.js';
+import { MediaService } from './media/service.js';
 import { localEmbeddingModels } from './memory/embedder.js';
 import { localMemoryModels } from './memory/models.js';
 import { MemoryService } from './memory/service.js';
@@ -44,6 +48,10 @@ export interface Services {
   /** The local admin credential (`<data-dir>/admin-token`) and the app's sign-in links. */
   admin: AdminCredential;
   engine: Engine;
+  /** Samples of what the engine does and load progress, for the app's status stream. */
+  monitor: EngineMonitor;
+  /** Model downloads started from the app. */
+  downloads: DownloadManager;
   /** Embedding models, loaded through the engine (one loader, one memory budget). */
   embeddings: Embeddings;
   remote: RemoteProviders;
@@ -59,6 +67,10 @@ export interface Services {
   remoteHosts: RemoteHosts;
   /** Cloud workspaces: OAuth sign-in bound to account and workspace, and their published A2A agents. */
   cloud: { signIn: CloudSignIn; agents: CloudAgents };
+  /** Image models, generation/edit/upscale jobs and the gallery. */
+  images: ImageService;
+  /** Hosted (paid) media: quotes, confirmed jobs, artifacts. */
+  media: MediaService;
   /** Aborted when the server shuts down: open streams and generations stop. */
   shutdown: AbortSignal;
   /** The folders scanned for models, in order. */
@@ -77,7 +89,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const db = openDatabase(paths.database);
     const secrets = new SecretStore(paths.secrets);
     const threads = threadMemory(db);
-    const engine = new Engine({ ...engineSettings(config), threadMemory: threads, log: options.log });
+    const monitor: EngineMonitor = new EngineMonitor({ engine: (): Engine => engine });
+    const engine = new Engine({ ...engineSettings(config), threadMemory: threads, log: options.log, onLoad: monitor.onLoad });
     const remote = new RemoteProviders(config.providers, secrets.resolve);
     const scanOf = (document: ConfigDocument) => ({
       modelsDirs: [paths.models, ...(options.modelsDirs ?? document.models.dirs)],
@@ -96,6 +109,13 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       keys: new KeyStore(db),
       admin: new AdminCredential(paths.adminToken),
       engine,
+      monitor,
+      downloads: new DownloadManager({
+        db,
+        modelsDir: () => paths.models,
+        identify: async (file) => (await catalog.local(true)).find((model) => model.path === file)?.id ?? null,
+        log: options.log,
+      }),
       embeddings,
       remote,
       catalog,
@@ -116,6 +136,17 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       }),
       remoteHosts: new RemoteHosts({ hosts: () => services.config.remote_hosts, secrets }),
       cloud: cloudWorkspaces(() => services.config, secrets, options.log),
+      images: new ImageService({
+        db,
+        imagesDir: paths.images,
+        folders: () => [...scanOf(services.config).modelsDirs, ...services.config.images.dirs],
+        providers: () => services.config.providers,
+        remote: () => services.remote,
+        memory: engine,
+        threads: () => services.config.models.threads,
+        log: options.log,
+      }),
+      media: new MediaService({ db, mediaDir: paths.media, config: () => services.config, resolveSecret: secrets.resolve, log: options.log }),
       shutdown: shutdown.signal,
       get modelsDirs() {
         return scanOf(services.config).modelsDirs;
@@ -126,22 +157,32 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         services.remote = new RemoteProviders(next.providers, secrets.resolve);
         catalog.configure(scanOf(next), services.remote);
         services.mcp.configure(next.mcp_services);
+        services.images.invalidate();
+        services.media.configure(next);
       },
       async close() {
         if (closed) return;
         closed = true;
         shutdown.abort(new Error('server shutting down'));
+        monitor.stop();
+        await services.downloads.close();
         await services.memory.close();
         // Every MCP connection and service process ends before the data directory is released.
         await services.mcp.close();
         services.remoteHosts.close();
         services.cloud.signIn.close();
+        await services.images.close();
+        await services.media.close();
         await engine.close();
         db.close();
         unlock();
       },
     };
     services.memory.start();
+    monitor.start();
+    services.downloads.start();
+    // Hosted media jobs left running by the last process are followed again (never resent).
+    services.media.start();
     // Auto-connect services connect in the background; starting never waits for them.
     services.mcp.start();
     return services;

@@ -44,6 +44,7 @@ const ENTRY_NAMES: Record<string, string> = {
   providers: 'provider',
   mcp_services: 'service',
   agents: 'agent',
+  media_providers: 'media provider',
   remote_hosts: 'host',
   cloud_workspaces: 'workspace',
 };

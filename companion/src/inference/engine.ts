@@ -24,7 +24,12 @@ export interface EngineOptions {
   /** Remembers the thread count chosen for one-token decodes across restarts: the next trial starts there. */
   threadMemory?: { get(key: string): number | undefined; set(key: string, threads: number): void };
   log: Logger;
+  /** Load progress for the app's status stream (see `LoadEvent`). */
+  onLoad?: (event: LoadEvent) => void;
 }
+
+/** A model's load: weights read (fraction 0..1, from node-llama-cpp's onLoadProgress), then ready or failed. */
+export type LoadEvent = { id: string; state: 'loading'; fraction: number } | { id: string; state: 'ready' } | { id: string; state: 'failed'; message: string };
 
 interface Loaded {
   info: ModelFile;
@@ -62,8 +67,10 @@ export interface LoadedStatus {
   sequences: number;
   busy: number;
   queued: number;
-  /** Tokens generated since the model was loaded. */
+  /** Tokens generated since the model was loaded (counted as they stream). */
   generatedTokens: number;
+  /** Weights plus context state, as llama.cpp reports them (an embedding model: its share of the budget). */
+  memoryBytes?: number;
 }
 
 /** Loads models on first use, batches requests over sequences, unloads on idle or memory pressure. */
@@ -82,6 +89,11 @@ export class Engine {
     this.options = { ...this.options, ...next };
   }
 
+  /** The budget `makeRoom` loads against. */
+  get memoryBudgetBytes(): number {
+    return this.options.memoryBudgetBytes;
+  }
+
   isLoaded(id: string): boolean {
     return this.loaded.has(id) || this.residents.has(id);
   }
@@ -93,7 +105,8 @@ export class Engine {
   }
 
   status(): LoadedStatus[] {
-    const residents = [...this.residents.values()].map((resident) => resident.status());
+    // An embedding model's memory is its share of the budget.
+    const residents = [...this.residents.values()].map((resident) => ({ memoryBytes: resident.bytes, ...resident.status() }));
     return [...this.loaded.values()]
       .map((entry) => ({
         id: entry.info.id,
@@ -105,6 +118,7 @@ export class Engine {
         busy: entry.pool.busy,
         queued: entry.pool.queued,
         generatedTokens: entry.generatedTokens,
+        memoryBytes: entry.model.size + entry.context.stateSize,
       }))
       .concat(residents);
   }
@@ -116,12 +130,24 @@ export class Engine {
     const sequence = await entry.pool.acquire(request.signal);
     const running: Running = { sequence, outputBefore: sequence.tokenMeter.usedOutputTokens, limit: request.maxTokens ?? entry.runtime.contextSize };
     entry.running.add(running);
+    // Streamed pieces count at once (for the live tokens/s figure); the exact count replaces them at the end.
+    let streamed = 0;
+    const forward = request.onText;
+    const onText = forward
+      ? (delta: string) => {
+          streamed++;
+          entry.generatedTokens++;
+          forward(delta);
+        }
+      : undefined;
     try {
-      const result = await generate(entry.runtime, sequence, request);
-      entry.generatedTokens += result.completionTokens;
+      const result = await generate(entry.runtime, sequence, { ...request, onText });
+      entry.generatedTokens += result.completionTokens - streamed;
+      streamed = 0;
       if (result.finishReason !== 'cancelled') entry.typicalTokens = blend(entry.typicalTokens, result.completionTokens);
       return result;
     } finally {
+      entry.generatedTokens -= streamed;
       entry.running.delete(running);
       entry.pool.release(sequence);
       this.touch(entry);
@@ -152,10 +178,26 @@ export class Engine {
     if (known) return Promise.reject(new HearthError('model_load_failed', known, { param: 'model' }));
     let pending = this.loading.get(info.id);
     if (!pending) {
-      pending = this.loadNow(info).finally(() => this.loading.delete(info.id));
+      pending = this.reportLoad(info.id, this.loadNow(info)).finally(() => this.loading.delete(info.id));
       this.loading.set(info.id, pending);
     }
     return pending;
+  }
+
+  private reportLoad(id: string, loading: Promise<Loaded>): Promise<Loaded> {
+    const report = this.options.onLoad;
+    if (!report) return loading;
+    report({ id, state: 'loading', fraction: 0 });
+    return loading.then(
+      (entry) => {
+        report({ id, state: 'ready' });
+        return entry;
+      },
+      (error: unknown) => {
+        report({ id, state: 'failed', message: error instanceof Error ? error.message : String(error) });
+        throw error;
+      },
+    );
   }
 
   async unload(id: string): Promise<boolean> {
@@ -178,9 +220,10 @@ export class Engine {
   }
 
   private async loadNow(info: ModelFile): Promise<Loaded> {
-    await this.makeRoom(info);
+    await this.makeRoom(info.id, estimateBytes(info));
     const log = this.options.log;
-    const { llama, model } = await this.openFile(info);
+    const onLoad = this.options.onLoad;
+    const { llama, model } = await this.openFile(info, onLoad && ((fraction) => onLoad({ id: info.id, state: 'loading', fraction })));
     try {
       const tuner = this.threadTuner(info, llama.cpuMathCores);
       const threads = tuner?.maxThreads ?? (this.options.threads as number);
@@ -262,14 +305,13 @@ export class Engine {
     return secondsUntilFirstFree(running, entry.steps.stepMs, entry.typicalTokens);
   }
 
-  /** Unloads idle models, least recently used first, until the new one fits the memory budget. */
-  private async makeRoom(info: ModelFile): Promise<void> {
-    const needed = estimateBytes(info);
+  /** Unloads idle models, least recently used first, until `needed` more bytes fit the memory budget. */
+  private async makeRoom(id: string, needed: number): Promise<void> {
     const budget = this.options.memoryBudgetBytes;
     if (needed > budget) {
       throw new HearthError(
         'model_load_failed',
-        `${info.id} needs about ${mb(needed)} MB but the memory budget is ${mb(budget)} MB. Raise models.memory_budget_mb in config.yaml or use a smaller model.`,
+        `${id} needs about ${mb(needed)} MB but the memory budget is ${mb(budget)} MB. Raise models.memory_budget_mb in config.yaml or use a smaller model.`,
         { param: 'model' },
       );
     }
@@ -277,7 +319,7 @@ export class Engine {
       ...[...this.loaded.values()].map((entry) => ({ id: entry.info.id, bytes: entry.bytes, busy: entry.pool.busy, lastUsed: entry.lastUsed })),
       ...[...this.residents.values()].map((resident) => ({ id: resident.id, bytes: resident.bytes, busy: resident.busy(), lastUsed: resident.lastUsed() })),
     ];
-    const used = () => held().reduce((sum, entry) => sum + entry.bytes, 0);
+    const used = () => held().reduce((sum, entry) => sum + entry.bytes, this.reservedBytes);
     const idle = held()
       .filter((entry) => entry.busy === 0)
       .sort((a, b) => a.lastUsed - b.lastUsed);
@@ -285,10 +327,36 @@ export class Engine {
     if (used() + needed > budget) {
       throw new HearthError(
         'server_busy',
-        `Loading ${info.id} needs about ${mb(needed)} MB; the models in use leave too little of the ${mb(budget)} MB budget. Retry when they finish.`,
+        `Loading ${id} needs about ${mb(needed)} MB; the models in use leave too little of the ${mb(budget)} MB budget. Retry when they finish.`,
         { retryAfter: 10 },
       );
     }
+  }
+
+  // ---- Room for work outside this engine (image models, images/memory.ts) ----
+  private reservedBytes = 0;
+
+  /**
+   * Makes room in the memory budget for `bytes` used by something other than a language model
+   * (an image pipeline) by unloading idle models like a model load would, and counts those bytes
+   * against the budget until `release()`. Returns the models it unloaded, so they can be loaded
+   * again afterwards.
+   */
+  async reserveMemory(label: string, bytes: number): Promise<{ unloaded: ModelFile[]; residents: string[]; release(): void }> {
+    const before = [...this.loaded.values()].map((entry) => entry.info);
+    const residents = [...this.residents.keys()];
+    await this.makeRoom(label, bytes);
+    this.reservedBytes += bytes;
+    let released = false;
+    return {
+      unloaded: before.filter((info) => !this.loaded.has(info.id)),
+      // Embedding models and the like: loaded again by their owner when next used.
+      residents: residents.filter((id) => !this.residents.has(id)),
+      release: () => {
+        if (!released) this.reservedBytes -= bytes;
+        released = true;
+      },
+    };
   }
 
   // ── Models held outside the chat pool (embedding contexts): the same loader, failure record and memory budget ──
@@ -303,7 +371,7 @@ export class Engine {
     if (this.closed) throw new HearthError('server_busy', 'The server is shutting down.', { retryAfter: 5 });
     const known = this.loadError(info);
     if (known) throw new HearthError('model_load_failed', known, { param: 'model' });
-    await this.makeRoom(info);
+    await this.makeRoom(info.id, estimateBytes(info));
     const { llama, model } = await this.openFile(info);
     let resident: Resident;
     try {
@@ -335,10 +403,10 @@ export class Engine {
   }
 
   /** llama.loadModel with the reason of a failure diagnosed and remembered while the file is unchanged. */
-  private async openFile(info: ModelFile): Promise<{ llama: Llama; model: LlamaModel }> {
+  private async openFile(info: ModelFile, onLoadProgress?: (fraction: number) => void): Promise<{ llama: Llama; model: LlamaModel }> {
     const llama = await loadLlama(this.options.gpu);
     try {
-      return { llama, model: await llama.loadModel({ modelPath: info.path }) };
+      return { llama, model: await llama.loadModel({ modelPath: info.path, onLoadProgress }) };
     } catch (error) {
       const reason = (await diagnoseLoadFailure(info.path)) ?? (error instanceof Error ? error.message : String(error));
       const message = `${info.id} could not be loaded from ${info.path}: ${reason}`;
@@ -396,7 +464,7 @@ function stamp(info: ModelFile): string {
 }
 
 /** Weights plus a margin for the context and compute buffers. */
-export function estimateBytes(info: ModelFile): number {
+export function estimateBytes(info: Pick<ModelFile, 'sizeBytes'>): number {
   return Math.ceil(info.sizeBytes * 1.2) + 64 * 1024 * 1024;
 }
 

@@ -3,8 +3,10 @@ import { cloudRoutes } from './admin/cloud.js';
 import { configRoutes } from './admin/config.js';
 import { deviceRoutes } from './admin/devices.js';
 import { remoteHostRoutes } from './admin/remote-hosts.js';
+import { statusEventRoutes } from './admin/events.js';
 import { keyRoutes } from './admin/keys.js';
 import { mcpAdminRoutes } from './admin/mcp.js';
+import { modelLibraryRoutes } from './admin/model-library.js';
 import { sessionRoutes } from './admin/session.js';
 import { statusRoutes } from './admin/status.js';
 import type { RouteOptions } from './plugin.js';
@@ -21,5 +23,7 @@ export async function adminRoutes(app: FastifyInstance, options: RouteOptions): 
   await app.register(deviceRoutes, options);
   await app.register(remoteHostRoutes, options);
   await app.register(cloudRoutes, options);
+  await app.register(modelLibraryRoutes, options);
+  await app.register(statusEventRoutes, options);
   await app.register(sessionRoutes, options);
 }

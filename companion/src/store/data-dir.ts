@@ -15,6 +15,8 @@ export interface DataPaths {
   server: string;
   models: string;
   images: string;
+  /** Hosted media artifacts (videos copied from the provider). */
+  media: string;
   logs: string;
   /** The secure channel's host certificate and device CA (files 0600). */
   remote: string;
@@ -36,6 +38,7 @@ export function dataPaths(root: string): DataPaths {
     server: join(absolute, 'server.json'),
     models: join(absolute, 'models'),
     images: join(absolute, 'images'),
+    media: join(absolute, 'media'),
     logs: join(absolute, 'logs'),
     remote: join(absolute, 'remote'),
   };

@@ -21,8 +21,10 @@ export async function statusRoutes(app: FastifyInstance, { services }: RouteOpti
         busy: model.busy,
         queued: model.queued,
         generated_tokens: model.generatedTokens,
+        memory_bytes: model.memoryBytes,
       })),
       providers: services.remote.status(),
+      memory_budget_bytes: services.engine.memoryBudgetBytes,
     };
   });
 

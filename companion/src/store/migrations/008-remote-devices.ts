@@ -1,8 +1,8 @@
 import type { Migration } from './migration.js';
 
-/** Migration 6: devices paired over the secure channel, and the one-time codes that pair them. */
+/** Migration 8: devices paired over the secure channel, and the one-time codes that pair them. */
 export const migration: Migration = {
-  version: 6,
+  version: 8,
   name: 'paired devices and pairing codes',
   sql: `
       CREATE TABLE remote_devices (
