@@ -6,6 +6,7 @@ import { RemoteProviders } from './providers/remote.js';
 import { ResponseStore } from './store/responses.js';
 import { KeyStore } from './access/keys.js';
 import type { Logger } from './logger.js';
+import { AgentService } from './agents/service.js';
 import { McpManager } from './mcp/manager.js';
 import { localEmbeddingModels } from './memory/embedder.js';
 import { localMemoryModels } from './memory/models.js';
@@ -43,6 +44,8 @@ export interface Services {
   memory: MemoryService;
   /** Outbound MCP tool services and the tool catalog they fill. */
   mcp: McpManager;
+  /** Agent runs, their events and approvals. */
+  agents: AgentService;
   /** Aborted when the server shuts down: open streams and generations stop. */
   shutdown: AbortSignal;
   /** The folders scanned for models, in order. */
@@ -94,6 +97,9 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         log: options.log,
       }),
       mcp: new McpManager({ services: config.mcp_services, secrets, log: options.log, version: options.version }),
+      get agents(): AgentService {
+        return agents;
+      },
       shutdown: shutdown.signal,
       get modelsDirs() {
         return scanOf(services.config).modelsDirs;
@@ -109,6 +115,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         if (closed) return;
         closed = true;
         shutdown.abort(new Error('server shutting down'));
+        // Runs end first: they still write their outcome, their conversation and memory.
+        await agents.close();
         await services.memory.close();
         // Every MCP connection and service process ends before the data directory is released.
         await services.mcp.close();
@@ -117,6 +125,15 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         unlock();
       },
     };
+    const agents = new AgentService({
+      db,
+      config: () => services.config,
+      models: { catalog, engine, remote: () => services.remote },
+      tools: services.mcp,
+      memory: services.memory,
+      log: options.log,
+    });
+    agents.recover();
     services.memory.start();
     // Auto-connect services connect in the background; starting never waits for them.
     services.mcp.start();

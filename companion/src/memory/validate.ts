@@ -1,11 +1,12 @@
+import { AGENT_ID_PATTERN } from '#shared/api/agents.js';
 import { HearthError } from '../errors.js';
 
-/** Until agents exist, any well-formed id is its own memory namespace. */
-export const AGENT_ID_PATTERN = '^[A-Za-z0-9._-]{1,128}$';
+/** Any well-formed agent id is its own memory namespace: the one agent id rule, shared with agent definitions and keys. */
+export { AGENT_ID_PATTERN };
 const agentId = new RegExp(AGENT_ID_PATTERN);
 
 export function checkAgentId(value: string, param = 'agent_id'): string {
-  if (!agentId.test(value)) throw new HearthError('invalid_request_error', `${param} must be 1-128 letters, digits, "-", "_" or ".".`, { param });
+  if (!agentId.test(value)) throw new HearthError('invalid_request_error', `${param} must be 1-128 letters, digits, "-", "_" or "." (not "." or "..").`, { param });
   return value;
 }
 

@@ -113,6 +113,22 @@ export class RemoteProviders {
     return this.send(target.provider, prepared, endpoint(prepared.base, path), init, signal, streaming);
   }
 
+  /**
+   * Like forward(), for Hearth's own calls (agent runs): an error answer becomes a
+   * provider_error whose message names the provider and never carries its secrets.
+   */
+  async request(path: ForwardPath, modelId: string, body: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
+    const target = this.resolve(modelId);
+    if (!target) throw new HearthError('model_not_found', `The model ${JSON.stringify(modelId)} does not exist.`, { param: 'model' });
+    const prepared = this.prepare(target.provider);
+    const headers = new Headers(prepared.headers);
+    headers.set('content-type', 'application/json');
+    const init: RequestInit = { method: 'POST', headers, body: JSON.stringify({ ...body, model: target.model }) };
+    const response = await this.send(target.provider, prepared, endpoint(prepared.base, path), init, signal, body.stream === true);
+    if (!response.ok) throw await upstreamError(response, target.provider.name, prepared.secrets);
+    return response;
+  }
+
   private async refresh(): Promise<RemoteModel[]> {
     const results = await Promise.all(this.providers.map((provider) => this.listProvider(provider)));
     const models: RemoteModel[] = [];

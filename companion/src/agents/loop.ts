@@ -1,0 +1,130 @@
+import type { AgentRunError, AgentRunEventBody, AgentRunStep, AgentRunUsage } from '#shared/api/agents.js';
+import type { AgentSettings } from '#shared/api/config.js';
+import { HearthError } from '../errors.js';
+import type { HistoryItem } from '../inference/types.js';
+import type { AgentModel, ModelTurn } from './model.js';
+import { runToolCall, type ToolCallEffects } from './tool-calls.js';
+import { offeredTools, type AgentTool } from './toolbox.js';
+
+/** Everything one run works from. */
+export interface RunSetup {
+  agent: AgentSettings;
+  model: AgentModel;
+  /** The system message, the conversation so far and the caller's input. */
+  history: HistoryItem[];
+  toolbox: Map<string, AgentTool>;
+  signal: AbortSignal;
+}
+
+/** How the run reaches the world: events out, approvals and tool execution in. */
+export interface RunEffects extends Omit<ToolCallEffects, 'signal' | 'waiting'> {
+  emit(event: AgentRunEventBody): void;
+  /** The steps changed; `waiting` while a tool call waits for the owner. */
+  progress(steps: AgentRunStep[], waiting: boolean): void;
+}
+
+export interface RunOutcome {
+  status: 'completed' | 'failed' | 'cancelled';
+  outputText: string;
+  steps: AgentRunStep[];
+  usage: AgentRunUsage;
+  error?: AgentRunError;
+  /** What the run adds to its conversation's history (assistant turns and tool results). */
+  messages: HistoryItem[];
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+
+function add(usage: AgentRunUsage, turn: Pick<ModelTurn, 'promptTokens' | 'completionTokens'>): void {
+  usage.prompt_tokens += turn.promptTokens;
+  usage.completion_tokens += turn.completionTokens;
+  usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+}
+
+/** A model failure as the run records it: the error table's code and message (internal errors stay generic). */
+export function runError(error: unknown): AgentRunError {
+  if (error instanceof HearthError) return { code: error.code, message: error.message };
+  return { code: 'internal_error', message: 'The run failed unexpectedly; details are in the server log.' };
+}
+
+/**
+ * The agent loop: a model call with the tools the policy offers, then each tool call decided by
+ * policy (auto runs, deny answers a tool error, ask waits for the owner), and again, until the
+ * model answers without tool calls (completed) or `max_steps` model calls were made (failed,
+ * max_steps_exceeded). Cancellation (the signal) stops a model call or a tool at once. It emits
+ * typed events and never touches HTTP: routes, remote devices and tests share it.
+ */
+export async function executeRun(setup: RunSetup, effects: RunEffects): Promise<RunOutcome> {
+  const { agent, model, toolbox, signal } = setup;
+  const history = [...setup.history];
+  const tools = offeredTools(toolbox);
+  const steps: AgentRunStep[] = [];
+  const messages: HistoryItem[] = [];
+  const usage: AgentRunUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  const end = (status: RunOutcome['status'], outputText = '', error?: AgentRunError): RunOutcome => ({
+    status,
+    outputText,
+    steps,
+    usage,
+    messages,
+    ...(error ? { error } : {}),
+  });
+  const callEffects: ToolCallEffects = { ...effects, signal, waiting: (waiting) => effects.progress(steps, waiting) };
+
+  for (let index = 0; ; index++) {
+    if (signal.aborted) return end('cancelled');
+    const step: AgentRunStep = { index, text: '', tool_calls: [], usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, started_at: now(), completed_at: null };
+    steps.push(step);
+    effects.progress(steps, false);
+    let turn: ModelTurn;
+    try {
+      turn = await model.call({
+        history,
+        tools,
+        toolMode: index === 0 && agent.tool_choice === 'required' ? 'required' : 'auto',
+        temperature: agent.temperature,
+        maxTokens: agent.max_tokens,
+        signal,
+        onText: (delta) => {
+          if (!delta) return;
+          step.text += delta;
+          effects.emit({ type: 'message.delta', step: index, delta });
+        },
+      });
+    } catch (error) {
+      step.completed_at = now();
+      return signal.aborted ? end('cancelled') : end('failed', '', runError(error));
+    }
+    step.text = turn.text;
+    add(step.usage, turn);
+    add(usage, turn);
+    step.completed_at = now();
+    if (turn.cancelled || signal.aborted) return end('cancelled');
+    if (turn.toolCalls.length === 0) {
+      const answer: HistoryItem = { role: 'assistant', text: turn.text, toolCalls: [] };
+      messages.push(answer);
+      effects.progress(steps, false);
+      return end('completed', turn.text);
+    }
+    if (index + 1 >= agent.max_steps) {
+      const names = turn.toolCalls.map((call) => call.name).join(', ');
+      return end('failed', '', {
+        code: 'max_steps_exceeded',
+        message: `The agent still asked for tools (${names}) after ${agent.max_steps} model calls (max_steps); they were not run.`,
+      });
+    }
+    const asked: HistoryItem = { role: 'assistant', text: turn.text, toolCalls: turn.toolCalls };
+    history.push(asked);
+    messages.push(asked);
+    step.completed_at = null;
+    for (const call of turn.toolCalls) {
+      const record = await runToolCall(step, call, toolbox, callEffects);
+      const result: HistoryItem = { role: 'tool', callId: call.id, output: record.output ?? '' };
+      history.push(result);
+      messages.push(result);
+      effects.progress(steps, false);
+      if (signal.aborted) return end('cancelled');
+    }
+    step.completed_at = now();
+  }
+}
