@@ -81,7 +81,17 @@ export class ApprovalBroker {
   open(request: ApprovalRequest): { approval: AgentApproval; outcome: Promise<ApprovalOutcome> } {
     const id = `appr_${randomBytes(12).toString('base64url')}`;
     const now = seconds();
-    this.statements.insert.run(id, request.runId, request.agentId, request.callId, request.name, request.arguments, request.class, now, now + request.timeoutSeconds);
+    this.statements.insert.run(
+      id,
+      request.runId,
+      request.agentId,
+      request.callId,
+      request.name,
+      request.arguments,
+      request.class,
+      now,
+      now + request.timeoutSeconds,
+    );
     const outcome = new Promise<ApprovalOutcome>((resolve) => {
       const timer = setTimeout(
         () => this.settle(id, 'timed_out', `No decision within ${request.timeoutSeconds} s (agents_defaults.approval_timeout_seconds).`),

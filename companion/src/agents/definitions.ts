@@ -47,8 +47,6 @@ export function inputMessages(input: string | AgentInputMessage[]): AgentInputMe
 
 export function inputHistory(messages: AgentInputMessage[]): HistoryItem[] {
   return messages.map((message) =>
-    message.role === 'user'
-      ? { role: 'user', text: messageText(message.content) }
-      : { role: 'assistant', text: messageText(message.content), toolCalls: [] },
+    message.role === 'user' ? { role: 'user', text: messageText(message.content) } : { role: 'assistant', text: messageText(message.content), toolCalls: [] },
   );
 }

@@ -73,7 +73,14 @@ export async function executeRun(setup: RunSetup, effects: RunEffects): Promise<
 
   for (let index = 0; ; index++) {
     if (signal.aborted) return end('cancelled');
-    const step: AgentRunStep = { index, text: '', tool_calls: [], usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, started_at: now(), completed_at: null };
+    const step: AgentRunStep = {
+      index,
+      text: '',
+      tool_calls: [],
+      usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+      started_at: now(),
+      completed_at: null,
+    };
     steps.push(step);
     effects.progress(steps, false);
     let turn: ModelTurn;

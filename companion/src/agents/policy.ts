@@ -6,7 +6,10 @@ import type { AgentSettings, ToolApproval, ToolClass } from '#shared/api/config.
  */
 export function matchesToolPattern(pattern: string, name: string): boolean {
   if (!pattern.includes('*') && !pattern.includes('?')) return pattern === name;
-  const source = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const source = pattern
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${source}$`).test(name);
 }
 

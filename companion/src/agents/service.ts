@@ -94,7 +94,10 @@ export class AgentService {
     const model = await resolveAgentModel(this.options.models, agent.model);
     const workspace = await this.workspace(agent);
     if (this.busy.has(key)) throw new HearthError('conversation_busy', undefined, { param: 'conversation_id' });
-    const query = input.filter((message) => message.role === 'user').map((message) => messageText(message.content)).join('\n');
+    const query = input
+      .filter((message) => message.role === 'user')
+      .map((message) => messageText(message.content))
+      .join('\n');
     const history: HistoryItem[] = [
       ...systemMessage(agent, this.recall(agent, query)),
       ...this.store.history(agent.id, conversationId),

@@ -50,7 +50,9 @@ export class RunStore {
          error_json = @error_json, completed_at = @completed_at WHERE id = @id`,
       ),
       get: db.prepare<[string], RunRow>('SELECT * FROM agent_runs WHERE id = ?'),
-      list: db.prepare<[string, number, number], RunRow>('SELECT * FROM agent_runs WHERE agent_id = ? AND created_at <= ? ORDER BY created_at DESC, rowid DESC LIMIT ?'),
+      list: db.prepare<[string, number, number], RunRow>(
+        'SELECT * FROM agent_runs WHERE agent_id = ? AND created_at <= ? ORDER BY created_at DESC, rowid DESC LIMIT ?',
+      ),
       inFlight: db.prepare<[], RunRow>("SELECT * FROM agent_runs WHERE status IN ('running', 'awaiting_approval')"),
       event: db.prepare('INSERT INTO agent_run_events (run_id, sequence, type, data_json, created_at) VALUES (?, ?, ?, ?, ?)'),
       events: db.prepare<[string, number, number], { data_json: string }>(
@@ -80,7 +82,10 @@ export class RunStore {
   /** An agent's runs, newest first, created at or before `before` (unix seconds). */
   list(agentId: string, limit: number, before = Number.MAX_SAFE_INTEGER): { runs: AgentRunSummary[]; hasMore: boolean } {
     const rows = this.statements.list.all(agentId, before, limit + 1);
-    return { runs: rows.slice(0, limit).map((row) => ({ ...toRun(row), steps: (JSON.parse(row.steps_json) as unknown[]).length })), hasMore: rows.length > limit };
+    return {
+      runs: rows.slice(0, limit).map((row) => ({ ...toRun(row), steps: (JSON.parse(row.steps_json) as unknown[]).length })),
+      hasMore: rows.length > limit,
+    };
   }
 
   inFlight(): AgentRun[] {

@@ -43,7 +43,16 @@ export class ToolCatalog {
     const compiler = new SchemaCompiler();
     for (const tool of builtins) {
       const { name, description, inputSchema, hostOnly } = tool;
-      this.builtins.set(name, { name, tool: name, description, inputSchema, class: tool.class, hostOnly, service: null, validate: compiler.compile(inputSchema) });
+      this.builtins.set(name, {
+        name,
+        tool: name,
+        description,
+        inputSchema,
+        class: tool.class,
+        hostOnly,
+        service: null,
+        validate: compiler.compile(inputSchema),
+      });
     }
     this.rebuild();
   }

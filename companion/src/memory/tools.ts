@@ -24,26 +24,24 @@ const MATERIALS: { scope: MemorySearchScope; name: string; what: string }[] = [
  * memory of the agent the run is for (`context.agentId`); an argument cannot widen that.
  */
 export const MEMORY_TOOLS: readonly BuiltinTool[] = [
-  ...MATERIALS.map(
-    ({ scope, name, what }): BuiltinTool => ({
-      name,
-      description: `Search this agent's memory: ${what}. Returns the best matches with their dates.`,
-      inputSchema: searchSchema,
-      class: 'read',
-      hostOnly: false,
-      needsWorkspace: false,
-      async run(args, context) {
-        const query = typeof args.query === 'string' ? args.query.trim() : '';
-        if (!query) return failure('query must be a non-empty string.');
-        const limit = typeof args.limit === 'number' && Number.isInteger(args.limit) ? Math.min(20, Math.max(1, args.limit)) : 5;
-        return attempt(async () => {
-          const items = await context.memory.search(context.agentId, query, scope, limit);
-          const text = items.length === 0 ? 'No matches.' : items.map((item) => `${item.date ? `[${item.date.slice(0, 10)}] ` : ''}${item.text}`).join('\n---\n');
-          return success(text, { items });
-        });
-      },
-    }),
-  ),
+  ...MATERIALS.map(({ scope, name, what }): BuiltinTool => ({
+    name,
+    description: `Search this agent's memory: ${what}. Returns the best matches with their dates.`,
+    inputSchema: searchSchema,
+    class: 'read',
+    hostOnly: false,
+    needsWorkspace: false,
+    async run(args, context) {
+      const query = typeof args.query === 'string' ? args.query.trim() : '';
+      if (!query) return failure('query must be a non-empty string.');
+      const limit = typeof args.limit === 'number' && Number.isInteger(args.limit) ? Math.min(20, Math.max(1, args.limit)) : 5;
+      return attempt(async () => {
+        const items = await context.memory.search(context.agentId, query, scope, limit);
+        const text = items.length === 0 ? 'No matches.' : items.map((item) => `${item.date ? `[${item.date.slice(0, 10)}] ` : ''}${item.text}`).join('\n---\n');
+        return success(text, { items });
+      });
+    },
+  })),
   {
     name: 'memory_pin',
     description: "Pin a fact to this agent's memory so it is kept across sessions. State one fact in one short sentence.",

@@ -6,7 +6,8 @@ export { AGENT_ID_PATTERN };
 const agentId = new RegExp(AGENT_ID_PATTERN);
 
 export function checkAgentId(value: string, param = 'agent_id'): string {
-  if (!agentId.test(value)) throw new HearthError('invalid_request_error', `${param} must be 1-128 letters, digits, "-", "_" or "." (not "." or "..").`, { param });
+  if (!agentId.test(value))
+    throw new HearthError('invalid_request_error', `${param} must be 1-128 letters, digits, "-", "_" or "." (not "." or "..").`, { param });
   return value;
 }
 

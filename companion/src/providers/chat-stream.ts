@@ -65,7 +65,8 @@ export async function readChatAnswer(response: Response, onText: (delta: string)
       continue;
     }
     if (!isObject(chunk)) continue;
-    if (isObject(chunk.error)) throw new HearthError('provider_error', `Provider "${provider}" failed mid-answer: ${String(chunk.error.message ?? 'unknown error')}`);
+    if (isObject(chunk.error))
+      throw new HearthError('provider_error', `Provider "${provider}" failed mid-answer: ${String(chunk.error.message ?? 'unknown error')}`);
     readUsage(chunk.usage, turn);
     const choice = Array.isArray(chunk.choices) && isObject(chunk.choices[0]) ? chunk.choices[0] : undefined;
     if (!choice) continue;

@@ -3,6 +3,7 @@ import { configRoutes } from './admin/config.js';
 import { keyRoutes } from './admin/keys.js';
 import { mcpAdminRoutes } from './admin/mcp.js';
 import { statusRoutes } from './admin/status.js';
+import { toolAdminRoutes } from './admin/tools.js';
 import type { RouteOptions } from './plugin.js';
 
 /** The admin family: loopback only (enforced by the perimeter for every /admin path). */
@@ -11,4 +12,5 @@ export async function adminRoutes(app: FastifyInstance, options: RouteOptions): 
   await app.register(keyRoutes, options);
   await app.register(configRoutes, options);
   await app.register(mcpAdminRoutes, options);
+  await app.register(toolAdminRoutes, options);
 }

@@ -58,7 +58,11 @@ export const readFileTool: BuiltinTool = {
       let text = bytes.toString('utf8');
       const start = integerArgument(args, 'start_line', 1, 1, Number.MAX_SAFE_INTEGER);
       const count = integerArgument(args, 'line_count', Number.MAX_SAFE_INTEGER, 1, Number.MAX_SAFE_INTEGER);
-      if (start > 1 || count < Number.MAX_SAFE_INTEGER) text = text.split('\n').slice(start - 1, start - 1 + count).join('\n');
+      if (start > 1 || count < Number.MAX_SAFE_INTEGER)
+        text = text
+          .split('\n')
+          .slice(start - 1, start - 1 + count)
+          .join('\n');
       const cut = size > READ_LIMIT ? `\n[only the first ${READ_LIMIT} of ${size} bytes were read; ask for a line range]` : '';
       return success(text + cut);
     }),

@@ -55,8 +55,7 @@ function occurrences(text: string, needle: string): number {
 
 export const editFileTool: BuiltinTool = {
   name: 'edit_file',
-  description:
-    'Replace text in a file of the workspace. old_text must occur exactly once (include enough surrounding text), unless replace_all is true.',
+  description: 'Replace text in a file of the workspace. old_text must occur exactly once (include enough surrounding text), unless replace_all is true.',
   inputSchema: {
     type: 'object',
     additionalProperties: false,

@@ -27,8 +27,7 @@ export function displayPath(root: string, path: string): string {
  */
 export async function resolveInWorkspace(root: string, path: string, options: { mustExist: boolean }): Promise<string> {
   if (path.includes('\0')) throw new ToolError('The path contains a NUL character.');
-  if (isAbsolute(path) || /^[A-Za-z]:[\\/]/.test(path))
-    throw new ToolError(`Absolute paths are refused ("${path}"): give a path relative to the workspace.`);
+  if (isAbsolute(path) || /^[A-Za-z]:[\\/]/.test(path)) throw new ToolError(`Absolute paths are refused ("${path}"): give a path relative to the workspace.`);
   if (path.split(/[\\/]+/).includes('..')) throw new ToolError(`".." is refused in paths ("${path}"): stay inside the workspace.`);
   const candidate = join(root, path);
   try {
@@ -37,10 +36,12 @@ export async function resolveInWorkspace(root: string, path: string, options: { 
     if (error instanceof ToolError || (error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   if (options.mustExist) throw new ToolError(`No such file or folder: ${path}`);
-  if (await lstat(candidate).then(
-    () => true,
-    () => false,
-  ))
+  if (
+    await lstat(candidate).then(
+      () => true,
+      () => false,
+    )
+  )
     throw new ToolError(`"${path}" is a symbolic link to something that does not exist; it is refused.`);
   const rest: string[] = [];
   let ancestor = candidate;

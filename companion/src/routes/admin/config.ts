@@ -20,6 +20,7 @@ export async function configRoutes(app: FastifyInstance, { services }: RouteOpti
     resolves: (reference) => services.secrets.resolve(reference) !== undefined,
     localModelIds: async () => (await services.catalog.local()).map((model) => model.id),
     activeKeys: () => services.keys.activeCount(),
+    toolClass: (name) => services.mcp.catalog.get(name)?.class,
     reconfigure: (next) => services.reconfigure(next),
   };
 

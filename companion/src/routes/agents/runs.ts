@@ -74,7 +74,7 @@ function visibleRun(services: Services, request: FastifyRequest, runId: string):
 /** Writes a run's events after `after` as SSE (`event:`, `id:` = sequence, `data:`), then follows it to its end. */
 function streamRun(services: Services, runId: string, after: number, request: FastifyRequest, reply: FastifyReply): void {
   const stream = openEventStream(request, reply, services.shutdown);
-  let following: { stop(): void } | undefined;
+  const following = { stop: () => undefined as unknown };
   let closed = false;
   const heartbeat = setInterval(() => stream.raw(': keep-alive\n\n'), HEARTBEAT_MS);
   heartbeat.unref();
@@ -82,7 +82,7 @@ function streamRun(services: Services, runId: string, after: number, request: Fa
     if (closed) return;
     closed = true;
     clearInterval(heartbeat);
-    following?.stop();
+    following.stop();
     stream.end();
   };
   stream.signal.addEventListener('abort', close, { once: true });
@@ -90,7 +90,7 @@ function streamRun(services: Services, runId: string, after: number, request: Fa
     stream.raw(`event: ${event.type}\nid: ${event.sequence}\ndata: ${JSON.stringify(event)}\n\n`);
     if (isTerminal(event)) close();
   });
-  following = followed;
+  following.stop = followed.stop;
   if (closed) followed.stop();
   else if (!followed.live) close();
 }
