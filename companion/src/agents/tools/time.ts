@@ -6,7 +6,7 @@ export const currentTimeTool: BuiltinTool = {
   inputSchema: {
     type: 'object',
     additionalProperties: false,
-    properties: { timezone: { type: 'string', description: 'IANA time zone, e.g. "America/New_York" (default: the machine\'s zone).' } },
+    properties: { timezone: { type: 'string', maxLength: 64, description: 'IANA time zone, e.g. "America/New_York" (default: the machine\'s zone).' } },
   },
   class: 'read',
   hostOnly: false,
