@@ -38,6 +38,22 @@ export interface ModelSources {
   remote(): RemoteProviders;
 }
 
+/**
+ * A signal that follows the run's but is let go after one call: every call adds its own abort
+ * listeners, and a long run must not collect them on its one signal.
+ */
+export async function withCallSignal<T>(parent: AbortSignal, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(parent.reason);
+  if (parent.aborted) onAbort();
+  else parent.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await work(controller.signal);
+  } finally {
+    parent.removeEventListener('abort', onAbort);
+  }
+}
+
 /** The agent's model, or the catalog's error (404 model_not_found, model_load_failed). */
 export async function resolveAgentModel(sources: ModelSources, id: string): Promise<AgentModel> {
   const target = await sources.catalog.resolve(id);
@@ -46,18 +62,20 @@ export async function resolveAgentModel(sources: ModelSources, id: string): Prom
   return {
     id: info.id,
     async call(call) {
-      const result = await sources.engine.run(info, {
-        model: info.id,
-        history: call.history,
-        maxTokens: call.maxTokens,
-        sampling: { temperature: call.temperature },
-        stop: [],
-        tools: call.tools,
-        toolMode: call.tools.length === 0 ? { type: 'none' } : { type: call.toolMode },
-        output: { type: 'text' },
-        signal: call.signal,
-        onText: call.onText,
-      });
+      const result = await withCallSignal(call.signal, (signal) =>
+        sources.engine.run(info, {
+          model: info.id,
+          history: call.history,
+          maxTokens: call.maxTokens,
+          sampling: { temperature: call.temperature },
+          stop: [],
+          tools: call.tools,
+          toolMode: call.tools.length === 0 ? { type: 'none' } : { type: call.toolMode },
+          output: { type: 'text' },
+          signal,
+          onText: call.onText,
+        }),
+      );
       return {
         text: result.text,
         toolCalls: result.toolCalls,
@@ -83,8 +101,9 @@ function providerModel(remote: RemoteProviders, id: string): AgentModel {
         ...(call.maxTokens !== undefined ? { max_tokens: call.maxTokens } : {}),
       };
       try {
-        const response = await remote.request('/chat/completions', id, body, call.signal);
-        const turn = await readChatAnswer(response, call.onText, provider);
+        const turn = await withCallSignal(call.signal, async (signal) =>
+          readChatAnswer(await remote.request('/chat/completions', id, body, signal), call.onText, provider),
+        );
         return { ...turn, cancelled: call.signal.aborted };
       } catch (error) {
         if (call.signal.aborted) return { text: '', toolCalls: [], promptTokens: 0, completionTokens: 0, cancelled: true };

@@ -12,7 +12,7 @@ import type { Db } from '../store/database.js';
 import { ApprovalBroker } from './approvals.js';
 import { findAgent, inputHistory, inputMessages, messageText } from './definitions.js';
 import { executeRun, runError, type RunEffects, type RunOutcome } from './loop.js';
-import { resolveAgentModel, type ModelSources } from './model.js';
+import { resolveAgentModel, withCallSignal, type ModelSources } from './model.js';
 import { systemMessage } from './prompt.js';
 import { RunStore } from './store.js';
 import type { AnyToolResult } from './tool-calls.js';
@@ -256,7 +256,7 @@ export class AgentService {
           timeoutSeconds: this.options.config().agents_defaults.approval_timeout_seconds,
           signal: setup.signal,
         }),
-      execute: (tool, args, signal) => this.runTool(tool, args, { agentId: agent.id, workspace, signal }),
+      execute: (tool, args, signal) => withCallSignal(signal, (own) => this.runTool(tool, args, { agentId: agent.id, workspace, signal: own })),
       outputLimit: defaults.tool_output_kb * 1024,
     };
     let outcome: RunOutcome;
