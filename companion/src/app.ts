@@ -35,7 +35,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // JSON only: a text/plain body must be 415, not a string that fails validation later.
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
-  installPerimeter(app, { server: () => services.config.server, keys: services.keys });
+  installPerimeter(app, { server: () => services.config.server, keys: services.keys, admin: services.admin });
   const routeOptions: RouteOptions = { services, webRoot: options.webRoot };
   await app.register(healthRoutes, routeOptions);
   await app.register(openaiRoutes, routeOptions);

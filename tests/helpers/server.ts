@@ -3,6 +3,7 @@ import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { registerAdminServer } from './admin-fetch.js';
 import { tinyModelPath } from './models.js';
 
 const HEARTH = fileURLToPath(new URL('../../bin/hearth.js', import.meta.url));
@@ -55,6 +56,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     child.stdout!.on('data', check);
     void exited.then((code) => reject(new Error(`hearth exited with ${code} before listening:\n${err}`)));
   });
+  registerAdminServer(url, dataDir);
   return {
     url,
     dataDir,

@@ -21,6 +21,15 @@ import { draftOf, settingsOf, type AgentDraft } from './agent-draft';
 export type { AgentDraft, RunView };
 
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
+const SIGN_IN = 'run hearth open on the machine the companion runs on and open the link it prints';
+
+/** Why an owner-only request (tool catalog, approvals) was refused, in words; null when it was not refused. */
+function ownerOnly(error: unknown, what: string): string | null {
+  if (!(error instanceof ApiError)) return null;
+  if (error.code === 'admin_credential_required') return `Sign in to see ${what}: ${SIGN_IN}.`;
+  if (error.status === 403) return `Only the machine the companion runs on can see ${what}.`;
+  return null;
+}
 /** How often the approvals inbox is asked while the app is open. */
 const APPROVALS_EVERY_MS = 4000;
 
@@ -72,8 +81,7 @@ export class AgentsStore {
       this.tools = await listCatalogTools();
       this.toolsError = null;
     } catch (error) {
-      this.toolsError =
-        error instanceof ApiError && error.status === 403 ? 'The tool catalog is shown only on the machine the companion runs on.' : describe(error);
+      this.toolsError = ownerOnly(error, 'the tool catalog') ?? describe(error);
     }
   }
 
@@ -186,10 +194,11 @@ export class AgentsStore {
       this.approvalsError = null;
     } catch (error) {
       if (signal?.aborted) return;
-      if (error instanceof ApiError && (error.status === 403 || error.status === 401)) {
+      const refused = ownerOnly(error, 'approvals');
+      if (refused) {
         this.approvalsAvailable = false;
         this.approvals = [];
-        this.approvalsError = 'Approvals can be given only on the machine the companion runs on.';
+        this.approvalsError = refused;
       } else this.approvalsError = describe(error);
     }
   }
