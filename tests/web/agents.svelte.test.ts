@@ -191,6 +191,10 @@ describe('AgentsStore', () => {
     await store.refreshApprovals();
     expect(store.pendingCount).toBe(0);
     expect(store.approvalsAvailable).toBe(false);
+    expect(store.approvalsError).toBe('Only the machine the companion runs on can see approvals.');
+    respond(() => error(401, 'admin_credential_required'));
+    await store.refreshApprovals();
+    expect(store.approvalsError).toMatch(/^Sign in to see approvals: run hearth open/);
   });
 
   it('streams a run onto the screen', async () => {

@@ -212,8 +212,22 @@ describe('approvals', () => {
     expect(waiting.status).toBe('awaiting_approval');
     expect(existsSync(join(workspace, 'approved.txt'))).toBe(false);
 
-    // Not from another machine, whatever it sends.
+    // Not from another machine, not through a proxy, not without the admin credential, whatever key is sent.
     expect((await decide(approval.id, { decision: 'approve' }, '192.168.1.20')).statusCode).toBe(403);
+    const proxied = await app.app.inject({
+      method: 'POST',
+      url: `/agents/approvals/${approval.id}`,
+      headers: { 'x-forwarded-for': '10.0.0.1' },
+      payload: { decision: 'approve' },
+    });
+    expect(proxied.statusCode).toBe(403);
+    const { key } = app.services.keys.create({ label: 'all scopes' });
+    for (const headers of [{}, { authorization: `Bearer ${key}` }]) {
+      const anonymous = await app.injectWithoutAdmin({ method: 'POST', url: `/agents/approvals/${approval.id}`, headers, payload: { decision: 'approve' } });
+      expect(anonymous.statusCode).toBe(401);
+      expect(anonymous.json().error.code).toBe('admin_credential_required');
+      expect((await app.injectWithoutAdmin({ method: 'GET', url: '/agents/approvals', headers })).statusCode).toBe(401);
+    }
     const decided = await decide(approval.id, { decision: 'approve' });
     expect(decided.json()).toMatchObject({ id: approval.id, status: 'approved' });
     expect((await decide(approval.id, { decision: 'deny' })).json().error.code).toBe('approval_decided');
