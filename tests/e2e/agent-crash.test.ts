@@ -106,4 +106,23 @@ describe('a crash during agent runs', () => {
     });
     expect(again).toMatchObject({ status: 'completed', output_text: 'back again' });
   });
+
+  it('a clean stop (SIGTERM) records the runs in flight as interrupted itself', async () => {
+    provider.setScript((body) =>
+      body.messages.at(-1)?.content === 'think'
+        ? { content: 'never sent', delayMs: 120_000 }
+        : { tool_calls: [{ name: 'write_file', arguments: { path: 'x.txt', content: 'x' } }] },
+    );
+    const asking = await startRun('write x.txt', 'tool_call.approval_required');
+    expect(await server!.stop('SIGTERM')).toBe(0);
+    server = await startServer({ dataDir, withModel: false });
+    const run = await json<AgentRun>(`/agents/runs/${asking.runId}`);
+    expect(run.status).toBe('failed');
+    expect(run.error).toEqual({ code: 'interrupted', message: 'Hearth was stopped during this run, so it was not finished.' });
+    // The stop withdrew the approval: the call ends as not run, then the run.
+    const events = await json<AgentRunEventList>(`/agents/runs/${asking.runId}/events`);
+    expect(events.data.map((event) => event.type)).toEqual([...asking.seen, 'tool_call.completed', 'run.failed']);
+    expect(events.data.at(-2)).toMatchObject({ is_error: true, output: expect.stringContaining('the run was cancelled') });
+    expect(existsSync(join(workspace, 'x.txt'))).toBe(false);
+  });
 });

@@ -43,6 +43,8 @@ interface LiveRun {
 
 const seconds = () => Math.floor(Date.now() / 1000);
 const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
+/** How long closing waits for runs to record their end; a run still going is marked interrupted at the next start. */
+const CLOSE_WAIT_MS = 10_000;
 
 export function isTerminal(event: AgentRunEvent): boolean {
   return TERMINAL.has(event.type);
@@ -181,14 +183,17 @@ export class AgentService {
     return live.finished;
   }
 
-  /** Ends every run of this process (they are recorded as interrupted). */
+  /** Ends every run of this process (they are recorded as interrupted); waits a few seconds at most. */
   async close(): Promise<void> {
     const running = [...this.live.values()];
     for (const live of running) {
       live.stopping = true;
       live.controller.abort(new Error('server shutting down'));
     }
-    await Promise.all(running.map((live) => live.finished));
+    let timer: NodeJS.Timeout | undefined;
+    const patience = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)));
+    await Promise.race([Promise.all(running.map((live) => live.finished)), patience]);
+    clearTimeout(timer);
   }
 
   /** An API exchange named by X-Service-Agent-Id: a turn of that agent's conversation, and a memory signal. */
@@ -243,7 +248,8 @@ export class AgentService {
       progress: (steps, waiting) => {
         live.run.steps = steps;
         live.run.status = waiting ? 'awaiting_approval' : 'running';
-        this.store.update(live.run);
+        // Only the step under way changes: earlier ones are written once, when they end.
+        this.store.update(live.run, steps.slice(-2));
       },
       approve: (tool, call) =>
         this.approvals.open({
@@ -287,7 +293,7 @@ export class AgentService {
     run.completed_at = seconds();
     const error = interrupted ? { code: 'interrupted', message: 'Hearth was stopped during this run, so it was not finished.' } : outcome.error;
     if (error) run.error = error;
-    this.store.update(run);
+    this.store.update(run, run.steps);
     if (run.status === 'completed') this.remember(run, outcome.messages, query);
     const final = structuredClone(run);
     if (run.status === 'completed') this.emit(live, { type: 'run.completed', run: final });

@@ -14,7 +14,6 @@ export const migration: Migration = {
         status TEXT NOT NULL,
         input_json TEXT NOT NULL,
         output_text TEXT NOT NULL DEFAULT '',
-        steps_json TEXT NOT NULL DEFAULT '[]',
         usage_json TEXT NOT NULL,
         error_json TEXT,
         created_at INTEGER NOT NULL,
@@ -22,6 +21,13 @@ export const migration: Migration = {
       );
       CREATE INDEX agent_runs_by_agent ON agent_runs (agent_id, created_at DESC);
       CREATE INDEX agent_runs_in_flight ON agent_runs (status) WHERE status IN ('running', 'awaiting_approval');
+      -- One row per model call; only the step under way is rewritten as a run goes on.
+      CREATE TABLE agent_run_steps (
+        run_id TEXT NOT NULL REFERENCES agent_runs (id) ON DELETE CASCADE,
+        step INTEGER NOT NULL,
+        data_json TEXT NOT NULL,
+        PRIMARY KEY (run_id, step)
+      ) WITHOUT ROWID;
       CREATE TABLE agent_run_events (
         run_id TEXT NOT NULL REFERENCES agent_runs (id) ON DELETE CASCADE,
         sequence INTEGER NOT NULL,
