@@ -101,6 +101,25 @@ export class RemoteProviders {
    * `signal` aborts the upstream request, also while its body streams.
    */
   async forward(path: ForwardPath, modelId: string, body: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
+    return (await this.post(path, modelId, body, signal)).response;
+  }
+
+  /**
+   * Like forward(), for Hearth's own calls (agent runs): an error answer becomes a
+   * provider_error whose message names the provider and never carries its secrets.
+   */
+  async request(path: ForwardPath, modelId: string, body: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
+    const { response, provider, secrets } = await this.post(path, modelId, body, signal);
+    if (!response.ok) throw await upstreamError(response, provider, secrets);
+    return response;
+  }
+
+  private async post(
+    path: ForwardPath,
+    modelId: string,
+    body: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<{ response: Response; provider: string; secrets: string[] }> {
     const target = this.resolve(modelId);
     if (!target) throw new HearthError('model_not_found', `The model ${JSON.stringify(modelId)} does not exist.`, { param: 'model' });
     const prepared = this.prepare(target.provider);
@@ -110,23 +129,8 @@ export class RemoteProviders {
     // A non-streaming answer's headers only arrive once generation is done, so only
     // streaming requests get the first-byte limit; the whole-request limit covers both.
     const streaming = body.stream === true;
-    return this.send(target.provider, prepared, endpoint(prepared.base, path), init, signal, streaming);
-  }
-
-  /**
-   * Like forward(), for Hearth's own calls (agent runs): an error answer becomes a
-   * provider_error whose message names the provider and never carries its secrets.
-   */
-  async request(path: ForwardPath, modelId: string, body: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
-    const target = this.resolve(modelId);
-    if (!target) throw new HearthError('model_not_found', `The model ${JSON.stringify(modelId)} does not exist.`, { param: 'model' });
-    const prepared = this.prepare(target.provider);
-    const headers = new Headers(prepared.headers);
-    headers.set('content-type', 'application/json');
-    const init: RequestInit = { method: 'POST', headers, body: JSON.stringify({ ...body, model: target.model }) };
-    const response = await this.send(target.provider, prepared, endpoint(prepared.base, path), init, signal, body.stream === true);
-    if (!response.ok) throw await upstreamError(response, target.provider.name, prepared.secrets);
-    return response;
+    const response = await this.send(target.provider, prepared, endpoint(prepared.base, path), init, signal, streaming);
+    return { response, provider: target.provider.name, secrets: prepared.secrets };
   }
 
   private async refresh(): Promise<RemoteModel[]> {

@@ -125,3 +125,12 @@ function plain<T>(value: T): T {
 }
 
 export const FINISHED: ReadonlySet<AgentRunStatus> = new Set(['completed', 'failed', 'cancelled']);
+
+/** Tool arguments as the screen shows them: indented JSON, or the text as it is when it is not JSON. */
+export function prettyJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
