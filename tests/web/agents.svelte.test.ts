@@ -157,6 +157,7 @@ describe('AgentsStore', () => {
       if (path === '/admin/config/plan')
         return Response.json({ valid: true, changes: [], risks: [{ level: 'high', code: 'grants_write', path: 'agents.helper', message: 'Writes.' }] });
       if (path === '/agents') return Response.json({ object: 'list', data: [record] });
+      if (path === '/admin/session') return Response.json({ signed_in: true });
       return error(404, 'route_not_found');
     });
     const store = new AgentsStore();
@@ -182,19 +183,31 @@ describe('AgentsStore', () => {
     expect(applied).toEqual({ document: { version: 1, agents: [{ id: 'keep' }], server: { port: 1 } }, prune: true, confirm_high_risk: true });
   });
 
-  it('counts pending approvals, and hides the inbox where approvals are refused (another machine)', async () => {
-    respond(() => Response.json({ object: 'list', data: [{ id: 'appr_1' }, { id: 'appr_2' }] }));
+  it('asks for approvals only once signed in, counts them, and stops where they are refused (another machine)', async () => {
+    let signed = false;
+    const fetch = respond((path) =>
+      path === '/admin/session' ? Response.json({ signed_in: signed }) : Response.json({ object: 'list', data: [{ id: 'appr_1' }, { id: 'appr_2' }] }),
+    );
     const store = new AgentsStore();
     await store.refreshApprovals();
-    expect(store.pendingCount).toBe(2);
-    respond(() => error(403, 'permission_denied'));
-    await store.refreshApprovals();
     expect(store.pendingCount).toBe(0);
-    expect(store.approvalsAvailable).toBe(false);
-    expect(store.approvalsError).toBe('Only the machine the companion runs on can see approvals.');
+    expect(store.approvalsError).toMatch(/^Sign in to see approvals: run hearth open/);
+    expect(fetch.mock.calls.map(([path]) => String(path))).toEqual(['/admin/session']);
+    signed = true;
+    await store.refreshApprovals();
+    await store.refreshApprovals();
+    expect(store.pendingCount).toBe(2);
+    // Once signed in, the session is not asked again.
+    expect(fetch.mock.calls.map(([path]) => String(path))).toEqual(['/admin/session', '/admin/session', '/agents/approvals', '/agents/approvals']);
+    // Signed out elsewhere: the refusal says so, and the session is asked again next time.
     respond(() => error(401, 'admin_credential_required'));
     await store.refreshApprovals();
-    expect(store.approvalsError).toMatch(/^Sign in to see approvals: run hearth open/);
+    expect(store.pendingCount).toBe(0);
+    expect(store.signedIn).toBe(false);
+    respond(() => error(403, 'permission_denied'));
+    await store.refreshApprovals();
+    expect(store.approvalsAvailable).toBe(false);
+    expect(store.approvalsError).toBe('Only the machine the companion runs on can see approvals.');
   });
 
   it('streams a run onto the screen', async () => {

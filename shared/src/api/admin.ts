@@ -39,3 +39,8 @@ export interface SignInLink {
   url: string;
   expires_at: string;
 }
+
+/** GET /admin/session: whether this browser's request carries the admin credential (answered without needing it). */
+export interface SessionState {
+  signed_in: boolean;
+}

@@ -1,5 +1,5 @@
-import type { SignInRequest } from '#shared/api/admin.js';
-import { send } from './client';
+import type { SessionState, SignInRequest } from '#shared/api/admin.js';
+import { request, send } from './client';
 
 /**
  * Exchanges the one-time code of a sign-in link (`hearth open`) for the companion's admin
@@ -16,4 +16,9 @@ export async function signIn(code: string, signal?: AbortSignal): Promise<void> 
 export async function signOut(): Promise<void> {
   const response = await send('/admin/session', { method: 'DELETE' });
   await response.body?.cancel();
+}
+
+/** Whether this browser is signed in (the answer needs no credential; loopback only like every admin route). */
+export async function signedIn(signal?: AbortSignal): Promise<boolean> {
+  return (await request<SessionState>('/admin/session', { cache: 'no-store', signal })).signed_in;
 }
