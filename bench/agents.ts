@@ -51,8 +51,8 @@ const url = await app.listen({ host: '127.0.0.1', port: 0 });
 const script = () =>
   provider.setScript((_body, index) => (index < steps - 1 ? { tool_calls: [{ name: 'current_time', arguments: {} }] } : { content: 'done' }));
 
-async function post(path: string, body: unknown): Promise<Response> {
-  return fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+async function post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 }
 
 /** One agent run through Hearth's HTTP API; returns its wall time and the provider requests it made. */
@@ -102,7 +102,9 @@ async function approvalRoundTrips(count: number): Promise<number[]> {
       const event = JSON.parse(data.slice(6)) as { type: string; approval_id?: string };
       if (event.type === 'tool_call.approval_required') {
         asked = performance.now();
-        await post(`/agents/approvals/${event.approval_id}`, { decision: 'approve' });
+        // Approving is the owner's act: the admin credential, as the CLI and the signed-in app send it.
+        const decided = await post(`/agents/approvals/${event.approval_id}`, { decision: 'approve' }, { authorization: `Bearer ${services.admin.token}` });
+        if (!decided.ok) throw new Error(`approving failed: ${decided.status} ${await decided.text()}`);
       } else if (event.type === 'tool_call.completed' && asked) {
         times.push(performance.now() - asked);
         asked = 0;
