@@ -45,6 +45,8 @@ const seconds = () => Math.floor(Date.now() / 1000);
 const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 /** How long closing waits for runs to record their end; a run still going is marked interrupted at the next start. */
 const CLOSE_WAIT_MS = 10_000;
+/** Most events one answer of GET /agents/runs/{id}/events holds; `has_more` says when to ask again. */
+export const EVENT_PAGE = 1000;
 
 export function isTerminal(event: AgentRunEvent): boolean {
   return TERMINAL.has(event.type);
@@ -157,9 +159,10 @@ export class AgentService {
     return this.store.list(agentId, limit, before);
   }
 
-  events(runId: string, after: number): AgentRunEvent[] {
+  /** A page of a run's events after `after`, oldest first. */
+  events(runId: string, after: number, limit = EVENT_PAGE): AgentRunEvent[] {
     this.get(runId);
-    return this.store.events(runId, after);
+    return this.store.events(runId, after, limit);
   }
 
   /**
@@ -167,8 +170,12 @@ export class AgentService {
    * events can come (false when the run has ended) and how to stop listening.
    */
   follow(runId: string, after: number, listener: (event: AgentRunEvent) => void): { live: boolean; stop(): void } {
-    const stored = this.events(runId, after);
-    for (const event of stored) listener(event);
+    // Every stored event, page by page, then the live ones: all in one turn of the event loop, so none falls between.
+    let last = after;
+    for (let page = this.events(runId, last); page.length > 0; page = page.length < EVENT_PAGE ? [] : this.events(runId, last)) {
+      for (const event of page) listener(event);
+      last = page.at(-1)!.sequence;
+    }
     const live = this.live.get(runId);
     if (!live) return { live: false, stop: () => undefined };
     live.listeners.add(listener);

@@ -153,7 +153,9 @@ type Unnumbered<Event> = Event extends unknown ? Omit<Event, 'sequence' | 'run_i
 /** GET /agents/runs/{run_id}/events?after=N */
 export interface AgentRunEventList {
   object: 'list';
+  /** At most 1000 events, oldest first; with `has_more`, ask again after the last one's sequence. */
   data: AgentRunEvent[];
+  has_more: boolean;
   /** The run's status now: when it is final, no event will follow. */
   run_status: AgentRunStatus;
 }

@@ -122,6 +122,23 @@ describe('a client that goes away', () => {
   });
 });
 
+describe('long runs', () => {
+  it('pages events 1000 at a time, and a follower gets every one of them in order', async () => {
+    const words = Array.from({ length: 1200 }, (_value, index) => `w${index}`).join(' ');
+    provider.setScript([{ content: words }]);
+    const run = (await runRequest('runner', { input: 'many words' })).json() as AgentRun;
+    const first = await get<AgentRunEventList>(`/agents/runs/${run.id}/events`);
+    expect(first.data).toHaveLength(1000);
+    expect(first.has_more).toBe(true);
+    const rest = await get<AgentRunEventList>(`/agents/runs/${run.id}/events?after=1000`);
+    expect(rest.has_more).toBe(false);
+    expect(rest.data.at(-1)!.type).toBe('run.completed');
+    const followed = parseEvents(await (await fetch(`${base}/agents/runs/${run.id}/events`, { headers: { accept: 'text/event-stream' } })).text());
+    expect(followed.map((event) => event.data.sequence)).toEqual([...first.data, ...rest.data].map((event) => event.sequence));
+    expect(followed.length).toBe(1 + 1200 + 1);
+  });
+});
+
 describe('history and scoped keys', () => {
   it('lists an agent’s runs newest first, with step counts', async () => {
     const list = await get<AgentRunList>('/agents/runner/runs?limit=2');

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentRun, AgentRunEventList, AgentRunList, AgentRunRequest } from '#shared/api/agents.js';
 import { findAgent } from '../../agents/definitions.js';
-import { isTerminal } from '../../agents/service.js';
+import { EVENT_PAGE, isTerminal } from '../../agents/service.js';
 import { HearthError } from '../../errors.js';
 import { openEventStream } from '../../http/sse.js';
 import type { Services } from '../../services.js';
@@ -52,8 +52,9 @@ export async function runRoutes(app: FastifyInstance, { services }: RouteOptions
         streamRun(services, run.id, after, request, reply);
         return undefined;
       }
-      const data = services.agents.events(run.id, after);
-      return { object: 'list', data, run_status: services.agents.get(run.id).status };
+      const page = services.agents.events(run.id, after, EVENT_PAGE + 1);
+      const data = page.slice(0, EVENT_PAGE);
+      return { object: 'list', data, has_more: page.length > EVENT_PAGE, run_status: services.agents.get(run.id).status };
     },
   );
 
