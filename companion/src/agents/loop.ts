@@ -55,62 +55,35 @@ export function runError(error: unknown): AgentRunError {
  * typed events and never touches HTTP: routes, remote devices and tests share it.
  */
 export async function executeRun(setup: RunSetup, effects: RunEffects): Promise<RunOutcome> {
-  const { agent, model, toolbox, signal } = setup;
-  const history = [...setup.history];
-  const tools = offeredTools(toolbox);
-  const steps: AgentRunStep[] = [];
-  const messages: HistoryItem[] = [];
-  const usage: AgentRunUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  const { agent, toolbox, signal } = setup;
+  const run: RunState = {
+    history: [...setup.history],
+    tools: offeredTools(toolbox),
+    steps: [],
+    messages: [],
+    usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+  };
   const end = (status: RunOutcome['status'], outputText = '', error?: AgentRunError): RunOutcome => ({
     status,
     outputText,
-    steps,
-    usage,
-    messages,
+    steps: run.steps,
+    usage: run.usage,
+    messages: run.messages,
     ...(error ? { error } : {}),
   });
-  const callEffects: ToolCallEffects = { ...effects, signal, waiting: (waiting) => effects.progress(steps, waiting) };
+  const callEffects: ToolCallEffects = { ...effects, signal, waiting: (waiting) => effects.progress(run.steps, waiting) };
 
   for (let index = 0; ; index++) {
     if (signal.aborted) return end('cancelled');
-    const step: AgentRunStep = {
-      index,
-      text: '',
-      tool_calls: [],
-      usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-      started_at: now(),
-      completed_at: null,
-    };
-    steps.push(step);
-    effects.progress(steps, false);
-    let turn: ModelTurn;
-    try {
-      turn = await model.call({
-        history,
-        tools,
-        toolMode: index === 0 && agent.tool_choice === 'required' ? 'required' : 'auto',
-        temperature: agent.temperature,
-        maxTokens: agent.max_tokens,
-        signal,
-        onText: (delta) => {
-          if (!delta) return;
-          step.text += delta;
-          effects.emit({ type: 'message.delta', step: index, delta });
-        },
-      });
-    } catch (error) {
-      step.completed_at = now();
-      return signal.aborted ? end('cancelled') : end('failed', '', runError(error));
-    }
-    step.text = turn.text;
-    add(step.usage, turn);
-    add(usage, turn);
-    step.completed_at = now();
+    const step: AgentRunStep = { index, text: '', tool_calls: [], usage: zeroUsage(), started_at: now(), completed_at: null };
+    run.steps.push(step);
+    effects.progress(run.steps, false);
+    const turn = await callModel(setup, effects, run, step);
+    if (!('toolCalls' in turn)) return signal.aborted ? end('cancelled') : end('failed', '', turn.error);
     if (turn.cancelled || signal.aborted) return end('cancelled');
     if (turn.toolCalls.length === 0) {
-      const answer: HistoryItem = { role: 'assistant', text: turn.text, toolCalls: [] };
-      messages.push(answer);
-      effects.progress(steps, false);
+      run.messages.push({ role: 'assistant', text: turn.text, toolCalls: [] });
+      effects.progress(run.steps, false);
       return end('completed', turn.text);
     }
     if (index + 1 >= agent.max_steps) {
@@ -121,17 +94,56 @@ export async function executeRun(setup: RunSetup, effects: RunEffects): Promise<
       });
     }
     const asked: HistoryItem = { role: 'assistant', text: turn.text, toolCalls: turn.toolCalls };
-    history.push(asked);
-    messages.push(asked);
+    run.history.push(asked);
+    run.messages.push(asked);
     step.completed_at = null;
     for (const call of turn.toolCalls) {
       const record = await runToolCall(step, call, toolbox, callEffects);
       const result: HistoryItem = { role: 'tool', callId: call.id, output: record.output ?? '' };
-      history.push(result);
-      messages.push(result);
-      effects.progress(steps, false);
+      run.history.push(result);
+      run.messages.push(result);
+      effects.progress(run.steps, false);
       if (signal.aborted) return end('cancelled');
     }
+    step.completed_at = now();
+  }
+}
+
+/** What a run accumulates as it goes. */
+interface RunState {
+  history: HistoryItem[];
+  tools: ReturnType<typeof offeredTools>;
+  steps: AgentRunStep[];
+  messages: HistoryItem[];
+  usage: AgentRunUsage;
+}
+
+const zeroUsage = (): AgentRunUsage => ({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+
+/** One model call of the run: its text streams out as message.delta; a failure comes back as the run's error. */
+async function callModel(setup: RunSetup, effects: RunEffects, run: RunState, step: AgentRunStep): Promise<ModelTurn | { error: AgentRunError }> {
+  const { agent, model, signal } = setup;
+  try {
+    const turn = await model.call({
+      history: run.history,
+      tools: run.tools,
+      toolMode: step.index === 0 && agent.tool_choice === 'required' ? 'required' : 'auto',
+      temperature: agent.temperature,
+      maxTokens: agent.max_tokens,
+      signal,
+      onText: (delta) => {
+        if (!delta) return;
+        step.text += delta;
+        effects.emit({ type: 'message.delta', step: step.index, delta });
+      },
+    });
+    step.text = turn.text;
+    add(step.usage, turn);
+    add(run.usage, turn);
+    return turn;
+  } catch (error) {
+    return { error: runError(error) };
+  } finally {
     step.completed_at = now();
   }
 }
