@@ -1,5 +1,5 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { installErrorHandling } from './http/error-handler.js';
+import { frameworkError, installErrorHandling } from './http/error-handler.js';
 import { installPerimeter } from './http/perimeter.js';
 import { adminRoutes } from './routes/admin.js';
 import { agentRoutes } from './routes/agents.js';
@@ -30,6 +30,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Time to receive a whole request (slow-client defence); generating the answer is not limited.
     requestTimeout: services.config.server.limits.request_timeout_seconds * 1000,
     forceCloseConnections: true,
+    frameworkErrors: frameworkError,
     return503OnClosing: true,
   });
   // JSON only: a text/plain body must be 415, not a string that fails validation later.

@@ -1,3 +1,4 @@
+import { AGENT_ID_PATTERN, AGENT_ID_RULE } from '#shared/api/agents.js';
 import { randomBytes } from 'node:crypto';
 
 /** Random ids with readable prefixes: chatcmpl-…, resp_…, call_…, msg_…, run_…, job_…. */
@@ -7,4 +8,12 @@ export function newId(prefix: 'chatcmpl-' | 'resp_' | 'call_' | 'msg_' | 'fc_' |
 
 export function unixSeconds(date = Date.now()): number {
   return Math.floor(date / 1000);
+}
+
+/** The one rule for agent ids (shared with the app, which checks ids as they are typed). */
+export { AGENT_ID_PATTERN, AGENT_ID_RULE };
+const agentIdPattern = new RegExp(AGENT_ID_PATTERN);
+
+export function isAgentId(value: string): boolean {
+  return agentIdPattern.test(value);
 }

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { buildApp } from '../app.js';
 import { ConfigError } from '../config/document.js';
+import { redactingLogMethod } from '../redaction.js';
 import { createServices } from '../services.js';
 import { SIGN_IN_LINK_MINUTES } from '../access/admin-credential.js';
 import { isLoopbackBind } from '../access/hosts.js';
@@ -28,7 +29,12 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
   }
   // Logs go to stderr: stdout carries exactly one line, the address, for scripts to read.
   const log = pino(
-    { level: context.env.HEARTH_LOG_LEVEL ?? 'info', redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]'] },
+    {
+      level: context.env.HEARTH_LOG_LEVEL ?? 'info',
+      redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]'],
+      // Every log call, from domain code or a request, goes through the one redaction.
+      hooks: { logMethod: redactingLogMethod },
+    },
     pino.destination(2),
   );
   let services;

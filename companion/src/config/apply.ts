@@ -21,6 +21,8 @@ export interface ConfigTarget {
   activeKeys(): number;
   /** The class of a tool in the live catalog. */
   toolClass?(name: string): ToolClass | undefined;
+  /** The address the server listens on now, if it listens. */
+  listening(): string | undefined;
   /** Puts a validated document in force; throws when a subsystem refuses it. */
   reconfigure(next: ConfigDocument): void;
 }
@@ -32,6 +34,7 @@ async function planContext(target: ConfigTarget): Promise<PlanContext> {
     localModels: new Set(await target.localModelIds()),
     activeKeys: target.activeKeys(),
     toolClass: target.toolClass,
+    listening: target.listening(),
   };
 }
 

@@ -1,4 +1,5 @@
-import { AGENT_ID_PATTERN, RESERVED_AGENT_IDS } from '#shared/api/agents.js';
+import { RESERVED_AGENT_IDS } from '#shared/api/agents.js';
+import { AGENT_ID_PATTERN } from '../ids.js';
 
 /** JSON Schema of the configuration document; validation and defaults both come from here. */
 const APPROVALS = ['auto', 'ask', 'deny'];

@@ -1,13 +1,11 @@
-import { AGENT_ID_PATTERN } from '#shared/api/agents.js';
 import { HearthError } from '../errors.js';
+import { AGENT_ID_PATTERN, AGENT_ID_RULE, isAgentId } from '../ids.js';
 
-/** Any well-formed agent id is its own memory namespace: the one agent id rule, shared with agent definitions and keys. */
+/** Any well-formed agent id is its own memory namespace; the rule is the one for every agent id. */
 export { AGENT_ID_PATTERN };
-const agentId = new RegExp(AGENT_ID_PATTERN);
 
 export function checkAgentId(value: string, param = 'agent_id'): string {
-  if (!agentId.test(value))
-    throw new HearthError('invalid_request_error', `${param} must be 1-128 letters, digits, "-", "_" or "." (not "." or "..").`, { param });
+  if (!isAgentId(value)) throw new HearthError('invalid_request_error', `${param} must be ${AGENT_ID_RULE}.`, { param });
   return value;
 }
 

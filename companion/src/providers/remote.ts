@@ -26,6 +26,8 @@ export type ForwardPath = '/chat/completions' | '/responses' | '/embeddings';
 export const DEFAULT_TIMEOUT_MS = 600_000;
 export const FIRST_BYTE_TIMEOUT_MS = 30_000;
 export const LIST_CACHE_MS = 60_000;
+/** An upstream error body is relayed up to this many characters. */
+const MAX_ERROR_BODY = 65_536;
 
 const REFERENCE = /^(secret|env):(.+)$/;
 
@@ -97,11 +99,17 @@ export class RemoteProviders {
 
   /**
    * POST {base_url}{path} with body.model set to the provider's own model name. The
-   * upstream Response comes back untouched, error statuses included. Aborting
-   * `signal` aborts the upstream request, also while its body streams.
+   * upstream Response comes back as it is, error statuses included, except that an error's
+   * body is redacted: a provider that echoes the request would show its key to the client.
+   * Aborting `signal` aborts the upstream request, also while its body streams.
    */
   async forward(path: ForwardPath, modelId: string, body: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
-    return (await this.post(path, modelId, body, signal)).response;
+    const { response, secrets } = await this.post(path, modelId, body, signal);
+    if (response.ok) return response;
+    const text = redact((await response.text().catch(() => '')).slice(0, MAX_ERROR_BODY), secrets);
+    const relayed = new Headers(response.headers);
+    relayed.delete('content-length');
+    return new Response(text, { status: response.status, statusText: response.statusText, headers: relayed });
   }
 
   /**

@@ -4,10 +4,13 @@ import type { TextPart } from './openai.js';
 import type { ToolInputSchema } from './bridge.js';
 
 /**
- * The one rule for agent ids, wherever an agent is named (definitions, memory namespaces, key
- * scopes, X-Service-Agent-Id): 1-128 letters, digits, ".", "_" or "-", and not "." or "..".
+ * The one rule for agent ids, wherever one is given (configuration, access keys, memory,
+ * /agents/{id} and /memory/agents/{id} paths, X-Service-Agent-Id, the app's agent editor):
+ * 1-100 letters, digits, "-", "_" or ".", not starting with "." (so never "." or ".."). 100 is
+ * the longest path segment the router takes, so every accepted id is reachable in a URL.
  */
-export const AGENT_ID_PATTERN = '^(?!\\.\\.?$)[A-Za-z0-9._-]{1,128}$';
+export const AGENT_ID_PATTERN = '^[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$';
+export const AGENT_ID_RULE = '1-100 letters, digits, "-", "_" or ".", not starting with "."';
 
 /** Ids an agent definition may not take: they are paths of the agents routes. */
 export const RESERVED_AGENT_IDS = ['runs', 'approvals'] as const;

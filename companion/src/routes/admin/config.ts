@@ -21,6 +21,10 @@ export async function configRoutes(app: FastifyInstance, { services }: RouteOpti
     localModelIds: async () => (await services.catalog.local()).map((model) => model.id),
     activeKeys: () => services.keys.activeCount(),
     toolClass: (name) => services.mcp.catalog.get(name)?.class,
+    listening: () => {
+      const address = app.server.address();
+      return typeof address === 'object' && address ? address.address : undefined;
+    },
     reconfigure: (next) => services.reconfigure(next),
   };
 

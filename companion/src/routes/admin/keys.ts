@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { HearthError } from '../../errors.js';
+import { AGENT_ID_PATTERN } from '../../ids.js';
 import type { RouteOptions } from '../plugin.js';
-import { AGENT_ID_PATTERN } from '#shared/api/agents.js';
 import { ROUTE_SCOPES, type AccessKeyRecord, type CreatedKey, type CreateKeyRequest } from '#shared/api/access.js';
 
 const createBody = {

@@ -1,8 +1,8 @@
 import type { Migration } from './migration.js';
 
-/** Migration 5: agent runs, their steps and events, approvals, and agents' conversation history. */
+/** Migration 6: agent runs, their steps and events, approvals, and agents' conversation history. */
 export const migration: Migration = {
-  version: 5,
+  version: 6,
   name: 'agent runs, events, approvals and conversations',
   sql: `
       CREATE TABLE agent_runs (
