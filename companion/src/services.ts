@@ -2,6 +2,8 @@ import { totalmem } from 'node:os';
 import { loadConfigFile } from './config/document.js';
 import { ModelCatalog } from './models/catalog.js';
 import { Engine } from './inference/engine.js';
+import { EngineMonitor } from './inference/monitor.js';
+import { DownloadManager } from './models/downloads.js';
 import { Embeddings } from './inference/embeddings.js';
 import { RemoteProviders } from './providers/remote.js';
 import { ResponseStore } from './store/responses.js';
@@ -9,7 +11,9 @@ import { AdminCredential } from './access/admin-credential.js';
 import { KeyStore } from './access/keys.js';
 import type { Logger } from './logger.js';
 import { AgentService } from './agents/service.js';
+import { ImageService } from './images/service.js';
 import { McpManager } from './mcp/manager.js';
+import { MediaService } from './media/service.js';
 import { localEmbeddingModels } from './memory/embedder.js';
 import { localMemoryModels } from './memory/models.js';
 import { MemoryService } from './memory/service.js';
@@ -41,6 +45,10 @@ export interface Services {
   /** The local admin credential (`<data-dir>/admin-token`) and the app's sign-in links. */
   admin: AdminCredential;
   engine: Engine;
+  /** Samples of what the engine does and load progress, for the app's status stream. */
+  monitor: EngineMonitor;
+  /** Model downloads started from the app. */
+  downloads: DownloadManager;
   /** Embedding models, loaded through the engine (one loader, one memory budget). */
   embeddings: Embeddings;
   remote: RemoteProviders;
@@ -52,6 +60,10 @@ export interface Services {
   mcp: McpManager;
   /** Agent runs, their events and approvals. */
   agents: AgentService;
+  /** Image models, generation/edit/upscale jobs and the gallery. */
+  images: ImageService;
+  /** Hosted (paid) media: quotes, confirmed jobs, artifacts. */
+  media: MediaService;
   /** Aborted when the server shuts down: open streams and generations stop. */
   shutdown: AbortSignal;
   /** The folders scanned for models, in order. */
@@ -70,7 +82,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const db = openDatabase(paths.database);
     const secrets = new SecretStore(paths.secrets);
     const threads = threadMemory(db);
-    const engine = new Engine({ ...engineSettings(config), threadMemory: threads, log: options.log });
+    const monitor: EngineMonitor = new EngineMonitor({ engine: (): Engine => engine });
+    const engine = new Engine({ ...engineSettings(config), threadMemory: threads, log: options.log, onLoad: monitor.onLoad });
     const remote = new RemoteProviders(config.providers, secrets.resolve);
     const scanOf = (document: ConfigDocument) => ({
       modelsDirs: [paths.models, ...(options.modelsDirs ?? document.models.dirs)],
@@ -89,6 +102,13 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       keys: new KeyStore(db),
       admin: new AdminCredential(paths.adminToken),
       engine,
+      monitor,
+      downloads: new DownloadManager({
+        db,
+        modelsDir: () => paths.models,
+        identify: async (file) => (await catalog.local(true)).find((model) => model.path === file)?.id ?? null,
+        log: options.log,
+      }),
       embeddings,
       remote,
       catalog,
@@ -104,6 +124,17 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       get agents(): AgentService {
         return agents;
       },
+      images: new ImageService({
+        db,
+        imagesDir: paths.images,
+        folders: () => [...scanOf(services.config).modelsDirs, ...services.config.images.dirs],
+        providers: () => services.config.providers,
+        remote: () => services.remote,
+        memory: engine,
+        threads: () => services.config.models.threads,
+        log: options.log,
+      }),
+      media: new MediaService({ db, mediaDir: paths.media, config: () => services.config, resolveSecret: secrets.resolve, log: options.log }),
       shutdown: shutdown.signal,
       get modelsDirs() {
         return scanOf(services.config).modelsDirs;
@@ -114,6 +145,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         services.remote = new RemoteProviders(next.providers, secrets.resolve);
         catalog.configure(scanOf(next), services.remote);
         services.mcp.configure(next.mcp_services);
+        services.images.invalidate();
+        services.media.configure(next);
       },
       async close() {
         if (closed) return;
@@ -121,9 +154,13 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         shutdown.abort(new Error('server shutting down'));
         // Runs end first: they still write their outcome, their conversation and memory.
         await agents.close();
+        monitor.stop();
+        await services.downloads.close();
         await services.memory.close();
         // Every MCP connection and service process ends before the data directory is released.
         await services.mcp.close();
+        await services.images.close();
+        await services.media.close();
         await engine.close();
         db.close();
         unlock();
@@ -139,6 +176,10 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     });
     agents.recover();
     services.memory.start();
+    monitor.start();
+    services.downloads.start();
+    // Hosted media jobs left running by the last process are followed again (never resent).
+    services.media.start();
     // Auto-connect services connect in the background; starting never waits for them.
     services.mcp.start();
     return services;

@@ -27,9 +27,9 @@ function smallModelPath(): Promise<string> {
 }
 
 /** `hearth serve` with `tiny` and `slow` in its models folder. */
-export async function startServerWithSlowModel(): Promise<RunningServer> {
+export async function startServerWithSlowModel(env: NodeJS.ProcessEnv = {}): Promise<RunningServer> {
   const dataDir = await newDataDir();
   mkdirSync(join(dataDir, 'models'), { recursive: true });
   copyFileSync(await smallModelPath(), join(dataDir, 'models', 'slow.gguf'));
-  return startServer({ dataDir });
+  return startServer({ dataDir, env });
 }

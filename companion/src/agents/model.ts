@@ -101,9 +101,12 @@ function providerModel(remote: RemoteProviders, id: string): AgentModel {
         ...(call.maxTokens !== undefined ? { max_tokens: call.maxTokens } : {}),
       };
       try {
-        const turn = await withCallSignal(call.signal, async (signal) =>
-          readChatAnswer(await remote.request('/chat/completions', id, body, signal), call.onText, provider),
-        );
+        const turn = await withCallSignal(call.signal, async (signal) => {
+          const response = await remote.forward('/chat/completions', id, body, signal);
+          // An error answer names the provider and never carries its secrets.
+          if (!response.ok) throw await remote.failure(provider, response);
+          return readChatAnswer(response, call.onText, provider);
+        });
         return { ...turn, cancelled: call.signal.aborted };
       } catch (error) {
         if (call.signal.aborted) return { text: '', toolCalls: [], promptTokens: 0, completionTokens: 0, cancelled: true };

@@ -31,7 +31,7 @@ export function familyOf(path: string): RouteFamily {
   if (path.startsWith('/admin/') || path === '/admin') return 'admin';
   // Deciding on an agent's tool call is the machine owner's act: guarded exactly like admin routes.
   if (path === '/agents/approvals' || path.startsWith('/agents/approvals/')) return 'admin';
-  if (path.startsWith('/v1/images/')) return 'images';
+  if (path.startsWith('/v1/images/') || path.startsWith('/v1/media/')) return 'images';
   if (path.startsWith('/v1/')) return 'inference';
   if (path === '/agents' || path.startsWith('/agents/')) return 'agents';
   if (path === '/mcp' || path.startsWith('/mcp/')) return 'tools';

@@ -104,30 +104,6 @@ export class RemoteProviders {
    * Aborting `signal` aborts the upstream request, also while its body streams.
    */
   async forward(path: ForwardPath, modelId: string, body: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
-    const { response, secrets } = await this.post(path, modelId, body, signal);
-    if (response.ok) return response;
-    const text = redact((await response.text().catch(() => '')).slice(0, MAX_ERROR_BODY), secrets);
-    const relayed = new Headers(response.headers);
-    relayed.delete('content-length');
-    return new Response(text, { status: response.status, statusText: response.statusText, headers: relayed });
-  }
-
-  /**
-   * Like forward(), for Hearth's own calls (agent runs): an error answer becomes a
-   * provider_error whose message names the provider and never carries its secrets.
-   */
-  async request(path: ForwardPath, modelId: string, body: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
-    const { response, provider, secrets } = await this.post(path, modelId, body, signal);
-    if (!response.ok) throw await upstreamError(response, provider, secrets);
-    return response;
-  }
-
-  private async post(
-    path: ForwardPath,
-    modelId: string,
-    body: Record<string, unknown>,
-    signal: AbortSignal,
-  ): Promise<{ response: Response; provider: string; secrets: string[] }> {
     const target = this.resolve(modelId);
     if (!target) throw new HearthError('model_not_found', `The model ${JSON.stringify(modelId)} does not exist.`, { param: 'model' });
     const prepared = this.prepare(target.provider);
@@ -138,7 +114,65 @@ export class RemoteProviders {
     // streaming requests get the first-byte limit; the whole-request limit covers both.
     const streaming = body.stream === true;
     const response = await this.send(target.provider, prepared, endpoint(prepared.base, path), init, signal, streaming);
-    return { response, provider: target.provider.name, secrets: prepared.secrets };
+    if (response.ok) return response;
+    const text = redact((await response.text().catch(() => '')).slice(0, MAX_ERROR_BODY), prepared.secrets);
+    const relayed = new Headers(response.headers);
+    relayed.delete('content-length');
+    return new Response(text, { status: response.status, statusText: response.statusText, headers: relayed });
+  }
+
+  /**
+   * One of a provider's OpenAI Images routes (generations as JSON, edits as multipart) with the
+   * model set to the provider's own name; resolves with the answer's JSON, or throws
+   * provider_error / provider_unreachable without any secret in the message.
+   */
+  async images(
+    path: '/images/generations' | '/images/edits',
+    modelId: string,
+    body: Record<string, unknown> | FormData,
+    signal: AbortSignal,
+  ): Promise<unknown> {
+    const target = this.resolve(modelId);
+    if (!target) throw new HearthError('model_not_found', `The model ${JSON.stringify(modelId)} does not exist.`, { param: 'model' });
+    const prepared = this.prepare(target.provider);
+    const headers = new Headers(prepared.headers);
+    let payload: BodyInit;
+    if (body instanceof FormData) {
+      body.set('model', target.model);
+      payload = body;
+    } else {
+      headers.set('content-type', 'application/json');
+      payload = JSON.stringify({ ...body, model: target.model });
+    }
+    const response = await this.send(target.provider, prepared, endpoint(prepared.base, path), { method: 'POST', headers, body: payload }, signal, false);
+    if (!response.ok) throw await upstreamError(response, target.provider.name, prepared.secrets);
+    try {
+      return await response.json();
+    } catch {
+      throw new HearthError('provider_error', `Provider "${target.provider.name}" answered ${path} with something that is not JSON.`);
+    }
+  }
+
+  /**
+   * Any request to a configured provider's API with its credentials and time limits (hosted
+   * media speaks its video-jobs API through this). Non-2xx answers come back as they are.
+   */
+  async request(name: string, path: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
+    const provider = this.byName.get(name);
+    if (!provider) throw new HearthError('provider_error', `No provider is named "${name}".`);
+    const prepared = this.prepare(provider);
+    const headers = new Headers(prepared.headers);
+    new Headers(init.headers).forEach((value, key) => headers.set(key, value));
+    const [pathname, query] = path.split('?', 2) as [string, string | undefined];
+    const url = endpoint(prepared.base, pathname);
+    if (query) url.search = query;
+    return this.send(provider, prepared, url, { ...init, headers }, signal, false);
+  }
+
+  /** A provider's error answer as provider_error, without its secrets. */
+  async failure(name: string, response: Response): Promise<HearthError> {
+    const provider = this.byName.get(name);
+    return upstreamError(response, name, provider ? this.prepare(provider).secrets : []);
   }
 
   private async refresh(): Promise<RemoteModel[]> {

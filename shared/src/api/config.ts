@@ -31,7 +31,7 @@ export interface ModelSettings {
   gpu: 'auto' | 'cpu';
   threads: number | 'auto';
   context_size: number;
-  parallel: number;
+  parallel: number | 'auto';
   queue_limit: number;
   idle_unload_seconds: number;
   /** Memory the loaded models may use together; 0 means half of the machine's memory. */
@@ -45,6 +45,8 @@ export interface ProviderSettings {
   models?: string[];
   headers?: Record<string, string>;
   timeout_ms?: number;
+  /** Models of this provider served through its OpenAI Images routes; listed by GET /v1/images/models as `<provider>/<model>`. */
+  image_models?: string[];
 }
 
 /** docs/memory.md (Settings); out-of-range values are clamped into range when saved. */
@@ -75,6 +77,7 @@ export interface ConfigDocument {
   agents_defaults: AgentDefaults;
   images: ImageSettings;
   mcp_services: McpServiceSettings[];
+  media_providers: MediaProviderSettings[];
 }
 
 /** What an agent may do with each class of tool. */
@@ -113,6 +116,22 @@ export interface AgentDefaults {
   shell_timeout_seconds: number;
   /** Most bytes of one tool's output given back to the model. */
   tool_output_kb: number;
+}
+
+/** A hosted (paid) media provider speaking OpenAI's video jobs API. */
+export interface MediaProviderSettings {
+  name: string;
+  api: 'openai_videos';
+  base_url: string;
+  api_key?: SecretReference;
+  headers?: Record<string, string>;
+  timeout_ms?: number;
+  /** What may be quoted: each model's price, clip lengths and sizes. */
+  models: { id: string; usd_per_second: number; seconds: number[]; sizes: string[]; operations: ('video.generate' | 'video.from_image')[] }[];
+  /** How long a quote stays valid. */
+  quote_ttl_seconds: number;
+  /** How often a running job's status is retrieved. */
+  poll_interval_seconds: number;
 }
 
 export interface ImageSettings {

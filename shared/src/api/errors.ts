@@ -33,6 +33,9 @@ export const ERROR_CODES = [
   'approval_not_found',
   'approval_decided',
   'conversation_busy',
+  'download_not_found',
+  'download_conflict',
+  'model_read_only',
   'route_not_found',
   'range_not_satisfiable',
   'method_not_allowed',
@@ -48,6 +51,18 @@ export const ERROR_CODES = [
   'provider_unreachable',
   'provider_error',
   'internal_error',
+  'model_capability_missing',
+  'model_incomplete',
+  'invalid_image',
+  'job_not_found',
+  'media_provider_not_found',
+  'quote_not_found',
+  'quote_expired',
+  'hosted_media_disabled',
+  'budget_exceeded',
+  'media_content_unavailable',
+  'job_interrupted',
+  'job_cancelled',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

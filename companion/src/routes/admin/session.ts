@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { HearthError } from '../../errors.js';
-import { presentsAdminCredential, sessionCookie, signInUrl } from '../../http/admin-session.js';
+import { sessionCookie, signInUrl } from '../../http/admin-session.js';
 import type { RouteOptions } from '../plugin.js';
-import type { SessionState, SignInLink, SignInRequest } from '#shared/api/admin.js';
+import type { SignInLink, SignInRequest } from '#shared/api/admin.js';
 
 const signInBody = {
   type: 'object',
@@ -25,13 +25,6 @@ export async function sessionRoutes(app: FastifyInstance, { services }: RouteOpt
       );
     }
     return reply.status(204).header('set-cookie', sessionCookie(request.headers.host, services.admin.session)).header('cache-control', 'no-store').send();
-  });
-
-  // The app asks before calling owner-only routes, so a browser that is not signed in never
-  // collects failed requests (each a console error) by polling them.
-  app.get('/admin/session', { config: { adminCredential: false } }, async (request, reply): Promise<SessionState> => {
-    void reply.header('cache-control', 'no-store');
-    return { signed_in: presentsAdminCredential(request, services.admin) };
   });
 
   app.delete('/admin/session', { config: { adminCredential: false } }, async (request, reply) =>

@@ -1,5 +1,6 @@
-import type { SessionState, SignInRequest } from '#shared/api/admin.js';
-import { request, send } from './client';
+import type { SignInRequest } from '#shared/api/admin.js';
+import { session } from '$lib/stores/session.svelte';
+import { send } from './client';
 
 /**
  * Exchanges the one-time code of a sign-in link (`hearth open`) for the companion's admin
@@ -10,15 +11,12 @@ export async function signIn(code: string, signal?: AbortSignal): Promise<void> 
   const body: SignInRequest = { code };
   const response = await send('/admin/session', { method: 'POST', body: JSON.stringify(body), signal });
   await response.body?.cancel();
+  session.markSignedIn();
 }
 
 /** Ends the admin session in this browser. */
 export async function signOut(): Promise<void> {
   const response = await send('/admin/session', { method: 'DELETE' });
   await response.body?.cancel();
-}
-
-/** Whether this browser is signed in (the answer needs no credential; loopback only like every admin route). */
-export async function signedIn(signal?: AbortSignal): Promise<boolean> {
-  return (await request<SessionState>('/admin/session', { cache: 'no-store', signal })).signed_in;
+  session.markSignedOut();
 }

@@ -13,7 +13,7 @@ import {
   startRun,
 } from '$lib/api/agents';
 import { ApiError } from '$lib/api/client';
-import { signedIn } from '$lib/api/session';
+import { session } from './session.svelte';
 import type { AgentApproval, AgentCatalogTool, AgentRecord, AgentRunEvent, AgentRunSummary } from '#shared/api/agents.js';
 import type { ConfigRisk } from '#shared/api/admin-config.js';
 import { applyEvent, FINISHED, viewOfRun, type RunView } from './agent-runs';
@@ -59,8 +59,6 @@ export class AgentsStore {
   historyError = $state<string | null>(null);
 
   approvals = $state<AgentApproval[]>([]);
-  /** Whether this browser is signed in as the owner (null: not asked yet). */
-  signedIn = $state<boolean | null>(null);
   /** False when this browser may not see approvals (not on the companion's machine). */
   approvalsAvailable = $state(true);
   approvalsError = $state<string | null>(null);
@@ -80,7 +78,7 @@ export class AgentsStore {
   }
 
   async refreshTools(): Promise<void> {
-    if (!(await this.checkSession())) {
+    if (!this.signedIn) {
       this.toolsError = this.approvalsAvailable
         ? `Sign in to see the tool catalog: ${SIGN_IN}.`
         : 'Only the machine the companion runs on can see the tool catalog.';
@@ -90,6 +88,7 @@ export class AgentsStore {
       this.tools = await listCatalogTools();
       this.toolsError = null;
     } catch (error) {
+      if (error instanceof ApiError && error.status === 401) session.markSignedOut();
       this.toolsError = ownerOnly(error, 'the tool catalog') ?? describe(error);
     }
   }
@@ -196,25 +195,13 @@ export class AgentsStore {
     }
   }
 
-  /**
-   * Asks whether this browser is signed in, unless it is known to be: owner-only routes are
-   * called only when it is, so a browser that is not never piles up refused requests.
-   */
-  async checkSession(signal?: AbortSignal): Promise<boolean> {
-    if (this.signedIn === true) return true;
-    try {
-      this.signedIn = await signedIn(signal);
-    } catch (error) {
-      if (signal?.aborted) return false;
-      this.signedIn = false;
-      // Refused outright: another machine (or behind a proxy); approvals are not for this browser.
-      if (error instanceof ApiError && error.status === 403) this.approvalsAvailable = false;
-    }
-    return this.signedIn;
+  /** Owner-only routes are asked only once this browser is signed in, so a browser that is not never piles up refused requests. */
+  get signedIn(): boolean {
+    return session.signedIn;
   }
 
   async refreshApprovals(signal?: AbortSignal): Promise<void> {
-    if (!(await this.checkSession(signal))) {
+    if (!this.signedIn) {
       this.approvals = [];
       this.approvalsError = this.approvalsAvailable ? `Sign in to see approvals: ${SIGN_IN}.` : 'Only the machine the companion runs on can see approvals.';
       return;
@@ -226,8 +213,8 @@ export class AgentsStore {
       if (signal?.aborted) return;
       const refused = ownerOnly(error, 'approvals');
       if (refused) {
-        // Signed out meanwhile (or refused): ask the session again next time.
-        this.signedIn = false;
+        // Signed out meanwhile (or refused): no owner-only request until this browser signs in again.
+        if (error instanceof ApiError && error.status === 401) session.markSignedOut();
         if (error instanceof ApiError && error.status === 403) this.approvalsAvailable = false;
         this.approvals = [];
         this.approvalsError = refused;

@@ -1,8 +1,8 @@
 import type { Migration } from './migration.js';
 
-/** Migration 6: agent runs, their steps and events, approvals, and agents' conversation history. */
+/** Migration 8: agent runs, their steps and events, approvals, and agents' conversation history. */
 export const migration: Migration = {
-  version: 6,
+  version: 8,
   name: 'agent runs, events, approvals and conversations',
   sql: `
       CREATE TABLE agent_runs (
