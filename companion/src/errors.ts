@@ -26,6 +26,16 @@ export const ERRORS: Record<ErrorCode, ErrorRow> = {
   memory_index_removed: { status: 409, type: 'invalid_request_error', message: "This agent's memory index was removed; rebuild it first." },
   tool_not_found: { status: 404, type: 'invalid_request_error', message: 'No tool with this name is available. List tools with GET /mcp/tools.' },
   mcp_service_not_found: { status: 404, type: 'invalid_request_error', message: 'No MCP service has this name.' },
+  // 400 wherever an agent is named (path, X-Service-Agent-Id): the id the caller sent is not in GET /agents.
+  agent_not_found: { status: 400, type: 'invalid_request_error', message: 'No agent has this id. List agents with GET /agents.' },
+  run_not_found: { status: 404, type: 'invalid_request_error', message: 'No agent run has this id.' },
+  approval_not_found: { status: 404, type: 'invalid_request_error', message: 'No approval has this id. List pending ones with GET /agents/approvals.' },
+  approval_decided: { status: 409, type: 'invalid_request_error', message: 'This approval was already decided or has expired.' },
+  conversation_busy: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'A run of this conversation is in progress. Wait for it or cancel it, then continue the conversation.',
+  },
   download_not_found: { status: 404, type: 'invalid_request_error', message: 'No model download has this id.' },
   download_conflict: { status: 409, type: 'invalid_request_error', message: 'The download is not in a state that allows this.' },
   model_read_only: {

@@ -10,6 +10,7 @@ import { ResponseStore } from './store/responses.js';
 import { AdminCredential } from './access/admin-credential.js';
 import { KeyStore } from './access/keys.js';
 import type { Logger } from './logger.js';
+import { AgentService } from './agents/service.js';
 import { ImageService } from './images/service.js';
 import { McpManager } from './mcp/manager.js';
 import { RemoteChannel } from './remote/channel.js';
@@ -67,6 +68,8 @@ export interface Services {
   remoteHosts: RemoteHosts;
   /** Cloud workspaces: OAuth sign-in bound to account and workspace, and their published A2A agents. */
   cloud: { signIn: CloudSignIn; agents: CloudAgents };
+  /** Agent runs, their events and approvals. */
+  agents: AgentService;
   /** Image models, generation/edit/upscale jobs and the gallery. */
   images: ImageService;
   /** Hosted (paid) media: quotes, confirmed jobs, artifacts. */
@@ -136,6 +139,9 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       }),
       remoteHosts: new RemoteHosts({ hosts: () => services.config.remote_hosts, secrets }),
       cloud: cloudWorkspaces(() => services.config, secrets, options.log),
+      get agents(): AgentService {
+        return agents;
+      },
       images: new ImageService({
         db,
         imagesDir: paths.images,
@@ -164,6 +170,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         if (closed) return;
         closed = true;
         shutdown.abort(new Error('server shutting down'));
+        // Runs end first: they still write their outcome, their conversation and memory.
+        await agents.close();
         monitor.stop();
         await services.downloads.close();
         await services.memory.close();
@@ -178,6 +186,15 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         unlock();
       },
     };
+    const agents = new AgentService({
+      db,
+      config: () => services.config,
+      models: { catalog, engine, remote: () => services.remote },
+      tools: services.mcp,
+      memory: services.memory,
+      log: options.log,
+    });
+    agents.recover();
     services.memory.start();
     monitor.start();
     services.downloads.start();

@@ -154,8 +154,8 @@ describe('MCP services on a running server', () => {
     const { tools } = (await response.json()) as BridgeToolList;
     const names = tools.map((tool) => tool.name);
     expect(names).toEqual(expect.arrayContaining(['everything_echo', 'notes_create_entities', 'notes_read_graph', 'files_read_text_file', 'remote_whoami']));
-    for (const hidden of ['shell', 'write_file', 'edit_file', 'files_write_file', 'files_edit_file', 'everything_toggle-simulated-logging'])
-      expect(names).not.toContain(hidden);
+    const builtins = ['read_file', 'list_files', 'search_files', 'write_file', 'edit_file', 'shell', 'current_time', 'memory_search_transcript', 'memory_pin'];
+    for (const hidden of [...builtins, 'files_write_file', 'files_edit_file', 'everything_toggle-simulated-logging']) expect(names).not.toContain(hidden);
     for (const tool of tools) expect(Object.keys(tool).sort()).toEqual(['description', 'inputSchema', 'name']);
     expect(tools.find((tool) => tool.name === 'everything_echo')!.inputSchema).toMatchObject({ type: 'object', required: ['message'] });
   });
@@ -228,7 +228,7 @@ describe('MCP services on a running server', () => {
       const structured = await client.callTool({ name: 'everything_get-structured-content', arguments: { location: 'Chicago' } });
       expect(structured.structuredContent).toBeDefined();
       const refusals = await Promise.all(
-        ['shell', 'files_write_file', 'no_such_tool'].map((name) =>
+        ['shell', 'write_file', 'read_file', 'files_write_file', 'no_such_tool'].map((name) =>
           client.callTool({ name, arguments: {} }).then(
             () => 'accepted',
             (error: Error) => error.message.replace(name, '<name>'),

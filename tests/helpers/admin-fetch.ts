@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { familyOf } from '../../companion/src/http/perimeter.js';
 
 /*
  * Test servers started through these helpers get their admin credential sent for them: once a
- * server is registered here, a global fetch() to its /admin routes without an Authorization
+ * server is registered here, a global fetch() to its admin-guarded routes (/admin, /agents/approvals) without an Authorization
  * header carries `Bearer <admin-token>`, as the CLI does. Tests of the credential itself use
  * `fetchWithoutAdmin`, the unpatched fetch.
  */
@@ -38,7 +39,7 @@ function install(): void {
   globalThis.fetch = (input, init) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
     const token = tokens.get(url.origin);
-    if (!token || !url.pathname.startsWith('/admin')) return fetchWithoutAdmin(input, init);
+    if (!token || familyOf(url.pathname) !== 'admin') return fetchWithoutAdmin(input, init);
     const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
     if (headers.has('authorization')) return fetchWithoutAdmin(input, init);
     headers.set('authorization', `Bearer ${token}`);

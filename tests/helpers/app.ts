@@ -1,11 +1,12 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../companion/src/app.js';
 import { silentLogger } from '../../companion/src/logger.js';
+import { familyOf } from '../../companion/src/http/perimeter.js';
 import { createServices, type Services } from '../../companion/src/services.js';
 import { newDataDir } from './server.js';
 
 export interface TestApp {
-  /** The app; its `inject` adds the local admin credential to /admin requests that carry no Authorization. */
+  /** The app; its `inject` adds the local admin credential to admin-guarded requests (/admin, /agents/approvals) that carry no Authorization. */
   app: FastifyInstance;
   services: Services;
   /** inject exactly as given: no admin credential added (another local process, an attacker). */
@@ -24,7 +25,8 @@ export async function testApp(options: { withModel?: boolean; dataDir?: string }
     const target = typeof request === 'string' ? { url: request } : request;
     const url = typeof target.url === 'string' ? target.url : (target.path as string | undefined);
     const headers = { ...target.headers };
-    if (!adminToken || !url?.startsWith('/admin') || Object.keys(headers).some((name) => name.toLowerCase() === 'authorization')) return request;
+    const guarded = url !== undefined && familyOf(url.split('?')[0]!) === 'admin';
+    if (!adminToken || !guarded || Object.keys(headers).some((name) => name.toLowerCase() === 'authorization')) return request;
     return { ...target, headers: { ...headers, authorization: `Bearer ${adminToken}` } } as InjectOptions;
   };
   // The chained form (app.inject() with no options) is passed through untouched.

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { stringify } from 'yaml';
-import type { ConfigDocument } from '#shared/api/config.js';
+import type { ConfigDocument, ToolClass } from '#shared/api/config.js';
 import type { ApplyResult, ConfigPlan, ConfigProblem, ConfigRisk } from '#shared/api/admin-config.js';
 import { HearthError } from '../errors.js';
 import type { Db } from '../store/database.js';
@@ -19,6 +19,8 @@ export interface ConfigTarget {
   resolves(reference: string): boolean;
   localModelIds(): Promise<string[]>;
   activeKeys(): number;
+  /** The class of a tool in the live catalog. */
+  toolClass?(name: string): ToolClass | undefined;
   /** The address the server listens on now, if it listens. */
   listening(): string | undefined;
   /** Puts a validated document in force; throws when a subsystem refuses it. */
@@ -31,6 +33,7 @@ async function planContext(target: ConfigTarget): Promise<PlanContext> {
     resolves: target.resolves,
     localModels: new Set(await target.localModelIds()),
     activeKeys: target.activeKeys(),
+    toolClass: target.toolClass,
     listening: target.listening(),
   };
 }

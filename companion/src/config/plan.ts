@@ -1,4 +1,5 @@
-import type { ConfigDocument } from '#shared/api/config.js';
+import { statSync } from 'node:fs';
+import type { ConfigDocument, ToolClass } from '#shared/api/config.js';
 import type { ConfigChange, ConfigPlan, ConfigProblem, ConfigRisk } from '#shared/api/admin-config.js';
 import { isLoopbackBind } from '../access/hosts.js';
 import { checkDocument } from './document.js';
@@ -13,6 +14,8 @@ export interface PlanContext {
   localModels: Set<string>;
   /** Access keys that are active now. */
   activeKeys: number;
+  /** The class of a tool in the live catalog (built-in or a connected service's). */
+  toolClass?(name: string): ToolClass | undefined;
   /** The address the server is listening on now (it may differ from server.host until a restart); undefined when not listening. */
   listening?: string;
 }
@@ -28,10 +31,14 @@ export function planChange(
   const desired = desiredDocument(context.current, incoming, prune);
   const { document, problems: invalid } = checkDocument(desired);
   // Every problem at once: reference checks run on the desired document even when its shape is wrong.
-  const problems = [...invalid.map(splitProblem), ...references(desired, context), ...(document ? exposure(document, context) : [])];
+  const problems = [
+    ...invalid.map(splitProblem),
+    ...references(desired, context),
+    ...(document ? [...exposure(document, context), ...workspaces(document)] : []),
+  ];
   if (!document || problems.length > 0) return { problems };
   const changes = diff(context.current, document);
-  const risks: ConfigRisk[] = findRisks(context.current, document, changes);
+  const risks: ConfigRisk[] = findRisks(context.current, document, changes, context.toolClass);
   const restart = [
     'server.host',
     'server.port',
@@ -122,4 +129,18 @@ function exposure(document: ConfigDocument, context: PlanContext): ConfigProblem
   if (context.activeKeys === 0)
     return [{ path: 'server.host', message: `listening beyond loopback (${exposed}) needs at least one access key first (hearth keys create)` }];
   return [];
+}
+
+/** An agent's workspace must be an existing folder: its file and shell tools are confined to it. */
+function workspaces(document: ConfigDocument): ConfigProblem[] {
+  return document.agents.flatMap((agent, index) => {
+    if (!agent.workspace) return [];
+    let folder = false;
+    try {
+      folder = statSync(agent.workspace).isDirectory();
+    } catch {
+      // Missing or unreadable: reported below.
+    }
+    return folder ? [] : [{ path: `agents[${index}].workspace`, message: `${agent.workspace} is not an existing folder` }];
+  });
 }

@@ -1,10 +1,17 @@
-import type { ConfigDocument, ToolClass } from '#shared/api/config.js';
+import type { AgentSettings, ConfigDocument, ToolClass } from '#shared/api/config.js';
 import type { ConfigChange, ConfigRisk } from '#shared/api/admin-config.js';
 import { isLoopbackBind } from '../access/hosts.js';
+import { agentLists, toolDecision } from '../agents/policy.js';
+import { builtinTool } from '../agents/tools/index.js';
 import { referencesIn, secretDestinations } from './destinations.js';
 
 /** The high-risk parts of a change: each needs confirm_high_risk before it is applied. */
-export function findRisks(before: ConfigDocument, after: ConfigDocument, changes: ConfigChange[]): ConfigRisk[] {
+export function findRisks(
+  before: ConfigDocument,
+  after: ConfigDocument,
+  changes: ConfigChange[],
+  toolClass: (name: string) => ToolClass | undefined = () => undefined,
+): ConfigRisk[] {
   const risks: ConfigRisk[] = [];
   const add = (code: string, path: string, message: string) => risks.push({ level: 'high', code, path, message });
 
@@ -80,12 +87,45 @@ export function findRisks(before: ConfigDocument, after: ConfigDocument, changes
       'server.remote',
       `Other machines could pair with this host and run the agents granted to them, over TLS on ${channel.host}:${channel.port}.`,
     );
+  for (const agent of after.agents)
+    risks.push(
+      ...agentToolRisks(
+        before.agents.find((entry) => entry.id === agent.id),
+        agent,
+        toolClass,
+      ),
+    );
   if (after.images.hosted.enabled && !before.images.hosted.enabled)
     add('paid_spend', 'images.hosted.enabled', 'Paid hosted media generation would be enabled.');
   for (const change of changes.filter((entry) => entry.section === 'media_providers' && entry.action !== 'delete')) {
     if (change.action === 'create' || change.fields.some((field) => ['base_url', 'api_key', 'models'].includes(field)))
       add('paid_target', `media_providers.${change.target}`, `Hosted media could be sent to "${change.target}", a paid service.`);
   }
+  return risks;
+}
+
+const FILE_TOOLS = ['read_file', 'list_files', 'search_files', 'write_file', 'edit_file', 'shell'];
+
+/**
+ * Per-tool overrides that lift a write or exec tool out of deny, or make it automatic, and a
+ * workspace (new or moved) the agent's file tools could reach. A tool whose class is unknown
+ * (its service is not connected) counts as write, MCP's default for a tool without hints.
+ */
+function agentToolRisks(previous: AgentSettings | undefined, agent: AgentSettings, toolClass: (name: string) => ToolClass | undefined): ConfigRisk[] {
+  const risks: ConfigRisk[] = [];
+  const add = (code: string, path: string, message: string) => risks.push({ level: 'high', code, path, message });
+  for (const name of Object.keys(agent.tool_overrides ?? {})) {
+    const kind = toolClass(name) ?? builtinTool(name)?.class ?? 'write';
+    if (kind !== 'write' && kind !== 'exec') continue;
+    const now = toolDecision(agent, name, kind);
+    const was = previous ? toolDecision(previous, name, kind) : 'deny';
+    const path = `agents.${agent.id}.tool_overrides.${name}`;
+    if (now !== 'deny' && was === 'deny') add(`grants_${kind}`, path, `Agent "${agent.id}" would be allowed the ${kind} tool "${name}".`);
+    if (now === 'auto' && was !== 'auto') add('automatic_approval', path, `Agent "${agent.id}" would run the ${kind} tool "${name}" without asking.`);
+  }
+  const usesFiles = FILE_TOOLS.some((name) => agentLists(agent, name) && toolDecision(agent, name, builtinTool(name)!.class) !== 'deny');
+  if (agent.workspace && usesFiles && agent.workspace !== previous?.workspace)
+    add('grants_workspace', `agents.${agent.id}.workspace`, `Agent "${agent.id}" would reach the files under ${agent.workspace} with its file tools.`);
   return risks;
 }
 

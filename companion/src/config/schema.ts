@@ -1,5 +1,9 @@
-/** JSON Schema of the configuration document; validation and defaults both come from here. */
+import { RESERVED_AGENT_IDS } from '#shared/api/agents.js';
 import { AGENT_ID_PATTERN } from '../ids.js';
+
+/** JSON Schema of the configuration document; validation and defaults both come from here. */
+const APPROVALS = ['auto', 'ask', 'deny'];
+const approval = (fallback: string) => ({ enum: APPROVALS, default: fallback });
 const reference = { type: 'string', pattern: '^(secret|env):[A-Za-z_][A-Za-z0-9_]*$', description: 'secret:NAME or env:NAME' };
 
 export const configSchema = {
@@ -122,24 +126,54 @@ export const configSchema = {
         additionalProperties: false,
         required: ['id'],
         properties: {
-          id: { type: 'string', pattern: AGENT_ID_PATTERN },
-          name: { type: 'string' },
+          id: { type: 'string', pattern: AGENT_ID_PATTERN, not: { enum: [...RESERVED_AGENT_IDS] }, description: 'slug; "runs" and "approvals" are reserved' },
+          name: { type: 'string', maxLength: 200 },
+          description: { type: 'string', maxLength: 2000 },
           model: { type: 'string', minLength: 1 },
           instructions: { type: 'string' },
-          tools: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
+          // Exact names and globs (everything_*) over built-in and MCP service tools.
+          tools: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 256 }, default: [] },
           // What the agent may do with each class of tool: run it, ask the owner first, or never.
           tool_policy: {
             type: 'object',
             additionalProperties: false,
             default: {},
             properties: {
-              read: { enum: ['auto', 'ask', 'deny'], default: 'auto' },
-              write: { enum: ['auto', 'ask', 'deny'], default: 'deny' },
-              exec: { enum: ['auto', 'ask', 'deny'], default: 'deny' },
-              network: { enum: ['auto', 'ask', 'deny'], default: 'ask' },
+              read: approval('auto'),
+              write: approval('deny'),
+              exec: approval('deny'),
+              network: approval('ask'),
             },
           },
+          // Per tool name; wins over the class policy.
+          tool_overrides: { type: 'object', propertyNames: { minLength: 1, maxLength: 256 }, additionalProperties: { enum: APPROVALS }, default: {} },
+          tool_choice: { enum: ['auto', 'required'], default: 'auto', description: 'required: the first model call of a run must call a tool' },
+          memory: {
+            type: 'object',
+            additionalProperties: false,
+            default: {},
+            properties: {
+              enabled: { type: 'boolean', default: true },
+              budget_tokens: { type: 'integer', minimum: 100, maximum: 4000, description: 'default: the memory section budget' },
+            },
+          },
+          // Absolute folder the file and shell tools are confined to; none = no file or shell tools.
+          workspace: { type: 'string', pattern: '^/', minLength: 1 },
+          max_steps: { type: 'integer', minimum: 1, maximum: 120, default: 30 },
+          temperature: { type: 'number', minimum: 0, maximum: 2 },
+          max_tokens: { type: 'integer', minimum: 1, maximum: 1048576 },
         },
+      },
+    },
+    agents_defaults: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        // A tool call waiting for the owner's decision longer than this is denied, and the model is told so.
+        approval_timeout_seconds: { type: 'integer', minimum: 1, maximum: 86400, default: 600 },
+        shell_timeout_seconds: { type: 'integer', minimum: 1, maximum: 3600, default: 60 },
+        tool_output_kb: { type: 'integer', minimum: 1, maximum: 10240, default: 64 },
       },
     },
     images: {

@@ -5,16 +5,20 @@ import type { AdminCredential } from '../access/admin-credential.js';
 const SESSION_DAYS = 90;
 const COOKIE_PREFIX = 'hearth_admin';
 
+/** The paths the admin rule guards: the admin routes, and the owner's approvals of agents' tool calls. */
+const GUARDED_PATHS = ['/admin', '/agents/approvals'];
+
 /**
- * The app's admin session cookie. Cookies do not separate ports, so the name carries the port:
+ * The app's admin session cookies. Cookies do not separate ports, so the name carries the port:
  * two companions on one machine keep their sessions apart. HttpOnly (no script reads it),
- * SameSite=Strict (no other site's page sends it), Path=/admin (no other route receives it).
+ * SameSite=Strict (no other site's page sends it), one cookie per guarded path (Path=/admin and
+ * Path=/agents/approvals: no other route receives it).
  */
-export function sessionCookie(hostHeader: string | undefined, value: string | null): string {
+export function sessionCookie(hostHeader: string | undefined, value: string | null): string[] {
   const port = /:(\d+)$/.exec(hostHeader ?? '')?.[1];
   const name = port ? `${COOKIE_PREFIX}_${port}` : COOKIE_PREFIX;
   const maxAge = value === null ? 0 : SESSION_DAYS * 86_400;
-  return `${name}=${value ?? ''}; Path=/admin; HttpOnly; SameSite=Strict; Max-Age=${maxAge}`;
+  return GUARDED_PATHS.map((path) => `${name}=${value ?? ''}; Path=${path}; HttpOnly; SameSite=Strict; Max-Age=${maxAge}`);
 }
 
 /** Whether the request presents the admin credential: the token as a Bearer token, or the app's session cookie. */

@@ -5,6 +5,7 @@ import { HearthError } from '../errors.js';
 import { AGENT_ID_RULE, isAgentId } from '../ids.js';
 import type { ServerSettings } from '#shared/api/config.js';
 import type { RouteScope } from '#shared/api/access.js';
+import { RESERVED_AGENT_IDS } from '#shared/api/agents.js';
 import type { AdminCredential } from '../access/admin-credential.js';
 import { hostName, isLoopbackAddress, isLoopbackBind, isLoopbackName, ownOrigin, proxyHeaderOf } from '../access/hosts.js';
 import { presentsAdminCredential } from './admin-session.js';
@@ -28,6 +29,8 @@ declare module 'fastify' {
 /** Which family a path belongs to; the family decides which key scope it needs. */
 export function familyOf(path: string): RouteFamily {
   if (path.startsWith('/admin/') || path === '/admin') return 'admin';
+  // Deciding on an agent's tool call is the machine owner's act: guarded exactly like admin routes.
+  if (path === '/agents/approvals' || path.startsWith('/agents/approvals/')) return 'admin';
   if (path.startsWith('/v1/images/') || path.startsWith('/v1/media/')) return 'images';
   if (path.startsWith('/v1/')) return 'inference';
   if (path === '/agents' || path.startsWith('/agents/')) return 'agents';
@@ -36,7 +39,7 @@ export function familyOf(path: string): RouteFamily {
   return 'public';
 }
 
-const ALLOWED_HEADERS = 'authorization, content-type, x-service-agent-id, mcp-session-id, mcp-protocol-version, last-event-id';
+const ALLOWED_HEADERS = 'authorization, content-type, x-service-agent-id, x-service-conversation-id, mcp-session-id, mcp-protocol-version, last-event-id';
 
 /** What the perimeter needs of the running server. */
 export interface PerimeterInputs {
@@ -104,7 +107,7 @@ export function installPerimeter(app: FastifyInstance, inputs: PerimeterInputs):
           .status(204)
           .header('access-control-allow-methods', 'GET, POST, PUT, PATCH, DELETE, OPTIONS')
           .header('access-control-allow-headers', ALLOWED_HEADERS)
-          .header('access-control-expose-headers', 'retry-after, mcp-session-id')
+          .header('access-control-expose-headers', 'retry-after, mcp-session-id, x-service-conversation-id')
           .header('access-control-max-age', '600')
           .send();
       }
@@ -124,7 +127,8 @@ export function installPerimeter(app: FastifyInstance, inputs: PerimeterInputs):
     const named = request.headers['x-service-agent-id'];
     if (typeof named === 'string') assertAgent(request, named, 'X-Service-Agent-Id');
     const pathAgent = family === 'agents' ? /^\/agents\/([^/]+)/.exec(decodedPath(request))?.[1] : undefined;
-    if (pathAgent) assertAgent(request, pathAgent, 'id');
+    // /agents/runs/... names a run, not an agent: the run routes check the run's agent themselves.
+    if (pathAgent && !(RESERVED_AGENT_IDS as readonly string[]).includes(pathAgent)) assertAgent(request, pathAgent, 'id');
     limitConcurrency(request.grant.id, server.limits.streams_per_key, open, reply);
   });
 }

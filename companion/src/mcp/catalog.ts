@@ -1,6 +1,7 @@
 import type { ToolClass } from '#shared/api/config.js';
 import type { ToolInputSchema } from '#shared/api/bridge.js';
-import { BUILTIN_TOOLS, type BuiltinTool } from './builtins.js';
+import { BUILTIN_TOOLS } from '../agents/tools/index.js';
+import type { BuiltinTool } from '../agents/tools/tool.js';
 import type { ToolHints } from './classes.js';
 import { assignNames, type NameRequest } from './names.js';
 import { SchemaCompiler, type ArgumentValidator } from './schemas.js';
@@ -38,9 +39,21 @@ export class ToolCatalog {
   private byName = new Map<string, CatalogEntry>();
   private readonly listeners = new Set<() => void>();
 
-  constructor(builtins: readonly BuiltinTool[] = BUILTIN_TOOLS) {
+  constructor(builtins: readonly Pick<BuiltinTool, 'name' | 'description' | 'inputSchema' | 'class' | 'hostOnly'>[] = BUILTIN_TOOLS) {
     const compiler = new SchemaCompiler();
-    for (const tool of builtins) this.builtins.set(tool.name, { ...tool, tool: tool.name, service: null, validate: compiler.compile(tool.inputSchema) });
+    for (const tool of builtins) {
+      const { name, description, inputSchema, hostOnly } = tool;
+      this.builtins.set(name, {
+        name,
+        tool: name,
+        description,
+        inputSchema,
+        class: tool.class,
+        hostOnly,
+        service: null,
+        validate: compiler.compile(inputSchema),
+      });
+    }
     this.rebuild();
   }
 

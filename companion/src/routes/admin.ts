@@ -9,6 +9,7 @@ import { mcpAdminRoutes } from './admin/mcp.js';
 import { modelLibraryRoutes } from './admin/model-library.js';
 import { sessionRoutes } from './admin/session.js';
 import { statusRoutes } from './admin/status.js';
+import { toolAdminRoutes } from './admin/tools.js';
 import type { RouteOptions } from './plugin.js';
 
 /** The admin family: loopback only, with the admin credential (both enforced by the perimeter for every /admin path). */
@@ -26,4 +27,5 @@ export async function adminRoutes(app: FastifyInstance, options: RouteOptions): 
   await app.register(modelLibraryRoutes, options);
   await app.register(statusEventRoutes, options);
   await app.register(sessionRoutes, options);
+  await app.register(toolAdminRoutes, options);
 }

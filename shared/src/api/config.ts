@@ -82,6 +82,7 @@ export interface ConfigDocument {
   providers: ProviderSettings[];
   memory: MemorySettings;
   agents: AgentSettings[];
+  agents_defaults: AgentDefaults;
   images: ImageSettings;
   mcp_services: McpServiceSettings[];
   media_providers: MediaProviderSettings[];
@@ -126,12 +127,38 @@ export interface CloudWorkspaceSettings {
 export type ToolApproval = 'auto' | 'ask' | 'deny';
 
 export interface AgentSettings {
+  /** AGENT_ID_PATTERN (#shared/api/agents), not one of RESERVED_AGENT_IDS. */
   id: string;
   name?: string;
-  model?: string;
+  description?: string;
   instructions?: string;
+  /** A local model id or `<provider>/<model>`; an agent without one is listed but cannot run. */
+  model?: string;
+  /** Exact tool names and globs (`everything_*`) over built-in and MCP service tools. */
   tools: string[];
   tool_policy: { read: ToolApproval; write: ToolApproval; exec: ToolApproval; network: ToolApproval };
+  /** Per tool name; wins over the class policy. */
+  tool_overrides: Record<string, ToolApproval>;
+  /** `required` forces a tool call on the first model call of a run (later calls are `auto`). */
+  tool_choice: 'auto' | 'required';
+  memory: { enabled: boolean; budget_tokens?: number };
+  /** The folder the file and shell tools are confined to; none means no file or shell tools. */
+  workspace?: string;
+  /** Model calls per run (default 30, at most 120). */
+  max_steps: number;
+  temperature?: number;
+  /** Most tokens one model call may generate. */
+  max_tokens?: number;
+}
+
+/** Settings every agent shares. */
+export interface AgentDefaults {
+  /** How long a tool call waits for the owner's decision; no decision counts as deny. */
+  approval_timeout_seconds: number;
+  /** The longest a shell command may run (and its default). */
+  shell_timeout_seconds: number;
+  /** Most bytes of one tool's output given back to the model. */
+  tool_output_kb: number;
 }
 
 /** A hosted (paid) media provider speaking OpenAI's video jobs API. */

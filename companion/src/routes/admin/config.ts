@@ -53,6 +53,7 @@ export function configTarget(services: Services, app: FastifyInstance): ConfigTa
     resolves: (reference) => services.secrets.resolve(reference) !== undefined,
     localModelIds: async () => (await services.catalog.local()).map((model) => model.id),
     activeKeys: () => services.keys.activeCount(),
+    toolClass: (name) => services.mcp.catalog.get(name)?.class,
     listening: () => {
       const address = app.server.address();
       return typeof address === 'object' && address ? address.address : undefined;

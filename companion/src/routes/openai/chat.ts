@@ -9,6 +9,7 @@ import type { RouteOptions } from '../plugin.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, FinishReason } from '#shared/api/openai.js';
 import { chatCompletionBody } from './chat-schema.js';
 import { messagesToHistory, outputOf, stopList, toolModeOf, toolsOf } from './convert.js';
+import { attributionOf, lastUserText, recordAttribution, type Attribution } from './attribution.js';
 import { forwardToProvider } from './forward.js';
 
 const FINGERPRINT = 'hearth';
@@ -17,10 +18,15 @@ export async function chatRoutes(app: FastifyInstance, { services }: RouteOption
   app.post<{ Body: ChatCompletionRequest }>('/v1/chat/completions', { schema: { body: chatCompletionBody } }, async (request, reply) => {
     const body = request.body;
     if (body.logprobs) throw new HearthError('invalid_request_error', 'logprobs is not supported by Hearth.', { param: 'logprobs' });
+    const attribution = attributionOf(services, request, reply, lastUserText(body.messages));
     const target = await services.catalog.resolve(body.model);
     if (target.kind === 'remote')
-      return forwardToProvider(services, '/chat/completions', target.id, body as unknown as Record<string, unknown>, request, reply);
-    return body.stream ? streamLocal(services, target.info, body, request, reply) : answerLocal(services, target.info, body, request, reply);
+      return forwardToProvider(services, '/chat/completions', target.id, body as unknown as Record<string, unknown>, request, reply, (text) =>
+        recordAttribution(services, request, attribution, text),
+      );
+    return body.stream
+      ? streamLocal(services, target.info, body, request, reply, attribution)
+      : answerLocal(services, target.info, body, request, reply, attribution);
   });
 }
 
@@ -51,10 +57,12 @@ async function answerLocal(
   body: ChatCompletionRequest,
   request: FastifyRequest,
   reply: FastifyReply,
+  attribution: Attribution | null,
 ): Promise<ChatCompletion | undefined> {
   const signal = clientGone(request, reply, services.shutdown);
   const result = await services.engine.run(info, generationOf(info, body, signal));
   if (signal.aborted) return undefined;
+  recordAttribution(services, request, attribution, result.text);
   return {
     id: newId('chatcmpl-'),
     object: 'chat.completion',
@@ -86,7 +94,14 @@ async function answerLocal(
   };
 }
 
-async function streamLocal(services: Services, info: LocalModel, body: ChatCompletionRequest, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+async function streamLocal(
+  services: Services,
+  info: LocalModel,
+  body: ChatCompletionRequest,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  attribution: Attribution | null,
+): Promise<void> {
   // Problems found before generation (bad tools schema, context overflow, full queue) must still
   // be plain HTTP errors, so the stream opens only once the first token is about to be sent.
   const controller = new AbortController();
@@ -121,6 +136,7 @@ async function streamLocal(services: Services, info: LocalModel, body: ChatCompl
   }
   const out = open(result.toolCalls.length > 0 && !result.text ? null : '');
   if (signal.aborted) return out.end();
+  recordAttribution(services, request, attribution, result.text);
   result.toolCalls.forEach((call, index) =>
     out.data(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }] })),
   );

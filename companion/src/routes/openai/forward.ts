@@ -2,10 +2,14 @@ import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HearthError } from '../../errors.js';
 import { clientGone } from '../../http/sse.js';
+import { answerText, captureStreamText } from '../../providers/capture.js';
 import { rewriteModelJson, rewriteModelStream, type ForwardPath } from '../../providers/remote.js';
 import type { Services } from '../../services.js';
 
-/** Proxies a request to a remote provider; streams pass through as they arrive. */
+/**
+ * Proxies a request to a remote provider; streams pass through as they arrive. `observe`, when
+ * given, gets the assistant's text of a successful answer once it is complete (attribution).
+ */
 export async function forwardToProvider(
   services: Services,
   path: ForwardPath,
@@ -13,6 +17,7 @@ export async function forwardToProvider(
   body: Record<string, unknown>,
   request: FastifyRequest,
   reply: FastifyReply,
+  observe?: (text: string) => void,
 ): Promise<unknown> {
   const signal = clientGone(request, reply, services.shutdown);
   const upstream = await services.remote.forward(path, modelId, body, signal);
@@ -29,11 +34,15 @@ export async function forwardToProvider(
   void reply.status(upstream.status).header('content-type', type);
   if (type.includes('text/event-stream') && upstream.body) {
     void reply.header('cache-control', 'no-cache');
-    return reply.send(Readable.fromWeb(rewriteModelStream(upstream.body, modelId) as never));
+    const relayed = rewriteModelStream(upstream.body, modelId);
+    const watched = observe && upstream.ok ? captureStreamText(relayed, observe) : relayed;
+    return reply.send(Readable.fromWeb(watched as never));
   }
   const text = await upstream.text();
   try {
-    return reply.send(rewriteModelJson(JSON.parse(text), modelId));
+    const json: unknown = JSON.parse(text);
+    if (observe && upstream.ok) observe(answerText(json));
+    return reply.send(rewriteModelJson(json, modelId));
   } catch {
     return reply.send(text);
   }

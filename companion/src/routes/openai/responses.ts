@@ -15,6 +15,7 @@ import type {
   ResponseObject,
   ResponseStreamEvent,
 } from '#shared/api/responses.js';
+import { attributionOf, lastUserText, recordAttribution, type Attribution } from './attribution.js';
 import { forwardToProvider } from './forward.js';
 import { finishedResponse, historyOf, inputItemsOf, outputFormatOf, outputItemsOf, responseShell, toolModeOf, toolsOf } from './responses-convert.js';
 import { responseCreateBody, responseIdParams } from './responses-schema.js';
@@ -29,15 +30,20 @@ interface Turn {
   input: InputItem[];
   generation: GenerationRequest;
   shell: ResponseObject;
+  attribution: Attribution | null;
 }
 
 export async function responsesRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
   app.post<{ Body: ResponseCreateRequest }>('/v1/responses', { schema: { body: responseCreateBody } }, async (request, reply) => {
     const body = request.body;
+    const attribution = attributionOf(services, request, reply, lastUserText(inputItemsOf(body.input)));
     const target = await services.catalog.resolve(body.model);
-    if (target.kind === 'remote') return forwardToProvider(services, '/responses', target.id, body as unknown as Record<string, unknown>, request, reply);
-    const turn = turnOf(services, target.info, body, clientGone(request, reply, services.shutdown));
-    return body.stream ? streamLocal(services, turn, request, reply) : answerLocal(services, turn);
+    if (target.kind === 'remote')
+      return forwardToProvider(services, '/responses', target.id, body as unknown as Record<string, unknown>, request, reply, (text) =>
+        recordAttribution(services, request, attribution, text),
+      );
+    const turn = turnOf(services, target.info, body, clientGone(request, reply, services.shutdown), attribution);
+    return body.stream ? streamLocal(services, turn, request, reply) : answerLocal(services, turn, request);
   });
 
   app.get<{ Params: { id: string } }>('/v1/responses/:id', { schema: { params: responseIdParams } }, async (request) => {
@@ -56,7 +62,7 @@ function notFound(id: string): HearthError {
   return new HearthError('response_not_found', `No stored response has the id "${id}".`);
 }
 
-function turnOf(services: Services, info: LocalModel, body: ResponseCreateRequest, signal: AbortSignal): Turn {
+function turnOf(services: Services, info: LocalModel, body: ResponseCreateRequest, signal: AbortSignal, attribution: Attribution | null): Turn {
   const input = inputItemsOf(body.input);
   const previous = body.previous_response_id ? services.responses.conversation(body.previous_response_id) : [];
   const tools = toolsOf(body.tools);
@@ -72,7 +78,7 @@ function turnOf(services: Services, info: LocalModel, body: ResponseCreateReques
     signal,
     fields: RESPONSES_FIELDS,
   };
-  return { info, body, input, generation, shell: responseShell(newId('resp_'), unixSeconds(), info.id, body) };
+  return { info, body, input, generation, shell: responseShell(newId('resp_'), unixSeconds(), info.id, body), attribution };
 }
 
 /** Finishes the turn: builds the Response object and commits it unless store is false. */
@@ -82,10 +88,12 @@ function settle(services: Services, turn: Turn, result: GenerationResult, messag
   return response;
 }
 
-async function answerLocal(services: Services, turn: Turn): Promise<ResponseObject> {
+async function answerLocal(services: Services, turn: Turn, request: FastifyRequest): Promise<ResponseObject> {
   const result = await services.engine.run(turn.info, turn.generation);
   if (turn.generation.signal.aborted) throw stopped();
-  return settle(services, turn, result, newId('msg_'));
+  const response = settle(services, turn, result, newId('msg_'));
+  recordAttribution(services, request, turn.attribution, result.text);
+  return response;
 }
 
 /**
@@ -130,6 +138,7 @@ async function streamLocal(services: Services, turn: Turn, request: FastifyReque
     result = await services.engine.run(turn.info, turn.generation);
     if (turn.generation.signal.aborted) throw stopped();
     response = settle(services, turn, result, messageId);
+    recordAttribution(services, request, turn.attribution, result.text);
   } catch (error) {
     if (!stream) throw error;
     const failure = error instanceof HearthError ? error : new HearthError('internal_error');

@@ -40,12 +40,14 @@ async function errorFrom(response: Response): Promise<ApiError> {
 
 /**
  * Whether a request to `path` carries the access key: only paths on the companion's own origin
- * in the API families (`/v1/…`, `/agents`, `/mcp`, `/memory`). Never `/admin/*` (loopback-only,
- * keys are refused there by design), `/health`, the app's files, or another origin.
+ * in the API families (`/v1/…`, `/agents`, `/mcp`, `/memory`). Never `/admin/*` or
+ * `/agents/approvals` (guarded like admin routes: loopback, the owner's credential, no key),
+ * `/health`, the app's files, or another origin.
  */
 export function takesKey(path: string): boolean {
   if (!path.startsWith('/') || path.startsWith('//')) return false;
   const pathname = path.split(/[?#]/, 1)[0]!;
+  if (/^\/agents\/approvals(\/|$)/.test(pathname)) return false;
   return /^\/(v1\/|(agents|mcp|memory)(\/|$))/.test(pathname);
 }
 

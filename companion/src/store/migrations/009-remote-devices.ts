@@ -1,8 +1,8 @@
 import type { Migration } from './migration.js';
 
-/** Migration 8: devices paired over the secure channel, and the one-time codes that pair them. */
+/** Migration 9: devices paired over the secure channel, and the one-time codes that pair them. */
 export const migration: Migration = {
-  version: 8,
+  version: 9,
   name: 'paired devices and pairing codes',
   sql: `
       CREATE TABLE remote_devices (

@@ -1,0 +1,144 @@
+import type { Db } from '../store/database.js';
+import type { HistoryItem } from '../inference/types.js';
+import type { AgentRun, AgentRunError, AgentRunEvent, AgentRunStatus, AgentRunStep, AgentRunSummary } from '#shared/api/agents.js';
+
+interface RunRow {
+  id: string;
+  agent_id: string;
+  conversation_id: string;
+  model: string;
+  status: AgentRunStatus;
+  input_json: string;
+  output_text: string;
+  usage_json: string;
+  error_json: string | null;
+  created_at: number;
+  completed_at: number | null;
+}
+
+function toRun(row: RunRow, steps: AgentRunStep[]): AgentRun {
+  return {
+    id: row.id,
+    object: 'agent.run',
+    agent_id: row.agent_id,
+    conversation_id: row.conversation_id,
+    model: row.model,
+    status: row.status,
+    input: JSON.parse(row.input_json) as AgentRun['input'],
+    output_text: row.output_text,
+    steps,
+    usage: JSON.parse(row.usage_json) as AgentRun['usage'],
+    created_at: row.created_at,
+    completed_at: row.completed_at,
+    ...(row.error_json ? { error: JSON.parse(row.error_json) as AgentRunError } : {}),
+  };
+}
+
+/** Runs, their events and agents' conversation history, in SQLite: every write is committed when the call returns. */
+export class RunStore {
+  private readonly statements;
+
+  constructor(private readonly db: Db) {
+    this.statements = {
+      insert: db.prepare(
+        `INSERT INTO agent_runs (id, agent_id, conversation_id, model, status, input_json, output_text, usage_json, error_json, created_at, completed_at)
+         VALUES (@id, @agent_id, @conversation_id, @model, @status, @input_json, @output_text, @usage_json, @error_json, @created_at, @completed_at)`,
+      ),
+      update: db.prepare(
+        `UPDATE agent_runs SET status = @status, output_text = @output_text, usage_json = @usage_json,
+         error_json = @error_json, completed_at = @completed_at WHERE id = @id`,
+      ),
+      get: db.prepare<[string], RunRow>('SELECT * FROM agent_runs WHERE id = ?'),
+      list: db.prepare<[string, number, number], RunRow & { step_count: number }>(
+        `SELECT *, (SELECT COUNT(*) FROM agent_run_steps WHERE run_id = agent_runs.id) AS step_count
+         FROM agent_runs WHERE agent_id = ? AND created_at <= ? ORDER BY created_at DESC, rowid DESC LIMIT ?`,
+      ),
+      step: db.prepare('INSERT OR REPLACE INTO agent_run_steps (run_id, step, data_json) VALUES (?, ?, ?)'),
+      steps: db.prepare<[string], { data_json: string }>('SELECT data_json FROM agent_run_steps WHERE run_id = ? ORDER BY step'),
+      inFlight: db.prepare<[], RunRow>("SELECT * FROM agent_runs WHERE status IN ('running', 'awaiting_approval')"),
+      event: db.prepare('INSERT INTO agent_run_events (run_id, sequence, type, data_json, created_at) VALUES (?, ?, ?, ?, ?)'),
+      events: db.prepare<[string, number, number], { data_json: string }>(
+        'SELECT data_json FROM agent_run_events WHERE run_id = ? AND sequence > ? ORDER BY sequence LIMIT ?',
+      ),
+      lastSequence: db.prepare<[string], { sequence: number | null }>('SELECT MAX(sequence) AS sequence FROM agent_run_events WHERE run_id = ?'),
+      message: db.prepare('INSERT INTO agent_messages (agent_id, conversation_id, run_id, message_json, created_at) VALUES (?, ?, ?, ?, ?)'),
+      history: db.prepare<[string, string], { message_json: string }>(
+        'SELECT message_json FROM agent_messages WHERE agent_id = ? AND conversation_id = ? ORDER BY id',
+      ),
+    };
+  }
+
+  insert(run: AgentRun): void {
+    this.statements.insert.run(this.row(run));
+  }
+
+  /** The run's own fields, and the steps given (the one under way, or every step at the end), in one transaction. */
+  update(run: AgentRun, steps: AgentRunStep[] = []): void {
+    this.db.transaction(() => {
+      this.statements.update.run(this.row(run));
+      for (const step of steps) this.statements.step.run(run.id, step.index, JSON.stringify(step));
+    })();
+  }
+
+  get(id: string): AgentRun | undefined {
+    const row = this.statements.get.get(id);
+    return row ? toRun(row, this.steps(id)) : undefined;
+  }
+
+  /** An agent's runs, newest first, created at or before `before` (unix seconds). */
+  list(agentId: string, limit: number, before = Number.MAX_SAFE_INTEGER): { runs: AgentRunSummary[]; hasMore: boolean } {
+    const rows = this.statements.list.all(agentId, before, limit + 1);
+    return {
+      runs: rows.slice(0, limit).map(({ step_count, ...row }) => ({ ...toRun(row, []), steps: step_count })),
+      hasMore: rows.length > limit,
+    };
+  }
+
+  inFlight(): AgentRun[] {
+    return this.statements.inFlight.all().map((row) => toRun(row, this.steps(row.id)));
+  }
+
+  private steps(runId: string): AgentRunStep[] {
+    return this.statements.steps.all(runId).map((row) => JSON.parse(row.data_json) as AgentRunStep);
+  }
+
+  appendEvent(event: AgentRunEvent): void {
+    this.statements.event.run(event.run_id, event.sequence, event.type, JSON.stringify(event), Date.now());
+  }
+
+  events(runId: string, after: number, limit = 10_000): AgentRunEvent[] {
+    return this.statements.events.all(runId, after, limit).map((row) => JSON.parse(row.data_json) as AgentRunEvent);
+  }
+
+  lastSequence(runId: string): number {
+    return this.statements.lastSequence.get(runId)?.sequence ?? 0;
+  }
+
+  /** Appends messages to a conversation's history, all or none. */
+  appendMessages(agentId: string, conversationId: string, runId: string | null, messages: HistoryItem[]): void {
+    const now = Date.now();
+    this.db.transaction(() => {
+      for (const message of messages) this.statements.message.run(agentId, conversationId, runId, JSON.stringify(message), now);
+    })();
+  }
+
+  history(agentId: string, conversationId: string): HistoryItem[] {
+    return this.statements.history.all(agentId, conversationId).map((row) => JSON.parse(row.message_json) as HistoryItem);
+  }
+
+  private row(run: AgentRun) {
+    return {
+      id: run.id,
+      agent_id: run.agent_id,
+      conversation_id: run.conversation_id,
+      model: run.model,
+      status: run.status,
+      input_json: JSON.stringify(run.input),
+      output_text: run.output_text,
+      usage_json: JSON.stringify(run.usage),
+      error_json: run.error ? JSON.stringify(run.error) : null,
+      created_at: run.created_at,
+      completed_at: run.completed_at,
+    };
+  }
+}

@@ -1,0 +1,140 @@
+import type { AgentApproval, AgentRunEventBody, AgentRunStep, AgentToolCall } from '#shared/api/agents.js';
+import type { ToolCallRecord } from '../inference/types.js';
+import type { ApprovalOutcome } from './approvals.js';
+import type { AgentTool } from './toolbox.js';
+
+/** A tool result as the MCP shape has it (built-in tools and services alike). */
+export interface AnyToolResult {
+  content: { type: string; [key: string]: unknown }[];
+  isError?: boolean;
+}
+
+/** What running one tool call needs from the run around it. */
+export interface ToolCallEffects {
+  emit(event: AgentRunEventBody): void;
+  /** The run now waits for the owner (true) or runs again (false). */
+  waiting(waiting: boolean): void;
+  /** Records a pending approval; the outcome settles once. */
+  approve(tool: AgentTool, call: ToolCallRecord): { approval: AgentApproval; outcome: Promise<ApprovalOutcome> };
+  execute(tool: AgentTool, args: Record<string, unknown>, signal: AbortSignal): Promise<AnyToolResult>;
+  /** Most bytes of output the model gets back from one call. */
+  outputLimit: number;
+  signal: AbortSignal;
+}
+
+/** The text of a tool result as the model reads it: text blocks as they are, other blocks named; errors start with "Error: ". */
+export function resultText(result: AnyToolResult, limit: number): string {
+  const text = result.content
+    .map((block) => {
+      if (block.type === 'text' && typeof block.text === 'string') return block.text;
+      if (block.type === 'resource_link') return `[resource ${String(block.uri)}]`;
+      if (block.type === 'resource') {
+        const resource = (block.resource ?? {}) as { text?: unknown; uri?: unknown };
+        return typeof resource.text === 'string' ? resource.text : `[resource ${String(resource.uri)}]`;
+      }
+      return `[${block.type}${typeof block.mimeType === 'string' ? ` ${block.mimeType}` : ''}]`;
+    })
+    .join('\n');
+  const full = result.isError ? `Error: ${text}` : text;
+  const bytes = Buffer.from(full, 'utf8');
+  if (bytes.length <= limit) return full;
+  return `${bytes.subarray(0, limit).toString('utf8')}\n[output cut at ${Math.round(limit / 1024)} KB of ${bytes.length} bytes]`;
+}
+
+function refusal(text: string): AnyToolResult {
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+function parseArguments(text: string): Record<string, unknown> | string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text || '{}');
+  } catch {
+    return 'The arguments are not valid JSON. Call the tool again with a JSON object of arguments.';
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return 'The arguments must be a JSON object.';
+  return parsed as Record<string, unknown>;
+}
+
+/** What the model reads when the owner or the clock said no. */
+function declined(name: string, outcome: ApprovalOutcome): string {
+  if (outcome.decision === 'timed_out')
+    return `The call to "${name}" was not run: it needed the owner's approval and none came in time (${outcome.reason ?? 'timed out'}), which counts as a denial. Do not retry it now; continue without it or say what you needed.`;
+  if (outcome.decision === 'cancelled') return `The call to "${name}" was not run: the run was cancelled.`;
+  return `The owner denied the call to "${name}"${outcome.reason ? `: ${outcome.reason}` : '.'} It was not run. Do not retry it; continue without it.`;
+}
+
+/**
+ * Decides and runs one tool call: an unknown tool and a denied one are answered with a tool
+ * error the model can act on; `ask` waits for the owner; `auto` and an approval run it. The
+ * call's record joins the step at once and is completed in place; its output is what the model reads.
+ */
+export async function runToolCall(step: AgentRunStep, call: ToolCallRecord, box: Map<string, AgentTool>, effects: ToolCallEffects): Promise<AgentToolCall> {
+  const tool = box.get(call.name);
+  const record: AgentToolCall = {
+    call_id: call.id,
+    name: call.name,
+    arguments: call.arguments,
+    class: tool?.class ?? null,
+    policy: tool?.policy ?? null,
+    decision: null,
+    approval_id: null,
+    output: null,
+    is_error: false,
+  };
+  step.tool_calls.push(record);
+  effects.emit({ type: 'tool_call.created', step: step.index, call_id: call.id, name: call.name, arguments: call.arguments });
+  const result = await decideAndRun(step.index, call, tool, box, record, effects);
+  record.output = resultText(result, effects.outputLimit);
+  record.is_error = result.isError === true;
+  effects.emit({ type: 'tool_call.completed', step: step.index, call_id: call.id, name: call.name, output: record.output, is_error: record.is_error });
+  return record;
+}
+
+async function decideAndRun(
+  step: number,
+  call: ToolCallRecord,
+  tool: AgentTool | undefined,
+  box: Map<string, AgentTool>,
+  record: AgentToolCall,
+  effects: ToolCallEffects,
+): Promise<AnyToolResult> {
+  if (!tool) {
+    record.decision = 'unavailable';
+    const offered = [...box.values()].filter((entry) => entry.policy !== 'deny').map((entry) => entry.name);
+    return refusal(`There is no tool "${call.name}" for this agent. Its tools: ${offered.join(', ') || 'none'}.`);
+  }
+  if (tool.policy === 'deny') {
+    record.decision = 'policy_denied';
+    return refusal(`This agent's policy denies "${call.name}" (${tool.class} tool). It was not run; do not call it again.`);
+  }
+  const args = parseArguments(call.arguments);
+  if (typeof args === 'string') return refusal(args);
+  const problems = tool.entry.validate(args);
+  if (problems.length > 0)
+    return refusal(`The arguments do not match the tool's schema: ${problems.map((problem) => `${problem.path} ${problem.message}`).join('; ')}.`);
+  if (tool.policy === 'ask') {
+    const { approval, outcome } = effects.approve(tool, call);
+    record.approval_id = approval.id;
+    effects.emit({
+      type: 'tool_call.approval_required',
+      step,
+      approval_id: approval.id,
+      call_id: call.id,
+      name: call.name,
+      arguments: call.arguments,
+      expires_at: approval.expires_at,
+    });
+    effects.waiting(true);
+    const settled = await outcome;
+    effects.waiting(false);
+    record.decision = settled.decision;
+    if (settled.decision !== 'approved') return refusal(declined(call.name, settled));
+  } else record.decision = 'auto';
+  if (effects.signal.aborted) return refusal('The run was cancelled before the call ran.');
+  try {
+    return await effects.execute(tool, args, effects.signal);
+  } catch (error) {
+    return refusal(error instanceof Error ? error.message : String(error));
+  }
+}

@@ -1,0 +1,72 @@
+import type { ToolInputSchema } from '#shared/api/bridge.js';
+import type { ToolClass } from '#shared/api/config.js';
+import type { MemoryService } from '../../memory/service.js';
+
+/** An MCP-shaped tool result: failures are data (`isError`), not exceptions. */
+export interface ToolResult {
+  content: { type: 'text'; text: string }[];
+  structuredContent?: Record<string, unknown>;
+  isError: boolean;
+}
+
+/** What a built-in tool runs with: the agent it acts for and that agent's limits. */
+export interface ToolContext {
+  /** Memory tools only ever reach this agent's namespace. */
+  agentId: string;
+  /** The real path of the agent's workspace; null when it has none (file and shell tools refuse). */
+  workspace: string | null;
+  /** Aborted when the run is cancelled: a running command is killed. */
+  signal: AbortSignal;
+  memory: MemoryService;
+  /** The longest a shell command may run, in seconds. */
+  shellTimeoutSeconds: number;
+}
+
+/**
+ * A tool Hearth itself provides. The catalog lists it under a protected name (no MCP service
+ * tool can take it) and never offers it to external callers; agent runs call `run`.
+ */
+export interface BuiltinTool {
+  name: string;
+  description: string;
+  inputSchema: ToolInputSchema;
+  class: ToolClass;
+  /** Acts on this machine (its files, its processes): for Hearth's own agents only, whatever any policy says. */
+  hostOnly: boolean;
+  /** Whether the tool needs the agent's workspace (file and shell tools). */
+  needsWorkspace: boolean;
+  run(args: Record<string, unknown>, context: ToolContext): Promise<ToolResult>;
+}
+
+export function success(text: string, structured?: Record<string, unknown>): ToolResult {
+  return { content: [{ type: 'text', text }], ...(structured ? { structuredContent: structured } : {}), isError: false };
+}
+
+export function failure(message: string): ToolResult {
+  return { content: [{ type: 'text', text: message }], isError: true };
+}
+
+/** Runs a tool body; a thrown error becomes a tool error whose text is the error's message. */
+export async function attempt(work: () => Promise<ToolResult> | ToolResult): Promise<ToolResult> {
+  try {
+    return await work();
+  } catch (error) {
+    return failure(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** A string argument, or a ToolError naming it. */
+export function stringArgument(args: Record<string, unknown>, name: string, options: { optional?: boolean; fallback?: string } = {}): string {
+  const value = args[name];
+  if (value === undefined && (options.optional || options.fallback !== undefined)) return options.fallback ?? '';
+  if (typeof value !== 'string') throw new ToolError(`${name} must be a string.`);
+  return value;
+}
+
+/** A failure the model should read as it is (bad arguments, a path outside the workspace). */
+export class ToolError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ToolError';
+  }
+}

@@ -1,0 +1,143 @@
+import { HearthError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { HistoryItem, ToolCallRecord, ToolSpec } from '../inference/types.js';
+import { isObject } from './wire.js';
+
+/**
+ * Hearth as a chat-completions client of a provider, with the provider's own tool calling
+ * (OpenAI's documented wire format): history and tools out, one assistant turn back, streamed.
+ */
+
+export interface ChatTurn {
+  text: string;
+  toolCalls: ToolCallRecord[];
+  promptTokens: number;
+  completionTokens: number;
+  finishReason: string | null;
+}
+
+/** Protocol-neutral history as chat-completions messages. */
+export function chatMessages(history: HistoryItem[]): Record<string, unknown>[] {
+  return history.map((item) => {
+    switch (item.role) {
+      case 'system':
+      case 'user':
+        return { role: item.role, content: item.text };
+      case 'assistant':
+        return {
+          role: 'assistant',
+          content: item.text || (item.toolCalls.length > 0 ? null : ''),
+          ...(item.toolCalls.length > 0
+            ? { tool_calls: item.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) }
+            : {}),
+        };
+      case 'tool':
+        return { role: 'tool', tool_call_id: item.callId, content: item.output };
+    }
+  });
+}
+
+export function chatTools(tools: ToolSpec[]): Record<string, unknown>[] {
+  return tools.map((tool) => ({
+    type: 'function',
+    function: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), parameters: tool.parameters ?? { type: 'object' } },
+  }));
+}
+
+interface Accumulating {
+  id?: string;
+  name: string;
+  arguments: string;
+}
+
+/** Reads a provider's answer, SSE chunks or one JSON completion, into a turn; text deltas go to onText as they arrive. */
+export async function readChatAnswer(response: Response, onText: (delta: string) => void, provider: string): Promise<ChatTurn> {
+  const type = response.headers.get('content-type') ?? '';
+  if (!type.includes('text/event-stream')) return completionTurn(await response.json().catch(() => undefined), provider);
+  const turn: ChatTurn = { text: '', toolCalls: [], promptTokens: 0, completionTokens: 0, finishReason: null };
+  const calls = new Map<number, Accumulating>();
+  for await (const data of sseData(response.body)) {
+    if (data === '[DONE]') break;
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(data);
+    } catch {
+      continue;
+    }
+    if (!isObject(chunk)) continue;
+    if (isObject(chunk.error))
+      throw new HearthError('provider_error', `Provider "${provider}" failed mid-answer: ${String(chunk.error.message ?? 'unknown error')}`);
+    readUsage(chunk.usage, turn);
+    const choice = Array.isArray(chunk.choices) && isObject(chunk.choices[0]) ? chunk.choices[0] : undefined;
+    if (!choice) continue;
+    if (typeof choice.finish_reason === 'string') turn.finishReason = choice.finish_reason;
+    const delta = isObject(choice.delta) ? choice.delta : {};
+    if (typeof delta.content === 'string' && delta.content) {
+      turn.text += delta.content;
+      onText(delta.content);
+    }
+    for (const part of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
+      if (!isObject(part)) continue;
+      const index = typeof part.index === 'number' ? part.index : calls.size;
+      const call = calls.get(index) ?? { name: '', arguments: '' };
+      if (typeof part.id === 'string' && part.id) call.id = part.id;
+      const fn = isObject(part.function) ? part.function : {};
+      if (typeof fn.name === 'string') call.name += fn.name;
+      if (typeof fn.arguments === 'string') call.arguments += fn.arguments;
+      calls.set(index, call);
+    }
+  }
+  turn.toolCalls = [...calls.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, call]) => ({ id: call.id ?? newId('call_'), name: call.name, arguments: call.arguments || '{}' }));
+  return turn;
+}
+
+function completionTurn(json: unknown, provider: string): ChatTurn {
+  const choice = isObject(json) && Array.isArray(json.choices) && isObject(json.choices[0]) ? json.choices[0] : undefined;
+  const message = choice && isObject(choice.message) ? choice.message : undefined;
+  if (!message) throw new HearthError('provider_error', `Provider "${provider}" answered without a chat completion.`);
+  const turn: ChatTurn = {
+    text: typeof message.content === 'string' ? message.content : '',
+    toolCalls: (Array.isArray(message.tool_calls) ? message.tool_calls : []).filter(isObject).map((call) => {
+      const fn = isObject(call.function) ? call.function : {};
+      return {
+        id: typeof call.id === 'string' && call.id ? call.id : newId('call_'),
+        name: typeof fn.name === 'string' ? fn.name : '',
+        arguments: typeof fn.arguments === 'string' && fn.arguments ? fn.arguments : '{}',
+      };
+    }),
+    promptTokens: 0,
+    completionTokens: 0,
+    finishReason: typeof choice?.finish_reason === 'string' ? choice.finish_reason : null,
+  };
+  readUsage(isObject(json) ? json.usage : undefined, turn);
+  return turn;
+}
+
+function readUsage(usage: unknown, turn: ChatTurn): void {
+  if (!isObject(usage)) return;
+  if (typeof usage.prompt_tokens === 'number') turn.promptTokens = usage.prompt_tokens;
+  if (typeof usage.completion_tokens === 'number') turn.completionTokens = usage.completion_tokens;
+}
+
+/** The data of each server-sent event of a byte stream. */
+async function* sseData(body: ReadableStream<Uint8Array> | null): AsyncGenerator<string> {
+  if (!body) return;
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let data: string[] = [];
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    const lines = buffer.split('\n');
+    buffer = lines.pop() ?? '';
+    for (const raw of lines) {
+      const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+      if (line === '') {
+        if (data.length > 0) yield data.join('\n');
+        data = [];
+      } else if (line.startsWith('data:')) data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
+    }
+  }
+  if (data.length > 0) yield data.join('\n');
+}

@@ -1,0 +1,17 @@
+import type { FastifyInstance } from 'fastify';
+import type { AgentList, AgentRecord } from '#shared/api/agents.js';
+import { agentRecord, findAgent } from '../../agents/definitions.js';
+import type { RouteOptions } from '../plugin.js';
+import { agentParams } from './schemas.js';
+
+/** The configured agents (a key scoped to one agent sees only that one; the perimeter refuses it any other id). */
+export async function agentDefinitionRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
+  app.get('/agents', async (request): Promise<AgentList> => {
+    const only = request.grant?.agent;
+    return { object: 'list', data: services.config.agents.filter((agent) => !only || agent.id === only).map(agentRecord) };
+  });
+
+  app.get<{ Params: { id: string } }>('/agents/:id', { schema: { params: agentParams } }, async (request): Promise<AgentRecord> =>
+    agentRecord(findAgent(services.config, request.params.id)),
+  );
+}

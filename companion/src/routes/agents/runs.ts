@@ -1,0 +1,97 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AgentRun, AgentRunEventList, AgentRunList, AgentRunRequest } from '#shared/api/agents.js';
+import { findAgent } from '../../agents/definitions.js';
+import { EVENT_PAGE, isTerminal } from '../../agents/service.js';
+import { HearthError } from '../../errors.js';
+import { openEventStream } from '../../http/sse.js';
+import type { Services } from '../../services.js';
+import type { RouteOptions } from '../plugin.js';
+import { agentParams, eventsQuery, runBody, runParams, runsQuery } from './schemas.js';
+
+/** Comment lines keep an idle stream (a run waiting for an approval) open through proxies. */
+const HEARTBEAT_MS = 15_000;
+
+/**
+ * Runs: start one (the answer waits for the end, or streams its events), read it, read or
+ * follow its events, cancel it. A client that goes away stops listening; the run goes on.
+ */
+export async function runRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
+  app.post<{ Params: { id: string }; Body: AgentRunRequest }>(
+    '/agents/:id/run',
+    { schema: { params: agentParams, body: runBody } },
+    async (request, reply): Promise<AgentRun | undefined> => {
+      const started = await services.agents.start(request.params.id, request.body);
+      if (!request.body.stream) return started.finished;
+      streamRun(services, started.run.id, 0, request, reply);
+      return undefined;
+    },
+  );
+
+  app.get<{ Params: { id: string }; Querystring: { limit?: string; before?: string } }>(
+    '/agents/:id/runs',
+    { schema: { params: agentParams, querystring: runsQuery } },
+    async (request): Promise<AgentRunList> => {
+      const agent = findAgent(services.config, request.params.id);
+      const limit = Math.min(100, Math.max(1, Number(request.query.limit ?? 20)));
+      const { runs, hasMore } = services.agents.list(agent.id, limit, request.query.before === undefined ? undefined : Number(request.query.before));
+      return { object: 'list', data: runs, has_more: hasMore };
+    },
+  );
+
+  app.get<{ Params: { run_id: string } }>('/agents/runs/:run_id', { schema: { params: runParams } }, async (request): Promise<AgentRun> =>
+    visibleRun(services, request, request.params.run_id),
+  );
+
+  app.get<{ Params: { run_id: string }; Querystring: { after?: string } }>(
+    '/agents/runs/:run_id/events',
+    { schema: { params: runParams, querystring: eventsQuery } },
+    async (request, reply): Promise<AgentRunEventList | undefined> => {
+      const run = visibleRun(services, request, request.params.run_id);
+      const after = Number(request.query.after ?? 0);
+      if ((request.headers.accept ?? '').includes('text/event-stream')) {
+        streamRun(services, run.id, after, request, reply);
+        return undefined;
+      }
+      const page = services.agents.events(run.id, after, EVENT_PAGE + 1);
+      const data = page.slice(0, EVENT_PAGE);
+      return { object: 'list', data, has_more: page.length > EVENT_PAGE, run_status: services.agents.get(run.id).status };
+    },
+  );
+
+  app.post<{ Params: { run_id: string } }>('/agents/runs/:run_id/cancel', { schema: { params: runParams } }, async (request): Promise<AgentRun> => {
+    const run = visibleRun(services, request, request.params.run_id);
+    return services.agents.cancel(run.id);
+  });
+}
+
+/** A run this caller may see: a key scoped to another agent is told it does not exist. */
+function visibleRun(services: Services, request: FastifyRequest, runId: string): AgentRun {
+  const run = services.agents.get(runId);
+  const only = request.grant?.agent;
+  if (only && run.agent_id !== only) throw new HearthError('run_not_found', `No agent run has the id "${runId}".`);
+  return run;
+}
+
+/** Writes a run's events after `after` as SSE (`event:`, `id:` = sequence, `data:`), then follows it to its end. */
+function streamRun(services: Services, runId: string, after: number, request: FastifyRequest, reply: FastifyReply): void {
+  const stream = openEventStream(request, reply, services.shutdown);
+  const following = { stop: () => undefined as unknown };
+  let closed = false;
+  const heartbeat = setInterval(() => stream.raw(': keep-alive\n\n'), HEARTBEAT_MS);
+  heartbeat.unref();
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    clearInterval(heartbeat);
+    following.stop();
+    stream.end();
+  };
+  stream.signal.addEventListener('abort', close, { once: true });
+  const followed = services.agents.follow(runId, after, (event) => {
+    stream.raw(`event: ${event.type}\nid: ${event.sequence}\ndata: ${JSON.stringify(event)}\n\n`);
+    if (isTerminal(event)) close();
+  });
+  following.stop = followed.stop;
+  if (closed) followed.stop();
+  else if (!followed.live) close();
+}

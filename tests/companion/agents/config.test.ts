@@ -1,0 +1,100 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkDocument } from '../../../companion/src/config/document.js';
+import { checkAgentId } from '../../../companion/src/memory/validate.js';
+import { testApp } from '../../helpers/app.js';
+
+describe('agent definitions in the configuration document', () => {
+  it('fills in the defaults', () => {
+    const { document } = checkDocument({ version: 1, agents: [{ id: 'helper' }] });
+    expect(document!.agents[0]).toEqual({
+      id: 'helper',
+      tools: [],
+      tool_policy: { read: 'auto', write: 'deny', exec: 'deny', network: 'ask' },
+      tool_overrides: {},
+      tool_choice: 'auto',
+      memory: { enabled: true },
+      max_steps: 30,
+    });
+    expect(document!.agents_defaults).toEqual({ approval_timeout_seconds: 600, shell_timeout_seconds: 60, tool_output_kb: 64 });
+  });
+
+  it('uses one id rule for agents and memory, and reserves the routes’ own words', () => {
+    const problems = (id: string) => checkDocument({ version: 1, agents: [{ id }] }).problems;
+    for (const id of ['helper', 'Helper.v2', 'a_b-c', '_x', 'x'.repeat(100)]) {
+      expect(problems(id), id).toEqual([]);
+      expect(checkAgentId(id)).toBe(id);
+    }
+    for (const id of ['', '.', '..', '.hidden', 'a/b', 'a b', 'x'.repeat(101), 'runs', 'approvals']) {
+      expect(problems(id).length, id).toBeGreaterThan(0);
+      if (!['runs', 'approvals'].includes(id)) expect(() => checkAgentId(id), id).toThrow();
+    }
+  });
+
+  it('refuses out-of-range settings, each with its path', () => {
+    const { problems } = checkDocument({
+      version: 1,
+      agents: [{ id: 'a', max_steps: 121, temperature: 3, workspace: 'relative/path', tool_overrides: { shell: 'sometimes' }, memory: { budget_tokens: 50 } }],
+      agents_defaults: { approval_timeout_seconds: 0 },
+    });
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^agents\[0\]\.max_steps: /),
+        expect.stringMatching(/^agents\[0\]\.temperature: /),
+        expect.stringMatching(/^agents\[0\]\.workspace: /),
+        expect.stringMatching(/^agents\[0\]\.tool_overrides\.shell: /),
+        expect.stringMatching(/^agents\[0\]\.memory\.budget_tokens: /),
+        expect.stringMatching(/^agents_defaults\.approval_timeout_seconds: /),
+      ]),
+    );
+  });
+});
+
+describe('plan and apply of agents', () => {
+  let app: Awaited<ReturnType<typeof testApp>>;
+  const workspace = mkdtempSync(join(tmpdir(), 'hearth-plan-ws-'));
+
+  beforeAll(async () => {
+    app = await testApp({ withModel: false });
+  });
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  const plan = (agents: Record<string, unknown>[]) =>
+    app.app.inject({ method: 'POST', url: '/admin/config/plan', payload: { document: { version: 1, agents } } }).then((response) => response.json());
+
+  it('calls an override that allows or automates a write or exec tool high-risk, and a workspace the file tools reach', async () => {
+    const result = await plan([
+      { id: 'overrides', tools: ['shell', 'write_file'], tool_overrides: { shell: 'ask', write_file: 'auto', current_time: 'auto' } },
+      { id: 'files', tools: ['read_file'], workspace },
+      { id: 'no-files', tools: ['current_time'], workspace },
+    ]);
+    const risks = result.risks.map((risk: { code: string; path: string }) => `${risk.code} ${risk.path}`).sort();
+    expect(risks).toEqual([
+      'automatic_approval agents.overrides.tool_overrides.write_file',
+      'grants_exec agents.overrides.tool_overrides.shell',
+      `grants_workspace agents.files.workspace`,
+      'grants_write agents.overrides.tool_overrides.write_file',
+    ]);
+  });
+
+  it('refuses a workspace that is not an existing folder', async () => {
+    const result = await plan([{ id: 'lost', workspace: join(workspace, 'missing') }]);
+    expect(result.error.code).toBe('config_invalid');
+    expect(result.error.problems).toEqual([{ path: 'agents[0].workspace', message: `${join(workspace, 'missing')} is not an existing folder` }]);
+  });
+
+  it('an applied agent is listed and runnable at once', async () => {
+    const applied = await app.app.inject({
+      method: 'POST',
+      url: '/admin/config/apply',
+      payload: { document: { version: 1, agents: [{ id: 'fresh', name: 'Fresh', tools: ['current_time'] }] } },
+    });
+    expect(applied.statusCode).toBe(200);
+    expect((await app.app.inject({ method: 'GET', url: '/agents/fresh' })).json()).toMatchObject({ id: 'fresh', name: 'Fresh' });
+  });
+});
