@@ -15,6 +15,7 @@ import { ImageService } from './images/service.js';
 import { McpManager } from './mcp/manager.js';
 import { RemoteChannel } from './remote/channel.js';
 import { RemoteHosts } from './remote/hosts.js';
+import { AgentSources } from './remote/agent-sources.js';
 import { CloudAgents } from './cloud/agents.js';
 import { CloudSignIn } from './cloud/sign-in.js';
 import { MediaService } from './media/service.js';
@@ -70,6 +71,8 @@ export interface Services {
   cloud: { signIn: CloudSignIn; agents: CloudAgents };
   /** Agent runs, their events and approvals. */
   agents: AgentService;
+  /** Agents elsewhere: a paired host's (`<host>/<agent>`) and cloud workspaces' (`cloud:<workspace>/<agent>`). */
+  agentSources: AgentSources;
   /** Image models, generation/edit/upscale jobs and the gallery. */
   images: ImageService;
   /** Hosted (paid) media: quotes, confirmed jobs, artifacts. */
@@ -142,6 +145,9 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       get agents(): AgentService {
         return agents;
       },
+      get agentSources(): AgentSources {
+        return agentSources;
+      },
       images: new ImageService({
         db,
         imagesDir: paths.images,
@@ -195,6 +201,14 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       log: options.log,
     });
     agents.recover();
+    const agentSources = new AgentSources({
+      config: () => services.config,
+      agents,
+      hosts: services.remoteHosts,
+      cloud: services.cloud,
+      artifacts: paths.artifacts,
+      log: options.log,
+    });
     services.memory.start();
     monitor.start();
     services.downloads.start();

@@ -2,9 +2,11 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import type { AgentList, AgentRun, AgentRunList } from '#shared/api/agents.js';
 import type { CloudAgentSummary, CloudWorkspaceStatus } from '#shared/api/remote.js';
 import { startCloudFixture, enterDeviceCode, type CloudFixture } from '../fixtures/cloud/workspace.js';
 import { browse } from '../fixtures/mcp/oauth-service.js';
+import { parseEvents } from '../helpers/agents.js';
 import { runHearth } from '../helpers/hearth-cli.js';
 import { waitFor } from '../helpers/mcp.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
@@ -108,6 +110,48 @@ describe('cloud workspace sign-in', () => {
     // The directory saw a refreshed token, never the one the sign-in returned (it was about to expire).
     expect(cloud.workspaces.acme.accepted.length).toBeGreaterThan(0);
     expect(cloud.workspaces.acme.accepted).not.toContain(signedIn);
+  });
+
+  it('lists the published agents in GET /agents and runs them through the agents run route', async () => {
+    const listed = (await (await fetch(`${server.url}/agents`)).json()) as AgentList;
+    expect(listed.data.filter((agent) => agent.source === 'cloud').map((agent) => [agent.id, agent.name])).toEqual([
+      ['cloud:acme/writer', 'Writer'],
+      ['cloud:acme/summarizer', 'Summarizer'],
+      ['cloud:acme/slow-worker', 'Slow Worker'],
+    ]);
+    const run = (agent: string, body: Record<string, unknown>) =>
+      fetch(`${server.url}/agents/${encodeURIComponent(agent)}/run`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+
+    // Streaming: artifacts' text as deltas, each artifact stored and announced, the task's end as the run's.
+    const streamed = parseEvents(await (await run('cloud:acme/writer', { input: 'tides', stream: true })).text());
+    const types = streamed.map((event) => event.event);
+    expect(types[0]).toBe('run.created');
+    expect(types.at(-1)).toBe('run.completed');
+    const artifacts = streamed.flatMap((event) => (event.data.type === 'artifact.created' ? [event.data.artifact] : []));
+    expect(artifacts.map((artifact) => artifact.name)).toEqual(['draft.md', 'draft.md', 'draft.md', 'report.bin']);
+    const done = (streamed.at(-1)!.data as { run: AgentRun }).run;
+    expect(done).toMatchObject({ agent_id: 'cloud:acme/writer', status: 'completed' });
+    expect(done.output_text).toContain('You asked: tides');
+    expect(readFileSync(join(server.dataDir, 'artifacts', artifacts[0]!.path), 'utf8')).toBe('# Draft\nYou asked: tides\nThe end.\n');
+
+    // Polling (the card does not stream), answered as one run object.
+    const polled = (await (await run('cloud:acme/summarizer', { input: 'the news' })).json()) as AgentRun;
+    expect(polled).toMatchObject({ status: 'completed' });
+    expect(polled.output_text).toContain('Summary: the news');
+
+    // Cancel sends the A2A cancel; the run ends cancelled.
+    const slow = run('cloud:acme/slow-worker', { input: 'forever', stream: true });
+    await waitFor(() => cloud.workspaces.acme.executors.slow.started.length > 0, 'the slow task');
+    const started = cloud.workspaces.acme.executors.slow.started[0];
+    const [recent] = ((await (await fetch(`${server.url}/agents/${encodeURIComponent('cloud:acme/slow-worker')}/runs`)).json()) as AgentRunList).data;
+    const cancelled = (await (await fetch(`${server.url}/agents/runs/${recent!.id}/cancel`, { method: 'POST' })).json()) as AgentRun;
+    expect(cancelled.status).toBe('cancelled');
+    expect(cloud.workspaces.acme.executors.slow.cancelRequests).toContain(started);
+    expect(parseEvents(await (await slow).text()).at(-1)!.event).toBe('run.cancelled');
   });
 
   it('refuses a sign-in whose account belongs to another workspace, and keeps nothing', async () => {

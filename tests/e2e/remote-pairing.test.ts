@@ -195,5 +195,18 @@ describe('revocation and a changed host certificate', () => {
     const status = (await remoteHosts()).find((entry) => entry.name === 'home')!;
     expect(status.state).toBe('certificate_changed');
     expect(status.message).toMatch(/different certificate than the one pinned at pairing/);
+    // Running one of its agents is refused before anything is sent, and its agents leave the list.
+    const run = await fetch(`${device.url}/agents/home%2Fhelper/run`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ input: 'hello' }),
+    });
+    expect(run.status).toBe(502);
+    expect(((await run.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+      code: 'remote_certificate_changed',
+      message: expect.stringMatching(/pair again/),
+    });
+    const listed = (await (await fetch(`${device.url}/agents`)).json()) as { data: { id: string }[] };
+    expect(listed.data.map((agent) => agent.id)).not.toContain('home/helper');
   });
 });

@@ -8,6 +8,7 @@ export function agentRecord(agent: AgentSettings): AgentRecord {
   return {
     id: agent.id,
     object: 'agent',
+    source: 'local',
     name: agent.name ?? agent.id,
     description: agent.description ?? null,
     instructions: agent.instructions ?? null,

@@ -1,6 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import type { AgentRun, AgentRunEvent, AgentRunEventBody, AgentRunRequest, AgentRunSummary } from '#shared/api/agents.js';
+import type { AgentInputMessage, AgentRun, AgentRunEvent, AgentRunEventBody, AgentRunRequest, AgentRunSummary } from '#shared/api/agents.js';
 import type { AgentSettings, ConfigDocument } from '#shared/api/config.js';
 import { HearthError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -36,10 +36,33 @@ interface LiveRun {
   sequence: number;
   listeners: Set<(event: AgentRunEvent) => void>;
   finished: Promise<AgentRun>;
+  resolve(run: AgentRun): void;
   conversation: string;
   /** The server is stopping: an unfinished run is interrupted, not cancelled. */
   stopping: boolean;
+  /** Driven from elsewhere (startDriven): nothing of it goes into this host's history or memory. */
+  driven: boolean;
 }
+
+/** A run whose work happens elsewhere, as it is recorded here. */
+export interface DrivenRunSpec {
+  agentId: string;
+  /** What the run object shows as its model (the remote agent's, or the cloud agent's name). */
+  model: string;
+  input: AgentInputMessage[];
+  conversationId?: string;
+}
+
+/** What a driven run may do: report events (not run.created or the terminal one) and hear its cancel. */
+export interface DriveEffects {
+  runId: string;
+  conversationId: string;
+  signal: AbortSignal;
+  emit(body: AgentRunEventBody): void;
+}
+
+/** How a driven run ended. */
+export type DrivenOutcome = Omit<RunOutcome, 'messages'>;
 
 const seconds = () => Math.floor(Date.now() / 1000);
 const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
@@ -90,11 +113,7 @@ export class AgentService {
     const input = inputMessages(request.input);
     const conversationId = request.conversation_id ?? `conv_${randomBytes(12).toString('base64url')}`;
     const key = `${agent.id}\n${conversationId}`;
-    const holder = this.busy.get(key);
-    if (holder)
-      throw new HearthError('conversation_busy', `The run ${holder} of this conversation is in progress; wait for it or cancel it.`, {
-        param: 'conversation_id',
-      });
+    this.assertFree(key);
     const model = await resolveAgentModel(this.options.models, agent.model);
     const workspace = await this.workspace(agent);
     if (this.busy.has(key)) throw new HearthError('conversation_busy', undefined, { param: 'conversation_id' });
@@ -107,14 +126,55 @@ export class AgentService {
       ...this.store.history(agent.id, conversationId),
       ...inputHistory(input),
     ];
+    const live = this.open({ agentId: agent.id, conversationId, model: model.id, input }, key, false);
+    const toolbox = agentToolbox(agent, this.options.tools.entries());
+    this.settle(live, this.execute(live, { agent, model, history, toolbox, signal: live.controller.signal }, workspace, query));
+    return { run: structuredClone(live.run), finished: live.finished };
+  }
+
+  /**
+   * Starts a run whose work happens elsewhere (a paired host, a cloud workspace): `drive` reports
+   * its events and resolves with how it ended; cancel aborts its signal. It is recorded, followed
+   * and cancelled like a local run; its conversation's history stays where the agent runs.
+   */
+  startDriven(spec: DrivenRunSpec, drive: (effects: DriveEffects) => Promise<DrivenOutcome>): { run: AgentRun; finished: Promise<AgentRun> } {
+    const conversationId = spec.conversationId ?? `conv_${randomBytes(12).toString('base64url')}`;
+    const key = `${spec.agentId}\n${conversationId}`;
+    this.assertFree(key);
+    const live = this.open({ ...spec, conversationId }, key, true);
+    const effects: DriveEffects = { runId: live.run.id, conversationId, signal: live.controller.signal, emit: (body) => this.emit(live, body) };
+    const ended = (async () => {
+      let outcome: DrivenOutcome;
+      try {
+        outcome = await drive(effects);
+      } catch (error) {
+        outcome = { status: 'failed', outputText: '', steps: [], usage: live.run.usage, error: runError(error) };
+      }
+      return this.finish(live, { ...outcome, messages: [] }, '');
+    })();
+    this.settle(live, ended);
+    return { run: structuredClone(live.run), finished: live.finished };
+  }
+
+  /** Refuses a second run in a conversation that has one under way. */
+  private assertFree(key: string): void {
+    const holder = this.busy.get(key);
+    if (holder)
+      throw new HearthError('conversation_busy', `The run ${holder} of this conversation is in progress; wait for it or cancel it.`, {
+        param: 'conversation_id',
+      });
+  }
+
+  /** Records a new run, makes it live (its conversation busy) and emits run.created. */
+  private open(spec: Required<DrivenRunSpec>, key: string, driven: boolean): LiveRun {
     const run: AgentRun = {
       id: newId('run_'),
       object: 'agent.run',
-      agent_id: agent.id,
-      conversation_id: conversationId,
-      model: model.id,
+      agent_id: spec.agentId,
+      conversation_id: spec.conversationId,
+      model: spec.model,
       status: 'running',
-      input,
+      input: spec.input,
       output_text: '',
       steps: [],
       usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
@@ -122,30 +182,34 @@ export class AgentService {
       completed_at: null,
     };
     this.store.insert(run);
-    const controller = new AbortController();
     let finish!: (run: AgentRun) => void;
     const live: LiveRun = {
       run,
-      controller,
+      controller: new AbortController(),
       sequence: 0,
       listeners: new Set(),
       finished: new Promise((resolve) => (finish = resolve)),
+      resolve: (ended) => finish(ended),
       conversation: key,
       stopping: false,
+      driven,
     };
     this.live.set(run.id, live);
     this.busy.set(key, run.id);
     this.emit(live, { type: 'run.created', run: structuredClone(run) });
-    const toolbox = agentToolbox(agent, this.options.tools.entries());
-    void this.execute(live, { agent, model, history, toolbox, signal: controller.signal }, workspace, query)
+    return live;
+  }
+
+  /** Resolves the run's `finished` with its end; a failure to record the end still frees its conversation. */
+  private settle(live: LiveRun, ended: Promise<AgentRun>): void {
+    void ended
       .catch((error: unknown) => {
-        this.options.log.error({ err: error, run: run.id }, 'finishing an agent run failed');
-        this.live.delete(run.id);
-        this.busy.delete(key);
+        this.options.log.error({ err: error, run: live.run.id }, 'finishing an agent run failed');
+        this.live.delete(live.run.id);
+        this.busy.delete(live.conversation);
         return live.run;
       })
-      .then(finish);
-    return { run: structuredClone(run), finished: live.finished };
+      .then(live.resolve);
   }
 
   /** The run as stored; a run of this process reflects its latest step. */
@@ -301,7 +365,7 @@ export class AgentService {
     const error = interrupted ? { code: 'interrupted', message: 'Hearth was stopped during this run, so it was not finished.' } : outcome.error;
     if (error) run.error = error;
     this.store.update(run, run.steps);
-    if (run.status === 'completed') this.remember(run, outcome.messages, query);
+    if (run.status === 'completed' && !live.driven) this.remember(run, outcome.messages, query);
     const final = structuredClone(run);
     if (run.status === 'completed') this.emit(live, { type: 'run.completed', run: final });
     else if (run.status === 'cancelled') this.emit(live, { type: 'run.cancelled', run: final });

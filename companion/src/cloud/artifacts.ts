@@ -1,16 +1,10 @@
 import { appendFileSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Artifact, Part } from '@a2a-js/sdk';
+import type { RunArtifact } from '#shared/api/agents.js';
 
 /** An artifact of a cloud task as kept in the data folder. */
-export interface StoredArtifact {
-  artifact_id: string;
-  name: string;
-  /** Path relative to the data folder's `artifacts/` folder: `<run_id>/<file>`. */
-  path: string;
-  media_type: string;
-  size_bytes: number;
-}
+export type StoredArtifact = RunArtifact;
 
 /**
  * Writes the artifacts of cloud tasks under `<data-dir>/artifacts/<run_id>/`, one file per

@@ -115,6 +115,29 @@ export class DeviceStore {
   }
 
   /** Revokes a device; its certificate is refused from now on. */
+  /** Records that a device started this run (it may read and cancel it from then on). */
+  claimRun(deviceId: string, runId: string): void {
+    this.db.prepare('INSERT INTO remote_device_runs (run_id, device_id) VALUES (?, ?)').run(runId, deviceId);
+  }
+
+  ownsRun(deviceId: string, runId: string): boolean {
+    return this.db.prepare('SELECT 1 FROM remote_device_runs WHERE run_id = ? AND device_id = ?').get(runId, deviceId) !== undefined;
+  }
+
+  /** Whether an agent's conversation holds anything this device did not start (a local run, another device's, an attributed exchange). */
+  foreignConversation(deviceId: string, agentId: string, conversationId: string): boolean {
+    const foreign = this.db
+      .prepare(
+        `SELECT 1 FROM agent_runs WHERE agent_id = @agent AND conversation_id = @conversation
+           AND id NOT IN (SELECT run_id FROM remote_device_runs WHERE device_id = @device)
+         UNION ALL
+         SELECT 1 FROM agent_messages WHERE agent_id = @agent AND conversation_id = @conversation AND run_id IS NULL
+         LIMIT 1`,
+      )
+      .get({ agent: agentId, conversation: conversationId, device: deviceId });
+    return foreign !== undefined;
+  }
+
   revoke(id: string): DeviceRecord {
     this.db.prepare('UPDATE remote_devices SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(this.clock(), id);
     const row = this.db.prepare<[string], DeviceRow>('SELECT * FROM remote_devices WHERE id = ?').get(id);

@@ -20,6 +20,8 @@ export interface DataPaths {
   logs: string;
   /** The secure channel's host certificate and device CA (files 0600). */
   remote: string;
+  /** Artifacts of cloud agent runs, one folder per run. */
+  artifacts: string;
 }
 
 export function defaultDataDirectory(): string {
@@ -41,6 +43,7 @@ export function dataPaths(root: string): DataPaths {
     media: join(absolute, 'media'),
     logs: join(absolute, 'logs'),
     remote: join(absolute, 'remote'),
+    artifacts: join(absolute, 'artifacts'),
   };
 }
 

@@ -17,8 +17,11 @@ export const RESERVED_AGENT_IDS = ['runs', 'approvals'] as const;
 
 /** An agent as GET /agents and GET /agents/{id} show it (the configuration's record; never a secret). */
 export interface AgentRecord {
+  /** A local agent's id; `<host>/<agent>` for a paired host's; `cloud:<workspace>/<agent>` for a published cloud agent. */
   id: string;
   object: 'agent';
+  /** Where it runs: here, on a paired host (over mutual TLS), or in a cloud workspace (A2A). */
+  source: AgentSource;
   name: string;
   description: string | null;
   instructions: string | null;
@@ -35,6 +38,8 @@ export interface AgentRecord {
   temperature: number | null;
   max_tokens: number | null;
 }
+
+export type AgentSource = 'local' | 'remote' | 'cloud';
 
 export interface AgentList {
   object: 'list';
@@ -116,6 +121,16 @@ export interface AgentRun {
   error?: AgentRunError;
 }
 
+/** An artifact a cloud agent returned, as kept under the data folder's `artifacts/`. */
+export interface RunArtifact {
+  artifact_id: string;
+  name: string;
+  /** `<run_id>/<file>`, relative to `<data-dir>/artifacts/`. */
+  path: string;
+  media_type: string;
+  size_bytes: number;
+}
+
 /** GET /agents/{id}/runs: newest first, without steps. */
 export interface AgentRunList {
   object: 'list';
@@ -143,6 +158,8 @@ export type AgentRunEvent =
       expires_at: number;
     }
   | { type: 'tool_call.completed'; sequence: number; run_id: string; step: number; call_id: string; name: string; output: string; is_error: boolean }
+  /** A cloud agent's artifact, stored in the data folder (`path` is under `artifacts/`). */
+  | { type: 'artifact.created'; sequence: number; run_id: string; artifact: RunArtifact }
   | { type: 'run.completed'; sequence: number; run_id: string; run: AgentRun }
   | { type: 'run.failed'; sequence: number; run_id: string; run: AgentRun; error: AgentRunError }
   | { type: 'run.cancelled'; sequence: number; run_id: string; run: AgentRun };

@@ -8,7 +8,9 @@ import { agentParams } from './schemas.js';
 export async function agentDefinitionRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
   app.get('/agents', async (request): Promise<AgentList> => {
     const only = request.grant?.agent;
-    return { object: 'list', data: services.config.agents.filter((agent) => !only || agent.id === only).map(agentRecord) };
+    const local = services.config.agents.filter((agent) => !only || agent.id === only).map(agentRecord);
+    // A key scoped to one agent sees that one; agents on paired hosts and in cloud workspaces are listed for the rest.
+    return { object: 'list', data: only ? local : [...local, ...(await services.agentSources.list())] };
   });
 
   app.get<{ Params: { id: string } }>('/agents/:id', { schema: { params: agentParams } }, async (request): Promise<AgentRecord> =>

@@ -3,10 +3,11 @@ import type { AgentRun, AgentRunEventList, AgentRunList, AgentRunRequest } from 
 import { findAgent } from '../../agents/definitions.js';
 import { EVENT_PAGE, isTerminal } from '../../agents/service.js';
 import { HearthError } from '../../errors.js';
+import { AgentSources } from '../../remote/agent-sources.js';
 import { openEventStream } from '../../http/sse.js';
 import type { Services } from '../../services.js';
 import type { RouteOptions } from '../plugin.js';
-import { agentParams, eventsQuery, runBody, runParams, runsQuery } from './schemas.js';
+import { anyAgentParams, eventsQuery, runBody, runParams, runsQuery } from './schemas.js';
 
 /** Comment lines keep an idle stream (a run waiting for an approval) open through proxies. */
 const HEARTBEAT_MS = 15_000;
@@ -18,20 +19,19 @@ const HEARTBEAT_MS = 15_000;
 export async function runRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
   app.post<{ Params: { id: string }; Body: AgentRunRequest }>(
     '/agents/:id/run',
-    { schema: { params: agentParams, body: runBody } },
+    { schema: { params: anyAgentParams, body: runBody } },
     async (request, reply): Promise<AgentRun | undefined> => {
-      const started = await services.agents.start(request.params.id, request.body);
-      if (!request.body.stream) return started.finished;
-      streamRun(services, started.run.id, 0, request, reply);
-      return undefined;
+      const { id } = request.params;
+      const started = AgentSources.elsewhere(id) ? await services.agentSources.start(id, request.body) : await services.agents.start(id, request.body);
+      return answerRun(services, started, request, reply);
     },
   );
 
   app.get<{ Params: { id: string }; Querystring: { limit?: string; before?: string } }>(
     '/agents/:id/runs',
-    { schema: { params: agentParams, querystring: runsQuery } },
+    { schema: { params: anyAgentParams, querystring: runsQuery } },
     async (request): Promise<AgentRunList> => {
-      const agent = findAgent(services.config, request.params.id);
+      const agent = AgentSources.elsewhere(request.params.id) ? { id: request.params.id } : findAgent(services.config, request.params.id);
       const limit = Math.min(100, Math.max(1, Number(request.query.limit ?? 20)));
       const { runs, hasMore } = services.agents.list(agent.id, limit, request.query.before === undefined ? undefined : Number(request.query.before));
       return { object: 'list', data: runs, has_more: hasMore };
@@ -47,14 +47,7 @@ export async function runRoutes(app: FastifyInstance, { services }: RouteOptions
     { schema: { params: runParams, querystring: eventsQuery } },
     async (request, reply): Promise<AgentRunEventList | undefined> => {
       const run = visibleRun(services, request, request.params.run_id);
-      const after = Number(request.query.after ?? 0);
-      if ((request.headers.accept ?? '').includes('text/event-stream')) {
-        streamRun(services, run.id, after, request, reply);
-        return undefined;
-      }
-      const page = services.agents.events(run.id, after, EVENT_PAGE + 1);
-      const data = page.slice(0, EVENT_PAGE);
-      return { object: 'list', data, has_more: page.length > EVENT_PAGE, run_status: services.agents.get(run.id).status };
+      return runEvents(services, run.id, request, reply);
     },
   );
 
@@ -62,6 +55,35 @@ export async function runRoutes(app: FastifyInstance, { services }: RouteOptions
     const run = visibleRun(services, request, request.params.run_id);
     return services.agents.cancel(run.id);
   });
+}
+
+/** The answer to a started run: the run once it ends, or its events as they come (`stream: true`). */
+export function answerRun(
+  services: Services,
+  started: { run: AgentRun; finished: Promise<AgentRun> },
+  request: FastifyRequest<{ Body: AgentRunRequest }>,
+  reply: FastifyReply,
+): Promise<AgentRun> | undefined {
+  if (!request.body.stream) return started.finished;
+  streamRun(services, started.run.id, 0, request, reply);
+  return undefined;
+}
+
+/** A run's events after `?after=N`: followed as SSE when the caller accepts it, else one JSON page. */
+export function runEvents(
+  services: Services,
+  runId: string,
+  request: FastifyRequest<{ Querystring: { after?: string } }>,
+  reply: FastifyReply,
+): AgentRunEventList | undefined {
+  const after = Number(request.query.after ?? 0);
+  if ((request.headers.accept ?? '').includes('text/event-stream')) {
+    streamRun(services, runId, after, request, reply);
+    return undefined;
+  }
+  const page = services.agents.events(runId, after, EVENT_PAGE + 1);
+  const data = page.slice(0, EVENT_PAGE);
+  return { object: 'list', data, has_more: page.length > EVENT_PAGE, run_status: services.agents.get(runId).status };
 }
 
 /** A run this caller may see: a key scoped to another agent is told it does not exist. */

@@ -15,6 +15,13 @@ export const agentParams = {
   properties: { id: { type: 'string', pattern: AGENT_ID_PATTERN } },
 } as const;
 
+/** An agent to run: a local id, `<host>/<agent>` on a paired host, or `cloud:<workspace>/<agent>`. */
+export const anyAgentParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', pattern: '^(cloud:)?([a-z0-9][a-z0-9._-]{0,63}/)?[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$' } },
+} as const;
+
 export const runParams = {
   type: 'object',
   required: ['run_id'],

@@ -1,6 +1,6 @@
 import type { Migration } from './migration.js';
 
-/** Migration 9: devices paired over the secure channel, and the one-time codes that pair them. */
+/** Migration 9: devices paired over the secure channel, the one-time codes that pair them, and the runs devices started. */
 export const migration: Migration = {
   version: 9,
   name: 'paired devices and pairing codes',
@@ -25,6 +25,11 @@ export const migration: Migration = {
         failures INTEGER NOT NULL DEFAULT 0,
         used_at INTEGER,
         device_id TEXT
+      );
+      -- Runs a device started over the channel: it may read and cancel these, and no other
+      CREATE TABLE remote_device_runs (
+        run_id TEXT PRIMARY KEY,
+        device_id TEXT NOT NULL
       );
 `,
 };

@@ -1,0 +1,81 @@
+import type { AgentInputMessage, AgentRecord } from '#shared/api/agents.js';
+import { messageText } from '../agents/definitions.js';
+import type { DriveEffects, DrivenOutcome } from '../agents/service.js';
+import type { CloudAgent, CloudAgents } from './agents.js';
+import { ArtifactFolder } from './artifacts.js';
+import { dispatchTask, type CloudTaskState } from './dispatch.js';
+import type { CloudSignIn } from './sign-in.js';
+
+/** A published cloud agent as GET /agents lists it: `cloud:<workspace>/<agent>`, source cloud, no local settings. */
+export function cloudRecord(agent: CloudAgent): AgentRecord {
+  return {
+    id: agent.id,
+    object: 'agent',
+    source: 'cloud',
+    name: agent.card.name,
+    description: agent.card.description || null,
+    instructions: null,
+    model: null,
+    tools: [],
+    tool_policy: { read: 'deny', write: 'deny', exec: 'deny', network: 'deny' },
+    tool_overrides: {},
+    tool_choice: 'auto',
+    memory: { enabled: false, budget_tokens: null },
+    workspace: null,
+    max_steps: 1,
+    temperature: null,
+    max_tokens: null,
+  };
+}
+
+/** What a task's last state means for the run. */
+const ENDS: Partial<Record<CloudTaskState, string>> = {
+  failed: 'The cloud agent reported that the task failed.',
+  rejected: 'The cloud agent rejected the task.',
+  input_required: 'The cloud agent asks for more input, which a Hearth run cannot give; start a new run with everything it needs.',
+  auth_required: 'The cloud agent asks for an authorization of its own, which a Hearth run cannot give.',
+  unknown: 'The cloud agent ended the task in a state Hearth does not know.',
+};
+
+/**
+ * Drives a run as an A2A task: text (artifacts' and the agent's last message) becomes
+ * message.delta, each artifact is stored under `<artifacts>/<run_id>/` and announced with
+ * artifact.created, the task's final state becomes the run's end, and cancel sends the A2A cancel.
+ * The conversation id, when given, is sent as the task's A2A context.
+ */
+export async function driveCloudRun(
+  cloud: { signIn: CloudSignIn; agents: CloudAgents },
+  agent: CloudAgent,
+  input: AgentInputMessage[],
+  artifactsRoot: string,
+  conversationId: string | undefined,
+  effects: DriveEffects,
+): Promise<DrivenOutcome> {
+  const text = input
+    .filter((message) => message.role === 'user')
+    .map((message) => messageText(message.content))
+    .join('\n\n');
+  const outcome = await dispatchTask({
+    agent,
+    fetchImpl: cloud.agents.authorizedFetch(cloud.signIn.settings(agent.workspace)),
+    input: text,
+    contextId: conversationId,
+    artifacts: new ArtifactFolder(artifactsRoot, effects.runId),
+    signal: effects.signal,
+    onEvent: (event) => {
+      if (event.kind === 'text') effects.emit({ type: 'message.delta', step: 0, delta: event.delta });
+      else if (event.kind === 'artifact') effects.emit({ type: 'artifact.created', artifact: event.artifact });
+    },
+  });
+  const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  if (outcome.state === 'completed') return { status: 'completed', outputText: outcome.text, steps: [], usage };
+  if (outcome.state === 'canceled') return { status: 'cancelled', outputText: outcome.text, steps: [], usage };
+  const why = ENDS[outcome.state] ?? ENDS.unknown!;
+  return {
+    status: 'failed',
+    outputText: outcome.text,
+    steps: [],
+    usage,
+    error: { code: `cloud_task_${outcome.state}`, message: outcome.message ? `${why} It said: ${outcome.message}` : why },
+  };
+}
