@@ -57,7 +57,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   createDataDirectory(paths);
   const unlock = lockDataDirectory(paths.root, paths.lock);
   try {
-    const config = loadConfigFile(paths.config);
+    const config = loadConfigFile(paths.config, (warning) => options.log.warn(warning));
     const db = openDatabase(paths.database);
     const secrets = new SecretStore(paths.secrets);
     const engine = new Engine({ ...engineSettings(config), threadMemory: threadMemory(db), log: options.log });

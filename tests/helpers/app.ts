@@ -1,15 +1,16 @@
+import { rmSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../companion/src/app.js';
-import { silentLogger } from '../../companion/src/logger.js';
+import { silentLogger, type Logger } from '../../companion/src/logger.js';
 import { createServices, type Services } from '../../companion/src/services.js';
 import { newDataDir } from './server.js';
 
-/** The real app on a fresh data directory, for `inject` route tests. */
+/** The real app on a fresh data directory, for `inject` route tests; close() removes a directory it made. */
 export async function testApp(
-  options: { withModel?: boolean; dataDir?: string } = {},
+  options: { withModel?: boolean; dataDir?: string; log?: Logger } = {},
 ): Promise<{ app: FastifyInstance; services: Services; close(): Promise<void> }> {
   const dataDir = options.dataDir ?? (await newDataDir(options.withModel ?? true));
-  const services = await createServices({ dataDir, externalSources: false, log: silentLogger, version: 'test' });
+  const services = await createServices({ dataDir, externalSources: false, log: options.log ?? silentLogger, version: 'test' });
   const app = await buildApp({ services, webRoot: '/nonexistent' });
   return {
     app,
@@ -17,6 +18,7 @@ export async function testApp(
     async close() {
       await app.close();
       await services.close();
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parse } from 'yaml';
-import type { ConfigChange, ConfigRisk } from '#shared/api/admin-config.js';
+import type { ConfigPlan, ConfigRisk } from '#shared/api/admin-config.js';
 import { dataPaths } from '../store/data-dir.js';
 import { takeDataDir } from './data-dir-option.js';
 import type { CommandContext } from './context.js';
@@ -56,7 +56,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     });
     const answer = (await response.json()) as Record<string, unknown>;
     if (!response.ok) return failure(context, answer);
-    describe(context, answer as { changes: ConfigChange[]; risks: ConfigRisk[]; restart_required: string[] });
+    describe(context, answer as unknown as ConfigPlan);
     context.stdout.write(action === 'apply' ? 'Applied.\n' : 'Nothing was changed (plan only).\n');
     return 0;
   }
@@ -73,7 +73,8 @@ function call(url: string, init?: RequestInit): Promise<Response> {
   return fetch(url, init);
 }
 
-function describe(context: CommandContext, plan: { changes: ConfigChange[]; risks: ConfigRisk[]; restart_required: string[] }): void {
+function describe(context: CommandContext, plan: ConfigPlan): void {
+  for (const warning of plan.warnings) context.stderr.write(`warning: ${warning}\n`);
   if (plan.changes.length === 0) context.stdout.write('No changes.\n');
   for (const change of plan.changes) {
     const target = change.target === change.section ? change.section : `${change.section} "${change.target}"`;

@@ -5,6 +5,7 @@ import type { ApplyResult, ConfigPlan, ConfigProblem, ConfigRisk } from '#shared
 import { HearthError } from '../errors.js';
 import type { Db } from '../store/database.js';
 import { writeFileAtomic } from '../store/files.js';
+import { editConfigText } from './edit-text.js';
 import { planChange, type PlanContext } from './plan.js';
 
 /** What planning and applying need of the running server, and nothing more. */
@@ -40,7 +41,7 @@ export async function plan(target: ConfigTarget, document: unknown, prune: boole
 }
 
 /**
- * Applies a change all-or-nothing: the file is written to a temporary and renamed, the running
+ * Applies a change all-or-nothing: the file is edited, written to a temporary and renamed, the running
  * subsystems are reconfigured, and if that fails the previous file and configuration come back.
  * Every attempt, refused or applied, is recorded in the audit log.
  */
@@ -61,7 +62,8 @@ export async function apply(target: ConfigTarget, request: { document: unknown; 
   }
   const previous: ConfigDocument = target.current();
   const previousText = readFileSync(target.path, 'utf8');
-  writeFileAtomic(target.path, serialize(document));
+  // The user's file is edited, not rewritten: comments and layout stay, defaults are not spelled out.
+  writeFileAtomic(target.path, editConfigText(previousText, document) ?? serialize(document));
   try {
     target.reconfigure(document);
   } catch (error) {
