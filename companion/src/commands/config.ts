@@ -1,12 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { parse } from 'yaml';
 import type { ConfigPlan, ConfigRisk } from '#shared/api/admin-config.js';
 import { dataPaths } from '../store/data-dir.js';
+import { parseCommandArgs, UsageError } from './arguments.js';
 import { takeDataDir } from './data-dir-option.js';
 import type { CommandContext } from './context.js';
 
-const USAGE = `Usage:
+export const usage = `Usage:
   hearth config export [--format yaml|json]
   hearth config plan FILE [--prune]
   hearth config apply FILE [--prune] [--yes]
@@ -17,17 +17,11 @@ Exit codes: 0 done, 1 invalid or failed, 2 usage, 3 high-risk change not confirm
 /** `hearth config`: the admin config routes with readable output and exit codes. */
 export async function run(argv: string[], context: CommandContext): Promise<number> {
   const { dataDir, rest } = takeDataDir(argv, context.env);
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: rest,
-      allowPositionals: true,
-      options: { prune: { type: 'boolean' }, yes: { type: 'boolean' }, format: { type: 'string' }, url: { type: 'string' } },
-    });
-  } catch (error) {
-    return usage(context, (error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandArgs({
+    args: rest,
+    allowPositionals: true,
+    options: { prune: { type: 'boolean' }, yes: { type: 'boolean' }, format: { type: 'string' }, url: { type: 'string' } },
+  });
   const [action, file] = positionals;
   const base = values.url ?? serverUrl(dataDir);
   if (!base) {
@@ -60,7 +54,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     context.stdout.write(action === 'apply' ? 'Applied.\n' : 'Nothing was changed (plan only).\n');
     return 0;
   }
-  return usage(context, action ? `Unknown or incomplete command "config ${action}".` : 'Say what to do.');
+  throw new UsageError(action ? `Unknown or incomplete command "config ${action}".` : 'Say what to do.');
 }
 
 function serverUrl(dataDir: string): string | undefined {
@@ -98,9 +92,4 @@ function failure(context: CommandContext, answer: unknown): number {
   }
   context.stderr.write(`${error.problems ? 'Not applied: the document is invalid.' : error.message}\n`);
   return 1;
-}
-
-function usage(context: CommandContext, problem: string): number {
-  context.stderr.write(`${problem}\n\n${USAGE}\n`);
-  return 2;
 }
