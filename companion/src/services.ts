@@ -45,6 +45,8 @@ export interface Services {
   mcp: McpManager;
   /** Aborted when the server shuts down: open streams and generations stop. */
   shutdown: AbortSignal;
+  /** Aborts `shutdown`: the first step of closing, taken before connections are cut. */
+  stopWork(): void;
   /** The folders scanned for models, in order. */
   readonly modelsDirs: string[];
   /** Puts a validated configuration in force without a restart (the listener's host and port excepted). */
@@ -95,6 +97,9 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       }),
       mcp: new McpManager({ services: config.mcp_services, secrets, log: options.log, version: options.version }),
       shutdown: shutdown.signal,
+      stopWork() {
+        if (!shutdown.signal.aborted) shutdown.abort(new Error('server shutting down'));
+      },
       get modelsDirs() {
         return scanOf(services.config).modelsDirs;
       },
@@ -108,7 +113,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       async close() {
         if (closed) return;
         closed = true;
-        shutdown.abort(new Error('server shutting down'));
+        services.stopWork();
         await services.memory.close();
         // Every MCP connection and service process ends before the data directory is released.
         await services.mcp.close();

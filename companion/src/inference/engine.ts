@@ -51,6 +51,8 @@ export class Engine {
   private readonly loaded = new Map<string, Loaded>();
   private readonly loading = new Map<string, Promise<Loaded>>();
   private readonly failures = new Map<string, { stamp: string; message: string }>();
+  /** Generations in progress: closing waits for them, so a model is never disposed under one. */
+  private readonly running = new Set<Promise<GenerationResult>>();
   private closed = false;
 
   constructor(private options: EngineOptions) {}
@@ -88,11 +90,14 @@ export class Engine {
     this.touch(entry);
     const sequence = await entry.pool.acquire(request.signal);
     const started = performance.now();
+    const running = generate(entry.runtime, sequence, request);
+    this.running.add(running);
     try {
-      const result = await generate(entry.runtime, sequence, request);
+      const result = await running;
       entry.generatedTokens += result.completionTokens;
       return result;
     } finally {
+      this.running.delete(running);
       entry.pool.release(sequence, (performance.now() - started) / 1000);
       this.touch(entry);
     }
@@ -127,6 +132,7 @@ export class Engine {
   async close(): Promise<void> {
     this.closed = true;
     await Promise.allSettled([...this.loading.values()]);
+    await Promise.allSettled([...this.running]);
     for (const id of [...this.loaded.keys()]) await this.unload(id);
   }
 

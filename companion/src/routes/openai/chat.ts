@@ -119,7 +119,12 @@ async function streamLocal(services: Services, info: LocalModel, body: ChatCompl
     return;
   }
   const out = open();
-  if (signal.aborted) return out.end();
+  if (signal.aborted) {
+    // The client left (no one reads this) or the server is shutting down: then say so before ending.
+    if (services.shutdown.aborted)
+      out.data(new HearthError('server_busy', 'The server is shutting down; this reply was cut short.', { retryAfter: 5 }).toBody());
+    return out.end();
+  }
   result.toolCalls.forEach((call, index) =>
     out.data(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }] })),
   );
