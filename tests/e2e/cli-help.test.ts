@@ -1,17 +1,15 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { cleanEnv, HEARTH_BIN, REPO_ROOT, runNode } from '../helpers/hearth-process.js';
+import { tempFolder } from '../helpers/temp.js';
 
 /* Every `hearth` subcommand answers --help with its usage, and a bad command line with one readable line and that usage. */
 
 const COMMANDS = ['serve', 'pull', 'keys', 'secret', 'config', 'mcp'];
-const dataDir = mkdtempSync(join(tmpdir(), 'hearth-test-cli-'));
+const dataDir = tempFolder('cli');
 const env = cleanEnv({ HEARTH_DATA_DIR: dataDir });
 const hearth = (...args: string[]) => runNode(HEARTH_BIN, args, { env });
-
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 describe('hearth COMMAND --help', () => {
   it.each(COMMANDS)('hearth %s --help prints its usage on stdout and exits 0', async (command) => {

@@ -1,4 +1,3 @@
-import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../helpers/server.js';
 
@@ -7,10 +6,7 @@ import { startServer, type RunningServer } from '../helpers/server.js';
 const running: RunningServer[] = [];
 
 afterAll(async () => {
-  for (const server of running) {
-    await server.stop();
-    rmSync(server.dataDir, { recursive: true, force: true });
-  }
+  for (const server of running) await server.stop();
 });
 
 async function serve(env: NodeJS.ProcessEnv): Promise<RunningServer> {

@@ -1,4 +1,3 @@
-import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServerWithSlowModel } from '../browser/slow-model.js';
 import type { RunningServer } from '../helpers/server.js';
@@ -12,7 +11,6 @@ let server: RunningServer | undefined;
 
 afterAll(async () => {
   await server?.stop('SIGKILL');
-  if (server) rmSync(server.dataDir, { recursive: true, force: true });
 });
 
 /** Opens a stream and resolves once it has delivered `enough` text; `rest()` reads it to the end. */

@@ -1,11 +1,10 @@
-import { rmSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../companion/src/app.js';
 import { silentLogger, type Logger } from '../../companion/src/logger.js';
 import { createServices, type Services } from '../../companion/src/services.js';
 import { newDataDir } from './server.js';
 
-/** The real app on a fresh data directory, for `inject` route tests; close() removes a directory it made. */
+/** The real app on a fresh data directory (removed after the test file), for `inject` route tests. */
 export async function testApp(
   options: { withModel?: boolean; dataDir?: string; log?: Logger } = {},
 ): Promise<{ app: FastifyInstance; services: Services; close(): Promise<void> }> {
@@ -18,7 +17,6 @@ export async function testApp(
     async close() {
       await app.close();
       await services.close();
-      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

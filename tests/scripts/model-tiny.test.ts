@@ -61,7 +61,7 @@ describe('writeTinyModel', () => {
 });
 
 describe('npm run model:tiny', () => {
-  it("writes into the data folder's models/ by default, named after its size, so it is the model \"tiny\"", async () => {
+  it('writes into the data folder\'s models/ by default, named after its size, so it is the model "tiny"', async () => {
     const dataDir = join(folder, 'data-from-env');
     const fromEnv = await runNode(TSX, [SCRIPT], { env: cleanEnv({ HEARTH_DATA_DIR: dataDir }) });
     expect(fromEnv.code, fromEnv.stderr).toBe(0);

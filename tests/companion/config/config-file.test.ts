@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -56,7 +56,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await close();
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
 const original = () => loadConfigFile(configFile);
