@@ -81,11 +81,6 @@ export class McpManager {
     this.queue = this.queue.catch((error: unknown) => this.options.log.error({ err: error }, 'reconfiguring MCP services failed'));
   }
 
-  /** Resolves once every configuration change asked for so far is in force. */
-  settled(): Promise<void> {
-    return this.queue;
-  }
-
   status(): McpServiceStatus[] {
     return [...this.connections.values()].map((connection) => this.describe(connection));
   }

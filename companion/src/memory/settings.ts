@@ -28,7 +28,3 @@ export function normaliseMemorySettings(section: Partial<MemorySettings> | undef
   for (const field of Object.keys(MEMORY_RANGES) as RangedField[]) target[field] = normaliseField(field, target[field]);
   return target as MemorySettings;
 }
-
-export function defaultMemorySettings(): MemorySettings {
-  return normaliseMemorySettings({});
-}

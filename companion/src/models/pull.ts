@@ -20,7 +20,6 @@ export interface PullProgress {
 export interface PullOptions {
   spec: string;
   modelsDir: string;
-  fetch?: typeof fetch;
   /** Default: process.env.HF_ENDPOINT ?? 'https://huggingface.co'. */
   endpoint?: string;
   onProgress?: (progress: PullProgress) => void;
@@ -60,7 +59,7 @@ export async function pullModel(options: PullOptions): Promise<PullResult> {
     });
   }
   const context: Context = {
-    fetch: options.fetch ?? globalThis.fetch,
+    fetch: globalThis.fetch,
     endpoint: new URL(endpoint),
     token: process.env.HF_TOKEN || process.env.HUGGING_FACE_HUB_TOKEN || undefined,
     modelsDir: path.resolve(options.modelsDir),
