@@ -13,6 +13,12 @@ export class RequestLog extends LogController {
     request.log.debug(`${request.method} ${pathOf(request)} ${reply.statusCode} ${reply.elapsedTime.toFixed(1)} ms`);
   }
 
+  /** A client that stops reading a file (a navigation, a cancelled download) is no news either. */
+  override streamError(error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    if (error.code !== 'ERR_STREAM_PREMATURE_CLOSE') return super.streamError(error, request, reply, metadata);
+    request.log.debug(`${request.method} ${pathOf(request)}: the client stopped reading`);
+  }
+
   override routeNotFound(request: FastifyRequest): void {
     request.log.debug(`${request.method} ${pathOf(request)}: no such route`);
   }
