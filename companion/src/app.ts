@@ -40,7 +40,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
   installDrain(app, () => services.stopWork());
-  installPerimeter(app, { server: () => services.config.server, keys: services.keys });
+  installPerimeter(app, { server: () => services.config.server, keys: services.keys, admin: services.admin });
   const routeOptions: RouteOptions = { services, webRoot: options.webRoot };
   await app.register(healthRoutes, routeOptions);
   await app.register(openaiRoutes, routeOptions);

@@ -11,6 +11,7 @@ Usage:
   hearth secret set|list|delete                                                secret values (secret:NAME)
   hearth config export|plan|apply [FILE] [--prune] [--yes]                     configuration of the running server
   hearth mcp status|reconnect|login [NAME]                                      MCP tool services of the running server
+  hearth open                                                                  a one-time link that signs the app in
   hearth --version | --help
 
 Run "hearth COMMAND --help" for a command's options.`;
@@ -22,6 +23,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   secret: () => import('./commands/secret.js'),
   config: () => import('./commands/config.js'),
   mcp: () => import('./commands/mcp.js'),
+  open: () => import('./commands/open.js'),
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -31,6 +31,12 @@ export const ERRORS: Record<ErrorCode, ErrorRow> = {
   model_load_failed: { status: 500, type: 'server_error', message: 'The model could not be loaded.' },
   model_not_chat: { status: 400, type: 'invalid_request_error', message: 'This model cannot chat (it is an embedding model).' },
   invalid_api_key: { status: 401, type: 'authentication_error', message: 'A valid API key is required.' },
+  admin_credential_required: {
+    status: 401,
+    type: 'authentication_error',
+    message:
+      'Admin routes need the local admin credential: Authorization: Bearer <the contents of admin-token in the data folder>, or the app signed in with `hearth open`.',
+  },
   permission_denied: { status: 403, type: 'permission_error', message: 'This key may not use this route.' },
   upgrade_required: { status: 426, type: 'invalid_request_error', message: 'This route requires a secure channel.' },
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error', message: 'Too many requests are waiting. Retry later.' },

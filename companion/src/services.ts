@@ -4,6 +4,7 @@ import { ModelCatalog } from './models/catalog.js';
 import { Engine } from './inference/engine.js';
 import { RemoteProviders } from './providers/remote.js';
 import { ResponseStore } from './store/responses.js';
+import { AdminCredential } from './access/admin-credential.js';
 import { KeyStore } from './access/keys.js';
 import type { Logger } from './logger.js';
 import { McpManager } from './mcp/manager.js';
@@ -35,6 +36,8 @@ export interface Services {
   db: Db;
   secrets: SecretStore;
   keys: KeyStore;
+  /** The local admin credential (`<data-dir>/admin-token`) and the app's sign-in links. */
+  admin: AdminCredential;
   engine: Engine;
   remote: RemoteProviders;
   catalog: ModelCatalog;
@@ -78,6 +81,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       db,
       secrets,
       keys: new KeyStore(db),
+      admin: new AdminCredential(paths.adminToken),
       engine,
       remote,
       catalog,

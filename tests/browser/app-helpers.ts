@@ -1,5 +1,7 @@
 /** Steps the browser tests share: driving the chat the way a person does. */
 import type { Page } from 'playwright-core';
+import type { SignInLink } from '#shared/api/admin.js';
+import type { RunningServer } from '../helpers/server.js';
 
 export const assistant = (page: Page) => page.locator('article[data-role="assistant"]');
 export const lastReply = (page: Page) => assistant(page).last();
@@ -40,4 +42,24 @@ export async function replyEnds(page: Page, status: 'done' | 'stopped' | 'interr
 export async function adminStatus(url: string): Promise<{ loaded: { id: string; busy: number; queued: number; generated_tokens: number }[] }> {
   const response = await fetch(`${url}/admin/status`);
   return (await response.json()) as { loaded: { id: string; busy: number; queued: number; generated_tokens: number }[] };
+}
+
+/** The one-time sign-in link `hearth serve` printed on stderr when it started. */
+export function startupSignInLink(server: RunningServer): string {
+  const link = /Sign the app in [^\n]*?(http:\/\/\S+\/sign-in#[A-Za-z0-9_-]+)/.exec(server.stderr())?.[1];
+  if (!link) throw new Error(`hearth serve printed no sign-in link:\n${server.stderr()}`);
+  return link;
+}
+
+/** A fresh one-time sign-in link, as `hearth open` asks for it (the test fetch sends the admin credential). */
+export async function newSignInLink(server: RunningServer): Promise<string> {
+  const response = await fetch(`${server.url}/admin/session/links`, { method: 'POST' });
+  if (!response.ok) throw new Error(`No sign-in link: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as SignInLink).url;
+}
+
+/** Signs this page's browser context in through a sign-in link, the way a person does; lands on the server page. */
+export async function signIn(page: Page, link: string): Promise<void> {
+  await page.goto(link);
+  await page.waitForURL((url) => url.pathname === '/server' && url.hash === '');
 }

@@ -9,7 +9,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../helpers/server.js';
 import { startServerWithSlowModel } from './slow-model.js';
-import { adminStatus, chooseModel, lastReply, replyEnds, send, setSetting } from './app-helpers.js';
+import { adminStatus, chooseModel, lastReply, replyEnds, send, setSetting, signIn, startupSignInLink } from './app-helpers.js';
 import { CHROMIUM, DESKTOP, FLAGS, launch, screenshot, waitForServiceWorker, watch } from './harness.js';
 
 let server: RunningServer;
@@ -24,6 +24,8 @@ beforeAll(async () => {
   context = await browser.newContext({ viewport: DESKTOP, colorScheme: 'light' });
   page = await context.newPage();
   errors = watch(page);
+  // Signed in through the link the start printed, as a person would: the server page needs it.
+  await signIn(page, startupSignInLink(server));
   await page.goto(server.url);
 });
 

@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../helpers/server.js';
 import { startServerWithSlowModel } from './slow-model.js';
-import { chooseModel, replyEnds, send, setSetting } from './app-helpers.js';
+import { chooseModel, newSignInLink, replyEnds, send, setSetting, signIn } from './app-helpers.js';
 import { DESKTOP, PHONE, launch, screenshot, watch } from './harness.js';
 
 let server: RunningServer;
@@ -94,6 +94,7 @@ describe.each([
     const context = await browser.newContext({ viewport, colorScheme, isMobile: name === 'phone', hasTouch: name === 'phone' });
     const page = await context.newPage();
     const errors = watch(page);
+    await signIn(page, await newSignInLink(server));
     await page.goto(server.url);
     await chooseModel(page, 'companion:tiny');
     await setSetting(page, 'Max tokens', '40');

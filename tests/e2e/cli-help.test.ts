@@ -6,7 +6,7 @@ import { tempFolder } from '../helpers/temp.js';
 
 /* Every `hearth` subcommand answers --help with its usage, and a bad command line with one readable line and that usage. */
 
-const COMMANDS = ['serve', 'pull', 'keys', 'secret', 'config', 'mcp'];
+const COMMANDS = ['serve', 'pull', 'keys', 'secret', 'config', 'mcp', 'open'];
 const dataDir = tempFolder('cli');
 const env = cleanEnv({ HEARTH_DATA_DIR: dataDir });
 const hearth = (...args: string[]) => runNode(HEARTH_BIN, args, { env });
@@ -52,6 +52,7 @@ describe('a bad command line', () => {
     [['mcp', 'status', '--json=1'], 'hearth mcp: --json takes no value'],
     [['mcp', 'status', '--url'], 'hearth mcp: --url needs a value'],
     [['serve', '--bogus'], 'hearth serve: unknown option --bogus'],
+    [['open', 'now'], 'hearth open: unexpected argument now'],
     [['serve', 'extra'], 'hearth serve: unexpected argument extra'],
     [['secret', 'frobnicate'], 'hearth secret: Unknown or incomplete command "secret frobnicate".'],
     [['keys'], 'hearth keys: Say what to do.'],

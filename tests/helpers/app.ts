@@ -1,19 +1,38 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../companion/src/app.js';
 import { silentLogger, type Logger } from '../../companion/src/logger.js';
 import { createServices, type Services } from '../../companion/src/services.js';
 import { newDataDir } from './server.js';
 
+export interface TestApp {
+  /** The app; its `inject` adds the local admin credential to /admin requests that carry no Authorization. */
+  app: FastifyInstance;
+  services: Services;
+  /** inject exactly as given: no admin credential added (another local process, an attacker). */
+  injectWithoutAdmin(options: InjectOptions): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
 /** The real app on a fresh data directory (removed after the test file), for `inject` route tests. */
-export async function testApp(
-  options: { withModel?: boolean; dataDir?: string; log?: Logger } = {},
-): Promise<{ app: FastifyInstance; services: Services; close(): Promise<void> }> {
+export async function testApp(options: { withModel?: boolean; dataDir?: string; log?: Logger } = {}): Promise<TestApp> {
   const dataDir = options.dataDir ?? (await newDataDir(options.withModel ?? true));
   const services = await createServices({ dataDir, externalSources: false, log: options.log ?? silentLogger, version: 'test' });
   const app = await buildApp({ services, webRoot: '/nonexistent' });
+  const raw = app.inject.bind(app) as (options?: InjectOptions | string) => Promise<LightMyRequestResponse>;
+  const adminToken = (services as Partial<Services> & { admin?: { token: string } }).admin?.token;
+  const withAdmin = (request: InjectOptions | string): InjectOptions | string => {
+    const target = typeof request === 'string' ? { url: request } : request;
+    const url = typeof target.url === 'string' ? target.url : (target.path as string | undefined);
+    const headers = { ...target.headers };
+    if (!adminToken || !url?.startsWith('/admin') || Object.keys(headers).some((name) => name.toLowerCase() === 'authorization')) return request;
+    return { ...target, headers: { ...headers, authorization: `Bearer ${adminToken}` } } as InjectOptions;
+  };
+  // The chained form (app.inject() with no options) is passed through untouched.
+  (app as { inject: unknown }).inject = (request?: InjectOptions | string) => (request === undefined ? raw() : raw(withAdmin(request)));
   return {
     app,
     services,
+    injectWithoutAdmin: (request) => raw(request),
     async close() {
       await app.close();
       await services.close();

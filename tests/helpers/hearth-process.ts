@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { dataDirOf, registerAdminServer } from './admin-fetch.js';
 
 export const HEARTH_BIN = fileURLToPath(new URL('../../bin/hearth.js', import.meta.url));
 export const START_SCRIPT = fileURLToPath(new URL('../../scripts/start.js', import.meta.url));
@@ -69,6 +70,7 @@ export async function spawnListening(script: string, args: string[], env: NodeJS
     child.stdout!.on('data', check);
     void exited.then(({ code, signal }) => reject(new Error(`${script} exited (${code ?? signal}) before listening:\nstdout: ${out}\nstderr: ${err}`)));
   });
+  registerAdminServer(url, dataDirOf(args, env));
   return {
     url,
     port: Number(new URL(url).port),

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { registerAdminServer } from './admin-fetch.js';
 import { tinyModelPath } from './models.js';
 import { tempFolder } from './temp.js';
 
@@ -55,6 +56,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     child.stdout!.on('data', check);
     void exited.then((code) => reject(new Error(`hearth exited with ${code} before listening:\n${err}`)));
   });
+  registerAdminServer(url, dataDir);
   return {
     url,
     dataDir,

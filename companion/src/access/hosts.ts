@@ -28,3 +28,11 @@ export function isLoopbackBind(host: string): boolean {
 export function ownOrigin(hostHeader: string | undefined): string | null {
   return hostHeader ? `http://${hostHeader.toLowerCase()}` : null;
 }
+
+/** Headers a reverse proxy adds; a request carrying any of them did not start on this machine. */
+export const PROXY_HEADERS = ['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip', 'via'] as const;
+
+/** The first proxy header present, or undefined: a proxy connects from loopback, but its client does not. */
+export function proxyHeaderOf(headers: Record<string, string | string[] | undefined>): string | undefined {
+  return PROXY_HEADERS.find((name) => headers[name] !== undefined);
+}

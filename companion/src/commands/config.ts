@@ -1,7 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import type { ConfigPlan, ConfigRisk } from '#shared/api/admin-config.js';
-import { dataPaths } from '../store/data-dir.js';
+import { adminClient } from './admin-client.js';
 import { parseCommandArgs, UsageError } from './arguments.js';
 import { takeDataDir } from './data-dir-option.js';
 import type { CommandContext } from './context.js';
@@ -23,13 +23,13 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     options: { prune: { type: 'boolean' }, yes: { type: 'boolean' }, format: { type: 'string' }, url: { type: 'string' } },
   });
   const [action, file] = positionals;
-  const base = values.url ?? serverUrl(dataDir);
-  if (!base) {
-    context.stderr.write(`No Hearth server is running on ${dataDir}. Start it with: hearth serve (or pass --url).\n`);
+  const client = adminClient(dataDir, values.url);
+  if ('problem' in client) {
+    context.stderr.write(`${client.problem}\n`);
     return 1;
   }
   if (action === 'export') {
-    const response = await call(`${base}/admin/config/export?format=${values.format === 'json' ? 'json' : 'yaml'}`);
+    const response = await client.fetch(`/admin/config/export?format=${values.format === 'json' ? 'json' : 'yaml'}`);
     if (!response.ok) return failure(context, await response.json());
     context.stdout.write(await response.text());
     return 0;
@@ -43,7 +43,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
       return 1;
     }
     const body = { document, prune: values.prune ?? false, ...(action === 'apply' ? { confirm_high_risk: values.yes ?? false } : {}) };
-    const response = await call(`${base}/admin/config/${action}`, {
+    const response = await client.fetch(`/admin/config/${action}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),
@@ -55,16 +55,6 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     return 0;
   }
   throw new UsageError(action ? `Unknown or incomplete command "config ${action}".` : 'Say what to do.');
-}
-
-function serverUrl(dataDir: string): string | undefined {
-  const file = dataPaths(dataDir).server;
-  if (!existsSync(file)) return undefined;
-  return (JSON.parse(readFileSync(file, 'utf8')) as { url: string }).url;
-}
-
-function call(url: string, init?: RequestInit): Promise<Response> {
-  return fetch(url, init);
 }
 
 function describe(context: CommandContext, plan: ConfigPlan): void {

@@ -1,6 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
 import type { McpLoginStart, McpServiceList, McpServiceStatus } from '#shared/api/bridge.js';
-import { dataPaths } from '../store/data-dir.js';
+import { adminClient, type AdminClient } from './admin-client.js';
 import { parseCommandArgs, UsageError } from './arguments.js';
 import { takeDataDir } from './data-dir-option.js';
 import type { CommandContext } from './context.js';
@@ -22,12 +21,13 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
   });
   const [action, name] = positionals;
   if (!action) throw new UsageError('Say what to do.');
-  const base = values.url ?? serverUrl(dataDir);
-  if (!base) {
-    context.stderr.write(`No Hearth server is running on ${dataDir}. Start it with: hearth serve (or pass --url).\n`);
+  const client = adminClient(dataDir, values.url);
+  if ('problem' in client) {
+    context.stderr.write(`${client.problem}\n`);
     return 1;
   }
-  const path = (suffix = '') => `${base}/admin/mcp/services${name ? `/${encodeURIComponent(name)}` : ''}${suffix}`;
+  const request = (url: string, method = 'GET') => call(client, url, method);
+  const path = (suffix = '') => `/admin/mcp/services${name ? `/${encodeURIComponent(name)}` : ''}${suffix}`;
   if (action === 'status') {
     const answer = await request(path());
     if (!answer.ok) return failure(context, answer.body);
@@ -87,14 +87,8 @@ function describe(context: CommandContext, service: McpServiceStatus): void {
     context.stdout.write(`  last failed call: ${service.last_call_error.tool} [${service.last_call_error.layer}] ${service.last_call_error.message}\n`);
 }
 
-function serverUrl(dataDir: string): string | undefined {
-  const file = dataPaths(dataDir).server;
-  if (!existsSync(file)) return undefined;
-  return (JSON.parse(readFileSync(file, 'utf8')) as { url: string }).url;
-}
-
-async function request(url: string, method = 'GET'): Promise<{ ok: boolean; body: unknown }> {
-  const response = await fetch(url, { method });
+async function call(client: AdminClient, path: string, method: string): Promise<{ ok: boolean; body: unknown }> {
+  const response = await client.fetch(path, { method });
   return { ok: response.ok, body: await response.json() };
 }
 

@@ -3,7 +3,9 @@ import { fileURLToPath } from 'node:url';
 import { buildApp } from '../app.js';
 import { ConfigError } from '../config/document.js';
 import { createServices } from '../services.js';
+import { SIGN_IN_LINK_MINUTES } from '../access/admin-credential.js';
 import { isLoopbackBind } from '../access/hosts.js';
+import { signInUrl } from '../http/admin-session.js';
 import { createLogger } from '../log-format.js';
 import { writeFileAtomic } from '../store/files.js';
 import { DataDirectoryBusyError } from '../store/lock.js';
@@ -87,6 +89,11 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
       : shown;
   writeFileAtomic(services.paths.server, JSON.stringify({ pid: process.pid, url: local }), 0o600);
   context.stdout.write(`Hearth listening on ${shown}\n`);
+  // The app's admin screens need a sign-in; the link is for the person at this terminal only.
+  const link = services.admin.issueLink();
+  context.stderr.write(
+    `Sign the app in on this machine (one-time link, valid ${SIGN_IN_LINK_MINUTES} minutes; \`hearth open\` makes another): ${signInUrl(new URL(local).host, link.code)}\n`,
+  );
   if ((await services.catalog.local()).length === 0) {
     log.warn(`No models found. Copy a .gguf file into ${services.paths.models}, pass --models-dir DIR, or run: hearth pull <huggingface-repo>`);
   }

@@ -4,7 +4,9 @@ import { FailureLimiter } from '../access/failures.js';
 import { HearthError } from '../errors.js';
 import type { ServerSettings } from '#shared/api/config.js';
 import type { RouteScope } from '#shared/api/access.js';
-import { hostName, isLoopbackAddress, isLoopbackBind, isLoopbackName, ownOrigin } from '../access/hosts.js';
+import type { AdminCredential } from '../access/admin-credential.js';
+import { hostName, isLoopbackAddress, isLoopbackBind, isLoopbackName, ownOrigin, proxyHeaderOf } from '../access/hosts.js';
+import { presentsAdminCredential } from './admin-session.js';
 
 export type RouteFamily = RouteScope | 'admin' | 'public';
 
@@ -12,6 +14,13 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Who is calling: the key's grant, or null when no key was presented. */
     grant: KeyGrant | null;
+  }
+  interface FastifyContextConfig {
+    /**
+     * false on the few admin routes that carry their own proof instead of the admin credential
+     * (the app's sign-in, whose one-time code is the proof; the OAuth redirect, whose state is).
+     */
+    adminCredential?: boolean;
   }
 }
 
@@ -28,18 +37,20 @@ export function familyOf(path: string): RouteFamily {
 
 const ALLOWED_HEADERS = 'authorization, content-type, x-service-agent-id, mcp-session-id, mcp-protocol-version, last-event-id';
 
-/**
- * The perimeter, checked before any route runs: Host (DNS rebinding), Origin (CORS), admin
- * loopback rule, keys and their scopes, and the per-key concurrency cap. Forwarded headers
- * never count: only the socket peer does.
- */
 /** What the perimeter needs of the running server. */
 export interface PerimeterInputs {
   /** The server settings in force (they change when a configuration is applied). */
   server(): ServerSettings;
   keys: Pick<KeyStore, 'verify'>;
+  admin: Pick<AdminCredential, 'acceptsToken' | 'acceptsSession'>;
 }
 
+/**
+ * The perimeter, checked before any route runs: Host (DNS rebinding), Origin (CORS), the admin
+ * rule (loopback peer, no proxy, the admin credential), keys and their scopes, and the per-key
+ * concurrency cap. Forwarded headers never vouch for anyone: only the socket peer does, and a
+ * request that carries one came through a proxy, so it is treated as remote.
+ */
 export function installPerimeter(app: FastifyInstance, inputs: PerimeterInputs): void {
   const failures = new FailureLimiter();
   const open = new Map<string, number>();
@@ -52,6 +63,7 @@ export function installPerimeter(app: FastifyInstance, inputs: PerimeterInputs):
     const family = familyOf(request.routeOptions.url ?? decodedPath(request));
     const host = hostName(request.headers.host);
     const peerIsLoopback = isLoopbackAddress(request.socket.remoteAddress);
+    const proxyHeader = proxyHeaderOf(request.headers);
 
     if (family === 'admin' && !isLoopbackName(host)) {
       throw new HearthError('host_not_allowed', `Admin routes need a loopback Host (127.0.0.1, localhost or [::1]), not "${request.headers.host ?? ''}".`);
@@ -70,8 +82,16 @@ export function installPerimeter(app: FastifyInstance, inputs: PerimeterInputs):
     if (family === 'admin') {
       if (!peerIsLoopback)
         throw new HearthError('permission_denied', 'Admin routes are only available from the machine Hearth runs on (loopback). A key does not change that.');
+      if (proxyHeader)
+        throw new HearthError(
+          'permission_denied',
+          `Admin routes do not answer requests that came through a proxy (this one carries ${proxyHeader}). Use them on the machine Hearth runs on, at its loopback address.`,
+        );
       if (origin !== undefined && origin !== own)
         throw new HearthError('origin_not_allowed', `Admin routes accept no cross-origin requests (Origin ${origin}).`);
+      if (request.routeOptions.config?.adminCredential !== false && !presentsAdminCredential(request, inputs.admin)) {
+        throw new HearthError('admin_credential_required');
+      }
     } else if (origin !== undefined && origin !== own) {
       const origins = server.cors.origins;
       const allowed = origins.includes('*') || origins.includes(origin);
@@ -91,7 +111,7 @@ export function installPerimeter(app: FastifyInstance, inputs: PerimeterInputs):
     if (request.method === 'OPTIONS' && request.headers['access-control-request-method']) return reply.status(204).send();
 
     if (family === 'public' || family === 'admin') return;
-    request.grant = authenticate(request, inputs.keys, failures, server.auth.required);
+    request.grant = authenticate(request, inputs.keys, failures, server.auth.required || proxyHeader !== undefined, proxyHeader);
     if (!request.grant) return;
     if (!request.grant.scopes.includes(family)) {
       throw new HearthError('permission_denied', `This key may not use ${family} routes (its scopes: ${request.grant.scopes.join(', ') || 'none'}).`);
@@ -131,13 +151,25 @@ function loopbackBound(request: FastifyRequest): boolean {
   return loopback;
 }
 
-function authenticate(request: FastifyRequest, keys: PerimeterInputs['keys'], failures: FailureLimiter, required: boolean): KeyGrant | null {
+/** `required` is true when auth is on, and for every request that came through a proxy (named by `proxyHeader`). */
+function authenticate(
+  request: FastifyRequest,
+  keys: PerimeterInputs['keys'],
+  failures: FailureLimiter,
+  required: boolean,
+  proxyHeader: string | undefined,
+): KeyGrant | null {
   const header = request.headers.authorization;
   const token = /^bearer\s+/i.test(header ?? '') ? header!.replace(/^bearer\s+/i, '').trim() : undefined;
   // With auth off, tokens that are not Hearth keys are ignored: OpenAI clients always send one.
   if (!token || (!required && !token.startsWith(KEY_PREFIX))) {
     if (!required) return null;
-    throw new HearthError('invalid_api_key', 'This server requires an access key: send Authorization: Bearer <key>. Create one with `hearth keys create`.');
+    throw new HearthError(
+      'invalid_api_key',
+      proxyHeader
+        ? `This request came through a proxy (it carries ${proxyHeader}), so it needs an access key: send Authorization: Bearer <key>. Create one with \`hearth keys create\`.`
+        : 'This server requires an access key: send Authorization: Bearer <key>. Create one with `hearth keys create`.',
+    );
   }
   const address = request.socket.remoteAddress ?? 'unknown';
   const wait = failures.waitSeconds(address);

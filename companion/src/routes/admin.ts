@@ -2,13 +2,15 @@ import type { FastifyInstance } from 'fastify';
 import { configRoutes } from './admin/config.js';
 import { keyRoutes } from './admin/keys.js';
 import { mcpAdminRoutes } from './admin/mcp.js';
+import { sessionRoutes } from './admin/session.js';
 import { statusRoutes } from './admin/status.js';
 import type { RouteOptions } from './plugin.js';
 
-/** The admin family: loopback only (enforced by the perimeter for every /admin path). */
+/** The admin family: loopback only, with the admin credential (both enforced by the perimeter for every /admin path). */
 export async function adminRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
   await app.register(statusRoutes, options);
   await app.register(keyRoutes, options);
   await app.register(configRoutes, options);
   await app.register(mcpAdminRoutes, options);
+  await app.register(sessionRoutes, options);
 }

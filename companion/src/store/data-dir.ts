@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -7,6 +7,8 @@ export interface DataPaths {
   root: string;
   config: string;
   secrets: string;
+  /** The local admin credential (mode 0600). */
+  adminToken: string;
   database: string;
   lock: string;
   /** Where a running companion says where it listens (for the CLI). */
@@ -26,6 +28,7 @@ export function dataPaths(root: string): DataPaths {
     root: absolute,
     config: join(absolute, 'config.yaml'),
     secrets: join(absolute, 'secrets.json'),
+    adminToken: join(absolute, 'admin-token'),
     database: join(absolute, 'hearth.db'),
     lock: join(absolute, 'hearth.lock'),
     server: join(absolute, 'server.json'),
@@ -35,6 +38,8 @@ export function dataPaths(root: string): DataPaths {
   };
 }
 
+/** Creates the folders; the data folder itself is private to its owner (0700), even if it existed. */
 export function createDataDirectory(paths: DataPaths): void {
   for (const directory of [paths.root, paths.models, paths.images, paths.logs]) mkdirSync(directory, { recursive: true, mode: 0o700 });
+  chmodSync(paths.root, 0o700);
 }

@@ -27,3 +27,15 @@ export interface ServerStatus {
   loaded: LoadedModelStatus[];
   providers: ProviderStatus[];
 }
+
+/** POST /admin/session: the one-time code from a sign-in link (the part after `#`). */
+export interface SignInRequest {
+  code: string;
+}
+
+/** POST /admin/session/links: a one-time sign-in link for the app. */
+export interface SignInLink {
+  /** `http://127.0.0.1:PORT/sign-in#CODE`: opening it signs the app in on this machine. */
+  url: string;
+  expires_at: string;
+}

@@ -33,6 +33,7 @@ export const ERROR_CODES = [
   'model_load_failed',
   'model_not_chat',
   'invalid_api_key',
+  'admin_credential_required',
   'permission_denied',
   'upgrade_required',
   'rate_limit_exceeded',

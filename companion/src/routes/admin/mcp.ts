@@ -27,31 +27,36 @@ export async function mcpAdminRoutes(app: FastifyInstance, { services }: RouteOp
     return services.mcp.beginLogin(request.params.name, `http://${host}${OAUTH_CALLBACK_PATH}`);
   });
 
-  app.get<{ Querystring: { code?: string; state?: string; error?: string; error_description?: string } }>(OAUTH_CALLBACK_PATH, async (request, reply) => {
-    const { code, state, error, error_description: description } = request.query;
-    const page = (status: number, title: string, text: string) =>
-      reply
-        .status(status)
-        .type('text/html; charset=utf-8')
-        .header('cache-control', 'no-store')
-        .header('content-security-policy', "default-src 'none'")
-        .send(`<!doctype html><meta charset="utf-8"><title>${escape(title)}</title><h1>${escape(title)}</h1><p>${escape(text)}</p>`);
-    if (error) return page(400, 'Sign-in was not completed', `The authorization server answered: ${error}${description ? ` (${description})` : ''}.`);
-    if (!code || !state) return page(400, 'Sign-in was not completed', 'The redirect carries no code or state.');
-    try {
-      const status = await services.mcp.finishLogin(state, code);
-      const connected = status.state === 'connected';
-      return page(
-        200,
-        connected ? `Signed in to ${status.name}` : `Signed in; ${status.name} is ${status.state}`,
-        connected ? 'Hearth is connected to the service. You can close this window.' : (status.message ?? 'See hearth mcp status.'),
-      );
-    } catch (failure) {
-      const message = failure instanceof HearthError ? failure.message : 'Sign-in failed; details are in the server log.';
-      if (!(failure instanceof HearthError)) request.log.error({ err: failure }, 'OAuth sign-in failed');
-      return page(400, 'Sign-in failed', message);
-    }
-  });
+  // The authorization server redirects the browser here: the state it carries is the proof, not the admin credential.
+  app.get<{ Querystring: { code?: string; state?: string; error?: string; error_description?: string } }>(
+    OAUTH_CALLBACK_PATH,
+    { config: { adminCredential: false } },
+    async (request, reply) => {
+      const { code, state, error, error_description: description } = request.query;
+      const page = (status: number, title: string, text: string) =>
+        reply
+          .status(status)
+          .type('text/html; charset=utf-8')
+          .header('cache-control', 'no-store')
+          .header('content-security-policy', "default-src 'none'")
+          .send(`<!doctype html><meta charset="utf-8"><title>${escape(title)}</title><h1>${escape(title)}</h1><p>${escape(text)}</p>`);
+      if (error) return page(400, 'Sign-in was not completed', `The authorization server answered: ${error}${description ? ` (${description})` : ''}.`);
+      if (!code || !state) return page(400, 'Sign-in was not completed', 'The redirect carries no code or state.');
+      try {
+        const status = await services.mcp.finishLogin(state, code);
+        const connected = status.state === 'connected';
+        return page(
+          200,
+          connected ? `Signed in to ${status.name}` : `Signed in; ${status.name} is ${status.state}`,
+          connected ? 'Hearth is connected to the service. You can close this window.' : (status.message ?? 'See hearth mcp status.'),
+        );
+      } catch (failure) {
+        const message = failure instanceof HearthError ? failure.message : 'Sign-in failed; details are in the server log.';
+        if (!(failure instanceof HearthError)) request.log.error({ err: failure }, 'OAuth sign-in failed');
+        return page(400, 'Sign-in failed', message);
+      }
+    },
+  );
 }
 
 function escape(text: string): string {
