@@ -6,7 +6,9 @@ import { HearthError } from '../errors.js';
 import type { Db } from '../store/database.js';
 import { writeFileAtomic } from '../store/files.js';
 import { editConfigText } from './edit-text.js';
+import { isPlainObject } from './merge.js';
 import { planChange, type PlanContext } from './plan.js';
+import { configSchema } from './schema.js';
 
 /** What planning and applying need of the running server, and nothing more. */
 export interface ConfigTarget {
@@ -77,8 +79,18 @@ export async function apply(target: ConfigTarget, request: { document: unknown; 
 }
 
 export function serialize(document: ConfigDocument, format: 'yaml' | 'json' = 'yaml'): string {
-  if (format === 'json') return `${JSON.stringify(document, null, 2)}\n`;
-  return `# Hearth configuration (version 1). Secrets appear only as secret:NAME or env:NAME references.\n${stringify(document)}`;
+  const ordered = inSchemaOrder(document, configSchema);
+  if (format === 'json') return `${JSON.stringify(ordered, null, 2)}\n`;
+  return `# Hearth configuration (version 1). Secrets appear only as secret:NAME or env:NAME references.\n${stringify(ordered)}`;
+}
+
+/** Keys in the order the schema lists them, so an export reads the same whatever order config.yaml uses. */
+function inSchemaOrder(value: unknown, schema: object): unknown {
+  const { properties = {}, items = {} } = schema as { properties?: Record<string, object>; items?: object };
+  if (Array.isArray(value)) return value.map((item) => inSchemaOrder(item, items));
+  if (!isPlainObject(value)) return value;
+  const keys = [...Object.keys(properties).filter((key) => key in value), ...Object.keys(value).filter((key) => !(key in properties))];
+  return Object.fromEntries(keys.map((key) => [key, inSchemaOrder(value[key], properties[key] ?? {})]));
 }
 
 function invalid(problems: ConfigProblem[]): HearthError {
