@@ -4,22 +4,29 @@ import { parseArgs } from 'node:util';
 import { dataPaths, defaultDataDirectory } from '../companion/src/store/data-dir.js';
 import { defaultSeed, modelSizes, writeTinyModel, type ModelSize } from './gguf/write-model.js';
 
-const usage = `Usage: npm run model:tiny -- [OUT.gguf] [--size ${modelSizes.join('|')}] [--seed N] [--data-dir DIR]
+const usage = `Usage: npm run model:tiny -- [OUT.gguf] [--size ${modelSizes.join('|')}] [--seed N] [--embedding] [--data-dir DIR]
 Writes a deterministic random-weight GGUF test model (default: --size tiny --seed ${defaultSeed}).
+--embedding writes an embedding model (mean pooling, no chat template) for /v1/embeddings.
 Without OUT it goes into the data folder's models/ (--data-dir, else HEARTH_DATA_DIR, else ~/.hearth)
-as SIZE.gguf, so a companion on that data folder lists it as the model "SIZE" (e.g. "tiny").`;
+as SIZE.gguf (SIZE-embedding.gguf), so a companion on that data folder lists it as the model "tiny"
+(or "small", "tiny-embedding").`;
 
 function fail(message: string): never {
   console.error(`${message}\n${usage}`);
   process.exit(2);
 }
 
-function readArguments(): { outPath: string; size: ModelSize; seed: number } {
+function readArguments(): { outPath: string; size: ModelSize; seed: number; embedding: boolean } {
   let parsed;
   try {
     parsed = parseArgs({
       allowPositionals: true,
-      options: { size: { type: 'string', default: 'tiny' }, seed: { type: 'string', default: String(defaultSeed) }, 'data-dir': { type: 'string' } },
+      options: {
+        size: { type: 'string', default: 'tiny' },
+        seed: { type: 'string', default: String(defaultSeed) },
+        embedding: { type: 'boolean', default: false },
+        'data-dir': { type: 'string' },
+      },
     });
   } catch (error) {
     fail((error as Error).message);
@@ -31,10 +38,11 @@ function readArguments(): { outPath: string; size: ModelSize; seed: number } {
   const seed = Number(values.seed);
   if (!/^\d+$/.test(values.seed) || seed > 0xffffffff) fail(`Seed must be an integer from 0 to ${0xffffffff}.`);
   const models = dataPaths(values['data-dir'] ?? process.env.HEARTH_DATA_DIR ?? defaultDataDirectory()).models;
-  return { outPath: positionals[0] ?? join(models, `${size}.gguf`), size, seed };
+  const outPath = positionals[0] ?? join(models, `${size}${values.embedding ? '-embedding' : ''}.gguf`);
+  return { outPath, size, seed, embedding: values.embedding };
 }
 
-const { outPath, size, seed } = readArguments();
+const { outPath, size, seed, embedding } = readArguments();
 mkdirSync(dirname(outPath), { recursive: true });
-const { path, bytes } = await writeTinyModel(outPath, { size, seed });
-console.log(`${path} ${bytes} bytes (${(bytes / 1e6).toFixed(1)} MB, ${size}, seed ${seed})`);
+const { path, bytes } = await writeTinyModel(outPath, { size, seed, embedding });
+console.log(`${path} ${bytes} bytes (${(bytes / 1e6).toFixed(1)} MB, ${size}${embedding ? ' embedding' : ''}, seed ${seed})`);

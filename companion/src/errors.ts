@@ -30,6 +30,7 @@ export const ERRORS: Record<ErrorCode, ErrorRow> = {
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'This method is not allowed on this path.' },
   model_load_failed: { status: 500, type: 'server_error', message: 'The model could not be loaded.' },
   model_not_chat: { status: 400, type: 'invalid_request_error', message: 'This model cannot chat (it is an embedding model).' },
+  model_not_embedding: { status: 400, type: 'invalid_request_error', message: 'This model does not produce embeddings (it is a chat model).' },
   invalid_api_key: { status: 401, type: 'authentication_error', message: 'A valid API key is required.' },
   admin_credential_required: {
     status: 401,

@@ -2,6 +2,7 @@ import { totalmem } from 'node:os';
 import { loadConfigFile } from './config/document.js';
 import { ModelCatalog } from './models/catalog.js';
 import { Engine } from './inference/engine.js';
+import { Embeddings } from './inference/embeddings.js';
 import { RemoteProviders } from './providers/remote.js';
 import { ResponseStore } from './store/responses.js';
 import { AdminCredential } from './access/admin-credential.js';
@@ -39,6 +40,8 @@ export interface Services {
   /** The local admin credential (`<data-dir>/admin-token`) and the app's sign-in links. */
   admin: AdminCredential;
   engine: Engine;
+  /** Embedding models, loaded through the engine (one loader, one memory budget). */
+  embeddings: Embeddings;
   remote: RemoteProviders;
   catalog: ModelCatalog;
   responses: ResponseStore;
@@ -65,7 +68,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const config = loadConfigFile(paths.config, (warning) => options.log.warn(warning));
     const db = openDatabase(paths.database);
     const secrets = new SecretStore(paths.secrets);
-    const engine = new Engine({ ...engineSettings(config), threadMemory: threadMemory(db), log: options.log });
+    const threads = threadMemory(db);
+    const engine = new Engine({ ...engineSettings(config), threadMemory: threads, log: options.log });
     const remote = new RemoteProviders(config.providers, secrets.resolve);
     const scanOf = (document: ConfigDocument) => ({
       modelsDirs: [paths.models, ...(options.modelsDirs ?? document.models.dirs)],
@@ -74,6 +78,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const catalog = new ModelCatalog(scanOf(config), engine, remote);
     const shutdown = new AbortController();
     let closed = false;
+    const embeddings = new Embeddings(engine, () => engineSettings(services.config), options.log, threads);
     const services: Services = {
       version: options.version,
       paths,
@@ -83,6 +88,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       keys: new KeyStore(db),
       admin: new AdminCredential(paths.adminToken),
       engine,
+      embeddings,
       remote,
       catalog,
       responses: new ResponseStore(db),
@@ -90,13 +96,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         db,
         settings: () => services.config.memory,
         models: localMemoryModels({ catalog, engine, modelId: () => services.config.memory.model, contextSize: () => services.config.models.context_size }),
-        embeddings: localEmbeddingModels({
-          catalog,
-          modelId: () => services.config.memory.embedding_model,
-          gpu: () => services.config.models.gpu,
-          threads: () => services.config.models.threads,
-          log: options.log,
-        }),
+        embeddings: localEmbeddingModels({ catalog, embeddings, modelId: () => services.config.memory.embedding_model, log: options.log }),
         log: options.log,
       }),
       mcp: new McpManager({ services: config.mcp_services, secrets, log: options.log, version: options.version }),

@@ -6,6 +6,12 @@ export type ModelSize = 'tiny' | 'small';
 export interface TinyModelOptions {
   size?: ModelSize;
   seed?: number;
+  /**
+   * An embedding model instead of a chat model: the same network with mean pooling declared
+   * (`llama.pooling_type`) and no chat template. llama.cpp then pools the last hidden states into
+   * one vector per input, and Hearth lists the model with the embedding capability only.
+   */
+  embedding?: boolean;
 }
 
 interface Shape {
@@ -137,10 +143,16 @@ function encodeValue(value: MetadataValue): Buffer {
   return array(ggufType.int32, value.int32s.length, [int32s(value.int32s)]);
 }
 
-function metadata(size: ModelSize, shape: Shape, vocabulary: Vocabulary): Record<string, MetadataValue> {
+/** llama.cpp's LLAMA_POOLING_TYPE_MEAN. */
+const meanPooling = 1;
+
+function metadata(size: ModelSize, shape: Shape, vocabulary: Vocabulary, embedding: boolean): Record<string, MetadataValue> {
+  const kind: Record<string, MetadataValue> = embedding
+    ? { 'llama.pooling_type': { uint32: meanPooling } }
+    : { 'tokenizer.chat_template': { string: chatTemplate } };
   return {
     'general.architecture': { string: 'llama' },
-    'general.name': { string: `Hearth ${size} test model` },
+    'general.name': { string: `Hearth ${size} test ${embedding ? 'embedding ' : ''}model` },
     'general.alignment': { uint32: alignment },
     'general.file_type': { uint32: 0 },
     'llama.context_length': { uint32: contextLength },
@@ -159,7 +171,7 @@ function metadata(size: ModelSize, shape: Shape, vocabulary: Vocabulary): Record
     'tokenizer.ggml.eos_token_id': { uint32: vocabulary.end },
     'tokenizer.ggml.unknown_token_id': { uint32: vocabulary.unknown },
     'tokenizer.ggml.padding_token_id': { uint32: vocabulary.unknown },
-    'tokenizer.chat_template': { string: chatTemplate },
+    ...kind,
   };
 }
 
@@ -201,7 +213,7 @@ function matrix(name: string, columns: number, rows: number, quietRow?: number):
   };
 }
 
-function tensors(shape: Shape, vocabulary: Vocabulary): Tensor[] {
+function tensors(shape: Shape, vocabulary: Vocabulary, pooled: boolean): Tensor[] {
   const { embedding, feedForward } = shape;
   const kvWidth = (embedding / shape.heads) * shape.kvHeads;
   const vocabularySize = vocabulary.tokens.length;
@@ -222,6 +234,8 @@ function tensors(shape: Shape, vocabulary: Vocabulary): Tensor[] {
       dims: [embedding, vocabularySize],
       fill: (values, random) => {
         fillUniform(values, random, 1);
+        // An embedding model samples nothing, so it needs no anchor (which would make every vector alike).
+        if (pooled) return;
         for (let token = 0; token < vocabularySize; token++) values[token * embedding + anchorDimension] = anchor;
       },
     },
@@ -258,12 +272,12 @@ function layout(options: TinyModelOptions): Layout {
   const shape = shapes[size];
   const vocabulary = buildVocabulary();
   let dataBytes = 0;
-  const placed = tensors(shape, vocabulary).map((tensor) => {
+  const placed = tensors(shape, vocabulary, options.embedding ?? false).map((tensor) => {
     const offset = alignUp(dataBytes);
     dataBytes = offset + elementCount(tensor) * 4;
     return { tensor, offset };
   });
-  const entries = Object.entries(metadata(size, shape, vocabulary));
+  const entries = Object.entries(metadata(size, shape, vocabulary, options.embedding ?? false));
   const header = Buffer.concat([
     Buffer.from('GGUF', 'latin1'),
     uint32(3),

@@ -221,7 +221,11 @@ export async function startMockProvider(options: MockProviderOptions = {}): Prom
       sendJson(res, 200, {
         object: 'list',
         model: String(record.body.model),
-        data: inputs.map((_, index) => ({ object: 'embedding', index, embedding: [0.1, 0.2, 0.3] })),
+        data: inputs.map((_, index) => ({
+          object: 'embedding',
+          index,
+          embedding: record.body.encoding_format === 'base64' ? Buffer.from(new Float32Array([0.1, 0.2, 0.3]).buffer).toString('base64') : [0.1, 0.2, 0.3],
+        })),
         usage: { prompt_tokens: inputs.length, total_tokens: inputs.length },
       });
       return;

@@ -3,23 +3,37 @@ import { writeTinyModel } from '../../scripts/gguf/write-model.js';
 import { tempFolder } from './temp.js';
 
 const seed = 1;
-let pending: Promise<string> | undefined;
+const pending = new Map<string, Promise<string>>();
 
 /*
  * Generated once per test file (a few milliseconds) into a folder removed after it, so a change
  * to the generator can never leave tests on a stale file and no run leaves models behind.
  */
-async function generateTinyModel(): Promise<string> {
-  const path = join(tempFolder('models'), `tiny-${seed}.gguf`);
-  await writeTinyModel(path, { size: 'tiny', seed });
+async function generateTinyModel(embedding: boolean): Promise<string> {
+  const path = join(tempFolder('models'), `tiny-${embedding ? 'embedding-' : ''}${seed}.gguf`);
+  await writeTinyModel(path, { size: 'tiny', seed, embedding });
+  return path;
+}
+
+function generated(embedding: boolean): Promise<string> {
+  const key = embedding ? 'embedding' : 'chat';
+  let path = pending.get(key);
+  if (!path) {
+    path = generateTinyModel(embedding).catch((error: unknown) => {
+      pending.delete(key);
+      throw error;
+    });
+    pending.set(key, path);
+  }
   return path;
 }
 
 /** Path of the deterministic tiny GGUF test model. */
 export function tinyModelPath(): Promise<string> {
-  pending ??= generateTinyModel().catch((error: unknown) => {
-    pending = undefined;
-    throw error;
-  });
-  return pending;
+  return generated(false);
+}
+
+/** Path of the deterministic tiny GGUF embedding model (`npm run model:tiny -- OUT --embedding`). */
+export function tinyEmbeddingModelPath(): Promise<string> {
+  return generated(true);
 }

@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import { ChatMLChatWrapper, getLlama, LlamaChatSession, readGgufFileInfo, resolveChatWrapper, type Token } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tinyModelBytes, writeTinyModel, type ModelSize } from '../../scripts/gguf/write-model.js';
+import { readGgufSummary } from '../../companion/src/models/gguf-metadata.js';
 import { cleanEnv, REPO_ROOT, runNode } from '../helpers/hearth-process.js';
-import { tinyModelPath } from '../helpers/models.js';
+import { tinyEmbeddingModelPath, tinyModelPath } from '../helpers/models.js';
 
 const SCRIPT = fileURLToPath(new URL('../../scripts/model-tiny.ts', import.meta.url));
 const TSX = join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
@@ -122,6 +123,34 @@ describe('tiny model in node-llama-cpp', () => {
       expect(text.trim().length).toBeGreaterThan(0);
       expect(text).not.toContain('\uFFFD');
       expect(Buffer.from(text, 'utf8').toString('utf8')).toBe(text);
+    } finally {
+      await model.dispose();
+    }
+  });
+});
+
+describe('tiny embedding model (--embedding)', () => {
+  it('declares mean pooling and no chat template, so it is listed as an embedding model only', async () => {
+    const path = await tinyEmbeddingModelPath();
+    const info = await readGgufFileInfo(path);
+    expect((info.architectureMetadata as { pooling_type?: number }).pooling_type).toBe(1);
+    expect(info.metadata.tokenizer.chat_template).toBeUndefined();
+    const { size, mtimeMs } = await stat(path);
+    expect((await readGgufSummary(path, size, mtimeMs)).capabilities).toEqual(['embedding']);
+    expect((await readGgufSummary(await tinyModelPath(), (await stat(await tinyModelPath())).size, 0)).capabilities).toEqual(['chat', 'tools']);
+  });
+
+  it('gives one vector per text from node-llama-cpp’s embedding context: the same text alike, others apart', async () => {
+    const llama = await getLlama({ gpu: false });
+    const model = await llama.loadModel({ modelPath: await tinyEmbeddingModelPath() });
+    try {
+      const context = await model.createEmbeddingContext({ contextSize: 256, threads: 1 });
+      const first = await context.getEmbeddingFor('hello world');
+      const again = await context.getEmbeddingFor('hello world');
+      const other = await context.getEmbeddingFor('the quick brown fox');
+      expect(first.vector).toHaveLength(64);
+      expect(first.calculateCosineSimilarity(again)).toBeCloseTo(1, 6);
+      expect(first.calculateCosineSimilarity(other)).toBeLessThan(0.9);
     } finally {
       await model.dispose();
     }

@@ -18,7 +18,7 @@ export type Wrong = Assignable<{ id: string; object: 'chat.completion'; created:
 `,
   });
 
-  it('are assignable to the SDK types (chat completion request, response and chunk, models, Responses objects and events)', () => {
+  it('are assignable to the SDK types (models, chat completions, Responses objects, events and input items, embeddings)', () => {
     expect(problems(built, CHECKS)).toEqual([]);
   });
 

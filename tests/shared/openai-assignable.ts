@@ -6,9 +6,19 @@
  */
 import type OpenAI from 'openai';
 import type { PageResponse } from 'openai/core/pagination';
+import type { ResponseItemList } from 'openai/resources/responses/input-items';
 import type { ResponseCreateParamsBase } from 'openai/resources/responses/responses';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ModelList, ModelRecord } from '#shared/api/openai.js';
-import type { InputItem, ResponseCreateRequest, ResponseDeleted, ResponseObject, ResponseStreamEvent } from '#shared/api/responses.js';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionRequest,
+  Embedding,
+  EmbeddingList,
+  EmbeddingRequest,
+  ModelList,
+  ModelRecord,
+} from '#shared/api/openai.js';
+import type { InputItem, InputItemList, ResponseCreateRequest, ResponseDeleted, ResponseObject, ResponseStreamEvent } from '#shared/api/responses.js';
 
 /** Compiles only when A is assignable to B. */
 type Assignable<A extends B, B> = [A, B];
@@ -42,4 +52,10 @@ export type Checks = [
   Assignable<ResponseObject, SentResponse>,
   Assignable<ResponseStreamEvent, Sent<OpenAI.Responses.ResponseStreamEvent>>,
   Assignable<ResponseDeleted, { id: string; object: 'response'; deleted: boolean }>,
+  // An empty page has no first or last item: Hearth sends null where the SDK's type says string.
+  Assignable<InputItemList, Omit<ResponseItemList, 'first_id' | 'last_id'> & { first_id: string | null; last_id: string | null }>,
+  // POST /v1/embeddings (a base64 embedding is a string on the wire; the SDK types the decoded array)
+  Assignable<EmbeddingRequest, Optional<OpenAI.EmbeddingCreateParams>>,
+  Assignable<Omit<Embedding, 'embedding'> & { embedding: number[] }, OpenAI.Embedding>,
+  Assignable<Omit<EmbeddingList, 'data'> & { data: (Omit<Embedding, 'embedding'> & { embedding: number[] })[] }, OpenAI.CreateEmbeddingResponse>,
 ];

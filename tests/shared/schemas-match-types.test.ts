@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '../../companion/src/config/schema.js';
 import { chatCompletionBody } from '../../companion/src/routes/openai/chat-schema.js';
+import { embeddingBody } from '../../companion/src/routes/openai/embeddings-schema.js';
 import { responseCreateBody } from '../../companion/src/routes/openai/responses-schema.js';
 import * as memory from '../../companion/src/routes/memory/schemas.js';
 import { fieldDifferences } from './schema-fields.js';
@@ -20,6 +21,7 @@ const type = (file: string, name: string) => exportedType(built, sharedFile(file
 const PAIRS: [string, object, string, string][] = [
   ['POST /v1/chat/completions', chatCompletionBody, 'openai.ts', 'ChatCompletionRequest'],
   ['POST /v1/responses', responseCreateBody, 'responses.ts', 'ResponseCreateRequest'],
+  ['POST /v1/embeddings', embeddingBody, 'openai.ts', 'EmbeddingRequest'],
   ['POST /memory/ingest', memory.ingestBody, 'memory.ts', 'MemoryIngestRequest'],
   ['POST /memory/delegated', memory.delegatedBody, 'memory.ts', 'MemoryDelegatedRequest'],
   ['POST /memory/flush', memory.flushBody, 'memory.ts', 'MemoryFlushRequest'],

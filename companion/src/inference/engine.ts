@@ -1,4 +1,4 @@
-import { resolveChatWrapper, type LlamaContext, type LlamaModel } from 'node-llama-cpp';
+import { resolveChatWrapper, type Llama, type LlamaContext, type LlamaModel } from 'node-llama-cpp';
 import { HearthError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { diagnoseLoadFailure } from './diagnose.js';
@@ -53,6 +53,8 @@ export class Engine {
   private readonly failures = new Map<string, { stamp: string; message: string }>();
   /** Generations in progress: closing waits for them, so a model is never disposed under one. */
   private readonly running = new Set<Promise<GenerationResult>>();
+  /** Models held outside the chat pool (embedding contexts); see the end of the class. */
+  private readonly residents = new Map<string, Resident>();
   private closed = false;
 
   constructor(private options: EngineOptions) {}
@@ -63,7 +65,7 @@ export class Engine {
   }
 
   isLoaded(id: string): boolean {
-    return this.loaded.has(id);
+    return this.loaded.has(id) || this.residents.has(id);
   }
 
   /** Why a model failed to load, while the file is unchanged. */
@@ -73,15 +75,18 @@ export class Engine {
   }
 
   status(): LoadedStatus[] {
-    return [...this.loaded.values()].map((entry) => ({
-      id: entry.info.id,
-      threads: entry.threads,
-      contextSize: entry.runtime.contextSize,
-      sequences: entry.pool.capacity,
-      busy: entry.pool.busy,
-      queued: entry.pool.queued,
-      generatedTokens: entry.generatedTokens,
-    }));
+    const residents = [...this.residents.values()].map((resident) => resident.status());
+    return [...this.loaded.values()]
+      .map((entry) => ({
+        id: entry.info.id,
+        threads: entry.threads,
+        contextSize: entry.runtime.contextSize,
+        sequences: entry.pool.capacity,
+        busy: entry.pool.busy,
+        queued: entry.pool.queued,
+        generatedTokens: entry.generatedTokens,
+      }))
+      .concat(residents);
   }
 
   async run(info: ModelFile, request: GenerationRequest): Promise<GenerationResult> {
@@ -118,6 +123,7 @@ export class Engine {
   }
 
   async unload(id: string): Promise<boolean> {
+    if (this.residents.has(id)) return this.release(id);
     const entry = this.loaded.get(id);
     if (!entry) return false;
     this.loaded.delete(id);
@@ -133,23 +139,13 @@ export class Engine {
     this.closed = true;
     await Promise.allSettled([...this.loading.values()]);
     await Promise.allSettled([...this.running]);
-    for (const id of [...this.loaded.keys()]) await this.unload(id);
+    for (const id of [...this.loaded.keys(), ...this.residents.keys()]) await this.unload(id);
   }
 
   private async loadNow(info: ModelFile): Promise<Loaded> {
     await this.makeRoom(info);
     const log = this.options.log;
-    const llama = await loadLlama(this.options.gpu);
-    let model: LlamaModel;
-    try {
-      model = await llama.loadModel({ modelPath: info.path });
-    } catch (error) {
-      const reason = (await diagnoseLoadFailure(info.path)) ?? (error instanceof Error ? error.message : String(error));
-      const message = `${info.id} could not be loaded from ${info.path}: ${reason}`;
-      this.failures.set(info.id, { stamp: stamp(info), message });
-      log.error({ model: info.id, err: error }, 'model load failed');
-      throw new HearthError('model_load_failed', message, { param: 'model' });
-    }
+    const { llama, model } = await this.openFile(info);
     try {
       const threads = await this.chooseThreads(info, model, llama.cpuMathCores);
       const contextSize = Math.min(this.options.contextSize, model.trainContextSize);
@@ -172,10 +168,7 @@ export class Engine {
       return entry;
     } catch (error) {
       await model.dispose();
-      if (error instanceof HearthError) throw error;
-      const message = `${info.id} loaded but its context could not be created: ${error instanceof Error ? error.message : String(error)}`;
-      this.failures.set(info.id, { stamp: stamp(info), message });
-      throw new HearthError('model_load_failed', message, { param: 'model' });
+      throw this.contextFailure(info, error);
     }
   }
 
@@ -201,15 +194,78 @@ export class Engine {
         { param: 'model' },
       );
     }
-    const used = () => [...this.loaded.values()].reduce((sum, entry) => sum + entry.bytes, 0);
-    const idle = [...this.loaded.values()].filter((entry) => entry.pool.busy === 0).sort((a, b) => a.lastUsed - b.lastUsed);
-    while (used() + needed > budget && idle.length > 0) await this.unload(idle.shift()!.info.id);
+    const held = () => [
+      ...[...this.loaded.values()].map((entry) => ({ id: entry.info.id, bytes: entry.bytes, busy: entry.pool.busy, lastUsed: entry.lastUsed })),
+      ...[...this.residents.values()].map((resident) => ({ id: resident.id, bytes: resident.bytes, busy: resident.busy(), lastUsed: resident.lastUsed() })),
+    ];
+    const used = () => held().reduce((sum, entry) => sum + entry.bytes, 0);
+    const idle = held()
+      .filter((entry) => entry.busy === 0)
+      .sort((a, b) => a.lastUsed - b.lastUsed);
+    while (used() + needed > budget && idle.length > 0) await this.unload(idle.shift()!.id);
     if (used() + needed > budget) {
       throw new HearthError(
         'server_busy',
         `Loading ${info.id} needs about ${mb(needed)} MB; the models in use leave too little of the ${mb(budget)} MB budget. Retry when they finish.`,
         { retryAfter: 10 },
       );
+    }
+  }
+
+  // ── Models held outside the chat pool (embedding contexts): the same loader, failure record and memory budget ──
+
+  /**
+   * Loads a model file for a context the caller builds and owns (an embedding context), after
+   * making room for it in the memory budget; `build` turns the model into a Resident, which then
+   * counts against the budget, is listed as loaded, and is disposed by unload(), close() or
+   * memory pressure (when idle). A model whose build fails is disposed and its failure remembered.
+   */
+  async loadResident(info: ModelFile, build: (llama: Llama, model: LlamaModel) => Promise<Resident>): Promise<Resident> {
+    if (this.closed) throw new HearthError('server_busy', 'The server is shutting down.', { retryAfter: 5 });
+    const known = this.loadError(info);
+    if (known) throw new HearthError('model_load_failed', known, { param: 'model' });
+    await this.makeRoom(info);
+    const { llama, model } = await this.openFile(info);
+    let resident: Resident;
+    try {
+      resident = await build(llama, model);
+    } catch (error) {
+      await model.dispose();
+      throw this.contextFailure(info, error);
+    }
+    this.residents.set(info.id, resident);
+    if (this.closed) await this.release(info.id);
+    return resident;
+  }
+
+  private async release(id: string): Promise<boolean> {
+    const resident = this.residents.get(id);
+    if (!resident) return false;
+    this.residents.delete(id);
+    await resident.dispose();
+    this.options.log.info({ model: id }, 'model unloaded');
+    return true;
+  }
+
+  /** A model whose context could not be created: remembered while the file is unchanged. */
+  private contextFailure(info: ModelFile, error: unknown): HearthError {
+    if (error instanceof HearthError) return error;
+    const message = `${info.id} loaded but its context could not be created: ${error instanceof Error ? error.message : String(error)}`;
+    this.failures.set(info.id, { stamp: stamp(info), message });
+    return new HearthError('model_load_failed', message, { param: 'model' });
+  }
+
+  /** llama.loadModel with the reason of a failure diagnosed and remembered while the file is unchanged. */
+  private async openFile(info: ModelFile): Promise<{ llama: Llama; model: LlamaModel }> {
+    const llama = await loadLlama(this.options.gpu);
+    try {
+      return { llama, model: await llama.loadModel({ modelPath: info.path }) };
+    } catch (error) {
+      const reason = (await diagnoseLoadFailure(info.path)) ?? (error instanceof Error ? error.message : String(error));
+      const message = `${info.id} could not be loaded from ${info.path}: ${reason}`;
+      this.failures.set(info.id, { stamp: stamp(info), message });
+      this.options.log.error({ model: info.id, err: error }, 'model load failed');
+      throw new HearthError('model_load_failed', message, { param: 'model' });
     }
   }
 
@@ -225,12 +281,24 @@ export class Engine {
   }
 }
 
+/** A model loaded through loadResident: what the engine needs to account for it and let it go. */
+export interface Resident {
+  id: string;
+  /** Its share of the memory budget. */
+  bytes: number;
+  busy(): number;
+  lastUsed(): number;
+  status(): LoadedStatus;
+  /** Frees its contexts and the model; called once, by the engine. */
+  dispose(): Promise<void>;
+}
+
 function stamp(info: ModelFile): string {
   return `${info.path}:${info.sizeBytes}`;
 }
 
 /** Weights plus a margin for the context and compute buffers. */
-function estimateBytes(info: ModelFile): number {
+export function estimateBytes(info: ModelFile): number {
   return Math.ceil(info.sizeBytes * 1.2) + 64 * 1024 * 1024;
 }
 

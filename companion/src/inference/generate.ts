@@ -12,8 +12,9 @@ import {
 import { HearthError } from '../errors.js';
 import { newId } from '../ids.js';
 import { describeTools, toChatHistory } from './chat-history.js';
+import { readForcedCall } from './forced-call.js';
 import { toGrammarSchema } from './json-schema.js';
-import { CHAT_FIELDS, type GenerationRequest, type GenerationResult, type ToolCallRecord, type ToolSpec } from './types.js';
+import { CHAT_FIELDS, type GenerationRequest, type GenerationResult, type StopReason, type ToolCallRecord, type ToolSpec } from './types.js';
 
 export interface ModelRuntime {
   llama: Llama;
@@ -76,7 +77,7 @@ export async function generate(runtime: ModelRuntime, sequence: LlamaContextSequ
     const stop = response.metadata.stopReason;
     const finishReason = stop === 'abort' ? 'cancelled' : stop === 'maxTokens' ? 'length' : 'stop';
 
-    if (forced) return forcedCall(response.response, finishReason, promptTokens, completionTokens);
+    if (forced) return forcedCall(response.response, request, finishReason, promptTokens, completionTokens);
     const calls: ToolCallRecord[] = (response.functionCalls ?? []).map((call) => ({
       id: newId('call_'),
       name: call.functionName,
@@ -94,20 +95,19 @@ export async function generate(runtime: ModelRuntime, sequence: LlamaContextSequ
   }
 }
 
-function forcedCall(text: string, finishReason: GenerationResult['finishReason'], promptTokens: number, completionTokens: number): GenerationResult {
-  try {
-    const parsed = JSON.parse(text) as { name: string; arguments: unknown };
-    return {
-      text: '',
-      toolCalls: [{ id: newId('call_'), name: parsed.name, arguments: JSON.stringify(parsed.arguments ?? {}) }],
-      finishReason: 'tool_calls',
-      promptTokens,
-      completionTokens,
-    };
-  } catch {
-    // Cut off by max_tokens or a cancel before the call was complete: report what was produced.
-    return { text, toolCalls: [], finishReason: finishReason === 'stop' ? 'length' : finishReason, promptTokens, completionTokens };
-  }
+function forcedCall(text: string, request: GenerationRequest, finishReason: StopReason, promptTokens: number, completionTokens: number): GenerationResult {
+  const call = readForcedCall(
+    text,
+    chosenTools(request).map((index) => request.tools[index]!.name),
+  );
+  return {
+    text: '',
+    toolCalls: [{ id: newId('call_'), name: call.name, arguments: call.arguments }],
+    // Cut off by max_tokens or a cancel before the call was complete: the partial call, as OpenAI reports it.
+    finishReason: call.complete ? 'tool_calls' : finishReason === 'stop' ? 'length' : finishReason,
+    promptTokens,
+    completionTokens,
+  };
 }
 
 /** Indexes of the tools a forced call may choose from. */

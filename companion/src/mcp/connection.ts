@@ -1,5 +1,14 @@
+import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CallToolResultSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  LoggingMessageNotificationSchema,
+  ProgressNotificationSchema,
+  type CallToolResult,
+  type LoggingMessageNotification,
+  type Progress,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { McpCallFailure, McpFailureLayer, McpServiceState, McpServiceStatus } from '#shared/api/bridge.js';
 import type { McpServiceSettings } from '#shared/api/config.js';
 import type { Logger } from '../logger.js';
@@ -20,6 +29,10 @@ export interface ConnectionContext {
   version: string;
   /** Called whenever the state or the tools of this service change. */
   changed(): void;
+  /** The service sent a log message (notifications/message). */
+  logged?(message: LoggingMessageNotification['params']): void;
+  /** The service's resources or prompts changed (list_changed). */
+  listChanged?(kind: 'resources' | 'prompts'): void;
 }
 
 /** Consecutive failed attempts after which automatic reconnection stops. */
@@ -52,6 +65,8 @@ export class ServiceConnection {
   private wanted = false;
   private raw: Tool[] = [];
   private secretValues: string[] = [];
+  /** Progress listeners of calls in flight, by the progress token Hearth sent with the call. */
+  private readonly progress = new Map<string, (progress: Progress) => void>();
   /** The OAuth sign-in in use: its tokens change on refresh, so they are looked up when redacting. */
   private oauth?: StoredOAuthProvider;
 
@@ -145,8 +160,16 @@ export class ServiceConnection {
     };
   }
 
-  /** Calls one of this service's tools by its own name; failures are results with isError, never throws (except on abort). */
-  async call(tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
+  /** The MCP client of the open connection, for resources and prompts; undefined unless connected. */
+  connectedClient(): Client | undefined {
+    return this.state === 'connected' ? this.session?.client : undefined;
+  }
+
+  /**
+   * Calls one of this service's tools by its own name; failures are results with isError, never throws (except on abort).
+   * With `onprogress`, the call asks the service for progress notifications and hands each one on.
+   */
+  async call(tool: string, args: Record<string, unknown>, signal?: AbortSignal, onprogress?: (progress: Progress) => void): Promise<CallToolResult> {
     const session = this.session;
     if (this.state !== 'connected' || !session) {
       const why = this.message ? `: ${this.message}` : '.';
@@ -155,12 +178,20 @@ export class ServiceConnection {
       return errorResult(message);
     }
     const timeout = this.settings.tool_call_timeout_ms;
+    // Hearth routes progress itself: the SDK forgets a call's progress listener as soon as its result
+    // arrives, which loses a last update that arrived just before it.
+    const token = onprogress ? `hearth-${randomUUID()}` : undefined;
+    if (token) this.progress.set(token, onprogress!);
     try {
-      const result = (await session.client.callTool({ name: tool, arguments: args }, CallToolResultSchema, {
-        signal,
-        timeout,
-        maxTotalTimeout: timeout,
-      })) as CallToolResult;
+      const result = (await session.client.callTool(
+        { name: tool, arguments: args, ...(token ? { _meta: { progressToken: token } } : {}) },
+        CallToolResultSchema,
+        {
+          signal,
+          timeout,
+          maxTotalTimeout: timeout,
+        },
+      )) as CallToolResult;
       if (result.isError) {
         const text = this.clean(resultText(result));
         this.noteCall(
@@ -178,6 +209,8 @@ export class ServiceConnection {
       if (failure.layer === 'transport' && this.session === session)
         this.drop(session, `The connection to the service failed during a call: ${failure.message}`);
       return errorResult(this.clean(failure.message));
+    } finally {
+      if (token) this.progress.delete(token);
     }
   }
 
@@ -289,9 +322,20 @@ export class ServiceConnection {
       { name: 'hearth', version: this.context.version },
       {
         capabilities: {},
-        listChanged: { tools: { autoRefresh: false, debounceMs: 100, onChanged: () => void this.refresh(generation) } },
+        listChanged: {
+          tools: { autoRefresh: false, debounceMs: 100, onChanged: () => void this.refresh(generation) },
+          resources: { autoRefresh: false, debounceMs: 100, onChanged: () => generation === this.generation && this.context.listChanged?.('resources') },
+          prompts: { autoRefresh: false, debounceMs: 100, onChanged: () => generation === this.generation && this.context.listChanged?.('prompts') },
+        },
       },
     );
+    client.setNotificationHandler(ProgressNotificationSchema, (notification) => {
+      const { progressToken, ...progress } = notification.params;
+      this.progress.get(String(progressToken))?.(progress);
+    });
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      if (generation === this.generation) this.context.logged?.(notification.params);
+    });
     client.onclose = () => this.lost(generation);
     // Errors surface through the request that failed or the close; nothing to do per error.
     client.onerror = () => undefined;

@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, isInitializeRequest, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { KeyGrant } from '../access/keys.js';
 import type { ConfigDocument } from '#shared/api/config.js';
-import { argumentProblems, listMcpTools, permittedTool, type ToolCaller } from './bridge.js';
-import { errorResult } from './failures.js';
-import type { McpManager } from './manager.js';
+import type { ToolCaller } from './bridge.js';
+import { ENDPOINT_CAPABILITIES, registerHandlers } from './endpoint-handlers.js';
+import { SessionEventStore } from './event-store.js';
+import type { McpManager, ServiceEvent } from './manager.js';
+import { serviceOffered } from './permitted.js';
 
 export interface EndpointRequest {
   req: IncomingMessage;
@@ -23,6 +25,7 @@ export interface EndpointRequest {
 
 interface Session {
   owner: string | null;
+  grant: KeyGrant | null;
   server: Server;
   transport: StreamableHTTPServerTransport;
   lastUsed: number;
@@ -40,16 +43,17 @@ export interface EndpointOptions {
 
 /**
  * Hearth as an MCP server over Streamable HTTP: every session sees the catalog its caller may
- * use (the bridge's rules), calls go to the same services, and sessions hear list-changed
- * notifications when the catalog changes.
+ * use (the bridge's rules) and the services' resources and prompts, calls go to the same
+ * services, and sessions hear list-changed notifications, the services' log messages and their
+ * progress. Each session keeps its recent SSE events, so a broken stream resumes with Last-Event-ID.
  */
 export class McpEndpoint {
   private readonly sessions = new Map<string, Session>();
-  private readonly unsubscribe: () => void;
+  private readonly unsubscribe: (() => void)[];
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(private readonly options: EndpointOptions) {
-    this.unsubscribe = options.manager.catalog.onChange(() => this.notifyAll());
+    this.unsubscribe = [options.manager.catalog.onChange(() => this.notifyAll()), options.manager.onServiceEvent((event) => this.relay(event))];
     this.sweeper = setInterval(() => this.evictIdle(), 60_000);
     this.sweeper.unref();
   }
@@ -85,7 +89,7 @@ export class McpEndpoint {
   }
 
   async close(): Promise<void> {
-    this.unsubscribe();
+    for (const stop of this.unsubscribe) stop();
     clearInterval(this.sweeper);
     const sessions = [...this.sessions.values()];
     this.sessions.clear();
@@ -95,33 +99,17 @@ export class McpEndpoint {
   private async open(request: EndpointRequest, owner: string | null): Promise<StreamableHTTPServerTransport> {
     const { manager, config, version } = this.options;
     const protect = request.allowedHosts !== undefined || request.allowedOrigins !== undefined;
-    const server = new Server({ name: 'hearth', version }, { capabilities: { tools: { listChanged: true } } });
+    const server = new Server({ name: 'hearth', version }, { capabilities: ENDPOINT_CAPABILITIES });
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
         this.sessions.set(id, session);
       },
+      eventStore: new SessionEventStore(),
       ...(protect ? { enableDnsRebindingProtection: true, allowedHosts: request.allowedHosts, allowedOrigins: request.allowedOrigins } : {}),
     });
-    const session: Session = { owner, server, transport, lastUsed: Date.now() };
-    const caller = (): ToolCaller => ({ manager, config: config(), grant: request.grant });
-
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listMcpTools(caller()) }));
-    server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
-      const name = call.params.name;
-      const args = (call.params.arguments ?? {}) as Record<string, unknown>;
-      let entry;
-      try {
-        entry = permittedTool(caller(), name);
-      } catch {
-        // Absent and forbidden look the same.
-        throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
-      }
-      const problems = argumentProblems(entry, args);
-      if (problems.length > 0)
-        return errorResult(`Invalid arguments for ${name}: ${problems.map((problem) => `${problem.path} ${problem.message}`).join('; ')}`);
-      return manager.call(entry, args, extra.signal);
-    });
+    const session: Session = { owner, grant: request.grant, server, transport, lastUsed: Date.now() };
+    registerHandlers(server, (): ToolCaller => ({ manager, config: config(), grant: request.grant }));
     transport.onclose = () => {
       if (transport.sessionId) this.sessions.delete(transport.sessionId);
     };
@@ -129,8 +117,27 @@ export class McpEndpoint {
     return transport;
   }
 
+  /** The catalog changed (a service connected, refreshed or went away): its resources and prompts may have too. */
   private notifyAll(): void {
-    for (const session of this.sessions.values()) void session.server.sendToolListChanged().catch(() => undefined);
+    for (const session of this.sessions.values()) {
+      void session.server.sendToolListChanged().catch(() => undefined);
+      void session.server.sendResourceListChanged().catch(() => undefined);
+      void session.server.sendPromptListChanged().catch(() => undefined);
+    }
+  }
+
+  /** A service's log message or list change, to every session whose caller may see that service. */
+  private relay(event: ServiceEvent): void {
+    const config = this.options.config();
+    for (const session of this.sessions.values()) {
+      if (!serviceOffered(config, session.grant, event.service)) continue;
+      const { server, transport } = session;
+      if (event.type === 'log') {
+        const logger = event.message.logger ? `${event.service}/${event.message.logger}` : event.service;
+        void server.sendLoggingMessage({ ...event.message, logger }, transport.sessionId).catch(() => undefined);
+      } else if (event.kind === 'resources') void server.sendResourceListChanged().catch(() => undefined);
+      else void server.sendPromptListChanged().catch(() => undefined);
+    }
   }
 
   private evictIdle(): void {

@@ -1,5 +1,6 @@
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CallToolResult, LoggingMessageNotification, Progress } from '@modelcontextprotocol/sdk/types.js';
 import type { McpLoginStart, McpServiceStatus } from '#shared/api/bridge.js';
 import type { McpServiceSettings } from '#shared/api/config.js';
 import { HearthError } from '../errors.js';
@@ -17,6 +18,10 @@ export interface McpManagerOptions {
   log: Logger;
   version: string;
 }
+
+/** Something a service sent on its own, relayed to the /mcp sessions that may see the service. */
+export type ServiceEvent =
+  { service: string; type: 'log'; message: LoggingMessageNotification['params'] } | { service: string; type: 'list_changed'; kind: 'resources' | 'prompts' };
 
 /** How long a started sign-in waits for its redirect. */
 const LOGIN_TTL_MS = 15 * 60_000;
@@ -37,6 +42,7 @@ export class McpManager {
   readonly catalog = new ToolCatalog();
   private readonly connections = new Map<string, ServiceConnection>();
   private readonly listeners = new Set<() => void>();
+  private readonly relays = new Set<(event: ServiceEvent) => void>();
   private readonly logins = new Map<string, PendingLogin>();
   private queue: Promise<void> = Promise.resolve();
   private started = false;
@@ -103,11 +109,22 @@ export class McpManager {
     return this.catalog.all();
   }
 
-  /** Runs a catalog entry with its service's timeout; failures come back as `isError` results. */
-  async call(entry: CatalogEntry, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
+  /** Runs a catalog entry with its service's timeout; failures come back as `isError` results. `onprogress` hears the service's progress. */
+  async call(entry: CatalogEntry, args: Record<string, unknown>, signal?: AbortSignal, onprogress?: (progress: Progress) => void): Promise<CallToolResult> {
     const connection = entry.service === null ? undefined : this.connections.get(entry.service);
     if (!connection) return errorResult(`The tool "${entry.name}" has no implementation here.`);
-    return connection.call(entry.tool, args, signal);
+    return connection.call(entry.tool, args, signal, onprogress);
+  }
+
+  /** The MCP client of a connected service (its resources and prompts), or undefined. */
+  connectedClient(service: string): Client | undefined {
+    return this.connections.get(service)?.connectedClient();
+  }
+
+  /** Hears what services send on their own: log messages, and changes of their resource and prompt lists. */
+  onServiceEvent(listener: (event: ServiceEvent) => void): () => void {
+    this.relays.add(listener);
+    return () => this.relays.delete(listener);
   }
 
   /**
@@ -171,6 +188,7 @@ export class McpManager {
     await Promise.all([...this.connections.values()].map((connection) => connection.close()));
     this.logins.clear();
     this.listeners.clear();
+    this.relays.clear();
   }
 
   private connection(settings: McpServiceSettings): ServiceConnection {
@@ -180,6 +198,8 @@ export class McpManager {
       log: this.options.log,
       version: this.options.version,
       changed: () => this.emit(),
+      logged: (message) => this.relay({ service: settings.name, type: 'log', message }),
+      listChanged: (kind) => this.relay({ service: settings.name, type: 'list_changed', kind }),
     });
   }
 
@@ -202,6 +222,16 @@ export class McpManager {
   private expireLogins(): void {
     const now = Date.now();
     for (const [state, pending] of this.logins) if (pending.expires <= now) this.logins.delete(state);
+  }
+
+  private relay(event: ServiceEvent): void {
+    for (const listener of this.relays) {
+      try {
+        listener(event);
+      } catch {
+        // One listener's failure stays its own.
+      }
+    }
   }
 
   private emit(): void {

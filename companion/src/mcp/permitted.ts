@@ -31,3 +31,17 @@ export function findPermitted(entries: readonly CatalogEntry[], config: ConfigDo
 function matches(pattern: string, name: string): boolean {
   return pattern.endsWith('*') ? name.startsWith(pattern.slice(0, -1)) : pattern === name;
 }
+
+/**
+ * Whether this caller may see a service's resources, prompts and log messages. They only read,
+ * so they follow the service's `expose` like read tools (`read` or `all`; never `none`); a key
+ * scoped to an agent sees them only when the agent lists the whole service (`<service>_*` or `*`)
+ * and its tool_policy does not deny reads.
+ */
+export function serviceOffered(config: ConfigDocument, grant: KeyGrant | null, service: string): boolean {
+  const settings = config.mcp_services.find((candidate) => candidate.name === service);
+  if (!settings?.enabled || !exposedUnder(settings.expose, 'read')) return false;
+  if (!grant?.agent) return true;
+  const agent = config.agents.find((candidate) => candidate.id === grant.agent);
+  return agent !== undefined && agent.tool_policy.read !== 'deny' && agent.tools.some((pattern) => pattern === '*' || pattern === `${service}_*`);
+}

@@ -1,6 +1,6 @@
-import type { LlamaEmbeddingContext, LlamaModel } from 'node-llama-cpp';
+import { HearthError } from '../errors.js';
 import type { ModelCatalog } from '../models/catalog.js';
-import { loadLlama, type GpuSetting } from '../inference/llama.js';
+import type { Embeddings } from '../inference/embeddings.js';
 import type { Logger } from '../logger.js';
 
 /** Turns texts into vectors of a fixed size. */
@@ -17,78 +17,51 @@ export interface EmbeddingModels {
   close(): Promise<void>;
 }
 
-const CONTEXT_TOKENS = 512;
-
 /**
- * The configured local embedding model, loaded on first use with node-llama-cpp's embedding
- * context (kept beside the chat engine: an embedding context is small and always batch-free).
+ * The configured local embedding model (`memory.embedding_model`), run by the same engine path
+ * as /v1/embeddings: loaded by the engine under its memory budget, unloaded when idle and loaded
+ * again on the next use. Long texts are cut to the model's context (the opening carries most of
+ * a turn's topic). A model that cannot embed leaves search lexical, with one warning.
  */
 export function localEmbeddingModels(options: {
   catalog: ModelCatalog;
+  embeddings: Embeddings;
   modelId: () => string | undefined;
-  gpu: () => GpuSetting;
-  threads: () => number | 'auto';
   log: Logger;
 }): EmbeddingModels {
-  let loaded: { id: string; model: LlamaModel; context: LlamaEmbeddingContext; embedder: Embedder } | undefined;
-  let loading: Promise<typeof loaded> | undefined;
   const failed = new Set<string>();
+  let current: { id: string; embedder: Embedder } | undefined;
 
-  const load = async (id: string) => {
-    const target = await options.catalog.resolve(id).catch(() => undefined);
-    if (!target || target.kind !== 'local') return undefined;
-    const llama = await loadLlama(options.gpu());
-    const model = await llama.loadModel({ modelPath: target.info.path });
-    const threads = options.threads();
-    const context = await model.createEmbeddingContext({
-      contextSize: Math.min(CONTEXT_TOKENS, model.trainContextSize),
-      ...(threads === 'auto' ? {} : { threads }),
-    });
-    const probe = await context.getEmbeddingFor('probe');
-    const dimensions = probe.vector.length;
-    const room = Math.min(CONTEXT_TOKENS, model.trainContextSize) - 8;
-    const embedder: Embedder = {
+  const open = async (id: string): Promise<Embedder> => {
+    const target = await options.catalog.resolve(id);
+    if (target.kind !== 'local') throw new Error(`${id} is a provider model; memory only uses local models.`);
+    const info = target.info;
+    const dimensions = await options.embeddings.dimensions(info);
+    return {
       key: `${id}:${dimensions}`,
       dimensions,
-      async embed(text) {
-        // Long texts are cut to the context: the opening carries most of a turn's topic.
-        const tokens = model.tokenize(text);
-        const input = tokens.length > room ? model.detokenize(tokens.slice(0, room)) : text;
-        return Float32Array.from((await context.getEmbeddingFor(input)).vector);
-      },
+      embed: async (text) => (await options.embeddings.embed(info, [text], { truncate: true })).vectors[0]!,
     };
-    return { id, model, context, embedder };
   };
 
   return {
     async embedder() {
       const id = options.modelId();
       if (!id || failed.has(id)) return undefined;
-      if (loaded?.id === id) return loaded.embedder;
-      if (loaded) {
-        await loaded.context.dispose();
-        await loaded.model.dispose();
-        loaded = undefined;
+      if (current?.id === id) return current.embedder;
+      try {
+        current = { id, embedder: await open(id) };
+        return current.embedder;
+      } catch (error) {
+        // A full memory budget or queue passes; anything else waits for a configuration change.
+        if (!(error instanceof HearthError && (error.code === 'server_busy' || error.code === 'rate_limit_exceeded'))) failed.add(id);
+        options.log.warn({ err: error, model: id }, 'memory embedding model could not be used; search stays lexical');
+        return undefined;
       }
-      loading ??= load(id)
-        .catch((error: unknown) => {
-          failed.add(id);
-          options.log.warn({ err: error, model: id }, 'memory embedding model could not be loaded; search stays lexical');
-          return undefined;
-        })
-        .finally(() => {
-          loading = undefined;
-        });
-      loaded = await loading;
-      return loaded?.embedder;
     },
     async close() {
-      await loading?.catch(() => undefined);
-      if (loaded) {
-        await loaded.context.dispose();
-        await loaded.model.dispose();
-        loaded = undefined;
-      }
+      // The engine owns the loaded model and releases it when it closes.
+      current = undefined;
     },
   };
 }

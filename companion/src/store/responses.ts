@@ -17,6 +17,7 @@ export class ResponseStore {
   private readonly select;
   private readonly chain;
   private readonly remove;
+  private readonly inputs;
 
   constructor(db: Db) {
     // A previous response deleted meanwhile is recorded as no predecessor rather than failing the save.
@@ -33,6 +34,7 @@ export class ResponseStore {
       )
       SELECT input_json, body_json FROM chain ORDER BY depth DESC`);
     this.remove = db.prepare<[string]>('DELETE FROM responses WHERE id = ?');
+    this.inputs = db.prepare<[string], { input_json: string }>('SELECT input_json FROM responses WHERE id = ?');
   }
 
   /** Commits a finished response with the input items of its request. */
@@ -43,6 +45,12 @@ export class ResponseStore {
   get(id: string): ResponseObject | undefined {
     const row = this.select.get(id);
     return row ? (JSON.parse(row.body_json) as ResponseObject) : undefined;
+  }
+
+  /** The items the request of a stored response added (its own input, not the earlier turns), oldest first. */
+  inputItems(id: string): InputItem[] | undefined {
+    const row = this.inputs.get(id);
+    return row ? (JSON.parse(row.input_json) as InputItem[]) : undefined;
   }
 
   /** The conversation up to and including `previousId`: each response's inputs then outputs, oldest first. */

@@ -32,6 +32,7 @@ export const ERROR_CODES = [
   'method_not_allowed',
   'model_load_failed',
   'model_not_chat',
+  'model_not_embedding',
   'invalid_api_key',
   'admin_credential_required',
   'permission_denied',

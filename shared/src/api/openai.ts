@@ -1,4 +1,4 @@
-/** Wire types of the OpenAI-compatible routes (/v1/models, /v1/chat/completions). */
+/** Wire types of the OpenAI-compatible routes (/v1/models, /v1/chat/completions, /v1/embeddings). */
 
 export type Capability = 'chat' | 'embedding' | 'tools';
 
@@ -119,4 +119,30 @@ export interface ChatCompletionChunk {
 export interface HealthStatus {
   status: 'ok';
   version: string;
+}
+
+/** POST /v1/embeddings. */
+export interface EmbeddingRequest {
+  model: string;
+  /** A text or an array of texts. Token arrays (number[] or number[][]) are refused by local models. */
+  input: string | string[] | number[] | number[][];
+  /** `float` (default): arrays of numbers; `base64`: little-endian float32 bytes, base64-encoded. */
+  encoding_format?: 'float' | 'base64';
+  /** Only a model's own vector size is accepted by local models. */
+  dimensions?: number;
+  user?: string;
+}
+
+export interface Embedding {
+  object: 'embedding';
+  index: number;
+  /** Unit length; a base64 string when encoding_format is base64. */
+  embedding: number[] | string;
+}
+
+export interface EmbeddingList {
+  object: 'list';
+  data: Embedding[];
+  model: string;
+  usage: { prompt_tokens: number; total_tokens: number };
 }

@@ -22,6 +22,9 @@ export type MessageItem = InputMessage | OutputMessage;
 
 export interface InputMessage {
   type?: 'message';
+  /** Present on a message taken from an earlier input_items listing. */
+  id?: string;
+  status?: ItemStatus;
   role: 'user' | 'assistant' | 'system' | 'developer';
   content: string | InputTextPart[];
 }
@@ -167,3 +170,19 @@ export type ResponseStreamEvent =
   | { type: 'response.function_call_arguments.delta'; sequence_number: number; item_id: string; output_index: number; delta: string }
   | { type: 'response.function_call_arguments.done'; sequence_number: number; item_id: string; output_index: number; name: string; arguments: string }
   | { type: 'error'; sequence_number: number; code: string | null; message: string; param: string | null };
+
+/** An input item as GET /v1/responses/{id}/input_items lists it: with an id, status and content parts. */
+export type ListedInputItem =
+  | { type: 'message'; id: string; status: ItemStatus; role: 'user' | 'system' | 'developer'; content: InputTextPart[] }
+  | (OutputMessage & { role: 'assistant' })
+  | (Required<Omit<FunctionCallItem, 'status'>> & { status: ItemStatus })
+  | { type: 'function_call_output'; id: string; status: ItemStatus; call_id: string; output: string | InputTextPart[] };
+
+/** GET /v1/responses/{id}/input_items: a cursor page (`after`, `before`, `limit`, `order`). */
+export interface InputItemList {
+  object: 'list';
+  data: ListedInputItem[];
+  first_id: string | null;
+  last_id: string | null;
+  has_more: boolean;
+}

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
@@ -10,11 +10,16 @@ import { normaliseMemorySettings } from '../../../companion/src/memory/settings.
 import { openDatabase, type Db } from '../../../companion/src/store/database.js';
 import type { MemorySettings } from '#shared/api/config.js';
 import { testApp } from '../../helpers/app.js';
+import { tinyEmbeddingModelPath } from '../../helpers/models.js';
 import { newDataDir } from '../../helpers/server.js';
 
 /** The real app on a fresh data directory whose config.yaml has this `memory:` section (YAML lines). */
-export async function memoryApp(options: { memoryYaml?: string; withModel?: boolean } = {}) {
+export async function memoryApp(options: { memoryYaml?: string; withModel?: boolean; withEmbeddingModel?: boolean } = {}) {
   const dataDir = await newDataDir(options.withModel ?? false);
+  if (options.withEmbeddingModel) {
+    mkdirSync(join(dataDir, 'models'), { recursive: true });
+    copyFileSync(await tinyEmbeddingModelPath(), join(dataDir, 'models', 'tiny-embed.gguf'));
+  }
   writeFileSync(
     join(dataDir, 'config.yaml'),
     `version: 1\nmodels:\n  external_sources: false\n  threads: 1\n  context_size: 2048\n${options.memoryYaml ? `memory:\n${options.memoryYaml}\n` : ''}`,

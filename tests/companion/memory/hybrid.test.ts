@@ -13,8 +13,8 @@ const vectorRows = (agent: string) =>
   (server.services.db.prepare('SELECT COUNT(*) AS n FROM memory_vector_rows WHERE agent_id = ?').get(agent) as { n: number }).n;
 
 beforeAll(async () => {
-  // The tiny test model doubles as the embedding model: its vectors are random but deterministic.
-  server = await memoryApp({ withModel: true, memoryYaml: '  embedding_model: tiny' });
+  // The tiny embedding model (random weights, mean pooling): its vectors are random but deterministic.
+  server = await memoryApp({ withEmbeddingModel: true, memoryYaml: '  embedding_model: tiny-embed' });
   await send(server.app, 'POST', '/memory/ingest', { agent_id: 'ana', conversation_id: 'c', turns, skip_extraction: true });
   await send(server.app, 'POST', '/memory/ingest', {
     agent_id: 'bo',

@@ -99,15 +99,16 @@ async function streamLocal(services: Services, info: LocalModel, body: ChatCompl
     ...(includeUsage ? { usage: null } : {}),
   });
   let stream: ReturnType<typeof openEventStream> | undefined;
-  const open = () => {
+  // A reply that starts with text opens with content "", one that is only tool calls with null, as OpenAI's do.
+  const open = (content: '' | null) => {
     if (!stream) {
       stream = openEventStream(request, reply, signal);
-      stream.data(chunk({ role: 'assistant', content: '' }));
+      stream.data(chunk({ role: 'assistant', content }));
     }
     return stream;
   };
   const generation = generationOf(info, body, signal);
-  generation.onText = (delta) => open().data(chunk({ content: delta }));
+  generation.onText = (delta) => open('').data(chunk({ content: delta }));
   let result: GenerationResult;
   try {
     result = await services.engine.run(info, generation);
@@ -118,7 +119,7 @@ async function streamLocal(services: Services, info: LocalModel, body: ChatCompl
     request.log.error({ err: error }, 'stream failed');
     return;
   }
-  const out = open();
+  const out = open(result.toolCalls.length > 0 && !result.text ? null : '');
   if (signal.aborted) {
     // The client left (no one reads this) or the server is shutting down: then say so before ending.
     if (services.shutdown.aborted)

@@ -177,7 +177,8 @@ export function outputItemsOf(result: GenerationResult, messageId: string): Outp
     call_id: call.id,
     name: call.name,
     arguments: call.arguments,
-    status: 'completed',
+    // A call cut off by max_output_tokens keeps the arguments produced so far.
+    status: incomplete ? 'incomplete' : 'completed',
   }));
   return [...message, ...calls];
 }
