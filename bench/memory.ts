@@ -5,7 +5,8 @@
  * conversation, one POST /memory/ingest per session, one POST /memory/context per question;
  * the results are scored by score.mjs (R@800t over categories 1-4). Two runs: transcript only
  * (skip_extraction) and with distillation on the generated tiny model. Then ingestion speed
- * and search latency with N synthetic transcript turns in one agent.
+ * and search latency with N synthetic transcript turns in one agent, and how long the event loop
+ * stalls while one 10,000-turn ingest is written.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -15,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { loadRun } from './memory/load.js';
 import { readLocomo } from './memory/locomo.js';
 import { recallRun, score, startServer } from './memory/run.js';
+import { stallRun } from './memory/stall.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
@@ -75,6 +77,20 @@ if (loadTurns > 0) {
       `[load] POST /memory/search (transcript, limit 10) over ${figures.turns} turns in one agent: p50 ${figures.search.p50.toFixed(1)} ms, p95 ${figures.search.p95.toFixed(1)} ms (${figures.search.queries} queries)`,
     );
     print(`[load] POST /memory/context (800 tokens) over the same: p50 ${figures.context.p50.toFixed(1)} ms, p95 ${figures.context.p95.toFixed(1)} ms`);
+  } finally {
+    await server.close();
+  }
+}
+{
+  const server = await startServer({ withMemoryModel: false });
+  try {
+    const stall = await stallRun(server.url, samples);
+    print(
+      `\n[stall] one ingest of ${stall.turns} turns (${stall.megabytes.toFixed(1)} MiB) took ${stall.ingestSeconds.toFixed(2)} s; longest event-loop stall ${stall.loopMaxMs.toFixed(1)} ms (${((stall.loopMaxMs / 1000 / stall.ingestSeconds) * 100).toFixed(1)}% of the ingest), p99 ${stall.loopP99Ms.toFixed(1)} ms`,
+    );
+    print(
+      `[stall] GET /health every 10 ms meanwhile: ${stall.health.answered} answered, p50 ${stall.health.p50.toFixed(1)} ms, max ${stall.health.max.toFixed(1)} ms`,
+    );
   } finally {
     await server.close();
   }

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { installDrain } from './http/drain.js';
-import { installErrorHandling } from './http/error-handler.js';
+import { frameworkError, installErrorHandling } from './http/error-handler.js';
 import { installPerimeter } from './http/perimeter.js';
 import { RequestLog } from './http/request-log.js';
 import { adminRoutes } from './routes/admin.js';
@@ -34,6 +34,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Time to receive a whole request (slow-client defence); generating the answer is not limited.
     requestTimeout: services.config.server.limits.request_timeout_seconds * 1000,
     forceCloseConnections: true,
+    frameworkErrors: frameworkError,
     return503OnClosing: true,
   });
   // JSON only: a text/plain body must be 415, not a string that fails validation later.

@@ -13,6 +13,7 @@ export const ERRORS: Record<ErrorCode, ErrorRow> = {
   invalid_json: { status: 400, type: 'invalid_request_error', message: 'The request body is not valid JSON.' },
   context_length_exceeded: { status: 400, type: 'invalid_request_error', message: "The prompt is longer than the model's context." },
   request_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is too large.' },
+  uri_too_long: { status: 414, type: 'invalid_request_error', message: 'A part of the path is too long (at most 100 characters between slashes).' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error', message: 'Send the body as application/json.' },
   model_not_found: { status: 404, type: 'invalid_request_error', message: 'The model does not exist. List models with GET /v1/models.' },
   response_not_found: { status: 404, type: 'invalid_request_error', message: 'No stored response has this id.' },

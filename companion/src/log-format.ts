@@ -1,4 +1,5 @@
 import pino, { type Logger as PinoLogger } from 'pino';
+import { redactingLogMethod } from './redaction.js';
 
 const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
 /** Fields a person does not need on every line (the request id stays in JSON logs). */
@@ -31,6 +32,8 @@ export function createLogger(settings: LogSettings, stream: NodeJS.WritableStrea
   const options = {
     level: settings.level ?? 'info',
     redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]'],
+    // Every log call, from domain code or a request, goes through the one redaction.
+    hooks: { logMethod: redactingLogMethod },
   };
   const json = settings.format === 'json' || (settings.format !== 'text' && stream.isTTY !== true);
   if (json) return pino(options, stream.fd === undefined ? stream : pino.destination(stream.fd));

@@ -1,5 +1,6 @@
 import { chmodSync, closeSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { rememberSecret } from '../redaction.js';
 import { writeFileAtomic } from '../store/files.js';
 
 /** Every admin credential starts with this, so it is never mistaken for an access key (hth_). */
@@ -27,6 +28,8 @@ export class AdminCredential {
   constructor(file: string) {
     this.token = loadOrCreateToken(file);
     this.session = createHmac('sha256', this.token).update('hearth admin session').digest('base64url');
+    rememberSecret(this.token);
+    rememberSecret(this.session);
   }
 
   acceptsToken(presented: string): boolean {

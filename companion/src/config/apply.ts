@@ -22,6 +22,8 @@ export interface ConfigTarget {
   resolves(reference: string): boolean;
   localModelIds(): Promise<string[]>;
   activeKeys(): number;
+  /** The address the server listens on now, if it listens. */
+  listening(): string | undefined;
   /** Puts a validated document in force; throws when a subsystem refuses it. */
   reconfigure(next: ConfigDocument): void;
 }
@@ -32,6 +34,7 @@ async function planContext(target: ConfigTarget): Promise<PlanContext> {
     resolves: target.resolves,
     localModels: new Set(await target.localModelIds()),
     activeKeys: target.activeKeys(),
+    listening: target.listening(),
   };
 }
 

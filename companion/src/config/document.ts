@@ -4,6 +4,7 @@ import { parse, YAMLParseError } from 'yaml';
 import type { ConfigDocument } from '#shared/api/config.js';
 import { writeFileAtomic } from '../store/files.js';
 import { NAMED_LISTS } from './merge.js';
+import { credentialsInUrls } from './destinations.js';
 import { renameLegacyKeys } from './legacy-keys.js';
 import { configSchema } from './schema.js';
 import { normaliseMemorySettings } from '../memory/settings.js';
@@ -27,7 +28,7 @@ export function checkDocument(value: unknown): { document?: ConfigDocument; prob
   const copy = structuredClone(value ?? {}) as Record<string, unknown>;
   const valid = validate(copy);
   const schemaProblems = valid ? [] : (validate.errors ?? []).map(describe);
-  const listProblems = [...duplicates(copy), ...checkMcpServices(copy.mcp_services)];
+  const listProblems = [...duplicates(copy), ...checkMcpServices(copy.mcp_services), ...credentialsInUrls(copy)];
   if (!valid || listProblems.length > 0) return { problems: [...schemaProblems, ...listProblems] };
   const document = copy as unknown as ConfigDocument;
   document.memory = normaliseMemorySettings(document.memory);

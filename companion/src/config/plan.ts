@@ -14,6 +14,8 @@ export interface PlanContext {
   localModels: Set<string>;
   /** Access keys that are active now. */
   activeKeys: number;
+  /** The address the server is listening on now (it may differ from server.host until a restart); undefined when not listening. */
+  listening?: string;
 }
 
 /** Validates a change all-or-nothing and describes it; changes nothing. */
@@ -111,9 +113,13 @@ function references(document: Record<string, unknown>, context: PlanContext): Co
   return problems;
 }
 
+/** Beyond loopback, auth stays on with a key to use: judged on the document's host and on the address actually bound. */
 function exposure(document: ConfigDocument, context: PlanContext): ConfigProblem[] {
-  if (isLoopbackBind(document.server.host)) return [];
-  if (!document.server.auth.required) return [{ path: 'server.auth.required', message: `must be true to listen on ${document.server.host}, beyond loopback` }];
-  if (context.activeKeys === 0) return [{ path: 'server.host', message: 'listening beyond loopback needs at least one access key first (hearth keys create)' }];
+  const exposed = [document.server.host, context.listening].find((host) => host !== undefined && !isLoopbackBind(host));
+  if (exposed === undefined) return [];
+  const where = exposed === document.server.host ? `to listen on ${exposed}` : `while the server listens on ${exposed}`;
+  if (!document.server.auth.required) return [{ path: 'server.auth.required', message: `must be true ${where}, beyond loopback` }];
+  if (context.activeKeys === 0)
+    return [{ path: 'server.host', message: `listening beyond loopback (${exposed}) needs at least one access key first (hearth keys create)` }];
   return [];
 }

@@ -1,6 +1,7 @@
-import type { ConfigDocument } from '#shared/api/config.js';
+import type { ConfigDocument, ToolClass } from '#shared/api/config.js';
 import type { ConfigChange, ConfigRisk } from '#shared/api/admin-config.js';
 import { isLoopbackBind } from '../access/hosts.js';
+import { referencesIn, secretDestinations } from './destinations.js';
 
 /** The high-risk parts of a change: each needs confirm_high_risk before it is applied. */
 export function findRisks(before: ConfigDocument, after: ConfigDocument, changes: ConfigChange[]): ConfigRisk[] {
@@ -19,15 +20,33 @@ export function findRisks(before: ConfigDocument, after: ConfigDocument, changes
   for (const change of changes) {
     if (change.action === 'delete') add('prune_delete', `${change.section}.${change.target}`, `${change.section} "${change.target}" would be deleted.`);
   }
-  const services = (after as unknown as { mcp_services?: { name: string; transport: string; command?: string }[] }).mcp_services ?? [];
   for (const change of changes.filter((entry) => entry.section === 'mcp_services' && entry.action !== 'delete')) {
-    const service = services.find((entry) => entry.name === change.target);
-    if (
-      service?.transport === 'stdio' &&
-      (change.action === 'create' || change.fields.some((field) => ['command', 'args', 'transport', 'cwd'].includes(field)))
-    ) {
+    const service = after.mcp_services.find((entry) => entry.name === change.target);
+    // Every field of a stdio service decides what runs (env: NODE_OPTIONS, LD_PRELOAD, PATH; cwd; args),
+    // except the few that only switch it on or off or time it; what callers see is judged below.
+    const runs = change.fields.some((field) => !STDIO_FIELDS_THAT_RUN_NOTHING.includes(field.split('.')[0]!));
+    if (service?.transport === 'stdio' && (change.action === 'create' || runs)) {
       add('runs_local_command', `mcp_services.${change.target}`, `The MCP service "${change.target}" would run a local command: ${service.command ?? ''}.`);
     }
+  }
+  for (const service of after.mcp_services) {
+    const previous = before.mcp_services.find((entry) => entry.name === service.name)?.tool_classes ?? {};
+    for (const tool of new Set([...Object.keys(previous), ...Object.keys(service.tool_classes)])) {
+      const now = service.tool_classes[tool];
+      if (!widens(previous[tool], now)) continue;
+      add(
+        'tool_class_widened',
+        `mcp_services.${service.name}.tool_classes.${tool}`,
+        `The tool "${tool}" of "${service.name}" would count as ${now ?? 'its annotated class'}${previous[tool] ? ` instead of ${previous[tool]}` : ''}: external clients (expose: ${service.expose}) and agents' tool_policy would treat it as less dangerous.`,
+      );
+    }
+  }
+  const usedBefore = referencesIn(before);
+  const sentBefore = secretDestinations(before);
+  for (const pair of secretDestinations(after)) {
+    const [reference, origin] = pair.split(' -> ') as [string, string];
+    if (sentBefore.has(pair) || !usedBefore.has(reference)) continue;
+    add('secret_sent_to_new_host', reference, `${reference} would be sent to ${origin}, a host it was not sent to before.`);
   }
   for (const service of after.mcp_services ?? []) {
     const previous = before.mcp_services?.find((entry) => entry.name === service.name);
@@ -57,4 +76,22 @@ export function findRisks(before: ConfigDocument, after: ConfigDocument, changes
   if (after.images.hosted.enabled && !before.images.hosted.enabled)
     add('paid_spend', 'images.hosted.enabled', 'Paid hosted media generation would be enabled.');
   return risks;
+}
+
+/** Fields of a stdio service that change neither what runs nor what callers see. */
+const STDIO_FIELDS_THAT_RUN_NOTHING = ['name', 'enabled', 'auto_connect', 'discovery_timeout_ms', 'tool_call_timeout_ms', 'expose', 'tool_classes'];
+
+/** Classes from most to least permitted: exposed under expose: read, and agents' default policies (read auto, network ask, write and exec deny). */
+const PERMISSIVENESS = ['read', 'network', 'write', 'exec'];
+
+/**
+ * Whether a tool_classes override change lets more callers use a tool. Without an override a
+ * tool has its annotated class, unknown here: taken as write (what an unannotated tool is), so
+ * an override to read or network counts as widening, and removing an exec override too.
+ */
+function widens(before: ToolClass | undefined, after: ToolClass | undefined): boolean {
+  if (before === after) return false;
+  const rank = (kind: ToolClass | undefined) => PERMISSIVENESS.indexOf(kind ?? 'write');
+  if (after === undefined) return rank(before) > rank('read');
+  return rank(after) < rank(before);
 }

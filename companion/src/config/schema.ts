@@ -1,4 +1,5 @@
 /** JSON Schema of the configuration document; validation and defaults both come from here. */
+import { AGENT_ID_PATTERN } from '../ids.js';
 const reference = { type: 'string', pattern: '^(secret|env):[A-Za-z_][A-Za-z0-9_]*$', description: 'secret:NAME or env:NAME' };
 
 export const configSchema = {
@@ -108,7 +109,7 @@ export const configSchema = {
         additionalProperties: false,
         required: ['id'],
         properties: {
-          id: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$' },
+          id: { type: 'string', pattern: AGENT_ID_PATTERN },
           name: { type: 'string' },
           model: { type: 'string', minLength: 1 },
           instructions: { type: 'string' },

@@ -1,14 +1,47 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HearthError } from '../errors.js';
 import type { ErrorCode } from '#shared/api/errors.js';
 
 /** Renders every error, ours or Fastify's, in the OpenAI shape with the status from the table. */
 export function installErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError | HearthError, request, reply) => {
+  app.setErrorHandler(async (error: FastifyError | HearthError, request, reply) => {
     const hearth = error instanceof HearthError ? error : translate(error as FastifyError);
     if (hearth.code === 'internal_error') request.log.error({ err: error }, 'unexpected error');
     if (hearth.retryAfter !== undefined) void reply.header('retry-after', String(hearth.retryAfter));
+    // The connection closes after a refused body; a client still sending would see a broken pipe, not the 413.
+    if (hearth.code === 'request_too_large') await discardBody(request.raw);
     return reply.status(hearth.status).send(hearth.toBody());
+  });
+}
+
+/** Bytes of a refused body read and thrown away so its client can read the answer; larger bodies are cut off. */
+const DISCARD_LIMIT_BYTES = 64 * 1024 * 1024;
+const DISCARD_LIMIT_MS = 10_000;
+
+/** Reads and discards the rest of a request body, up to DISCARD_LIMIT_BYTES and DISCARD_LIMIT_MS, as mature servers do. */
+function discardBody(body: IncomingMessage): Promise<void> {
+  if (body.complete || body.destroyed || Number(body.headers['content-length']) > DISCARD_LIMIT_BYTES) return Promise.resolve();
+  return new Promise((resolve) => {
+    let read = 0;
+    const finish = () => {
+      clearTimeout(timer);
+      body.removeListener('data', count);
+      body.removeListener('end', finish);
+      body.removeListener('close', finish);
+      body.removeListener('error', finish);
+      resolve();
+    };
+    const count = (chunk: Buffer) => {
+      read += chunk.length;
+      if (read > DISCARD_LIMIT_BYTES) finish();
+    };
+    const timer = setTimeout(finish, DISCARD_LIMIT_MS);
+    body.on('data', count);
+    body.once('end', finish);
+    body.once('close', finish);
+    body.once('error', finish);
+    body.resume();
   });
 }
 
@@ -54,4 +87,16 @@ function describe(message: string, params: Record<string, unknown>): string {
   if (typeof params.additionalProperty === 'string') return 'is not a known field';
   if (Array.isArray(params.allowedValues)) return `must be one of: ${params.allowedValues.map((value) => JSON.stringify(value)).join(', ')}`;
   return message;
+}
+
+/**
+ * Errors the router meets before any route or hook runs (a path segment over maxParamLength, a
+ * malformed URL), in the same OpenAI shape as every other error (Fastify's `frameworkErrors`).
+ */
+export function frameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const hearth =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new HearthError('uri_too_long')
+      : new HearthError('invalid_request_error', error.code === 'FST_ERR_BAD_URL' ? 'The request path is not a valid URL.' : error.message);
+  void reply.status(hearth.status).send(hearth.toBody());
 }

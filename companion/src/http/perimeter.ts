@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KEY_PREFIX, type KeyGrant, type KeyStore } from '../access/keys.js';
 import { FailureLimiter } from '../access/failures.js';
 import { HearthError } from '../errors.js';
+import { AGENT_ID_RULE, isAgentId } from '../ids.js';
 import type { ServerSettings } from '#shared/api/config.js';
 import type { RouteScope } from '#shared/api/access.js';
 import type { AdminCredential } from '../access/admin-credential.js';
@@ -111,6 +112,10 @@ export function installPerimeter(app: FastifyInstance, inputs: PerimeterInputs):
     if (request.method === 'OPTIONS' && request.headers['access-control-request-method']) return reply.status(204).send();
 
     if (family === 'public' || family === 'admin') return;
+    const attributed = request.headers['x-service-agent-id'];
+    if (attributed !== undefined && (typeof attributed !== 'string' || !isAgentId(attributed))) {
+      throw new HearthError('invalid_request_error', `X-Service-Agent-Id must be an agent id: ${AGENT_ID_RULE}.`, { param: 'X-Service-Agent-Id' });
+    }
     request.grant = authenticate(request, inputs.keys, failures, server.auth.required || proxyHeader !== undefined, proxyHeader);
     if (!request.grant) return;
     if (!request.grant.scopes.includes(family)) {
@@ -171,11 +176,13 @@ function authenticate(
         : 'This server requires an access key: send Authorization: Bearer <key>. Create one with `hearth keys create`.',
     );
   }
-  const address = request.socket.remoteAddress ?? 'unknown';
-  const wait = failures.waitSeconds(address);
-  if (wait > 0) throw new HearthError('rate_limit_exceeded', `Too many failed authentications from this address. Retry in ${wait} s.`, { retryAfter: wait });
+  // Verified first: a valid key always works, so bad keys from the same address (every local
+  // client, everything behind one proxy) can never lock it out. Only failures are slowed down.
   const verified = keys.verify(token);
   if (!verified.ok) {
+    const address = request.socket.remoteAddress ?? 'unknown';
+    const wait = failures.waitSeconds(address);
+    if (wait > 0) throw new HearthError('rate_limit_exceeded', `Too many failed authentications from this address. Retry in ${wait} s.`, { retryAfter: wait });
     failures.record(address);
     const why = verified.reason === 'unknown' ? 'is not a valid key' : `has ${verified.reason === 'expired' ? 'expired' : 'been revoked'}`;
     throw new HearthError('invalid_api_key', `The access key ${why}. Check the key, or create a new one with \`hearth keys create\`.`);

@@ -3,6 +3,7 @@ import type { KeyGrant } from '../access/keys.js';
 import { HearthError } from '../errors.js';
 import type { BridgeTool } from '#shared/api/bridge.js';
 import type { ConfigDocument } from '#shared/api/config.js';
+import { argumentsProblem } from './arguments.js';
 import type { CatalogEntry } from './catalog.js';
 import type { McpManager } from './manager.js';
 import { findPermitted, permittedTools } from './permitted.js';
@@ -52,6 +53,8 @@ export function argumentProblems(entry: CatalogEntry, args: Record<string, unkno
 /** POST /mcp/call: checks permission and arguments, then runs the tool (failures are `isError` results). */
 export async function callTool(caller: ToolCaller, name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
   const entry = permittedTool(caller, name);
+  const bound = argumentsProblem(args);
+  if (bound) throw new HearthError('invalid_request_error', bound, { param: 'arguments' });
   const problems = argumentProblems(entry, args);
   if (problems.length > 0) {
     const summary = problems.map((problem) => `${problem.path} ${problem.message}`).join('; ');

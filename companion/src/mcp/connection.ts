@@ -16,7 +16,8 @@ import type { ToolCatalog } from './catalog.js';
 import { discovered, listAllTools, unusableList, usableTools } from './discovery.js';
 import { callFailure, ConnectFailure, describeConnectError, errorResult, resultText } from './failures.js';
 import { StoredOAuthProvider, signedIn, type SecretAccess } from './oauth.js';
-import { redact } from './redact.js';
+import { redact, redactValue } from '../redaction.js';
+import { argumentsProblem } from './arguments.js';
 import { connectionChanged } from './settings.js';
 import { ProcessTransport } from './stdio-transport.js';
 import { openHttp } from './http-transport.js';
@@ -177,6 +178,12 @@ export class ServiceConnection {
       this.noteCall(tool, this.layer ?? 'transport', message);
       return errorResult(message);
     }
+    // Arguments Hearth itself cannot send fail this call only: the connection is fine.
+    const unsendable = argumentsProblem(args);
+    if (unsendable) {
+      this.noteCall(tool, 'tool_error', unsendable);
+      return errorResult(unsendable);
+    }
     const timeout = this.settings.tool_call_timeout_ms;
     // Hearth routes progress itself: the SDK forgets a call's progress listener as soon as its result
     // arrives, which loses a last update that arrived just before it.
@@ -334,7 +341,8 @@ export class ServiceConnection {
       this.progress.get(String(progressToken))?.(progress);
     });
     client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
-      if (generation === this.generation) this.context.logged?.(notification.params);
+      // A service's log message is passed on to /mcp clients: it may repeat the credentials the service was given.
+      if (generation === this.generation) this.context.logged?.(redactValue(notification.params, this.secrets()) as LoggingMessageNotification['params']);
     });
     client.onclose = () => this.lost(generation);
     // Errors surface through the request that failed or the close; nothing to do per error.
@@ -411,7 +419,8 @@ export class ServiceConnection {
   private fail(layer: McpFailureLayer, message: string): void {
     this.attempts += 1;
     this.setState('failed', layer, message);
-    this.context.log.warn({ service: this.name, layer }, `MCP service "${this.name}" failed (${layer}): ${message}`);
+    // The message is the service's own text, which may echo the credentials it was sent.
+    this.context.log.warn({ service: this.name, layer }, `MCP service "${this.name}" failed (${layer}): ${this.clean(message)}`);
     if (RETRYABLE.includes(layer)) this.scheduleRetry();
   }
 
@@ -483,6 +492,11 @@ export class ServiceConnection {
   }
 
   private clean(text: string): string {
-    return redact(text, this.oauth ? [...this.secretValues, ...this.oauth.secretValues()] : this.secretValues);
+    return redact(text, this.secrets());
+  }
+
+  /** The secret values this connection was given, to keep out of everything it passes on. */
+  private secrets(): string[] {
+    return this.oauth ? [...this.secretValues, ...this.oauth.secretValues()] : this.secretValues;
   }
 }

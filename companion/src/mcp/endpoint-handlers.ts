@@ -9,6 +9,7 @@ import {
   ReadResourceRequestSchema,
   type Progress,
 } from '@modelcontextprotocol/sdk/types.js';
+import { argumentsProblem } from './arguments.js';
 import { argumentProblems, listMcpTools, permittedTool, type ToolCaller } from './bridge.js';
 import { errorResult } from './failures.js';
 import { getPrompt, listPrompts, listResources, listResourceTemplates, offeredToolResult, ProtocolError, readResource } from './offered.js';
@@ -42,6 +43,8 @@ export function registerHandlers(server: Server, caller: () => ToolCaller): void
       // Absent and forbidden look the same.
       throw new ProtocolError(INVALID_PARAMS, `Tool ${name} not found`);
     }
+    const bound = argumentsProblem(args);
+    if (bound) return errorResult(`Invalid arguments for ${name}: ${bound}`);
     const problems = argumentProblems(entry, args);
     if (problems.length > 0) return errorResult(`Invalid arguments for ${name}: ${problems.map((problem) => `${problem.path} ${problem.message}`).join('; ')}`);
     const token = call.params._meta?.progressToken;

@@ -37,8 +37,10 @@ export interface EndpointOptions {
   version: string;
   /** Sessions unused this long are closed (default 30 minutes). */
   idleMs?: number;
-  /** At most this many sessions; the least recently used goes first (default 256). */
+  /** At most this many sessions in all (default 256). */
   maxSessions?: number;
+  /** At most this many sessions per key (keyless callers share one allowance; default 32): a key past it loses its own least recently used. */
+  maxSessionsPerKey?: number;
 }
 
 /**
@@ -84,6 +86,9 @@ export class McpEndpoint {
       );
     }
     this.evictIdle();
+    if (!this.makeRoom(owner)) {
+      return jsonRpcError(request.res, 503, -32000, 'Too many open MCP sessions on this server. Close unused sessions (DELETE /mcp) and retry.');
+    }
     const transport = await this.open(request, owner);
     await transport.handleRequest(request.req, request.res, request.body);
   }
@@ -149,13 +154,23 @@ export class McpEndpoint {
         void endSession(session);
       }
     }
-    const max = this.options.maxSessions ?? 256;
-    while (this.sessions.size >= max) {
-      const [oldest] = [...this.sessions].sort(([, a], [, b]) => a.lastUsed - b.lastUsed);
-      if (!oldest) break;
-      this.sessions.delete(oldest[0]);
-      void endSession(oldest[1]);
+  }
+
+  /**
+   * Room for one more session of `owner`: past its own allowance its least recently used session
+   * goes. Sessions of other keys are never evicted; when the server as a whole is full and the
+   * owner has none to give up, there is no room.
+   */
+  private makeRoom(owner: string | null): boolean {
+    const own = [...this.sessions].filter(([, session]) => session.owner === owner).sort(([, a], [, b]) => a.lastUsed - b.lastUsed);
+    const perKey = this.options.maxSessionsPerKey ?? 32;
+    const total = this.options.maxSessions ?? 256;
+    while (own.length > 0 && (own.length >= perKey || this.sessions.size >= total)) {
+      const [id, session] = own.shift()!;
+      this.sessions.delete(id);
+      void endSession(session);
     }
+    return this.sessions.size < total;
   }
 }
 

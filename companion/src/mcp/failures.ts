@@ -60,6 +60,10 @@ export function callFailure(error: unknown, service: string, tool: string, timeo
   if (error instanceof UnauthorizedError || error instanceof OAuthError || status === 401 || status === 403) {
     return { layer: 'authentication', message: `The service "${service}" refused Hearth's credentials during the call of "${tool}": ${message}` };
   }
+  // Raised on Hearth's side (a stack overflow while serialising): this call failed, the connection did not.
+  if (error instanceof RangeError) {
+    return { layer: 'tool_error', message: `The call of "${tool}" on "${service}" could not be made: ${message}` };
+  }
   return { layer: 'transport', message: `The call of "${tool}" on "${service}" failed: ${message}` };
 }
 

@@ -10,7 +10,7 @@ import { exposedUnder } from './classes.js';
 import { ServiceConnection } from './connection.js';
 import { errorResult } from './failures.js';
 import { StoredOAuthProvider, type SecretAccess } from './oauth.js';
-import { redact } from './redact.js';
+import { redact } from '../redaction.js';
 
 export interface McpManagerOptions {
   services: McpServiceSettings[];

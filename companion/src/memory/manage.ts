@@ -9,6 +9,7 @@ import type {
   MemoryIndexResponse,
   MemoryPurgeResponse,
 } from '#shared/api/memory.js';
+import { STAGED_PREFIX, type FtsNamespaces } from './fts-namespaces.js';
 import { INDEXED_TABLES } from './indexed-tables.js';
 
 const MATERIAL_OF: Record<string, keyof MemoryIndexResponse['rows']> = {
@@ -22,34 +23,39 @@ const iso = (time: number) => new Date(time).toISOString();
 
 /** Index operations (docs/memory.md rule 6) and the browsing of one agent's records. Every query names the agent. */
 export class MemoryManager {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly namespaces: FtsNamespaces,
+  ) {}
 
   indexRemoved(agentId: string): boolean {
     return this.db.prepare('SELECT 1 FROM memory_index_removed WHERE agent_id = ?').get(agentId) !== undefined;
   }
 
-  /** Restores the agent's index from its own records only; other agents' entries are untouched. */
+  /** Restores the agent's index from its own records only; other agents' indexes are untouched. */
   rebuildIndex(agentId: string): MemoryIndexResponse {
     return this.db.transaction(() => {
-      if (!this.indexRemoved(agentId)) this.unindex(agentId);
-      const rows = this.index(agentId);
+      this.namespaces.drop(agentId);
       this.db.prepare('DELETE FROM memory_index_removed WHERE agent_id = ?').run(agentId);
-      return { agent_id: agentId, index: 'ready' as const, rows };
+      this.namespaces.ensure(agentId);
+      return { agent_id: agentId, index: 'ready' as const, rows: this.counts(agentId) };
     })();
   }
 
-  /** Drops the agent's index entries; the records stay and nothing is indexed until a rebuild. */
+  /** Drops the agent's index; the records stay and nothing is indexed until a rebuild. */
   removeIndex(agentId: string): MemoryIndexResponse {
     return this.db.transaction(() => {
-      const rows = this.indexRemoved(agentId) ? { transcript: 0, episodes: 0, facts: 0, identity: 0 } : this.unindex(agentId);
+      const rows = this.indexRemoved(agentId) ? { transcript: 0, episodes: 0, facts: 0, identity: 0 } : this.counts(agentId);
       this.db.prepare('INSERT OR REPLACE INTO memory_index_removed (agent_id, removed_at) VALUES (?, ?)').run(agentId, Date.now());
+      this.namespaces.drop(agentId);
       return { agent_id: agentId, index: 'removed' as const, rows };
     })();
   }
 
-  /** Deletes everything stored for the agent: records, signals, index entries, the removed-index mark. */
+  /** Deletes everything stored for the agent: records, signals, its index, the removed-index mark. */
   purge(agentId: string): MemoryPurgeResponse {
     return this.db.transaction(() => {
+      this.namespaces.drop(agentId);
       const remove = (table: string) => this.db.prepare(`DELETE FROM ${table} WHERE agent_id = ?`).run(agentId).changes;
       const signals = remove('memory_signals');
       const deleted = {
@@ -65,24 +71,11 @@ export class MemoryManager {
     })();
   }
 
-  private index(agentId: string): MemoryIndexResponse['rows'] {
+  /** The agent's records per indexed material (what its index holds). */
+  private counts(agentId: string): MemoryIndexResponse['rows'] {
     const rows = { transcript: 0, episodes: 0, facts: 0, identity: 0 };
-    for (const [table, columns] of Object.entries(INDEXED_TABLES)) {
-      const list = columns.join(', ');
-      rows[MATERIAL_OF[table]!] = this.db
-        .prepare(`INSERT INTO ${table}_fts (rowid, ${list}) SELECT id, ${list} FROM ${table} WHERE agent_id = ?`)
-        .run(agentId).changes;
-    }
-    return rows;
-  }
-
-  private unindex(agentId: string): MemoryIndexResponse['rows'] {
-    const rows = { transcript: 0, episodes: 0, facts: 0, identity: 0 };
-    for (const [table, columns] of Object.entries(INDEXED_TABLES)) {
-      const list = columns.join(', ');
-      rows[MATERIAL_OF[table]!] = this.db
-        .prepare(`INSERT INTO ${table}_fts (${table}_fts, rowid, ${list}) SELECT 'delete', id, ${list} FROM ${table} WHERE agent_id = ?`)
-        .run(agentId).changes;
+    for (const table of Object.keys(INDEXED_TABLES)) {
+      rows[MATERIAL_OF[table]!] = this.db.prepare<[string], { n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE agent_id = ?`).get(agentId)?.n ?? 0;
     }
     return rows;
   }
@@ -107,7 +100,8 @@ export class MemoryManager {
   agents(only?: string): MemoryAgentStatus[] {
     const ids = this.db
       .prepare<[], { agent_id: string }>(
-        'SELECT agent_id FROM memory_turns UNION SELECT agent_id FROM memory_facts UNION SELECT agent_id FROM memory_identity UNION SELECT agent_id FROM memory_episodes ORDER BY 1',
+        `SELECT agent_id FROM (SELECT agent_id FROM memory_turns UNION SELECT agent_id FROM memory_facts UNION SELECT agent_id FROM memory_identity UNION SELECT agent_id FROM memory_episodes)
+         WHERE agent_id NOT LIKE '${STAGED_PREFIX}%' ORDER BY 1`,
       )
       .all()
       .map((row) => row.agent_id);

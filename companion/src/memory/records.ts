@@ -1,4 +1,5 @@
 import type { Db } from '../store/database.js';
+import type { FtsNamespaces } from './fts-namespaces.js';
 import type { Extraction } from './extraction.js';
 import { matchExpression, queryTerms, similarity, wordSet } from './text.js';
 
@@ -23,7 +24,10 @@ export interface ExtractionSource {
 
 /** Writes distilled records; duplicates of existing facts are merged, never added twice. */
 export class MemoryRecords {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly namespaces: FtsNamespaces,
+  ) {}
 
   /** One transaction: the records appear and the signals stop being pending together. */
   apply(source: ExtractionSource, extraction: Extraction, now = Date.now()): Applied {
@@ -104,13 +108,14 @@ export class MemoryRecords {
     const match = matchExpression(queryTerms(text));
     const words = wordSet(text);
     const normal = text.trim().toLowerCase();
-    const candidates = match
+    const fts = match ? this.namespaces.table(agentId, 'memory_facts') : undefined;
+    const candidates = fts
       ? this.db
           .prepare<[string, string], { id: number; text: string }>(
-            `SELECT f.id, f.text FROM memory_facts_fts JOIN memory_facts f ON f.id = memory_facts_fts.rowid
-             WHERE memory_facts_fts MATCH ? AND f.agent_id = ? ORDER BY rank LIMIT 20`,
+            `SELECT f.id, f.text FROM ${fts} JOIN memory_facts f ON f.id = ${fts}.rowid
+             WHERE ${fts} MATCH ? AND f.agent_id = ? ORDER BY rank LIMIT 20`,
           )
-          .all(match, agentId)
+          .all(match!, agentId)
       : this.db
           .prepare<[string, string], { id: number; text: string }>('SELECT id, text FROM memory_facts WHERE agent_id = ? AND lower(trim(text)) = ?')
           .all(agentId, normal);

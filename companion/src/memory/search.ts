@@ -1,4 +1,6 @@
+import type { Statement } from 'better-sqlite3';
 import type { Db } from '../store/database.js';
+import { tableName, type FtsNamespaces, type IndexedTable } from './fts-namespaces.js';
 import type { MemorySearchItem, MemorySearchScope } from '#shared/api/memory.js';
 import { dayOf, matchExpression, queryTerms, turnLines } from './text.js';
 import type { TurnRow } from './transcript.js';
@@ -17,45 +19,68 @@ export interface TurnHit {
   score: number;
 }
 
-/** Lexical search (FTS5, porter stemming) over one agent's materials; never reads another agent's rows. */
-export class LexicalSearch {
-  private readonly statements;
+type Kind = 'turns' | 'termRows' | 'recentCutoff' | 'episodes' | 'facts' | 'identity';
 
-  constructor(private readonly db: Db) {
-    this.statements = {
-      turns: db.prepare<[string, string, number, number], { id: number; conversation_id: string; user_score: number; assistant_score: number }>(
-        `SELECT t.id, t.conversation_id, -bm25(memory_turns_fts, 1, 0) AS user_score, -bm25(memory_turns_fts, 0, 1) AS assistant_score
-         FROM memory_turns_fts JOIN memory_turns t ON t.id = memory_turns_fts.rowid
-         WHERE memory_turns_fts MATCH ? AND t.agent_id = ? AND memory_turns_fts.rowid >= ? ORDER BY bm25(memory_turns_fts) LIMIT ?`,
-      ),
-      // Bounded counts: how many turns (of all agents) contain a term, up to COUNTED_ROWS.
-      termRows: db.prepare<[string, number], { n: number }>(
-        'SELECT COUNT(*) AS n FROM (SELECT rowid FROM memory_turns_fts WHERE memory_turns_fts MATCH ? LIMIT ?)',
-      ),
-      recentCutoff: db.prepare<[string, number], { rowid: number }>(
-        'SELECT rowid FROM memory_turns_fts WHERE memory_turns_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?',
-      ),
-      episodes: db.prepare<
-        [string, string, number],
-        { id: number; summary: string; decisions: string; session_date: string | null; created_at: number; score: number }
-      >(
-        `SELECT e.id, e.summary, e.decisions, e.session_date, e.created_at, -bm25(memory_episodes_fts) AS score
-         FROM memory_episodes_fts JOIN memory_episodes e ON e.id = memory_episodes_fts.rowid
-         WHERE memory_episodes_fts MATCH ? AND e.agent_id = ? ORDER BY rank LIMIT ?`,
-      ),
-      facts: db.prepare<[string, string, number], { id: number; text: string; session_date: string | null; created_at: number; score: number }>(
-        `SELECT f.id, f.text, f.session_date, f.created_at, -bm25(memory_facts_fts) AS score
-         FROM memory_facts_fts JOIN memory_facts f ON f.id = memory_facts_fts.rowid
-         WHERE memory_facts_fts MATCH ? AND f.agent_id = ? AND f.status = 'pinned' ORDER BY rank LIMIT ?`,
-      ),
-      identity: db.prepare<[string, string, number], { id: number; key: string; value: string; updated_at: number; score: number }>(
-        `SELECT i.id, i.key, i.value, i.updated_at, -bm25(memory_identity_fts) AS score
-         FROM memory_identity_fts JOIN memory_identity i ON i.id = memory_identity_fts.rowid
-         WHERE memory_identity_fts MATCH ? AND i.agent_id = ? ORDER BY rank LIMIT ?`,
-      ),
-      // CROSS JOIN keeps the plan on primary-key lookups rather than a scan of the agent's index.
-      turnRows: db.prepare<[string, string], TurnRow>('SELECT t.* FROM json_each(?) AS j CROSS JOIN memory_turns t ON t.id = j.value WHERE t.agent_id = ?'),
-    };
+/** The statements of one agent's lexical search, on that agent's own FTS tables ({turns}, {episodes}, …). */
+const SQL: Record<Kind, string> = {
+  turns: `SELECT t.id, t.conversation_id, -bm25({turns}, 1, 0) AS user_score, -bm25({turns}, 0, 1) AS assistant_score
+    FROM {turns} JOIN memory_turns t ON t.id = {turns}.rowid
+    WHERE {turns} MATCH ? AND t.agent_id = ? AND {turns}.rowid >= ? ORDER BY bm25({turns}) LIMIT ?`,
+  // Bounded counts: how many of the agent's turns contain a term, up to COUNTED_ROWS.
+  termRows: 'SELECT COUNT(*) AS n FROM (SELECT rowid FROM {turns} WHERE {turns} MATCH ? LIMIT ?)',
+  recentCutoff: 'SELECT rowid FROM {turns} WHERE {turns} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?',
+  episodes: `SELECT e.id, e.summary, e.decisions, e.session_date, e.created_at, -bm25({episodes}) AS score
+    FROM {episodes} JOIN memory_episodes e ON e.id = {episodes}.rowid
+    WHERE {episodes} MATCH ? AND e.agent_id = ? ORDER BY rank LIMIT ?`,
+  facts: `SELECT f.id, f.text, f.session_date, f.created_at, -bm25({facts}) AS score
+    FROM {facts} JOIN memory_facts f ON f.id = {facts}.rowid
+    WHERE {facts} MATCH ? AND f.agent_id = ? AND f.status = 'pinned' ORDER BY rank LIMIT ?`,
+  identity: `SELECT i.id, i.key, i.value, i.updated_at, -bm25({identity}) AS score
+    FROM {identity} JOIN memory_identity i ON i.id = {identity}.rowid
+    WHERE {identity} MATCH ? AND i.agent_id = ? ORDER BY rank LIMIT ?`,
+};
+
+type EpisodeRow = { id: number; summary: string; decisions: string; session_date: string | null; created_at: number; score: number };
+type FactRow = { id: number; text: string; session_date: string | null; created_at: number; score: number };
+type IdentityRow = { id: number; key: string; value: string; updated_at: number; score: number };
+
+/**
+ * Lexical search (FTS5, porter stemming) over one agent's materials, on that agent's own
+ * full-text tables (memory/fts-namespaces.ts): it never reads another agent's rows, and no
+ * score depends on them.
+ */
+export class LexicalSearch {
+  private readonly turnRowsById;
+  private readonly prepared = new Map<string, Statement>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly namespaces: FtsNamespaces,
+  ) {
+    // CROSS JOIN keeps the plan on primary-key lookups rather than a scan of the agent's index.
+    this.turnRowsById = db.prepare<[string, string], TurnRow>(
+      'SELECT t.* FROM json_each(?) AS j CROSS JOIN memory_turns t ON t.id = j.value WHERE t.agent_id = ?',
+    );
+    namespaces.onDrop((agentId) => {
+      for (const key of this.prepared.keys()) if (key.startsWith(`${agentId}\n`)) this.prepared.delete(key);
+    });
+  }
+
+  /** Runs one of the agent's statements; no rows when the agent's index was removed. */
+  private all<Row>(agentId: string, kind: Kind, ...parameters: unknown[]): Row[] {
+    return (this.statement(agentId, kind)?.all(...parameters) as Row[] | undefined) ?? [];
+  }
+
+  private statement(agentId: string, kind: Kind): Statement | undefined {
+    const key = `${agentId}\n${kind}`;
+    const known = this.prepared.get(key);
+    if (known) return known;
+    const n = this.namespaces.ensure(agentId);
+    if (n === undefined) return undefined;
+    const sql = SQL[kind].replace(/\{(turns|episodes|facts|identity)\}/g, (_, table: string) => tableName(n, `memory_${table}` as IndexedTable));
+    const statement = this.db.prepare(sql);
+    this.prepared.set(key, statement);
+    return statement;
   }
 
   /**
@@ -66,13 +91,13 @@ export class LexicalSearch {
    */
   turnHits(agentId: string, query: string, limit: number): TurnHit[] {
     const terms = queryTerms(query)
-      .map((term) => ({ term, rows: this.statements.termRows.get(matchExpression([term])!, COUNTED_ROWS)?.n ?? 0 }))
+      .map((term) => ({ term, rows: this.all<{ n: number }>(agentId, 'termRows', matchExpression([term])!, COUNTED_ROWS)[0]?.n ?? 0 }))
       .filter((entry) => entry.rows > 0);
     if (terms.length === 0) return [];
     const run = (match: string, fromRowid: number) =>
-      this.statements.turns
-        .all(match, agentId, fromRowid, limit)
-        .map((row) => ({ id: row.id, conversationId: row.conversation_id, score: Math.max(row.user_score, row.assistant_score) }));
+      this.all<{ id: number; conversation_id: string; user_score: number; assistant_score: number }>(agentId, 'turns', match, agentId, fromRowid, limit).map(
+        (row) => ({ id: row.id, conversationId: row.conversation_id, score: Math.max(row.user_score, row.assistant_score) }),
+      );
     const rare = terms.filter((entry) => entry.rows <= COMMON_TERM_ROWS).map((entry) => entry.term);
     if (rare.length > 0) return run(matchExpression(rare)!, 0);
     // Every term is common: the turns with all of the least common few first; failing enough of
@@ -84,13 +109,13 @@ export class LexicalSearch {
     const together = fewest.length > 1 ? run(fewest.map((term) => matchExpression([term])).join(' AND '), 0) : [];
     if (together.length >= Math.min(limit, 10)) return together;
     const any = matchExpression(fewest)!;
-    const recent = run(any, this.statements.recentCutoff.get(any, COMMON_TERM_ROWS)?.rowid ?? 0);
+    const recent = run(any, this.all<{ rowid: number }>(agentId, 'recentCutoff', any, COMMON_TERM_ROWS)[0]?.rowid ?? 0);
     const seen = new Set(together.map((hit) => hit.id));
     return [...together, ...recent.filter((hit) => !seen.has(hit.id))].slice(0, limit);
   }
 
   turnRows(agentId: string, ids: number[]): Map<number, TurnRow> {
-    const rows = this.statements.turnRows.all(JSON.stringify(ids), agentId);
+    const rows = this.turnRowsById.all(JSON.stringify(ids), agentId);
     return new Map(rows.map((row) => [row.id, row]));
   }
 
@@ -113,7 +138,7 @@ export class LexicalSearch {
       });
     }
     if (scope === 'episodes') {
-      return this.statements.episodes.all(match, agentId, limit).map((row) => ({
+      return this.episodes(agentId, match, limit).map((row) => ({
         text: episodeText(row),
         score: round(row.score),
         material: 'episode' as const,
@@ -121,7 +146,7 @@ export class LexicalSearch {
         date: dateOf(row.session_date, row.created_at),
       }));
     }
-    return this.statements.facts.all(match, agentId, limit).map((row) => ({
+    return this.facts(agentId, match, limit).map((row) => ({
       text: row.text,
       score: round(row.score),
       material: 'pinned' as const,
@@ -174,16 +199,16 @@ export class LexicalSearch {
   }
 
   /** Identity entries matching a query (not a search scope of its own: identity is small and listed whole). */
-  identity(agentId: string, match: string, limit: number) {
-    return this.statements.identity.all(match, agentId, limit);
+  identity(agentId: string, match: string, limit: number): IdentityRow[] {
+    return this.all<IdentityRow>(agentId, 'identity', match, agentId, limit);
   }
 
-  episodes(agentId: string, match: string, limit: number) {
-    return this.statements.episodes.all(match, agentId, limit);
+  episodes(agentId: string, match: string, limit: number): EpisodeRow[] {
+    return this.all<EpisodeRow>(agentId, 'episodes', match, agentId, limit);
   }
 
-  facts(agentId: string, match: string, limit: number) {
-    return this.statements.facts.all(match, agentId, limit);
+  facts(agentId: string, match: string, limit: number): FactRow[] {
+    return this.all<FactRow>(agentId, 'facts', match, agentId, limit);
   }
 }
 

@@ -24,7 +24,9 @@ import { LexicalSearch } from './search.js';
 import type { EmbeddingModels } from './embedder.js';
 import { VectorIndex } from './vectors.js';
 import { normaliseField } from './settings.js';
-import { TranscriptStore, type TurnRecord } from './transcript.js';
+import { FtsNamespaces } from './fts-namespaces.js';
+import { agentOfStaged, INGEST_CHUNK_TURNS, stagedId, yieldToEventLoop } from './staging.js';
+import { TranscriptStore, type TurnBatch, type TurnRecord } from './transcript.js';
 import { checkAgentId, parseSessionDate } from './validate.js';
 
 export interface MemoryServiceOptions {
@@ -60,6 +62,16 @@ export interface IngestInput {
   projectId?: string;
 }
 
+interface WriteInput {
+  agentId: string;
+  conversationId: string;
+  turns: TurnRecord[];
+  sessionDate?: string;
+  projectId?: string;
+  kind: 'direct' | 'delegated';
+  signal: boolean;
+}
+
 /** The memory system: the one object routes, tools and agent runs call. Never imports Fastify. */
 export class MemoryService {
   readonly transcript: TranscriptStore;
@@ -70,6 +82,8 @@ export class MemoryService {
   /** Listing and editing records (the memory routes and the app go through this). */
   readonly browse: MemoryBrowser;
   private readonly lexical: LexicalSearch;
+  /** Each agent's own full-text tables. */
+  private readonly namespaces: FtsNamespaces;
   private readonly context: ContextBuilder;
   private readonly scheduler: DistillScheduler;
   private readonly timer: ConsolidationTimer;
@@ -77,16 +91,17 @@ export class MemoryService {
 
   constructor(private readonly options: MemoryServiceOptions) {
     const { db, log } = options;
+    this.namespaces = new FtsNamespaces(db);
     this.transcript = new TranscriptStore(db);
-    this.records = new MemoryRecords(db);
-    this.manager = new MemoryManager(db);
+    this.records = new MemoryRecords(db, this.namespaces);
+    this.manager = new MemoryManager(db, this.namespaces);
     this.vectors = new VectorIndex(db, options.embeddings ?? NO_EMBEDDINGS, log);
     this.editor = new MemoryEditor(db, this.records, (id) => {
       this.vectors.forgetRecord('pinned', id);
       this.vectors.schedule();
     });
     this.browse = new MemoryBrowser(this.manager, this.transcript, this.editor);
-    this.lexical = new LexicalSearch(db);
+    this.lexical = new LexicalSearch(db, this.namespaces);
     this.context = new ContextBuilder(db, this.lexical);
     const distiller = new Distiller(this.transcript, this.records, options.models, (agentId) => this.manager.identity(agentId), log);
     this.scheduler = new DistillScheduler(
@@ -107,8 +122,14 @@ export class MemoryService {
     return this.options.settings();
   }
 
-  /** Schedules what survived a restart: pending conversations after the debounce, and consolidation. */
+  /**
+   * Schedules what survived a restart: pending conversations after the debounce, and
+   * consolidation. First removes ingests a stopped process left unpublished, and makes the
+   * full-text tables of agents that have none yet (after an upgrade).
+   */
   start(): void {
+    for (const staged of this.transcript.stagedIds()) this.discardStaged(staged);
+    this.namespaces.ensureAll();
     for (const { agent_id, conversation_id } of this.transcript.pendingConversations()) this.scheduler.later(agent_id, conversation_id);
     this.timer.start();
     this.vectors.schedule();
@@ -130,28 +151,55 @@ export class MemoryService {
     this.write({ ...turn, kind: 'delegated', turns: [{ user: turn.user, assistant: turn.assistant ?? '' }], signal: true });
   }
 
-  /** POST /memory/ingest: one transaction; once it returns, every turn is committed. */
+  /**
+   * POST /memory/ingest: all or nothing; once it returns, every turn is committed. A large
+   * ingest is written in chunks that yield to the event loop (memory/staging.ts).
+   */
   async ingest(input: IngestInput): Promise<{ turnsIngested: number; extraction: ExtractionOutcome }> {
     const turns = input.turns.map((turn) => ({ user: turn.user, assistant: turn.assistant ?? '' }));
-    this.write({ ...input, turns, kind: 'direct', signal: !input.skipExtraction });
+    if (turns.length > INGEST_CHUNK_TURNS) await this.writeInChunks({ ...input, turns, kind: 'direct', signal: !input.skipExtraction });
+    else this.write({ ...input, turns, kind: 'direct', signal: !input.skipExtraction });
     if (input.skipExtraction) return { turnsIngested: input.turns.length, extraction: 'skipped' };
     const runner = await this.options.models.extraction();
     return { turnsIngested: input.turns.length, extraction: runner ? 'queued' : 'model_unavailable' };
   }
 
-  private write(input: {
-    agentId: string;
-    conversationId: string;
-    turns: TurnRecord[];
-    sessionDate?: string;
-    projectId?: string;
-    kind: 'direct' | 'delegated';
-    signal: boolean;
-  }): void {
+  private write(input: WriteInput): void {
+    this.transcript.append(this.batchOf(input));
+    this.written(input);
+  }
+
+  /** A large ingest: chunks committed under a staged id, each followed by a yield, then published at once. */
+  private async writeInChunks(input: WriteInput): Promise<void> {
+    const batch = this.batchOf(input);
+    const staged = stagedId(input.agentId);
+    const fts = this.namespaces.table(input.agentId, 'memory_turns');
+    try {
+      for (let start = 0; start < batch.turns.length; start += INGEST_CHUNK_TURNS) {
+        this.transcript.stage({ ...batch, agentId: staged, turns: batch.turns.slice(start, start + INGEST_CHUNK_TURNS) }, fts);
+        await yieldToEventLoop();
+      }
+      // Were the agent's tables rebuilt or removed meanwhile, the staged turns are indexed again (or not at all).
+      const now = this.namespaces.table(input.agentId, 'memory_turns');
+      this.transcript.publish(staged, input.agentId, now !== fts ? now : undefined);
+    } catch (error) {
+      this.discardStaged(staged);
+      throw error;
+    }
+    this.written(input);
+  }
+
+  /** Removes a staged ingest that was never published, with its entries in the agent's full-text table. */
+  private discardStaged(staged: string): void {
+    const agentId = agentOfStaged(staged);
+    this.transcript.discardStaged(staged, this.namespaces.existing(agentId, 'memory_turns'));
+  }
+
+  private batchOf(input: WriteInput): TurnBatch {
     checkAgentId(input.agentId);
     const sessionTime = input.sessionDate === undefined ? null : parseSessionDate(input.sessionDate);
     this.lastActivity = Date.now();
-    this.transcript.append({
+    return {
       agentId: input.agentId,
       conversationId: input.conversationId,
       kind: input.kind,
@@ -160,7 +208,10 @@ export class MemoryService {
       sessionTime,
       turns: input.turns,
       signal: input.signal,
-    });
+    };
+  }
+
+  private written(input: WriteInput): void {
     if (input.signal) this.scheduler.buffered(input.agentId, input.conversationId, input.kind);
     this.vectors.schedule();
   }

@@ -1,4 +1,5 @@
 import type { Db } from '../store/database.js';
+import { STAGED_PREFIX } from './fts-namespaces.js';
 import type { MemoryTranscriptTurn } from '#shared/api/memory.js';
 
 export interface TurnRecord {
@@ -66,6 +67,71 @@ export class TranscriptStore {
     this.writeBatch.immediate(batch, now);
   }
 
+  /**
+   * One chunk of a large ingest, committed under the batch's staged agent id (see
+   * memory/staging.ts), where no query of any agent sees it; its turns are indexed into the real
+   * agent's full-text table `fts` (when it has one) so that publishing costs no indexing.
+   */
+  stage(batch: TurnBatch, fts: string | undefined, now = Date.now()): void {
+    this.db
+      .transaction(() => {
+        const first = this.nextId();
+        this.writeBatch(batch, now);
+        if (fts) {
+          this.db
+            .prepare(
+              `INSERT INTO ${fts}(rowid, user_text, assistant_text) SELECT id, user_text, assistant_text FROM memory_turns WHERE agent_id = ? AND id >= ?`,
+            )
+            .run(batch.agentId, first);
+        }
+      })
+      .immediate();
+  }
+
+  /** Makes a staged ingest the agent's in one small transaction: every turn at once, or none. */
+  publish(staged: string, agentId: string, reindexInto: string | undefined): void {
+    this.db
+      .transaction(() => {
+        if (reindexInto) {
+          this.db
+            .prepare(`INSERT INTO ${reindexInto}(rowid, user_text, assistant_text) SELECT id, user_text, assistant_text FROM memory_turns WHERE agent_id = ?`)
+            .run(staged);
+        }
+        this.db.prepare('UPDATE memory_turns SET agent_id = ? WHERE agent_id = ?').run(agentId, staged);
+        this.db.prepare('UPDATE memory_signals SET agent_id = ? WHERE agent_id = ?').run(agentId, staged);
+      })
+      .immediate();
+  }
+
+  /** Removes a staged ingest that was not published: its turns, signals and entries in `fts`. */
+  discardStaged(staged: string, fts: string | undefined): void {
+    this.db
+      .transaction(() => {
+        if (fts) {
+          this.db
+            .prepare(
+              `INSERT INTO ${fts}(${fts}, rowid, user_text, assistant_text) SELECT 'delete', id, user_text, assistant_text FROM memory_turns WHERE agent_id = ?`,
+            )
+            .run(staged);
+        }
+        this.db.prepare('DELETE FROM memory_signals WHERE agent_id = ?').run(staged);
+        this.db.prepare('DELETE FROM memory_turns WHERE agent_id = ?').run(staged);
+      })
+      .immediate();
+  }
+
+  /** Staged ingests left by a process that stopped before publishing them. */
+  stagedIds(): string[] {
+    return this.db
+      .prepare<[], { agent_id: string }>(`SELECT DISTINCT agent_id FROM memory_turns WHERE agent_id LIKE '${STAGED_PREFIX}%'`)
+      .all()
+      .map((row) => row.agent_id);
+  }
+
+  private nextId(): number {
+    return (this.db.prepare<[], { id: number | null }>('SELECT MAX(id) AS id FROM memory_turns').get()?.id ?? 0) + 1;
+  }
+
   /** Pending signals of a conversation, oldest first, with their turns. */
   pending(agentId: string, conversationId: string, limit = 1000): (TurnRow & { signal_id: number })[] {
     return this.db
@@ -78,7 +144,8 @@ export class TranscriptStore {
 
   /** Conversations with pending signals: of one agent, or of all (for restarts and consolidation). */
   pendingConversations(agentId?: string): { agent_id: string; conversation_id: string; signals: number }[] {
-    const where = agentId === undefined ? '' : 'WHERE agent_id = ?';
+    // Ingests still being written (staged) are nobody's yet.
+    const where = agentId === undefined ? `WHERE agent_id NOT LIKE '${STAGED_PREFIX}%'` : 'WHERE agent_id = ?';
     return this.db
       .prepare<unknown[], { agent_id: string; conversation_id: string; signals: number }>(
         `SELECT agent_id, conversation_id, COUNT(*) AS signals FROM memory_signals ${where} GROUP BY agent_id, conversation_id ORDER BY MIN(id)`,

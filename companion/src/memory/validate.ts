@@ -1,11 +1,11 @@
 import { HearthError } from '../errors.js';
+import { AGENT_ID_PATTERN, AGENT_ID_RULE, isAgentId } from '../ids.js';
 
-/** Until agents exist, any well-formed id is its own memory namespace. */
-export const AGENT_ID_PATTERN = '^[A-Za-z0-9._-]{1,128}$';
-const agentId = new RegExp(AGENT_ID_PATTERN);
+/** Any well-formed agent id is its own memory namespace; the rule is the one for every agent id. */
+export { AGENT_ID_PATTERN };
 
 export function checkAgentId(value: string, param = 'agent_id'): string {
-  if (!agentId.test(value)) throw new HearthError('invalid_request_error', `${param} must be 1-128 letters, digits, "-", "_" or ".".`, { param });
+  if (!isAgentId(value)) throw new HearthError('invalid_request_error', `${param} must be ${AGENT_ID_RULE}.`, { param });
   return value;
 }
 

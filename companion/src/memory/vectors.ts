@@ -1,6 +1,7 @@
 import * as sqliteVec from 'sqlite-vec';
 import type { Logger } from '../logger.js';
 import type { Db } from '../store/database.js';
+import { STAGED_PREFIX } from './fts-namespaces.js';
 import type { Embedder, EmbeddingModels } from './embedder.js';
 
 export type VectorMaterial = 'transcript' | 'episode' | 'pinned';
@@ -109,7 +110,7 @@ export class VectorIndex {
         const rows = this.db
           .prepare<[number, number], { id: number; agent_id: string; text: string }>(
             `SELECT * FROM (${PENDING[material]}) AS r WHERE r.id > ? AND NOT EXISTS (SELECT 1 FROM memory_vector_rows v WHERE v.id = r.id * 4 + ${CODE[material]})
-             AND NOT EXISTS (SELECT 1 FROM memory_index_removed x WHERE x.agent_id = r.agent_id) ORDER BY r.id LIMIT ?`,
+             AND NOT EXISTS (SELECT 1 FROM memory_index_removed x WHERE x.agent_id = r.agent_id) AND r.agent_id NOT LIKE '${STAGED_PREFIX}%' ORDER BY r.id LIMIT ?`,
           )
           .all(after, BATCH);
         if (rows.length === 0) break;

@@ -26,6 +26,8 @@ export type ForwardPath = '/chat/completions' | '/responses' | '/embeddings';
 export const DEFAULT_TIMEOUT_MS = 600_000;
 export const FIRST_BYTE_TIMEOUT_MS = 30_000;
 export const LIST_CACHE_MS = 60_000;
+/** An upstream error body is relayed up to this many characters. */
+const MAX_ERROR_BODY = 65_536;
 
 const REFERENCE = /^(secret|env):(.+)$/;
 
@@ -97,8 +99,9 @@ export class RemoteProviders {
 
   /**
    * POST {base_url}{path} with body.model set to the provider's own model name. The
-   * upstream Response comes back untouched, error statuses included. Aborting
-   * `signal` aborts the upstream request, also while its body streams.
+   * upstream Response comes back as it is, error statuses included, except that an error's
+   * body is redacted: a provider that echoes the request would show its key to the client.
+   * Aborting `signal` aborts the upstream request, also while its body streams.
    */
   async forward(path: ForwardPath, modelId: string, body: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
     const target = this.resolve(modelId);
@@ -110,7 +113,12 @@ export class RemoteProviders {
     // A non-streaming answer's headers only arrive once generation is done, so only
     // streaming requests get the first-byte limit; the whole-request limit covers both.
     const streaming = body.stream === true;
-    return this.send(target.provider, prepared, endpoint(prepared.base, path), init, signal, streaming);
+    const response = await this.send(target.provider, prepared, endpoint(prepared.base, path), init, signal, streaming);
+    if (response.ok) return response;
+    const text = redact((await response.text().catch(() => '')).slice(0, MAX_ERROR_BODY), prepared.secrets);
+    const relayed = new Headers(response.headers);
+    relayed.delete('content-length');
+    return new Response(text, { status: response.status, statusText: response.statusText, headers: relayed });
   }
 
   private async refresh(): Promise<RemoteModel[]> {

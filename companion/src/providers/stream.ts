@@ -1,3 +1,4 @@
+import { redact } from '../redaction.js';
 import { HearthError } from '../errors.js';
 
 /**
@@ -87,14 +88,7 @@ export function rewriteModelStream(body: ReadableStream<Uint8Array>, hearthId: s
   return body.pipeThrough(transform);
 }
 
-/** Replaces every occurrence of each secret (4+ characters) with `***`. */
-export function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) {
-    if (secret.length >= 4) out = out.split(secret).join('***');
-  }
-  return out;
-}
+export { redact };
 
 const MAX_DETAIL = 500;
 

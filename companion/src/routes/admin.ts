@@ -8,6 +8,9 @@ import type { RouteOptions } from './plugin.js';
 
 /** The admin family: loopback only, with the admin credential (both enforced by the perimeter for every /admin path). */
 export async function adminRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
+  // Every admin route takes bodies up to server.limits.admin_body_kb.
+  const bodyLimit = options.services.config.server.limits.admin_body_kb * 1024;
+  app.addHook('onRoute', (route) => void (route.bodyLimit ??= bodyLimit));
   await app.register(statusRoutes, options);
   await app.register(keyRoutes, options);
   await app.register(configRoutes, options);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import { errorBody } from '../errors.js';
+import { FRAME_DENIAL, policyForPage } from '../http/content-security.js';
 import type { RouteOptions } from './plugin.js';
 
 const API_PREFIXES = ['/v1/', '/health', '/admin/', '/agents', '/mcp', '/memory/'];
@@ -19,6 +20,8 @@ export async function webRoutes(app: FastifyInstance, options: RouteOptions): Pr
       root: options.webRoot,
       wildcard: false,
       setHeaders(response, path) {
+        void response.header('x-frame-options', FRAME_DENIAL['x-frame-options']);
+        void response.header('content-security-policy', path.endsWith('.html') ? policyForPage(path) : FRAME_DENIAL['content-security-policy']);
         if (path.endsWith('sw.js') || path.endsWith('.html') || path.endsWith('.webmanifest')) void response.header('cache-control', 'no-cache');
         else if (path.includes(join('_app', 'immutable'))) void response.header('cache-control', 'public, max-age=31536000, immutable');
       },
@@ -33,7 +36,13 @@ export async function webRoutes(app: FastifyInstance, options: RouteOptions): Pr
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!;
     const isPage = request.method === 'GET' && !API_PREFIXES.some((prefix) => path.startsWith(prefix)) && !/\.[a-z0-9]+$/i.test(path);
-    if (isPage && hasFallback) return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').sendFile('200.html');
+    if (isPage && hasFallback)
+      return reply
+        .type('text/html; charset=utf-8')
+        .header('cache-control', 'no-cache')
+        .headers(FRAME_DENIAL)
+        .header('content-security-policy', policyForPage(join(options.webRoot, '200.html')))
+        .sendFile('200.html');
     return reply.status(404).send(errorBody('route_not_found', `No route for ${request.method} ${path}. See README.md for the routes Hearth serves.`));
   });
 }

@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -38,8 +38,19 @@ export function dataPaths(root: string): DataPaths {
   };
 }
 
-/** Creates the folders; the data folder itself is private to its owner (0700), even if it existed. */
+/**
+ * Creates the folders. The data folder is private to its owner (0700) and so are the files
+ * Hearth keeps in it (0600), also when an older version left them readable.
+ */
 export function createDataDirectory(paths: DataPaths): void {
   for (const directory of [paths.root, paths.models, paths.images, paths.logs]) mkdirSync(directory, { recursive: true, mode: 0o700 });
   chmodSync(paths.root, 0o700);
+  for (const file of [paths.config, paths.secrets, paths.adminToken, paths.server, ...databaseFiles(paths.database)]) {
+    if (existsSync(file)) chmodSync(file, 0o600);
+  }
+}
+
+/** The database and the files SQLite keeps beside it in WAL mode. */
+export function databaseFiles(database: string): string[] {
+  return [database, `${database}-wal`, `${database}-shm`];
 }

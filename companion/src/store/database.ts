@@ -1,10 +1,16 @@
+import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { MIGRATIONS } from './migrations.js';
 
 export type Db = Database.Database;
 
-/** Opens the SQLite database in WAL mode and brings its schema up to date. */
+/**
+ * Opens the SQLite database in WAL mode and brings its schema up to date. The file is created
+ * 0600 first: SQLite gives the -wal and -shm files it makes the database file's mode.
+ */
 export function openDatabase(file: string): Db {
+  closeSync(openSync(file, 'a', 0o600));
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(path)) chmodSync(path, 0o600);
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');

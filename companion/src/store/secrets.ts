@@ -1,4 +1,5 @@
 import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { rememberSecret } from '../redaction.js';
 import { writeFileAtomic } from './files.js';
 
 /**
@@ -33,9 +34,10 @@ export class SecretStore {
   /** `secret:NAME` from this store, `env:NAME` from the environment; undefined when unset. */
   resolve = (reference: string): string | undefined => {
     const [kind, name] = splitReference(reference);
-    if (kind === 'secret') return this.values()[name];
-    if (kind === 'env') return process.env[name];
-    return undefined;
+    const value = kind === 'secret' ? this.values()[name] : kind === 'env' ? process.env[name] : undefined;
+    // Every value handed out is kept out of logs and relayed errors from then on.
+    if (value !== undefined) rememberSecret(value);
+    return value;
   };
 
   /** The file's values, re-read when another process (`hearth secret set`) changed it. */

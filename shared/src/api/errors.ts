@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   'invalid_json',
   'context_length_exceeded',
   'request_too_large',
+  'uri_too_long',
   'unsupported_media_type',
   'model_not_found',
   'response_not_found',

@@ -573,6 +573,21 @@ describe('repeated authentication failures', () => {
     expect((await call({ method: 'GET', url: '/v1/models', remoteAddress: attacker, headers: bearer(key) })).statusCode).toBe(200);
   });
 
+  it('never lock out a valid key: five bad keys from one address do not deny a good one from it (verified first)', async () => {
+    setServer({ auth: { required: true } });
+    const shared = '198.51.100.99';
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      expectError(await call({ method: 'GET', url: '/v1/models', remoteAddress: shared, headers: bearer(`hth_bad${attempt}`) }), 401, 'invalid_api_key');
+    }
+    expectError(await call({ method: 'GET', url: '/v1/models', remoteAddress: shared, headers: bearer('hth_bad6') }), 429, 'rate_limit_exceeded');
+    const { key } = newKey();
+    const valid = await call({ method: 'GET', url: '/v1/models', remoteAddress: shared, headers: bearer(key) });
+    expect(valid.statusCode, valid.body).toBe(200);
+    expect(valid.headers['retry-after']).toBeUndefined();
+    // Failures are still slowed down after the success.
+    expectError(await call({ method: 'GET', url: '/v1/models', remoteAddress: shared, headers: bearer('hth_bad7') }), 429, 'rate_limit_exceeded');
+  });
+
   it('also count invalid Hearth keys when auth is off', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const attacker = '198.51.100.88';

@@ -20,6 +20,10 @@ export async function configRoutes(app: FastifyInstance, { services }: RouteOpti
     resolves: (reference) => services.secrets.resolve(reference) !== undefined,
     localModelIds: async () => (await services.catalog.local()).map((model) => model.id),
     activeKeys: () => services.keys.activeCount(),
+    listening: () => {
+      const address = app.server.address();
+      return typeof address === 'object' && address ? address.address : undefined;
+    },
     reconfigure: (next) => services.reconfigure(next),
   };
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { HearthError } from '../../errors.js';
+import { AGENT_ID_PATTERN } from '../../ids.js';
 import type { RouteOptions } from '../plugin.js';
 import { ROUTE_SCOPES, type AccessKeyRecord, type CreatedKey, type CreateKeyRequest } from '#shared/api/access.js';
 
@@ -9,7 +10,7 @@ const createBody = {
   additionalProperties: false,
   properties: {
     label: { type: 'string', minLength: 1, maxLength: 200 },
-    agent: { type: ['string', 'null'], pattern: '^[A-Za-z0-9._-]{1,128}$' },
+    agent: { type: ['string', 'null'], pattern: AGENT_ID_PATTERN },
     scopes: { type: 'array', items: { enum: [...ROUTE_SCOPES] }, uniqueItems: true },
     expires_at: { type: ['string', 'null'], format: 'date-time' },
     expires_in_days: { type: ['number', 'null'], exclusiveMinimum: 0, maximum: 36500 },

@@ -38,7 +38,8 @@ export async function mcpAdminRoutes(app: FastifyInstance, { services }: RouteOp
           .status(status)
           .type('text/html; charset=utf-8')
           .header('cache-control', 'no-store')
-          .header('content-security-policy', "default-src 'none'")
+          .header('content-security-policy', "default-src 'none'; frame-ancestors 'none'")
+          .header('x-frame-options', 'DENY')
           .send(`<!doctype html><meta charset="utf-8"><title>${escape(title)}</title><h1>${escape(title)}</h1><p>${escape(text)}</p>`);
       if (error) return page(400, 'Sign-in was not completed', `The authorization server answered: ${error}${description ? ` (${description})` : ''}.`);
       if (!code || !state) return page(400, 'Sign-in was not completed', 'The redirect carries no code or state.');

@@ -1,0 +1,63 @@
+import type { ConfigDocument } from '#shared/api/config.js';
+
+const REFERENCE = /^(secret|env):[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * Where each secret reference is sent: `secret:NAME -> https://host:port` for every provider,
+ * hosted media endpoint and HTTP MCP service that carries it (api_key, headers, tokens).
+ * Comparing these sets before and after a change shows a secret re-pointed at a new host.
+ */
+export function secretDestinations(document: ConfigDocument): Set<string> {
+  const pairs = new Set<string>();
+  const add = (url: string | undefined, values: unknown[]) => {
+    const origin = originOf(url);
+    if (!origin) return;
+    for (const value of values) if (typeof value === 'string' && REFERENCE.test(value)) pairs.add(`${value} -> ${origin}`);
+  };
+  for (const provider of document.providers) add(provider.base_url, [provider.api_key, ...Object.values(provider.headers ?? {})]);
+  add(document.images.hosted.base_url, [document.images.hosted.api_key]);
+  for (const service of document.mcp_services) {
+    if (service.transport !== 'http') continue;
+    const auth = service.auth as { token?: string; headers?: Record<string, string>; client_secret?: string };
+    add(service.url, [auth.token, auth.client_secret, ...Object.values(auth.headers ?? {})]);
+  }
+  return pairs;
+}
+
+/** Every secret:/env: reference anywhere in a document. */
+export function referencesIn(value: unknown, found = new Set<string>()): Set<string> {
+  if (typeof value === 'string' && REFERENCE.test(value)) found.add(value);
+  else if (Array.isArray(value)) for (const item of value) referencesIn(item, found);
+  else if (typeof value === 'object' && value !== null) for (const item of Object.values(value)) referencesIn(item, found);
+  return found;
+}
+
+/** Problems with URLs that would carry credentials: user:password@ stays in the config file and its exports. */
+export function credentialsInUrls(document: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  const check = (path: string, url: unknown) => {
+    if (typeof url !== 'string') return;
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return;
+    }
+    if (parsed.username || parsed.password)
+      problems.push(`${path}: must not contain user:password@ or another credential; put the key in api_key (or headers) as a secret: reference`);
+  };
+  const providers = Array.isArray(document.providers) ? (document.providers as { base_url?: unknown }[]) : [];
+  providers.forEach((provider, index) => check(`providers[${index}].base_url`, provider?.base_url));
+  const images = document.images as { hosted?: { base_url?: unknown } } | undefined;
+  check('images.hosted.base_url', images?.hosted?.base_url);
+  return problems;
+}
+
+function originOf(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    return new URL(url).origin;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,186 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Services } from '../../../companion/src/services.js';
+import { dataPaths } from '../../../companion/src/store/data-dir.js';
+import { SecretStore } from '../../../companion/src/store/secrets.js';
+import type { ConfigDocument } from '#shared/api/config.js';
+import { testApp } from '../../helpers/app.js';
+import { newDataDir } from '../../helpers/server.js';
+
+/*
+ * The high-risk guard of plan/apply against the bypasses an outside review found: the exposure
+ * judged on the address actually bound (4), every field of a stdio service and every widening
+ * of a tool's class (5), and secrets sent to hosts they were not sent to before, or written
+ * into URLs (11).
+ */
+
+let app: FastifyInstance;
+let services: Services;
+let close: () => Promise<void>;
+let originalText: string;
+let original: ConfigDocument;
+
+beforeAll(async () => {
+  const dataDir = await newDataDir(false);
+  const secrets = new SecretStore(dataPaths(dataDir).secrets);
+  secrets.set('PROVIDER_KEY', 'sk-guard-0123456789abcdef');
+  secrets.set('MCP_TOKEN', 'mcp-guard-0123456789abcdef');
+  ({ app, services, close } = await testApp({ dataDir, withModel: false }));
+  originalText = readFileSync(services.paths.config, 'utf8');
+  original = services.config;
+});
+
+afterAll(async () => {
+  await close();
+});
+
+afterEach(() => {
+  writeFileSync(services.paths.config, originalText);
+  services.reconfigure(original);
+});
+
+async function post(path: 'plan' | 'apply', document: Record<string, unknown>, confirm = false): Promise<LightMyRequestResponse> {
+  return app.inject({
+    method: 'POST',
+    url: `/admin/config/${path}`,
+    payload: { document: { version: 1, ...document }, ...(path === 'apply' ? { confirm_high_risk: confirm } : {}) },
+  });
+}
+
+async function applied(document: Record<string, unknown>): Promise<void> {
+  const response = await post('apply', document, true);
+  expect(response.statusCode, response.body).toBe(200);
+}
+
+/** The risk codes an apply without confirmation is refused for (409), or [] when it was applied. */
+async function risksOf(document: Record<string, unknown>): Promise<string[]> {
+  const response = await post('apply', document);
+  if (response.statusCode === 200) return [];
+  expect(response.statusCode, response.body).toBe(409);
+  return (response.json() as { error: { risks: { code: string }[] } }).error.risks.map((risk) => risk.code);
+}
+
+describe('4: exposure is judged on the address actually bound', () => {
+  it('refuses turning auth off while listening on 0.0.0.0, even though the document says 127.0.0.1', async () => {
+    // A server of its own: it listens (on a wildcard address, which takes no traffic here).
+    const exposed = await testApp({ withModel: false });
+    try {
+      exposed.services.keys.create({ label: 'exposed' });
+      const turnOn = await exposed.app.inject({
+        method: 'POST',
+        url: '/admin/config/apply',
+        payload: { document: { version: 1, server: { auth: { required: true } } }, confirm_high_risk: true },
+      });
+      expect(turnOn.statusCode, turnOn.body).toBe(200);
+      await exposed.app.listen({ host: '0.0.0.0', port: 0 });
+      expect(exposed.services.config.server.host).toBe('127.0.0.1');
+      for (const path of ['plan', 'apply'] as const) {
+        const response = await exposed.app.inject({
+          method: 'POST',
+          url: `/admin/config/${path}`,
+          payload: { document: { version: 1, server: { auth: { required: false } } }, ...(path === 'apply' ? { confirm_high_risk: true } : {}) },
+        });
+        expect(response.statusCode, response.body).toBe(400);
+        const error = (response.json() as { error: { code: string; problems: { path: string; message: string }[] } }).error;
+        expect(error.code).toBe('config_invalid');
+        expect(error.problems).toEqual([{ path: 'server.auth.required', message: expect.stringMatching(/0\.0\.0\.0/) }]);
+      }
+      expect(exposed.services.config.server.auth.required).toBe(true);
+      expect(readFileSync(exposed.services.paths.config, 'utf8')).toMatch(/required: true/);
+    } finally {
+      await exposed.close();
+    }
+  });
+
+  it('allows it while listening on loopback (the document and the socket agree)', async () => {
+    await applied({ server: { auth: { required: true } } });
+    expect(await risksOf({ server: { auth: { required: false } } })).toEqual(['auth_disabled']);
+  });
+});
+
+describe('5: every field of a stdio service, and every widening of what callers see', () => {
+  const stdio = { name: 'tools', transport: 'stdio', command: process.execPath, args: ['-e', '0'], enabled: false, auto_connect: false, expose: 'read' };
+
+  it('changing only the env of an approved stdio service is high-risk (NODE_OPTIONS, LD_PRELOAD, PATH)', async () => {
+    await applied({ mcp_services: [stdio] });
+    for (const env of [{ NODE_OPTIONS: '--require ./evil.cjs' }, { LD_PRELOAD: '/tmp/evil.so' }, { PATH: '/tmp/evil:/usr/bin' }]) {
+      expect(await risksOf({ mcp_services: [{ ...stdio, env }] }), JSON.stringify(env)).toContain('runs_local_command');
+    }
+    expect(services.config.mcp_services[0]!.env).toEqual({});
+  });
+
+  it('any other field that changes what runs is high-risk too; timeouts and switches are not', async () => {
+    await applied({ mcp_services: [stdio] });
+    expect(await risksOf({ mcp_services: [{ ...stdio, cwd: '/tmp' }] })).toContain('runs_local_command');
+    expect(await risksOf({ mcp_services: [{ ...stdio, args: ['-e', '1'] }] })).toContain('runs_local_command');
+    expect(await risksOf({ mcp_services: [{ ...stdio, tool_call_timeout_ms: 5000, discovery_timeout_ms: 5000 }] })).toEqual([]);
+    expect(await risksOf({ mcp_services: [{ ...stdio, enabled: false, auto_connect: true }] })).toEqual([]);
+  });
+
+  it('reclassifying a tool so that more callers may use it is high-risk; narrowing is not', async () => {
+    await applied({ mcp_services: [stdio] });
+    const widened = await post('apply', { mcp_services: [{ ...stdio, tool_classes: { delete_everything: 'read' } }] });
+    expect(widened.statusCode, widened.body).toBe(409);
+    const risk = (widened.json() as { error: { risks: { code: string; path: string; message: string }[] } }).error.risks[0]!;
+    expect(risk).toMatchObject({ code: 'tool_class_widened', path: 'mcp_services.tools.tool_classes.delete_everything' });
+    expect(risk.message).toMatch(/delete_everything/);
+    expect(await risksOf({ mcp_services: [{ ...stdio, tool_classes: { fetch: 'network' } }] })).toEqual(['tool_class_widened']);
+    expect(await risksOf({ mcp_services: [{ ...stdio, tool_classes: { delete_everything: 'exec' } }] })).toEqual([]);
+    expect(services.config.mcp_services[0]!.tool_classes).toEqual({ delete_everything: 'exec' });
+    // exec -> write widens what agents with write allowed may run.
+    expect(await risksOf({ mcp_services: [{ ...stdio, tool_classes: { delete_everything: 'write' } }] })).toEqual(['tool_class_widened']);
+  });
+});
+
+describe('11: a stored secret sent to a new host, and credentials in URLs', () => {
+  const remote = { name: 'remote', base_url: 'https://api.remote.example/v1', api_key: 'secret:PROVIDER_KEY', models: ['m'] };
+
+  it('re-pointing a provider that holds a secret at another host is high-risk', async () => {
+    await applied({ providers: [remote] });
+    expect(await risksOf({ providers: [{ ...remote, base_url: 'https://collector.evil.example/v1' }] })).toEqual(['secret_sent_to_new_host']);
+    // The same host with another path is not a new destination.
+    expect(await risksOf({ providers: [{ ...remote, base_url: 'https://api.remote.example/v2' }] })).toEqual([]);
+  });
+
+  it('attaching a secret the configuration already uses to a new provider or MCP service is high-risk', async () => {
+    await applied({ providers: [remote] });
+    const copy = { name: 'copy', base_url: 'https://collector.evil.example/v1', api_key: 'secret:PROVIDER_KEY', models: ['m'] };
+    expect(await risksOf({ providers: [remote, copy] })).toEqual(['secret_sent_to_new_host']);
+    const service = {
+      name: 'leak',
+      transport: 'http',
+      url: 'https://collector.evil.example/mcp',
+      enabled: false,
+      auth: { type: 'token', token: 'secret:PROVIDER_KEY' },
+    };
+    expect(await risksOf({ mcp_services: [service] })).toEqual(['secret_sent_to_new_host']);
+  });
+
+  it('re-pointing an MCP service that holds a token is high-risk', async () => {
+    const service = {
+      name: 'remote-tools',
+      transport: 'http',
+      url: 'https://tools.example/mcp',
+      enabled: false,
+      auth: { type: 'token', token: 'secret:MCP_TOKEN' },
+    };
+    await applied({ mcp_services: [service] });
+    expect(await risksOf({ mcp_services: [{ ...service, url: 'https://collector.evil.example/mcp' }] })).toEqual(['secret_sent_to_new_host']);
+  });
+
+  it('a new provider with a secret nothing used before needs no confirmation', async () => {
+    expect(await risksOf({ providers: [remote] })).toEqual([]);
+  });
+
+  it('refuses user:password@ in a provider base_url (it would sit in config and exports)', async () => {
+    for (const base_url of ['http://user:password@api.example/v1', 'https://token@api.example/v1']) {
+      const response = await post('plan', { providers: [{ name: 'inline', base_url }] });
+      expect(response.statusCode, response.body).toBe(400);
+      const problems = (response.json() as { error: { problems: { path: string; message: string }[] } }).error.problems;
+      expect(problems).toEqual([{ path: 'providers[0].base_url', message: expect.stringMatching(/user|credential/) }]);
+    }
+    const hosted = await post('plan', { images: { hosted: { enabled: false, base_url: 'https://u:p@media.example/v1', monthly_budget_usd: 0 } } });
+    expect(hosted.statusCode, hosted.body).toBe(400);
+  });
+});
