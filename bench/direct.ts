@@ -11,10 +11,11 @@ interface Direct {
   model: LlamaModel;
   contexts: Map<number, { context: LlamaContext; sequences: LlamaContextSequence[] }>;
   maxSequences: number;
+  contextSize: number;
   close(): Promise<void>;
 }
 
-export async function openDirect(modelPath: string, maxSequences: number): Promise<Direct> {
+export async function openDirect(modelPath: string, maxSequences: number, contextSize = 2048): Promise<Direct> {
   const llama = await loadLlama('cpu');
   const model = await llama.loadModel({ modelPath });
   const contexts = new Map<number, { context: LlamaContext; sequences: LlamaContextSequence[] }>();
@@ -22,6 +23,7 @@ export async function openDirect(modelPath: string, maxSequences: number): Promi
     model,
     contexts,
     maxSequences,
+    contextSize,
     async close() {
       for (const { context } of contexts.values()) await context.dispose();
       await model.dispose();
@@ -30,10 +32,11 @@ export async function openDirect(modelPath: string, maxSequences: number): Promi
 }
 
 /** The same generation the server runs, called on node-llama-cpp directly: one LlamaChat per sequence. */
-export async function directRun(direct: Direct, threads: number, prompt: string, tokens: number, streams: number): Promise<Run> {
+/** `prompt` may be a function, called once per stream, for prompts no sequence has seen. */
+export async function directRun(direct: Direct, threads: number, prompt: string | (() => string), tokens: number, streams: number): Promise<Run> {
   let entry = direct.contexts.get(threads);
   if (!entry) {
-    const context = await direct.model.createContext({ contextSize: 2048, sequences: direct.maxSequences, threads, batchSize: 512 });
+    const context = await direct.model.createContext({ contextSize: direct.contextSize, sequences: direct.maxSequences, threads, batchSize: 512 });
     entry = { context, sequences: Array.from({ length: direct.maxSequences }, () => context.getSequence()) };
     direct.contexts.set(threads, entry);
   }
@@ -44,7 +47,7 @@ export async function directRun(direct: Direct, threads: number, prompt: string,
     entry.sequences.slice(0, streams).map(async (sequence) => {
       const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: wrapper });
       const before = sequence.tokenMeter.usedOutputTokens;
-      await chat.generateResponse([{ type: 'user', text: prompt }], {
+      await chat.generateResponse([{ type: 'user', text: typeof prompt === 'string' ? prompt : prompt() }], {
         maxTokens: tokens,
         temperature: 0.8,
         repeatPenalty: false,

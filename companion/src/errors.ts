@@ -26,6 +26,13 @@ export const ERRORS: Record<ErrorCode, ErrorRow> = {
   memory_index_removed: { status: 409, type: 'invalid_request_error', message: "This agent's memory index was removed; rebuild it first." },
   tool_not_found: { status: 404, type: 'invalid_request_error', message: 'No tool with this name is available. List tools with GET /mcp/tools.' },
   mcp_service_not_found: { status: 404, type: 'invalid_request_error', message: 'No MCP service has this name.' },
+  download_not_found: { status: 404, type: 'invalid_request_error', message: 'No model download has this id.' },
+  download_conflict: { status: 409, type: 'invalid_request_error', message: 'The download is not in a state that allows this.' },
+  model_read_only: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: "This model belongs to another app's folder; Hearth only removes models in its own models folder.",
+  },
   range_not_satisfiable: { status: 416, type: 'invalid_request_error', message: 'The requested byte range is outside the file.' },
   route_not_found: { status: 404, type: 'invalid_request_error', message: 'No route matches this method and path.' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'This method is not allowed on this path.' },

@@ -2,6 +2,8 @@ import { totalmem } from 'node:os';
 import { loadConfigFile } from './config/document.js';
 import { ModelCatalog } from './models/catalog.js';
 import { Engine } from './inference/engine.js';
+import { EngineMonitor } from './inference/monitor.js';
+import { DownloadManager } from './models/downloads.js';
 import { Embeddings } from './inference/embeddings.js';
 import { RemoteProviders } from './providers/remote.js';
 import { ResponseStore } from './store/responses.js';
@@ -40,6 +42,10 @@ export interface Services {
   /** The local admin credential (`<data-dir>/admin-token`) and the app's sign-in links. */
   admin: AdminCredential;
   engine: Engine;
+  /** Samples of what the engine does and load progress, for the app's status stream. */
+  monitor: EngineMonitor;
+  /** Model downloads started from the app. */
+  downloads: DownloadManager;
   /** Embedding models, loaded through the engine (one loader, one memory budget). */
   embeddings: Embeddings;
   remote: RemoteProviders;
@@ -69,7 +75,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const db = openDatabase(paths.database);
     const secrets = new SecretStore(paths.secrets);
     const threads = threadMemory(db);
-    const engine = new Engine({ ...engineSettings(config), threadMemory: threads, log: options.log });
+    const monitor: EngineMonitor = new EngineMonitor({ engine: (): Engine => engine });
+    const engine = new Engine({ ...engineSettings(config), threadMemory: threads, log: options.log, onLoad: monitor.onLoad });
     const remote = new RemoteProviders(config.providers, secrets.resolve);
     const scanOf = (document: ConfigDocument) => ({
       modelsDirs: [paths.models, ...(options.modelsDirs ?? document.models.dirs)],
@@ -88,6 +95,13 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       keys: new KeyStore(db),
       admin: new AdminCredential(paths.adminToken),
       engine,
+      monitor,
+      downloads: new DownloadManager({
+        db,
+        modelsDir: () => paths.models,
+        identify: async (file) => (await catalog.local(true)).find((model) => model.path === file)?.id ?? null,
+        log: options.log,
+      }),
       embeddings,
       remote,
       catalog,
@@ -118,6 +132,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         if (closed) return;
         closed = true;
         services.stopWork();
+        monitor.stop();
+        await services.downloads.close();
         await services.memory.close();
         // Every MCP connection and service process ends before the data directory is released.
         await services.mcp.close();
@@ -127,6 +143,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       },
     };
     services.memory.start();
+    monitor.start();
+    services.downloads.start();
     // Auto-connect services connect in the background; starting never waits for them.
     services.mcp.start();
     return services;

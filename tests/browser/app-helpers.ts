@@ -6,8 +6,33 @@ import type { RunningServer } from '../helpers/server.js';
 export const assistant = (page: Page) => page.locator('article[data-role="assistant"]');
 export const lastReply = (page: Page) => assistant(page).last();
 
+/** Opens the model picker and chooses the model with this key (`companion:tiny`, `wllama:tiny.gguf`). */
 export async function chooseModel(page: Page, key: string): Promise<void> {
-  await page.getByLabel('Model', { exact: true }).selectOption(key);
+  const picker = page.locator('#model-picker');
+  if ((await picker.getAttribute('aria-expanded')) !== 'true') await picker.click();
+  await page.locator(`[role="option"][data-key="${key}"]`).click();
+  await page.waitForFunction((wanted) => document.querySelector('#model-picker')?.getAttribute('data-value') === wanted, key);
+}
+
+/** The key of the model the picker shows. */
+export async function chosenModel(page: Page): Promise<string | null> {
+  return page.locator('#model-picker').getAttribute('data-value');
+}
+
+/** The picker's models by group, as [group label, keys]. */
+export async function pickerGroups(page: Page): Promise<[string, string[]][]> {
+  const picker = page.locator('#model-picker');
+  if ((await picker.getAttribute('aria-expanded')) !== 'true') await picker.click();
+  const groups = await page
+    .locator('#model-picker-list [role="group"]')
+    .evaluateAll((nodes) =>
+      nodes.map((group) => [
+        group.querySelector('.group-label')?.textContent?.trim() ?? '',
+        [...group.querySelectorAll('[role="option"]')].map((option) => option.getAttribute('data-key') ?? ''),
+      ]),
+    );
+  await page.keyboard.press('Escape');
+  return groups as [string, string[]][];
 }
 
 /** Opens the settings of the current conversation and sets a field. */
@@ -19,23 +44,38 @@ export async function setSetting(page: Page, label: 'Max tokens' | 'Temperature'
   await field.press('Tab');
 }
 
+/**
+ * Sends a message and waits until its reply has been added, so that `replyEnds` never reads the
+ * previous reply: the new one is the assistant message right after this user message.
+ */
 export async function send(page: Page, text: string): Promise<void> {
+  const before = await page.locator('article[data-role="user"]').count();
   const box = page.getByLabel('Message', { exact: true });
   await box.fill(text);
   await box.press('Enter');
+  await page.waitForFunction((count) => {
+    const articles = [...document.querySelectorAll('section.messages > article')];
+    const users = articles.filter((article) => article.getAttribute('data-role') === 'user');
+    return users.length > count && articles.at(-1)?.getAttribute('data-role') === 'assistant';
+  }, before);
 }
 
-/** Waits for the last reply to end in `status` and returns its text. */
+/**
+ * Waits for the last reply to end in `status` and returns its text, read in the same step as the
+ * status (a check and a later read could see two different replies).
+ */
 export async function replyEnds(page: Page, status: 'done' | 'stopped' | 'interrupted' | 'error' = 'done', timeout = 60_000): Promise<string> {
-  await page.waitForFunction(
+  const handle = await page.waitForFunction(
     (wanted) => {
       const replies = document.querySelectorAll('article[data-role="assistant"]');
-      return replies[replies.length - 1]?.getAttribute('data-status') === wanted;
+      const last = replies[replies.length - 1];
+      if (last?.getAttribute('data-status') !== wanted) return null;
+      return (last.querySelector('.markdown') as HTMLElement | null)?.innerText ?? '';
     },
     status,
     { timeout },
   );
-  return (await lastReply(page).locator('.markdown').innerText()).trim();
+  return ((await handle.jsonValue()) as string).trim();
 }
 
 /** The companion's admin status, read from the test (loopback) side. */

@@ -125,10 +125,15 @@ describe('chat with a companion model', () => {
     await setSetting(page, 'Max tokens', '1800');
     const before = await generated();
     await send(page, 'Tell me a long story.');
-    await page.waitForFunction(() => {
-      const replies = document.querySelectorAll('article[data-role="assistant"][data-status="streaming"] .markdown');
-      return (replies[replies.length - 1]?.textContent ?? '').length > 0;
-    });
+    await page.waitForFunction(
+      () => {
+        const replies = document.querySelectorAll('article[data-role="assistant"][data-status="streaming"] .markdown');
+        return (replies[replies.length - 1]?.textContent ?? '').length > 0;
+        // The first reply of `slow` loads it and measures its threads: slow on a busy machine.
+      },
+      undefined,
+      { timeout: 120_000 },
+    );
     await page.getByRole('button', { name: 'Stop' }).click();
 
     const text = await replyEnds(page, 'stopped');
@@ -174,7 +179,9 @@ describe('chat with a companion model', () => {
     await list.locator('button.open', { hasText: 'Hello, who are you?' }).click();
     await expect.poll(() => page.locator('article[data-role="user"]').count()).toBe(2);
 
-    await list.getByRole('button', { name: 'Rename Hello, who are you?' }).click();
+    // Row actions live in a menu, not on every row.
+    await list.getByRole('button', { name: 'Actions for Hello, who are you?' }).click();
+    await list.getByRole('menuitem', { name: 'Rename' }).click();
     await page.getByLabel('New title').fill('Greetings');
     await page.getByLabel('New title').press('Enter');
     await page.getByLabel('Search conversations').fill('apples');
@@ -183,7 +190,10 @@ describe('chat with a companion model', () => {
     await expect.poll(() => list.locator('.title').allInnerTexts()).toEqual(['Greetings']);
     await page.getByLabel('Search conversations').fill('');
 
-    await list.getByRole('button', { name: 'Delete A second conversation about apples' }).click();
+    await list.getByRole('button', { name: 'Actions for A second conversation about apples' }).click();
+    await list.getByRole('menuitem', { name: 'Delete' }).click();
+    // The confirmation takes the focus on "Keep"; Delete must be chosen on purpose.
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Keep');
     await list.getByRole('button', { name: 'Delete', exact: true }).click();
     await page.reload();
     await expect.poll(() => list.locator('.title').allInnerTexts()).toEqual(['Greetings']);
@@ -210,22 +220,22 @@ describe('the server page', () => {
     expect(await page.getByTestId('server-address').innerText()).toBe(server.url);
     expect(await page.getByTestId('models-dirs').innerText()).toContain(`${server.dataDir}/models`);
 
-    // tiny and slow were loaded by the chats above.
-    const table = page.getByRole('table');
+    // tiny and slow were loaded by the chats above: each has a card among the loaded models.
+    const card = (id: string) => page.getByRole('listitem', { name: `${id} (loaded)`, exact: true });
     const loaded = async () => (await adminStatus(server.url)).loaded.map((model) => model.id).sort();
-    await table.getByRole('rowheader', { name: 'tiny' }).waitFor();
+    await card('tiny').waitFor();
     expect(await loaded()).toEqual(['slow', 'tiny']);
-    await table.getByRole('button', { name: 'Unload tiny' }).click();
+    await card('tiny').getByRole('button', { name: 'Unload tiny' }).click();
     await expect.poll(loaded).toEqual(['slow']);
-    await table.getByRole('rowheader', { name: 'tiny' }).waitFor({ state: 'detached' });
-    await page.getByRole('listitem', { name: 'tiny' }).getByText('not loaded').waitFor();
+    await card('tiny').waitFor({ state: 'detached' });
+    await page.getByRole('listitem', { name: 'tiny', exact: true }).getByText('not loaded').waitFor();
 
-    await table.getByRole('button', { name: 'Unload slow' }).click();
+    await card('slow').getByRole('button', { name: 'Unload slow' }).click();
     await page.getByText('No model is loaded.').waitFor();
     expect(await loaded()).toEqual([]);
 
     await page.getByRole('button', { name: 'Load tiny' }).click();
-    await page.getByRole('table').getByRole('rowheader', { name: 'tiny' }).waitFor();
+    await card('tiny').waitFor();
     expect(await loaded()).toEqual(['tiny']);
     await screenshot(page, 'server-desktop-loaded');
   });

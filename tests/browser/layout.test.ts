@@ -5,6 +5,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../helpers/server.js';
+import { startHubFixture, type HubFixture } from '../fixtures/hub/server.js';
 import { startServerWithSlowModel } from './slow-model.js';
 import { chooseModel, newSignInLink, replyEnds, send, setSetting, signIn } from './app-helpers.js';
 import { DESKTOP, PHONE, launch, screenshot, watch } from './harness.js';
@@ -12,15 +13,44 @@ import { DESKTOP, PHONE, launch, screenshot, watch } from './harness.js';
 let server: RunningServer;
 let browser: Browser;
 
+let hub: HubFixture;
+
 beforeAll(async () => {
-  server = await startServerWithSlowModel();
+  hub = await startHubFixture([
+    {
+      id: 'hearth-test/Tiny-Chat-GGUF',
+      downloads: 5200,
+      likes: 31,
+      files: { 'tiny-chat-Q4_K_M.gguf': Buffer.alloc(600_000, 1), 'tiny-chat-Q8_0.gguf': Buffer.alloc(1_200_000, 2) },
+    },
+    { id: 'someone/Qwen2.5-0.5B-Instruct-GGUF', downloads: 912_000, likes: 1430, files: { 'qwen2.5-0.5b-instruct-q4_k_m.gguf': Buffer.alloc(1000, 3) } },
+  ]);
+  server = await startServerWithSlowModel({ HF_ENDPOINT: hub.url });
+  await seedMemory(server.url);
   browser = await launch();
 });
 
 afterAll(async () => {
   await browser?.close();
   await server?.stop();
+  await hub?.close();
 });
+
+/** Something to show on the Memory screen. */
+async function seedMemory(url: string): Promise<void> {
+  const call = (path: string, body: unknown, method = 'POST') =>
+    fetch(`${url}${path}`, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  await call('/memory/ingest', {
+    agent_id: 'helper',
+    conversation_id: 'morning',
+    session_date: '2026-11-01',
+    skip_extraction: true,
+    turns: [{ user: 'I cycle to work on my red bicycle.', assistant: 'A good way to start the day.' }],
+  });
+  await call('/memory/agents/helper/facts', { text: 'Drinks green tea, never coffee' });
+  await call('/memory/agents/helper/facts', { text: 'Has a sister called Ana who lives in Lisbon' });
+  await call('/memory/agents/helper/identity/name', { value: 'Sam' }, 'PUT');
+}
 
 const INTERACTIVE = new Set([
   'button',
@@ -57,6 +87,27 @@ async function noSidewaysScroll(page: Page): Promise<void> {
   expect(scroll).toBeLessThanOrEqual(width);
 }
 
+describe('first paint', () => {
+  it('serves each screen as an HTML shell that shows the layout before any JavaScript runs', async () => {
+    const context = await browser.newContext({ viewport: PHONE, javaScriptEnabled: false });
+    const page = await context.newPage();
+    for (const [path, heading] of [
+      ['/models', 'Models'],
+      ['/memory', 'Memory'],
+      ['/server', 'Server'],
+    ] as const) {
+      await page.goto(`${server.url}${path}`);
+      expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allInnerTexts()).toEqual(['Chat', 'Models', 'Memory', 'Server']);
+      expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe(heading);
+    }
+    await page.goto(server.url);
+    expect(await page.getByRole('button', { name: 'Conversations' }).isVisible()).toBe(true);
+    expect(await page.getByLabel('Message', { exact: true }).isVisible()).toBe(true);
+    await screenshot(page, 'first-paint-phone');
+    await context.close();
+  });
+});
+
 describe('keyboard', () => {
   it('reaches the composer with Tab, sends with Enter and stops with Escape', async () => {
     const context = await browser.newContext({ viewport: DESKTOP });
@@ -66,7 +117,7 @@ describe('keyboard', () => {
     await chooseModel(page, 'companion:slow');
     await setSetting(page, 'Max tokens', '1800');
     await page.reload();
-    await page.getByLabel('Model', { exact: true }).waitFor();
+    await page.locator('#model-picker').waitFor();
     await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
     let steps = 0;
@@ -76,7 +127,10 @@ describe('keyboard', () => {
     }
     await page.keyboard.type('Typed with the keyboard');
     await page.keyboard.press('Enter');
-    await page.waitForFunction(() => document.querySelector('article[data-role="assistant"][data-status="streaming"] .markdown')?.textContent);
+    // The first reply loads the model (and measures its threads): slow on a busy machine.
+    await page.waitForFunction(() => document.querySelector('article[data-role="assistant"][data-status="streaming"] .markdown')?.textContent, undefined, {
+      timeout: 120_000,
+    });
     await page.keyboard.press('Escape');
     await replyEnds(page, 'stopped');
     // Focus stays in the composer, ready for the next message.
@@ -113,17 +167,37 @@ describe.each([
       await page.getByRole('button', { name: 'Back to the conversation' }).click();
     }
 
-    for (const path of ['models', 'server']) {
-      await page
-        .getByRole('navigation', { name: 'Main' })
-        .getByRole('link', { name: path === 'models' ? 'Models' : 'Server' })
-        .click();
+    // The picker's popover, open.
+    await page.locator('#model-picker').click();
+    await page.getByRole('combobox', { name: 'Search models' }).waitFor();
+    expect(await unnamedControls(page)).toEqual([]);
+    await noSidewaysScroll(page);
+    await screenshot(page, `picker-${name}-${colorScheme}`);
+    await page.keyboard.press('Escape');
+
+    // Each screen, once what it shows has arrived (the status stream keeps the network busy).
+    const screens: { link: string; path: string; ready: string }[] = [
+      { link: 'Models', path: 'models', ready: '#companion-heading ~ .cards li' },
+      { link: 'Memory', path: 'memory', ready: '[aria-label="Facts"] .record' },
+      { link: 'Server', path: 'server', ready: '.loaded' },
+    ];
+    for (const screen of screens) {
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: screen.link }).click();
       await page.getByRole('heading', { level: 1 }).waitFor();
-      await page.waitForLoadState('networkidle');
+      await page.locator(screen.ready).first().waitFor();
       expect(await unnamedControls(page)).toEqual([]);
       await noSidewaysScroll(page);
-      await screenshot(page, `${path}-${name}-${colorScheme}`);
+      await screenshot(page, `${screen.path}-${name}-${colorScheme}`);
     }
+
+    // Discover, with a repository's files open.
+    await page.goto(`${server.url}/models#discover`);
+    const repo = page.getByRole('listitem', { name: 'hearth-test/Tiny-Chat-GGUF' });
+    await repo.getByRole('button', { name: 'Show files' }).click();
+    await repo.locator('.file').first().waitFor();
+    expect(await unnamedControls(page)).toEqual([]);
+    await noSidewaysScroll(page);
+    await screenshot(page, `discover-${name}-${colorScheme}`);
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -49,7 +49,7 @@ describe('signing the app in', () => {
 
     // The admin actions work signed in: load a model from the page.
     await page.getByRole('button', { name: 'Load tiny' }).click();
-    await page.getByRole('table').getByRole('rowheader', { name: 'tiny' }).waitFor();
+    await page.getByRole('listitem', { name: 'tiny (loaded)', exact: true }).waitFor();
     expect(errors.filter((error) => !/status of 401/.test(error))).toEqual([]);
     await context.close();
   });

@@ -9,9 +9,9 @@ import { writeTinyModel } from '../../scripts/gguf/write-model.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
 
 /** `hearth serve` with `tiny` and `slow` in its models folder (written there, removed with the data folder). */
-export async function startServerWithSlowModel(): Promise<RunningServer> {
+export async function startServerWithSlowModel(env: NodeJS.ProcessEnv = {}): Promise<RunningServer> {
   const dataDir = await newDataDir();
   mkdirSync(join(dataDir, 'models'), { recursive: true });
   await writeTinyModel(join(dataDir, 'models', 'slow.gguf'), { size: 'small', seed: 1 });
-  return startServer({ dataDir });
+  return startServer({ dataDir, env });
 }

@@ -97,7 +97,9 @@ describe('sending', () => {
       ['assistant', 'Hello you', 'done'],
     ]);
     expect(chat.active?.messages[1]?.stats).toMatchObject({ promptTokens: 7, completionTokens: 2 });
-    expect(bodies[0]).toMatchObject({ model: 'tiny', messages: [{ role: 'user', content: 'Hi there' }], max_tokens: 512 });
+    expect(bodies[0]).toMatchObject({ model: 'tiny', messages: [{ role: 'user', content: 'Hi there' }] });
+    // No length limit by default: the reply may use the rest of the model's context.
+    expect(bodies[0]).not.toHaveProperty('max_tokens');
 
     const stored = await listConversations();
     expect(stored).toHaveLength(1);

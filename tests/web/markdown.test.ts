@@ -36,3 +36,35 @@ describe('renderMarkdown', () => {
     expect(links[1]!.getAttribute('target')).toBe('_blank');
   });
 });
+
+describe('renderReply', () => {
+  it('splits top-level code blocks out of the Markdown, with their language', async () => {
+    const { renderReply } = await import('$lib/markdown');
+    const segments = renderReply('Intro [link][ref]\n\n```Python title\nprint(1 < 2)\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n[ref]: https://example.org');
+    expect(segments.map((segment) => segment.kind)).toEqual(['html', 'code', 'html']);
+    expect(segments[1]).toEqual({ kind: 'code', code: 'print(1 < 2)', language: 'python' });
+    // Reference links resolve across the split.
+    expect(
+      dom((segments[0] as { html: string }).html)
+        .querySelector('a')
+        ?.getAttribute('href'),
+    ).toBe('https://example.org');
+    expect(dom((segments[2] as { html: string }).html).querySelectorAll('table thead th')).toHaveLength(2);
+  });
+
+  it('keeps a language name only when it looks like one', async () => {
+    const { renderReply } = await import('$lib/markdown');
+    expect(renderReply('```"><script>\nx\n```')[0]).toEqual({ kind: 'code', code: 'x', language: '' });
+  });
+});
+
+describe('highlight', () => {
+  it('loads highlight.js on first use and escapes the code inside its spans', async () => {
+    const { highlight } = await import('$lib/highlight');
+    const html = await highlight('const a = "<b>";', 'javascript');
+    expect(html).toContain('<span class="hljs-keyword">const</span>');
+    expect(html).toContain('&lt;b&gt;');
+    expect(await highlight('x', 'no-such-language')).toBeNull();
+    expect(await highlight('x', '')).toBeNull();
+  });
+});

@@ -91,10 +91,13 @@ describe('ModelsStore', () => {
     await models.refresh();
 
     expect(models.groups.map((group) => [group.label, group.options.map((option) => option.key)])).toEqual([
-      ['On the companion', ['companion:tiny', 'companion:openai/gpt']],
+      ['This machine', ['companion:tiny']],
+      ['Providers', ['companion:openai/gpt']],
       ['In this browser', ['wllama:tiny.gguf', 'webllm:cached-q4f32']],
     ]);
-    expect(models.option('companion:tiny')?.detail).toBe('loaded · 644.1 KB');
+    expect(models.option('companion:tiny')?.detail).toBe('644.1 KB · loaded');
+    expect(models.option('companion:openai/gpt')?.detail).toBe('provider openai');
+    expect(models.browserOptions.map((option) => option.key)).toEqual(['wllama:tiny.gguf', 'webllm:cached-q4f32']);
     expect(models.option('wllama:tiny.gguf')?.detail).toBe('WASM (wllama) · 644.1 KB');
   });
 

@@ -72,8 +72,8 @@ version: 1
 # models:
 #   dirs: []                 # extra folders with .gguf files
 #   external_sources: true   # also list LM Studio, Ollama, Hugging Face and llama.cpp models
-#   threads: auto            # measured per model
-#   parallel: 4              # concurrent requests batched per model
+#   threads: auto            # chosen per batch size by measuring, re-measured when the load changes
+#   parallel: auto           # concurrent requests batched per model; auto follows model size and memory
 # providers:
 #   - name: openai
 #     base_url: https://api.openai.com/v1

@@ -63,7 +63,7 @@ export const configSchema = {
         gpu: { enum: ['auto', 'cpu'], default: 'auto' },
         threads: { anyOf: [{ const: 'auto' }, { type: 'integer', minimum: 1, maximum: 256 }], default: 'auto' },
         context_size: { type: 'integer', minimum: 256, maximum: 1048576, default: 4096 },
-        parallel: { type: 'integer', minimum: 1, maximum: 64, default: 4 },
+        parallel: { anyOf: [{ const: 'auto' }, { type: 'integer', minimum: 1, maximum: 64 }], default: 'auto' },
         queue_limit: { type: 'integer', minimum: 0, maximum: 10000, default: 64 },
         idle_unload_seconds: { type: 'integer', minimum: 0, default: 600 },
         memory_budget_mb: { type: 'integer', minimum: 0, default: 0 },

@@ -10,8 +10,8 @@ export interface EmbeddingSettings {
   threads: number | 'auto';
   /** Tokens per input at most (capped at the model's training context). */
   contextSize: number;
-  /** Embedding contexts per model at most (and at most the cores over the threads per context): the inputs of an array run across them at once. */
-  parallel: number;
+  /** Embedding contexts per model at most (and at most the cores over the threads per context): the inputs of an array run across them at once. 'auto': the cores decide. */
+  parallel: number | 'auto';
   queueLimit: number;
   idleUnloadSeconds: number;
 }
@@ -103,7 +103,7 @@ export class Embeddings {
       const contextSize = Math.min(settings.contextSize, model.trainContextSize);
       const threads = await this.chooseThreads(info, llama, model, contextSize, settings.threads);
       // Contexts run at once, each with its threads: more than the cores hold only contend.
-      const count = Math.max(1, Math.min(settings.parallel, Math.floor(llama.cpuMathCores / threads)));
+      const count = Math.max(1, Math.min(settings.parallel === 'auto' ? Infinity : settings.parallel, Math.floor(llama.cpuMathCores / threads)));
       const contexts: LlamaEmbeddingContext[] = [];
       try {
         for (let index = 0; index < count; index++) {
@@ -195,6 +195,8 @@ class EmbeddingModel implements Resident {
     return {
       id: this.id,
       threads: this.settings.threads,
+      threadChoices: [],
+      steps: 0,
       contextSize: this.settings.contextSize,
       sequences: this.contexts.length,
       busy: this.busy(),

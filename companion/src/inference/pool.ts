@@ -8,19 +8,24 @@ interface Waiter {
 
 /**
  * Hands out the sequences of one context. Sequences are kept, not disposed, so a follow-up turn
- * reuses the evaluated prefix of an earlier one. Requests beyond the sequence count wait in a
- * bounded queue; when it is full the caller gets a 429 with a Retry-After estimate.
+ * reuses the evaluated prefix of an earlier one. The free sequence with the lowest id goes first:
+ * llama.cpp decodes sequences with consecutive ids in one pass, so keeping the busy ones packed at
+ * the low ids keeps each step one computation. Requests beyond the sequence count wait in a bounded
+ * FIFO queue and take a sequence the moment one is released; when the queue is full the caller
+ * gets a 429 whose Retry-After is `waitSeconds()`, the expected time until a sequence frees.
  */
 export class SequencePool {
   private readonly free: LlamaContextSequence[] = [];
+  /** Creation order, which is node-llama-cpp's sequence id while no sequence is disposed. */
+  private readonly order = new Map<LlamaContextSequence, number>();
   private created = 0;
   private readonly waiting: Waiter[] = [];
-  private averageSeconds = 2;
 
   constructor(
     private readonly context: LlamaContext,
     readonly capacity: number,
     private readonly queueLimit: number,
+    private readonly waitSeconds: () => number,
   ) {}
 
   get busy(): number {
@@ -33,14 +38,14 @@ export class SequencePool {
 
   acquire(signal: AbortSignal): Promise<LlamaContextSequence> {
     signal.throwIfAborted();
-    const ready = this.free.pop();
-    if (ready) return Promise.resolve(ready);
+    if (this.free.length > 0) return Promise.resolve(this.takeLowest());
     if (this.created < this.capacity) {
-      this.created++;
-      return Promise.resolve(this.context.getSequence());
+      const sequence = this.context.getSequence();
+      this.order.set(sequence, this.created++);
+      return Promise.resolve(sequence);
     }
     if (this.waiting.length >= this.queueLimit) {
-      const retryAfter = Math.max(1, Math.ceil((this.averageSeconds * (this.waiting.length + 1)) / this.capacity));
+      const retryAfter = this.waitSeconds();
       throw new HearthError(
         'rate_limit_exceeded',
         `All ${this.capacity} sequences of this model are busy and ${this.waiting.length} requests are waiting. Retry in about ${retryAfter} s.`,
@@ -65,8 +70,7 @@ export class SequencePool {
     });
   }
 
-  release(sequence: LlamaContextSequence, seconds: number): void {
-    this.averageSeconds = this.averageSeconds * 0.8 + seconds * 0.2;
+  release(sequence: LlamaContextSequence): void {
     const next = this.waiting.shift();
     if (next) next.resolve(sequence);
     else this.free.push(sequence);
@@ -75,5 +79,16 @@ export class SequencePool {
   /** Fails every waiting request, e.g. when the model is being unloaded. */
   rejectWaiting(error: unknown): void {
     for (const waiter of this.waiting.splice(0)) waiter.reject(error);
+  }
+
+  /** The sequence's id in the context (its place in creation order). */
+  idOf(sequence: LlamaContextSequence): number | undefined {
+    return this.order.get(sequence);
+  }
+
+  private takeLowest(): LlamaContextSequence {
+    let lowest = 0;
+    for (let index = 1; index < this.free.length; index++) if (this.order.get(this.free[index]!)! < this.order.get(this.free[lowest]!)!) lowest = index;
+    return this.free.splice(lowest, 1)[0]!;
   }
 }

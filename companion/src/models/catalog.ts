@@ -1,6 +1,7 @@
 import { HearthError } from '../errors.js';
 import type { ModelRecord } from '#shared/api/openai.js';
 import type { Engine } from '../inference/engine.js';
+import { quantizationOf } from './hub.js';
 import { scanModels, type LocalModel, type ScanOptions } from './registry.js';
 import type { RemoteProviders } from '../providers/remote.js';
 
@@ -70,6 +71,7 @@ export class ModelCatalog {
       loaded: this.engine.isLoaded(info.id),
       size_bytes: info.sizeBytes,
       context_length: info.contextLength,
+      quantization: quantizationOf(info.path),
       capabilities: info.capabilities,
       ...(error ? { error } : {}),
     };

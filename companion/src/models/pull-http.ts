@@ -37,8 +37,38 @@ export async function request(context: HttpContext, url: string, extra: Record<s
   }
 }
 
+/** The hub (or a download host) did not answer: offline, DNS, refused, or no answer in time. */
+export class UnreachableError extends Error {
+  constructor(
+    readonly host: string,
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'UnreachableError';
+  }
+}
+
 export function unreachable(host: string, reason: string, modelsDir: string): Error {
-  return new Error(`cannot reach ${host} (${reason}). Hearth needs internet for \`hearth pull\`; ` + `alternatively copy a .gguf into ${modelsDir}`);
+  return new UnreachableError(
+    host,
+    reason,
+    `cannot reach ${host} (${reason}). Hearth needs internet for \`hearth pull\`; ` + `alternatively copy a .gguf into ${modelsDir}`,
+  );
+}
+
+/** The Hugging Face address: the given one, else HF_ENDPOINT, else huggingface.co; refused unless http(s). */
+export function hubEndpoint(endpoint: string | undefined = process.env.HF_ENDPOINT): URL {
+  const text = (endpoint || 'https://huggingface.co').replace(/\/+$/, '');
+  if (!URL.canParse(text) || !/^https?:$/.test(new URL(text).protocol)) {
+    throw new HearthError('invalid_request_error', `The Hugging Face endpoint "${text}" is not an http(s) URL (HF_ENDPOINT).`, { param: 'endpoint' });
+  }
+  return new URL(text);
+}
+
+/** HF_TOKEN (or HUGGING_FACE_HUB_TOKEN), for gated and private repositories. */
+export function hubToken(): string | undefined {
+  return process.env.HF_TOKEN || process.env.HUGGING_FACE_HUB_TOKEN || undefined;
 }
 
 export function abortError(signal: AbortSignal): Error {

@@ -76,14 +76,14 @@ function baseName(name: string): string {
   return name.slice(name.lastIndexOf('/') + 1);
 }
 
-interface Choice {
+export interface Choice {
   /** First part (or the only file). */
   name: string;
   size: number | null;
 }
 
 /** GGUF models in the listing: projectors dropped, split parts folded into their first part. */
-function modelChoices(files: RepoFile[]): Choice[] {
+export function modelChoices(files: RepoFile[]): Choice[] {
   const byName = new Map(files.map((file) => [file.name, file]));
   const choices: Choice[] = [];
   for (const file of files) {

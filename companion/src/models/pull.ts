@@ -6,7 +6,7 @@
 import { open, mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { HearthError } from '../errors.js';
-import { abortError, delay, httpError, networkReason, request, type HttpContext } from './pull-http.js';
+import { abortError, delay, httpError, hubEndpoint, hubToken, networkReason, request, type HttpContext } from './pull-http.js';
 import { parsePullSpec, pickRepoFile, splitPartNames, type RepoFile } from './pull-spec.js';
 
 export { parsePullSpec, pickRepoFile, type PullSpec, type RepoFile } from './pull-spec.js';
@@ -20,12 +20,22 @@ export interface PullProgress {
 export interface PullOptions {
   spec: string;
   modelsDir: string;
+  fetch?: typeof fetch;
   /** Default: process.env.HF_ENDPOINT ?? 'https://huggingface.co'. */
   endpoint?: string;
   onProgress?: (progress: PullProgress) => void;
+  /** Called once the files to download are known (every part of a split model), before any byte moves. */
+  onResolved?: (files: ResolvedFile[]) => void;
   signal?: AbortSignal;
   /** How long to wait for a server to answer before calling it unreachable. Default 10 s. */
   connectTimeoutMs?: number;
+}
+
+export interface ResolvedFile {
+  /** Name in the models folder. */
+  fileName: string;
+  /** From the hub's listing; null when unknown until the download starts. */
+  size: number | null;
 }
 
 export interface PullResult {
@@ -42,6 +52,7 @@ interface Context extends HttpContext {
 interface Download {
   url: string;
   fileName: string;
+  size: number | null;
   /** How errors name it: owner/repo/path or the URL. */
   label: string;
 }
@@ -52,22 +63,17 @@ const MAX_STALLED_ATTEMPTS = 3;
 const IDLE_TIMEOUT_MS = 60_000;
 
 export async function pullModel(options: PullOptions): Promise<PullResult> {
-  const endpoint = (options.endpoint ?? process.env.HF_ENDPOINT ?? 'https://huggingface.co').replace(/\/+$/, '');
-  if (!URL.canParse(endpoint) || !/^https?:$/.test(new URL(endpoint).protocol)) {
-    throw new HearthError('invalid_request_error', `The Hugging Face endpoint "${endpoint}" is not an http(s) URL (HF_ENDPOINT).`, {
-      param: 'endpoint',
-    });
-  }
   const context: Context = {
-    fetch: globalThis.fetch,
-    endpoint: new URL(endpoint),
-    token: process.env.HF_TOKEN || process.env.HUGGING_FACE_HUB_TOKEN || undefined,
+    fetch: options.fetch ?? globalThis.fetch,
+    endpoint: hubEndpoint(options.endpoint ?? process.env.HF_ENDPOINT),
+    token: hubToken(),
     modelsDir: path.resolve(options.modelsDir),
     signal: options.signal,
     connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
     onProgress: options.onProgress,
   };
   const downloads = await resolveDownloads(context, options.spec);
+  options.onResolved?.(downloads.map(({ fileName, size }) => ({ fileName, size })));
   await mkdir(context.modelsDir, { recursive: true });
   let bytes = 0;
   for (const download of downloads) bytes += await downloadFile(context, download);
@@ -85,19 +91,23 @@ async function resolveDownloads(context: Context, specText: string): Promise<Dow
     return splitPartNames(name).map((part) => {
       const partUrl = new URL(url);
       partUrl.pathname = directory + encodeURIComponent(part);
-      return { url: partUrl.href, fileName: safeFileName(part), label: partUrl.href };
+      return { url: partUrl.href, fileName: safeFileName(part), size: null, label: partUrl.href };
     });
   }
-  const filePath = spec.kind === 'file' ? spec.file : await chooseRepoFile(context, spec.owner, spec.repo, spec.quant);
+  const listing = spec.kind === 'repo' ? await repoFiles(context, spec.owner, spec.repo) : [];
+  const filePath = spec.kind === 'file' ? spec.file : pickRepoFile(listing, `${spec.owner}/${spec.repo}`, spec.quant);
   const directory = filePath.includes('/') ? filePath.slice(0, filePath.lastIndexOf('/') + 1) : '';
+  const sizes = new Map(listing.map((file) => [file.name, file.size]));
   return splitPartNames(filePath.slice(directory.length)).map((part) => ({
+    size: sizes.get(directory + part) ?? null,
     url: `${context.endpoint.href.replace(/\/+$/, '')}/${encodeURIComponent(spec.owner)}/${encodeURIComponent(spec.repo)}/resolve/main/${(directory + part).split('/').map(encodeURIComponent).join('/')}`,
     fileName: safeFileName(part),
     label: `${spec.owner}/${spec.repo}/${directory}${part}`,
   }));
 }
 
-async function chooseRepoFile(context: Context, owner: string, repo: string, quant: string | undefined): Promise<string> {
+/** Every file of a repository with its size (the hub's model-info API with `blobs=true`). */
+export async function repoFiles(context: HttpContext, owner: string, repo: string): Promise<RepoFile[]> {
   const url = `${context.endpoint.href.replace(/\/+$/, '')}/api/models/${encodeURIComponent(owner)}/${encodeURIComponent(repo)}?blobs=true`;
   const response = await request(context, url, { accept: 'application/json' });
   if (!response.ok) {
@@ -116,7 +126,7 @@ async function chooseRepoFile(context: Context, owner: string, repo: string, qua
     const size = typeof sibling.size === 'number' ? sibling.size : typeof sibling.lfs?.size === 'number' ? sibling.lfs.size : null;
     files.push({ name: sibling.rfilename, size });
   }
-  return pickRepoFile(files, `${owner}/${repo}`, quant);
+  return files;
 }
 
 function safeFileName(name: string): string {

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { configRoutes } from './admin/config.js';
+import { statusEventRoutes } from './admin/events.js';
 import { keyRoutes } from './admin/keys.js';
 import { mcpAdminRoutes } from './admin/mcp.js';
+import { modelLibraryRoutes } from './admin/model-library.js';
 import { sessionRoutes } from './admin/session.js';
 import { statusRoutes } from './admin/status.js';
 import type { RouteOptions } from './plugin.js';
@@ -15,5 +17,7 @@ export async function adminRoutes(app: FastifyInstance, options: RouteOptions): 
   await app.register(keyRoutes, options);
   await app.register(configRoutes, options);
   await app.register(mcpAdminRoutes, options);
+  await app.register(modelLibraryRoutes, options);
+  await app.register(statusEventRoutes, options);
   await app.register(sessionRoutes, options);
 }

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
@@ -9,12 +9,19 @@ import type { RouteOptions } from './plugin.js';
 const API_PREFIXES = ['/v1/', '/health', '/admin/', '/agents', '/mcp', '/memory/'];
 
 /**
- * Serves the built PWA at `/`. Unknown page paths get the SPA fallback; anything else (API
- * paths, missing files) gets the JSON 404 every route uses.
+ * Serves the built PWA at `/`. A page prerendered at build time (`/models` -> models.html) is
+ * served as its HTML shell, so it paints before the JavaScript runs; other page paths get the
+ * SPA fallback; anything else (API paths, missing files) gets the JSON 404 every route uses.
  */
 export async function webRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
   const built = existsSync(join(options.webRoot, 'index.html'));
   const hasFallback = existsSync(join(options.webRoot, '200.html'));
+  // `/models` -> `models.html`: the top-level pages the build prerendered.
+  const prerendered = new Map(
+    (built ? readdirSync(options.webRoot) : [])
+      .filter((name) => name.endsWith('.html') && name !== 'index.html' && name !== '200.html')
+      .map((name) => [`/${name.slice(0, -'.html'.length)}`, name]),
+  );
   if (built) {
     await app.register(fastifyStatic, {
       root: options.webRoot,
@@ -36,13 +43,15 @@ export async function webRoutes(app: FastifyInstance, options: RouteOptions): Pr
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!;
     const isPage = request.method === 'GET' && !API_PREFIXES.some((prefix) => path.startsWith(prefix)) && !/\.[a-z0-9]+$/i.test(path);
-    if (isPage && hasFallback)
+    const shell = isPage ? prerendered.get(path.replace(/\/+$/, '')) : undefined;
+    const page = shell ?? (isPage && hasFallback ? '200.html' : undefined);
+    if (page)
       return reply
         .type('text/html; charset=utf-8')
         .header('cache-control', 'no-cache')
         .headers(FRAME_DENIAL)
-        .header('content-security-policy', policyForPage(join(options.webRoot, '200.html')))
-        .sendFile('200.html');
+        .header('content-security-policy', policyForPage(join(options.webRoot, page)))
+        .sendFile(page);
     return reply.status(404).send(errorBody('route_not_found', `No route for ${request.method} ${path}. See README.md for the routes Hearth serves.`));
   });
 }

@@ -4,6 +4,7 @@ import { migration as accessKeys } from './migrations/002-access-keys.js';
 import { migration as memory } from './migrations/003-memory.js';
 import { migration as memoryVectors } from './migrations/004-memory-vectors.js';
 import { migration as memoryNamespaces } from './migrations/005-memory-namespaces.js';
+import { migration as modelDownloads } from './migrations/006-model-downloads.js';
 
 /** Numbered schema migrations, applied in order; each file holds one and is self-contained. */
-export const MIGRATIONS: Migration[] = [responses, accessKeys, memory, memoryVectors, memoryNamespaces];
+export const MIGRATIONS: Migration[] = [responses, accessKeys, memory, memoryVectors, memoryNamespaces, modelDownloads];

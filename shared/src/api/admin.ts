@@ -1,13 +1,19 @@
 /** Wire types of the loopback-only /admin routes. */
+import type { ModelDownload } from './model-library.js';
 
 export interface LoadedModelStatus {
   id: string;
+  /** The most threads one decode may use. */
   threads: number;
+  /** With `threads: auto`: the count chosen per batch size (tokens per decode) and each candidate's measured ms per token. */
+  thread_choices: { tokens: string; threads: number; ms_per_token: Record<string, number> }[];
   context_size: number;
   sequences: number;
   busy: number;
   queued: number;
   generated_tokens: number;
+  /** Bytes the model and its context take (weights plus context state). */
+  memory_bytes?: number;
 }
 
 export interface ProviderStatus {
@@ -26,7 +32,46 @@ export interface ServerStatus {
   models_dirs: string[];
   loaded: LoadedModelStatus[];
   providers: ProviderStatus[];
+  /** The engine's memory budget for loaded models. */
+  memory_budget_bytes?: number;
 }
+
+/** Load progress of one local model, as the status stream reports it. */
+export type ModelLoadState =
+  { id: string; state: 'loading'; fraction: number } | { id: string; state: 'ready' } | { id: string; state: 'failed'; message: string };
+
+/** What one loaded model was doing over one sampling interval. */
+export interface ModelActivity {
+  id: string;
+  tokens_per_second: number;
+  busy: number;
+  queued: number;
+  memory_bytes: number;
+}
+
+export interface ActivitySample {
+  /** Milliseconds since the epoch. */
+  at: number;
+  models: ModelActivity[];
+}
+
+/**
+ * GET /admin/events (server-sent events, `data: <json>`): a `snapshot` first, then `sample`
+ * every few seconds, `load` while a model loads, and `download` when a download changes.
+ */
+export type StatusEvent =
+  | {
+      type: 'snapshot';
+      memory_budget_bytes: number;
+      /** Recent samples, oldest first (the last few minutes). */
+      samples: ActivitySample[];
+      /** Models loading now. */
+      loading: ModelLoadState[];
+      downloads: ModelDownload[];
+    }
+  | { type: 'sample'; sample: ActivitySample; memory_budget_bytes: number }
+  | { type: 'load'; load: ModelLoadState }
+  | { type: 'download'; download: ModelDownload };
 
 /** POST /admin/session: the one-time code from a sign-in link (the part after `#`). */
 export interface SignInRequest {

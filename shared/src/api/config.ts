@@ -31,7 +31,7 @@ export interface ModelSettings {
   gpu: 'auto' | 'cpu';
   threads: number | 'auto';
   context_size: number;
-  parallel: number;
+  parallel: number | 'auto';
   queue_limit: number;
   idle_unload_seconds: number;
   /** Memory the loaded models may use together; 0 means half of the machine's memory. */

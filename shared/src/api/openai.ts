@@ -12,6 +12,8 @@ export interface ModelRecord {
   loaded?: boolean;
   size_bytes?: number | null;
   context_length?: number | null;
+  /** Read from the file name (Q4_K_M, Q8_0, F16, …); null when it does not say. */
+  quantization?: string | null;
   capabilities?: Capability[];
   error?: string;
 }

@@ -58,7 +58,7 @@ describe('loadConfigFile', () => {
         gpu: 'auto',
         threads: 'auto',
         context_size: 4096,
-        parallel: 4,
+        parallel: 'auto',
         queue_limit: 64,
         idle_unload_seconds: 600,
         memory_budget_mb: 0,

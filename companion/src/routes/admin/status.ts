@@ -15,13 +15,16 @@ export async function statusRoutes(app: FastifyInstance, { services }: RouteOpti
       loaded: services.engine.status().map((model) => ({
         id: model.id,
         threads: model.threads,
+        thread_choices: model.threadChoices.map((choice) => ({ tokens: choice.tokens, threads: choice.threads, ms_per_token: choice.msPerToken })),
         context_size: model.contextSize,
         sequences: model.sequences,
         busy: model.busy,
         queued: model.queued,
         generated_tokens: model.generatedTokens,
+        memory_bytes: model.memoryBytes,
       })),
       providers: services.remote.status(),
+      memory_budget_bytes: services.engine.memoryBudgetBytes,
     };
   });
 

@@ -1,4 +1,5 @@
 import type { SignInRequest } from '#shared/api/admin.js';
+import { session } from '$lib/stores/session.svelte';
 import { send } from './client';
 
 /**
@@ -10,10 +11,12 @@ export async function signIn(code: string, signal?: AbortSignal): Promise<void> 
   const body: SignInRequest = { code };
   const response = await send('/admin/session', { method: 'POST', body: JSON.stringify(body), signal });
   await response.body?.cancel();
+  session.markSignedIn();
 }
 
 /** Ends the admin session in this browser. */
 export async function signOut(): Promise<void> {
   const response = await send('/admin/session', { method: 'DELETE' });
   await response.body?.cancel();
+  session.markSignedOut();
 }

@@ -109,7 +109,8 @@ export class WllamaEngine implements BrowserEngine {
       abortSignal: signal,
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.top_p !== undefined ? { top_p: request.top_p } : {}),
-      max_tokens: request.max_tokens ?? 512,
+      // Without a limit the reply may use the rest of the context (llama.cpp stops when it is full).
+      ...(request.max_tokens !== undefined ? { max_tokens: request.max_tokens } : {}),
     });
     try {
       for await (const chunk of stream) {

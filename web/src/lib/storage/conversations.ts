@@ -44,7 +44,7 @@ interface HearthDb extends DBSchema {
   conversations: { key: string; value: Conversation; indexes: { updatedAt: number } };
 }
 
-export const DEFAULT_SETTINGS: ChatSettings = { systemPrompt: '', temperature: null, topP: null, maxTokens: 512 };
+export const DEFAULT_SETTINGS: ChatSettings = { systemPrompt: '', temperature: null, topP: null, maxTokens: null };
 
 let database: Promise<IDBPDatabase<HearthDb>> | null = null;
 

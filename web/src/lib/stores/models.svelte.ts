@@ -9,12 +9,21 @@ export interface ModelOption {
   key: string;
   ref: ModelRef;
   label: string;
+  /** Size, quantization, context and state in a few words. */
   detail: string;
+  sizeBytes: number | null;
+  quantization: string | null;
+  contextLength: number | null;
+  /** Null where loading does not apply (a provider's model). */
+  loaded: boolean | null;
 }
+
+/** Where models run: on this machine (the companion), at a provider, or in this browser. */
+export type ModelPlace = 'local' | 'provider' | 'browser';
 
 export interface ModelGroup {
   label: string;
-  where: 'companion' | 'browser';
+  where: ModelPlace;
   options: ModelOption[];
 }
 
@@ -35,6 +44,33 @@ export function formatBytes(bytes: number | null | undefined): string {
   const units = ['B', 'KB', 'MB', 'GB', 'TB'];
   const power = Math.min(Math.floor(Math.log10(Math.max(bytes, 1)) / 3), units.length - 1);
   return `${(bytes / 1000 ** power).toFixed(power === 0 ? 0 : 1)} ${units[power]}`;
+}
+
+function companionOption(model: ModelRecord): ModelOption {
+  const remote = model.source === 'remote';
+  const facts = remote
+    ? [`provider ${model.owned_by}`]
+    : [
+        formatBytes(model.size_bytes),
+        model.quantization ?? '',
+        model.context_length ? `${formatTokens(model.context_length)} context` : '',
+        model.loaded ? 'loaded' : 'not loaded',
+      ];
+  return {
+    key: modelKey({ runtime: 'companion', id: model.id }),
+    ref: { runtime: 'companion', id: model.id },
+    label: model.id,
+    detail: facts.filter(Boolean).join(' · '),
+    sizeBytes: model.size_bytes ?? null,
+    quantization: model.quantization ?? null,
+    contextLength: model.context_length ?? null,
+    loaded: remote ? null : (model.loaded ?? false),
+  };
+}
+
+/** 4096 -> "4K", 131072 -> "128K". */
+export function formatTokens(tokens: number): string {
+  return tokens >= 1024 && tokens % 1024 === 0 ? `${tokens / 1024}K` : tokens.toLocaleString('en');
 }
 
 export class ModelsStore {
@@ -60,16 +96,8 @@ export class ModelsStore {
   runnableInBrowser = $derived(this.browser.filter((model) => model.stored && model.runnable));
 
   groups = $derived<ModelGroup[]>([
-    {
-      label: 'On the companion',
-      where: 'companion',
-      options: this.chatModels.map((model) => ({
-        key: modelKey({ runtime: 'companion', id: model.id }),
-        ref: { runtime: 'companion', id: model.id },
-        label: model.id,
-        detail: [model.loaded ? 'loaded' : 'not loaded', model.source === 'remote' ? 'remote provider' : formatBytes(model.size_bytes)].join(' · '),
-      })),
-    },
+    { label: 'This machine', where: 'local', options: this.chatModels.filter((model) => model.source !== 'remote').map(companionOption) },
+    { label: 'Providers', where: 'provider', options: this.chatModels.filter((model) => model.source === 'remote').map(companionOption) },
     {
       label: 'In this browser',
       where: 'browser',
@@ -78,9 +106,16 @@ export class ModelsStore {
         ref: { runtime: model.engine, id: model.id },
         label: model.name,
         detail: `${model.engine === 'wllama' ? 'WASM (wllama)' : 'WebGPU (web-llm)'} · ${formatBytes(model.sizeBytes)}`,
+        sizeBytes: model.sizeBytes,
+        quantization: null,
+        contextLength: null,
+        loaded: null,
       })),
     },
   ]);
+
+  /** The group of in-browser models: what chat can continue with when the companion is gone. */
+  browserOptions = $derived(this.groups.find((group) => group.where === 'browser')?.options ?? []);
 
   option(key: string): ModelOption | undefined {
     for (const group of this.groups) for (const option of group.options) if (option.key === key) return option;

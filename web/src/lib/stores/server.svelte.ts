@@ -2,6 +2,7 @@ import { ApiError, clearKeyRefusal } from '$lib/api/client';
 import { health, loadModel, probeApi, serverStatus, unloadModel, verifyKey } from '$lib/api/server';
 import { ACCESS_KEY_STORAGE, forgetAccessKey, keyFormatProblem, keyPrefix, readAccessKey, storeAccessKey } from '$lib/storage/access-key';
 import type { ServerStatus } from '#shared/api/admin.js';
+import { session } from './session.svelte';
 
 /** How the page sees the companion: reachable, gone, or asking for a (better) access key. */
 export type ConnectionStatus = 'checking' | 'connected' | 'unreachable' | 'auth';
@@ -155,6 +156,8 @@ export class ServerStore {
     try {
       this.details = await serverStatus();
       this.detailsError = null;
+      // The admin session works (it may predate this page's note of it).
+      if (!session.signedIn) session.markSignedIn();
       // Admin routes need no key, so they prove only that the companion is back: ask the API too.
       if (this.status === 'unreachable') await this.check();
     } catch (error) {
@@ -163,6 +166,7 @@ export class ServerStore {
         this.detailsError = 'Server details are only shown on the machine the companion runs on (loopback).';
       } else if (error instanceof ApiError && error.code === 'admin_credential_required') {
         this.detailsError = 'Sign in to manage the companion: run hearth open on the machine it runs on and open the link it prints.';
+        session.markSignedOut();
       } else if (!(error instanceof ApiError) || error.code === 'unreachable') this.#failed(error);
     }
   }

@@ -1,0 +1,166 @@
+/**
+ * `npm run bench:peer`: one workload against raw node-llama-cpp, Hearth over HTTP, and llama-server
+ * built from the llama.cpp source node-llama-cpp bundles (with its default flags, and with
+ * `--cache-ram 0`, since its prompt cache adds a serial wait to every request). Same generated
+ * `small` GGUF, same token counts, 1/4/8/16 streams, a unique prompt and a new connection per
+ * request. Hearth and llama-server each run as their own process; the systems take turns round by
+ * round, so a change in the machine's load hits them alike. Best of three rounds after a warm-up;
+ * prints tok/s, median first-token time and ratios. Without CMake it says so and compares only raw
+ * node-llama-cpp and Hearth.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { writeFileAtomic } from '../companion/src/store/files.js';
+import { writeTinyModel } from '../scripts/gguf/write-model.js';
+import { directRun, openDirect } from './direct.js';
+import { llamaServer, startServer, type RunningServer } from './llama-server.js';
+import { median, streamsRun, uniquePrompt, type StreamsRun } from './streams.js';
+
+const TOKENS = 128;
+// HEARTH_BENCH_ROUNDS and HEARTH_BENCH_STREAMS (e.g. "1,8") shorten a run; the defaults are the comparison.
+const ROUNDS = Number(process.env.HEARTH_BENCH_ROUNDS ?? 3);
+const STREAMS = (process.env.HEARTH_BENCH_STREAMS ?? '1,4,8,16').split(',').map(Number);
+const CONTEXT = 2048;
+const PARALLEL = Math.max(...STREAMS);
+
+const print = (line: string) => process.stdout.write(`${line}\n`);
+const load = () =>
+  loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ');
+
+const dataDir = mkdtempSync(join(tmpdir(), 'hearth-bench-peer-'));
+const modelsDir = join(tmpdir(), 'hearth-bench-models');
+const modelPath = join(modelsDir, 'small.gguf');
+mkdirSync(modelsDir, { recursive: true });
+if (!existsSync(modelPath)) await writeTinyModel(modelPath, { size: 'small' });
+
+print(
+  `Hearth peer benchmark — ${new Date().toISOString().slice(0, 16)}, ${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
+);
+print(
+  `model: generated small (512 wide, 8 layers, F32); ${TOKENS} tokens per stream, unique prompts, a new connection per request, best of ${ROUNDS} after a warm-up`,
+);
+print(`load average at start: ${load()}`);
+
+const server = llamaServer(print);
+if ('skipped' in server) print(`llama-server: skipped — ${server.skipped}`);
+
+interface System {
+  label: string;
+  run(streams: number): Promise<StreamsRun>;
+}
+const started: RunningServer[] = [];
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => void Promise.all(started.map((running) => running.stop())).finally(() => process.exit(130)));
+}
+const systems: System[] = [];
+
+// Raw node-llama-cpp in this process: one LlamaChat per sequence, the better of 1 and all threads.
+const direct = await openDirect(modelPath, PARALLEL, CONTEXT);
+const threadCounts = [...new Set([1, cpus().length])];
+systems.push({
+  label: 'raw node-llama-cpp',
+  async run(streams) {
+    let best: StreamsRun | undefined;
+    for (const threads of threadCounts) {
+      const run = await directRun(direct, threads, uniquePrompt, TOKENS, streams);
+      if (!best || run.tokensPerSecond > best.tokensPerSecond) best = { tokensPerSecond: run.tokensPerSecond, firstTokenMs: run.firstTokenMs, tokens: 0 };
+    }
+    return best!;
+  },
+});
+
+// Hearth as its own process, default settings apart from the sequence count and context size.
+mkdirSync(join(dataDir, 'models'));
+writeFileAtomic(
+  join(dataDir, 'config.yaml'),
+  `version: 1\nmodels:\n  dirs: [${JSON.stringify(modelsDir)}]\n  parallel: ${PARALLEL}\n  context_size: ${CONTEXT}\n  external_sources: false\n`,
+);
+const hearthPort = 18000 + Math.floor(Math.random() * 1000);
+const hearthBin = fileURLToPath(new URL('../bin/hearth.js', import.meta.url));
+const hearth = await startServer(
+  process.execPath,
+  [hearthBin, 'serve', '--host', '127.0.0.1', '--port', String(hearthPort), '--data-dir', dataDir, '--no-external-models'],
+  hearthPort,
+  { ...process.env, HEARTH_LOG_LEVEL: 'warn' },
+);
+started.push(hearth);
+systems.push({ label: 'Hearth HTTP', run: (streams) => streamsRun(hearth.url, 'small', TOKENS, streams) });
+
+if ('binary' in server) {
+  const common = ['-m', modelPath, '--host', '127.0.0.1', '-np', String(PARALLEL), '-c', String(CONTEXT * PARALLEL)];
+  for (const [label, extra] of [
+    ['llama-server', []],
+    ['llama-server --cache-ram 0', ['--cache-ram', '0']],
+  ] as const) {
+    const port = 19000 + Math.floor(Math.random() * 1000);
+    const running = await startServer(server.binary, [...common, '--port', String(port), ...extra], port);
+    started.push(running);
+    systems.push({ label, run: (streams) => streamsRun(running.url, 'small', TOKENS, streams) });
+  }
+}
+
+type Best = Record<number, StreamsRun>;
+const results = new Map<string, Best>(systems.map((system) => [system.label, {}]));
+try {
+  for (const streams of STREAMS) {
+    for (const system of systems) await system.run(streams); // warm-up: loads, trials threads, fills caches
+    const runs = new Map<string, StreamsRun[]>(systems.map((system) => [system.label, []]));
+    for (let round = 0; round < ROUNDS; round++) for (const system of systems) runs.get(system.label)!.push(await system.run(streams));
+    for (const system of systems) {
+      const all = runs.get(system.label)!;
+      const fastest = all.reduce((a, b) => (b.tokensPerSecond > a.tokensPerSecond ? b : a));
+      results.get(system.label)![streams] = { ...fastest, firstTokenMs: median(all.map((run) => run.firstTokenMs)) };
+      print(
+        `  ${system.label}, ${streams} stream${streams > 1 ? 's' : ''}: ${fastest.tokensPerSecond.toFixed(1)} tok/s, first token ${median(all.map((run) => run.firstTokenMs)).toFixed(0)} ms`,
+      );
+    }
+  }
+  const adminToken = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
+  const status = (await (await fetch(`${hearth.url}/admin/status`, { headers: { authorization: `Bearer ${adminToken}` } })).json().catch(() => undefined)) as
+    { loaded?: { thread_choices?: { tokens: string; threads: number; ms_per_token: Record<string, number> }[] }[] } | undefined;
+  const choices = status?.loaded?.[0]?.thread_choices ?? [];
+  print('');
+  print(
+    `Hearth's thread choice per batch size (tokens per decode → threads; ms per token of each count): ${
+      choices
+        .map(
+          (choice) =>
+            `${choice.tokens} → ${choice.threads} (${Object.entries(choice.ms_per_token)
+              .map(([threads, ms]) => `${threads}: ${ms}`)
+              .join(', ')})`,
+        )
+        .join('; ') || 'not reported'
+    }`,
+  );
+} finally {
+  await direct.close();
+  for (const running of started) await running.stop();
+}
+
+const [raw, ours, ...peers] = systems.map((system) => ({ label: system.label, best: results.get(system.label)! }));
+const row = (cells: string[]) => print(`| ${cells.join(' | ')} |`);
+const cell = (run: StreamsRun) => `${run.tokensPerSecond.toFixed(1)} tok/s, ${run.firstTokenMs.toFixed(0)} ms`;
+const ratio = (a: StreamsRun, b: StreamsRun) => (a.tokensPerSecond / b.tokensPerSecond).toFixed(2);
+const gain = (best: Best) => (best[8] && best[1] ? `${(best[8].tokensPerSecond / best[1].tokensPerSecond).toFixed(2)}×` : '–');
+print('');
+row(['streams', raw!.label, ours!.label, ...peers.map((peer) => peer.label), 'Hearth / raw', ...peers.map((peer) => `Hearth / ${peer.label}`)]);
+row(Array.from({ length: 4 + 2 * peers.length }, () => '---'));
+for (const streams of STREAMS) {
+  const hearthRun = ours!.best[streams]!;
+  row([
+    String(streams),
+    cell(raw!.best[streams]!),
+    cell(hearthRun),
+    ...peers.map((peer) => cell(peer.best[streams]!)),
+    ratio(hearthRun, raw!.best[streams]!),
+    ...peers.map((peer) => ratio(hearthRun, peer.best[streams]!)),
+  ]);
+}
+row(['gain of 8 streams over 1', gain(raw!.best), gain(ours!.best), ...peers.map((peer) => gain(peer.best)), '', ...peers.map(() => '')]);
+print('');
+print(`load average at end: ${load()} (figures taken while the machine is busy are noisy; the systems take turns, so compare ratios)`);
+process.exit(0);

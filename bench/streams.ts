@@ -1,0 +1,69 @@
+import { request } from 'node:http';
+
+export interface StreamsRun {
+  tokensPerSecond: number;
+  /** Median time to the first content token across the streams, ms. */
+  firstTokenMs: number;
+  tokens: number;
+}
+
+let serial = 0;
+
+/** A prompt no earlier request used, so no server can answer it from a prompt cache. */
+export function uniquePrompt(): string {
+  serial++;
+  return `Request ${serial}-${process.pid}-${Math.random().toString(36).slice(2, 8)}: tell me a long story about a lighthouse keeper and the sea.`;
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+/**
+ * `streams` streamed chat completions at once, each on a new connection with a unique prompt;
+ * tokens counted from the usage each server reports.
+ */
+export async function streamsRun(url: string, model: string, tokens: number, streams: number): Promise<StreamsRun> {
+  const started = performance.now();
+  const one = () =>
+    new Promise<{ tokens: number; firstMs: number }>((resolve, reject) => {
+      const body = JSON.stringify({
+        model,
+        stream: true,
+        stream_options: { include_usage: true },
+        max_tokens: tokens,
+        temperature: 0.8,
+        messages: [{ role: 'user', content: uniquePrompt() }],
+      });
+      let firstMs = 0;
+      let completion = 0;
+      let pending = '';
+      const call = request(
+        `${url}/v1/chat/completions`,
+        { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' } },
+        (response) => {
+          response.setEncoding('utf8');
+          response.on('data', (piece: string) => {
+            pending += piece;
+            const events = pending.split('\n\n');
+            pending = events.pop()!;
+            for (const event of events) {
+              if (!event.startsWith('data: {')) continue;
+              const chunk = JSON.parse(event.slice(6)) as { choices?: { delta?: { content?: string } }[]; usage?: { completion_tokens: number } | null };
+              if (!firstMs && chunk.choices?.[0]?.delta?.content) firstMs = performance.now() - started;
+              if (chunk.usage) completion = chunk.usage.completion_tokens;
+            }
+          });
+          response.on('end', () => (response.statusCode === 200 ? resolve({ tokens: completion, firstMs }) : reject(new Error(`HTTP ${response.statusCode}`))));
+          response.on('error', reject);
+        },
+      );
+      call.on('error', reject);
+      call.end(body);
+    });
+  const results = await Promise.all(Array.from({ length: streams }, one));
+  const seconds = (performance.now() - started) / 1000;
+  const total = results.reduce((sum, result) => sum + result.tokens, 0);
+  return { tokensPerSecond: total / seconds, firstTokenMs: median(results.map((result) => result.firstMs)), tokens: total };
+}

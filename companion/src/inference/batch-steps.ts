@@ -1,0 +1,69 @@
+/** One decode step of a context: every active sequence advanced together (node-llama-cpp's report). */
+export interface BatchStep {
+  /** The sequences with tokens in this step, in ascending order. */
+  sequenceIds: number[];
+  tokens: number;
+  threads: number;
+  decodeMs: number;
+}
+
+export type StepListener = (step: BatchStep) => void;
+
+/** A pause between steps longer than this means the model went idle; it is not a step interval. */
+const IDLE_GAP_MS = 1000;
+
+/**
+ * Counts the decode steps of one loaded model and measures how long a step takes from end to end
+ * (decode, sampling, and the JavaScript between steps), which is what a waiting request waits for.
+ */
+export class BatchSteps {
+  count = 0;
+  private lastEnd?: number;
+  private intervalMs?: number;
+  private readonly listeners = new Set<StepListener>();
+
+  constructor(private readonly now: () => number = () => performance.now()) {}
+
+  record(step: BatchStep): void {
+    const at = this.now();
+    this.count++;
+    if (this.lastEnd !== undefined && at - this.lastEnd < IDLE_GAP_MS) {
+      const interval = at - this.lastEnd;
+      this.intervalMs = this.intervalMs === undefined ? interval : this.intervalMs * 0.8 + interval * 0.2;
+    }
+    this.lastEnd = at;
+    for (const listener of this.listeners) listener(step);
+  }
+
+  /** Milliseconds per step while the model is busy, once measured. */
+  get stepMs(): number | undefined {
+    return this.intervalMs;
+  }
+
+  observe(listener: StepListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}
+
+/** A running generation as the wait estimate sees it. */
+export interface RunningGeneration {
+  generated: number;
+  /** The most tokens it may produce (max_tokens, or the room left in the context). */
+  limit: number;
+}
+
+/**
+ * Seconds until the first running generation is expected to finish and free its sequence, which
+ * is when a request refused for a full queue can next be accepted. A generation is expected to run
+ * to the typical length of recent completions (capped by its limit), and each of its remaining
+ * tokens takes one step.
+ */
+export function secondsUntilFirstFree(running: RunningGeneration[], stepMs: number | undefined, typicalTokens: number | undefined): number {
+  if (running.length === 0 || stepMs === undefined) return 1;
+  const remaining = running.map(({ generated, limit }) => {
+    const expected = Math.min(limit, Math.max(generated + 1, typicalTokens ?? limit));
+    return Math.max(1, expected - generated);
+  });
+  return Math.max(1, Math.ceil((Math.min(...remaining) * stepMs) / 1000));
+}

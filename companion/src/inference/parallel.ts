@@ -1,0 +1,25 @@
+/** What the default sequence count depends on. */
+export interface ParallelInput {
+  /** Memory one more sequence needs (its KV cache at the context size), in bytes. */
+  bytesPerSequence: number;
+  /** Memory the sequences may use together: what the budget and the free memory leave after the weights. */
+  availableBytes: number;
+  /** Whether the model runs on a GPU. */
+  gpu: boolean;
+  cores: number;
+}
+
+/** The share of available memory the KV caches of one model may take by default. */
+export const SEQUENCE_MEMORY_SHARE = 0.5;
+
+/**
+ * The default `models.parallel`: as many sequences as the model's KV cache fits in half the memory
+ * left, capped where more concurrent streams stop paying on the hardware (a GPU keeps gaining up to
+ * 32 streams; a CPU up to about 8 per core, at most 16), and at least one.
+ */
+export function defaultParallel(input: ParallelInput): number {
+  const cap = input.gpu ? 32 : Math.max(2, Math.min(16, 8 * input.cores));
+  if (!(input.bytesPerSequence > 0)) return cap;
+  const fits = Math.floor((Math.max(0, input.availableBytes) * SEQUENCE_MEMORY_SHARE) / input.bytesPerSequence);
+  return Math.max(1, Math.min(cap, fits));
+}

@@ -1,0 +1,209 @@
+import { loadavg } from 'node:os';
+
+/** One decoded batch, as node-llama-cpp reports it. */
+export interface DecodedStep {
+  tokens: number;
+  threads: number;
+  decodeMs: number;
+}
+
+export interface ThreadTunerOptions {
+  /** Thread counts to choose from, e.g. [1, 2] on two cores. */
+  candidates: number[];
+  /** The machine's cores: a count above the cores other work leaves free is not tried (default: the largest candidate). */
+  cores?: number;
+  /** Steps measured per candidate in one trial (default 5). */
+  trialSteps?: number;
+  /** A change of the 1-minute load average that starts a new trial (default 0.5). */
+  loadShift?: number;
+  /** Least time between two trials of one batch size, in ms (default 10 s). */
+  minTrialGapMs?: number;
+  /** The count to try first, e.g. the one chosen before a restart. */
+  start?: number;
+  /** Called when a trial settles a batch size's choice. */
+  onChoice?: (choice: ThreadChoice) => void;
+  /** The machine's load; a parameter so tests can drive it. */
+  load?: () => number;
+  now?: () => number;
+}
+
+/** The choice for one range of batch sizes, for status pages and the benchmark. */
+export interface ThreadChoice {
+  /** Batch sizes (tokens per decode) this choice covers, e.g. "1", "5-8", "65+". */
+  tokens: string;
+  threads: number;
+  /** Median ms per token of each candidate in the last trial. */
+  msPerToken: Record<number, number>;
+  trials: number;
+}
+
+interface Bucket {
+  label: string;
+  choice: number;
+  trial?: { samples: Map<number, number[]>; order: number[]; next: number };
+  measured: Map<number, number>;
+  live: number[];
+  trials: number;
+  trialLoad: number;
+  trialAt: number;
+}
+
+const LIVE_WINDOW = 16;
+/** A candidate this much slower than the best one in its first step is not tried further. */
+const HOPELESS = 3;
+/** The chosen count running this much slower than its trial figure starts a new trial. */
+const DRIFT = 1.5;
+
+/**
+ * Chooses the thread count per batch size by measuring real decode steps. llama.cpp uses n_threads
+ * for one-token decodes and n_threads_batch for larger ones, and which count is fastest depends on
+ * the batch size and on what else the machine runs: on a 2-core machine shared with other work, one
+ * thread is often fastest for one stream while two win for eight. Each batch-size range runs a short
+ * trial of every candidate (interleaved, so a passing load affects them alike) and keeps the fastest;
+ * a new trial starts when the load average moves, or when the chosen count runs clearly slower than it
+ * measured. The choice is always the fastest of the latest trial, never a count that measured slower.
+ */
+export class ThreadTuner {
+  private readonly buckets = new Map<number, Bucket>();
+  private readonly candidates: number[];
+  private readonly trialSteps: number;
+  private readonly loadShift: number;
+  private readonly minTrialGapMs: number;
+  private readonly load: () => number;
+  private readonly now: () => number;
+  private readonly start: number;
+  private readonly cores: number;
+  private readonly onChoice?: (choice: ThreadChoice) => void;
+  private allowedAt = -Infinity;
+  private allowedCounts: number[] = [];
+
+  constructor(options: ThreadTunerOptions) {
+    this.candidates = [...new Set(options.candidates)].filter((count) => count >= 1).sort((a, b) => a - b);
+    if (this.candidates.length === 0) throw new Error('ThreadTuner needs at least one candidate thread count.');
+    this.trialSteps = options.trialSteps ?? 5;
+    this.loadShift = options.loadShift ?? 0.5;
+    this.minTrialGapMs = options.minTrialGapMs ?? 10_000;
+    this.load = options.load ?? (() => loadavg()[0]!);
+    this.now = options.now ?? (() => performance.now());
+    this.start = options.start !== undefined && this.candidates.includes(options.start) ? options.start : this.candidates[0]!;
+    this.cores = options.cores ?? this.maxThreads;
+    this.onChoice = options.onChoice;
+  }
+
+  /** The most threads any choice may use: the context is created with this many. */
+  get maxThreads(): number {
+    return this.candidates.at(-1)!;
+  }
+
+  /** Threads for the next decode of `tokens` tokens. */
+  threadsFor(tokens: number): number {
+    const bucket = this.bucket(tokens);
+    if (!bucket.trial && this.shouldRetry(bucket)) this.startTrial(bucket);
+    const trial = bucket.trial;
+    if (trial) return trial.order[trial.next % trial.order.length]!;
+    const allowed = this.allowed();
+    return allowed.includes(bucket.choice) ? bucket.choice : allowed.at(-1)!;
+  }
+
+  /**
+   * The counts worth trying under the current load: more threads than the cores other work leaves
+   * free only fight that work for them (a decode waits at every barrier for a descheduled thread;
+   * on a saturated 2-core machine one two-thread step was measured at over a second where one
+   * thread took 43 ms). The load average includes this process's own decode thread, so one
+   * runnable task is taken as ours.
+   */
+  private allowed(): number[] {
+    if (this.now() - this.allowedAt < 1000) return this.allowedCounts;
+    const spare = Math.max(1, Math.ceil(this.cores - Math.max(0, this.load() - 1)));
+    const fitting = this.candidates.filter((count) => count <= spare);
+    this.allowedCounts = fitting.length > 0 ? fitting : [this.candidates[0]!];
+    this.allowedAt = this.now();
+    return this.allowedCounts;
+  }
+
+  /** Records a decoded step; the threads it reports are the ones it ran with. */
+  record(step: DecodedStep): void {
+    if (step.tokens <= 0 || !(step.decodeMs >= 0)) return;
+    const bucket = this.bucket(step.tokens);
+    const msPerToken = step.decodeMs / step.tokens;
+    const trial = bucket.trial;
+    if (!trial) {
+      if (step.threads !== bucket.choice) return;
+      bucket.live.push(msPerToken);
+      if (bucket.live.length > LIVE_WINDOW) bucket.live.shift();
+      return;
+    }
+    if (!trial.order.includes(step.threads)) return;
+    const samples = trial.samples.get(step.threads) ?? [];
+    samples.push(msPerToken);
+    trial.samples.set(step.threads, samples);
+    trial.next++;
+    // Stop trying a count that runs several times slower than the best one: one step of it is enough.
+    const best = Math.min(...[...trial.samples.values()].map(median));
+    trial.order = trial.order.filter((count) => !(median(trial.samples.get(count) ?? [0]) > best * HOPELESS));
+    if (trial.order.every((count) => (trial.samples.get(count)?.length ?? 0) >= this.trialSteps)) this.finishTrial(bucket);
+  }
+
+  choices(): ThreadChoice[] {
+    return [...this.buckets.entries()].sort(([a], [b]) => a - b).map(([, bucket]) => describe(bucket));
+  }
+
+  private bucket(tokens: number): Bucket {
+    const index = tokens <= 1 ? 0 : Math.min(7, Math.ceil(Math.log2(tokens)));
+    let bucket = this.buckets.get(index);
+    if (!bucket) {
+      const low = index === 0 ? 1 : 2 ** (index - 1) + 1;
+      const label = index === 0 ? '1' : index === 7 ? `${low}+` : low === 2 ** index ? `${low}` : `${low}-${2 ** index}`;
+      bucket = { label, choice: this.start, measured: new Map(), live: [], trials: 0, trialLoad: 0, trialAt: -Infinity };
+      this.buckets.set(index, bucket);
+      if (this.candidates.length > 1) this.startTrial(bucket);
+    }
+    return bucket;
+  }
+
+  private shouldRetry(bucket: Bucket): boolean {
+    if (this.candidates.length < 2 || this.now() - bucket.trialAt < this.minTrialGapMs) return false;
+    if (Math.abs(this.load() - bucket.trialLoad) >= this.loadShift) return true;
+    const measured = bucket.measured.get(bucket.choice);
+    return measured !== undefined && bucket.live.length >= LIVE_WINDOW && median(bucket.live) > measured * DRIFT;
+  }
+
+  private startTrial(bucket: Bucket): void {
+    // Start with the current choice so a short trial never begins on an untried, possibly slow count.
+    const allowed = this.allowed();
+    const order = [...new Set([...(allowed.includes(bucket.choice) ? [bucket.choice] : []), ...allowed])];
+    bucket.trial = { samples: new Map(), order, next: 0 };
+    bucket.trialLoad = this.load();
+    bucket.trialAt = this.now();
+  }
+
+  private finishTrial(bucket: Bucket): void {
+    const trial = bucket.trial!;
+    bucket.measured = new Map([...trial.samples].map(([count, samples]) => [count, median(samples)]));
+    bucket.choice = [...bucket.measured].reduce((best, next) => (next[1] < best[1] ? next : best))[0];
+    bucket.trial = undefined;
+    bucket.live = [];
+    bucket.trials++;
+    bucket.trialAt = this.now();
+    this.onChoice?.(describe(bucket));
+  }
+}
+
+function describe(bucket: Bucket): ThreadChoice {
+  return {
+    tokens: bucket.label,
+    threads: bucket.choice,
+    msPerToken: Object.fromEntries([...bucket.measured].map(([count, ms]) => [count, round(ms)])),
+    trials: bucket.trials,
+  };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}

@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { ThreadTuner } from '../../../companion/src/inference/thread-tuner.js';
+
+/** A machine whose speed per thread count the test sets: decodes "take" what the table says. */
+function machine(msPerToken: Record<number, number>) {
+  const clock = { now: 0, load: 0 };
+  const tuner = new ThreadTuner({ candidates: [1, 2], trialSteps: 3, minTrialGapMs: 1000, now: () => clock.now, load: () => clock.load });
+  const step = (tokens: number) => {
+    const threads = tuner.threadsFor(tokens);
+    tuner.record({ tokens, threads, decodeMs: msPerToken[threads]! * tokens });
+    clock.now += 10;
+    return threads;
+  };
+  return { tuner, clock, step, speeds: msPerToken };
+}
+
+describe('ThreadTuner', () => {
+  it('tries every candidate, then keeps the fastest for that batch size', () => {
+    const { tuner, step } = machine({ 1: 2, 2: 3 });
+    const used = Array.from({ length: 12 }, () => step(1));
+    expect(new Set(used.slice(0, 6))).toEqual(new Set([1, 2]));
+    expect(used.slice(6)).toEqual([1, 1, 1, 1, 1, 1]);
+    expect(tuner.choices()).toEqual([{ tokens: '1', threads: 1, msPerToken: { 1: 2, 2: 3 }, trials: 1 }]);
+  });
+
+  it('chooses separately per batch size', () => {
+    const speeds = { 1: 2, 2: 3 };
+    const { tuner, step } = machine(speeds);
+    for (let index = 0; index < 8; index++) step(1);
+    // Eight-token batches run faster per token on two threads.
+    const batch = (tokens: number) => {
+      const threads = tuner.threadsFor(tokens);
+      tuner.record({ tokens, threads, decodeMs: (threads === 2 ? 0.5 : 1) * tokens });
+      return threads;
+    };
+    for (let index = 0; index < 8; index++) batch(8);
+    expect(tuner.choices().map((choice) => [choice.tokens, choice.threads])).toEqual([
+      ['1', 1],
+      ['5-8', 2],
+    ]);
+  });
+
+  it('stops trying a count after one step when it runs several times slower', () => {
+    const { tuner, step } = machine({ 1: 1, 2: 40 });
+    const used = Array.from({ length: 8 }, () => step(1));
+    expect(used.filter((threads) => threads === 2)).toHaveLength(1);
+    expect(tuner.choices()[0]!.threads).toBe(1);
+  });
+
+  it('measures again when the load changes, and follows the faster count', () => {
+    const { tuner, clock, step, speeds } = machine({ 1: 2, 2: 3 });
+    for (let index = 0; index < 8; index++) step(1);
+    expect(tuner.choices()[0]!.threads).toBe(1);
+    // Another program stops: two threads become the faster choice, and the load average falls.
+    speeds[2] = 1;
+    clock.now += 5000;
+    clock.load = 1;
+    for (let index = 0; index < 8; index++) step(1);
+    expect(tuner.choices()[0]).toMatchObject({ threads: 2, trials: 2 });
+  });
+
+  it('measures again when the chosen count runs clearly slower than it measured', () => {
+    const { tuner, clock, step, speeds } = machine({ 1: 2, 2: 3 });
+    for (let index = 0; index < 6; index++) step(1);
+    speeds[1] = 6;
+    clock.now += 5000;
+    for (let index = 0; index < 30; index++) step(1);
+    expect(tuner.choices()[0]).toMatchObject({ threads: 2 });
+    expect(tuner.choices()[0]!.trials).toBeGreaterThanOrEqual(2);
+  });
+
+  it('never keeps a count that measured slower than another in the same trial', () => {
+    const { tuner, clock, step, speeds } = machine({ 1: 2, 2: 3 });
+    for (let round = 0; round < 5; round++) {
+      speeds[1] = round % 2 ? 4 : 2;
+      clock.now += 5000;
+      clock.load = round;
+      for (let index = 0; index < 10; index++) step(1);
+      const [choice] = tuner.choices();
+      const measured = choice!.msPerToken;
+      expect(measured[choice!.threads]).toBe(Math.min(...Object.values(measured)));
+    }
+  });
+
+  it('does not try more threads than the cores other work leaves free', () => {
+    const { tuner, clock, step } = machine({ 1: 2, 2: 1 });
+    // Three other busy programs on two cores (the load average counts this process's own thread too).
+    clock.load = 4;
+    const busy = Array.from({ length: 8 }, () => step(1));
+    expect(busy).toEqual(Array.from({ length: 8 }, () => 1));
+    // Once they finish, the next trial includes two threads, and two are faster here.
+    clock.load = 1;
+    clock.now += 5000;
+    for (let index = 0; index < 12; index++) step(1);
+    expect(tuner.choices()[0]!.threads).toBe(2);
+  });
+
+  it('with one candidate never measures', () => {
+    const tuner = new ThreadTuner({ candidates: [4] });
+    expect(tuner.threadsFor(1)).toBe(4);
+    expect(tuner.maxThreads).toBe(4);
+  });
+});

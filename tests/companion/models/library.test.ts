@@ -1,0 +1,281 @@
+/**
+ * The model library routes against a local hub that speaks the Hugging Face API: search,
+ * a repository's GGUF files with their fit, downloads with progress, pause, resume, cancel,
+ * persistence across a restart, offline failures, and removing a downloaded model.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DownloadList, HubRepoFiles, HubSearchResponse, ModelDownload } from '#shared/api/model-library.js';
+import type { ModelList } from '#shared/api/openai.js';
+import { registerAdminServer } from '../../helpers/admin-fetch.js';
+import { testApp } from '../../helpers/app.js';
+import { closedPort } from '../../helpers/mock-provider.js';
+import { tinyModelPath } from '../../helpers/models.js';
+import { newDataDir } from '../../helpers/server.js';
+import { startHubFixture, type HubFixture } from '../../fixtures/hub/server.js';
+
+let hub: HubFixture;
+let tiny: Buffer;
+const MB = 1024 * 1024;
+
+beforeAll(async () => {
+  tiny = await readFile(await tinyModelPath());
+  hub = await startHubFixture([
+    {
+      id: 'hearth-test/Tiny-Chat-GGUF',
+      downloads: 5000,
+      likes: 12,
+      files: {
+        'tiny-chat-Q4_K_M.gguf': tiny,
+        'tiny-chat-Q8_0.gguf': Buffer.alloc(10 * MB, 1),
+        'big/tiny-chat-F32-00001-of-00002.gguf': Buffer.alloc(20 * MB, 2),
+        'big/tiny-chat-F32-00002-of-00002.gguf': Buffer.alloc(20 * MB, 3),
+        'mmproj-tiny-chat-f16.gguf': Buffer.alloc(1000, 4),
+        'README.md': Buffer.from('# Tiny chat'),
+      },
+    },
+    { id: 'someone/Other-GGUF', downloads: 90_000, likes: 300, trendingScore: 1, files: { 'other.Q2_K.gguf': Buffer.alloc(2000, 5) } },
+    { id: 'someone/not-a-gguf', downloads: 1_000_000, likes: 1, tags: ['safetensors'], files: { 'model.safetensors': Buffer.alloc(10) } },
+  ]);
+  process.env.HF_ENDPOINT = hub.url;
+});
+
+afterAll(async () => {
+  await hub?.close();
+});
+
+/** A companion whose memory budget is 100 MiB, so that fits are easy to reason about. */
+async function app(dataDir?: string) {
+  const dir = dataDir ?? (await newDataDir(false));
+  writeFileSync(join(dir, 'config.yaml'), 'version: 1\nmodels:\n  external_sources: false\n  threads: 1\n  context_size: 512\n  memory_budget_mb: 100\n');
+  return { dir, ...(await testApp({ dataDir: dir })) };
+}
+
+type App = Awaited<ReturnType<typeof app>>;
+
+async function call<T>(target: App, method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown): Promise<{ status: number; body: T }> {
+  const response = await target.app.inject({ method, url, remoteAddress: '127.0.0.1', ...(payload === undefined ? {} : { payload: payload as object }) });
+  return { status: response.statusCode, body: response.json() as T };
+}
+
+async function until(target: App, id: string, statuses: ModelDownload['status'][]): Promise<ModelDownload> {
+  for (;;) {
+    const { body } = await call<ModelDownload>(target, 'GET', `/admin/models/downloads/${id}`);
+    if (statuses.includes(body.status)) return body;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('searching the hub', () => {
+  it('asks for GGUF repositories sorted by downloads and answers id, downloads, likes, updated_at', async () => {
+    const target = await app();
+    try {
+      const { status, body } = await call<HubSearchResponse>(target, 'GET', '/admin/models/search?q=gguf&limit=5');
+      expect(status).toBe(200);
+      expect(body.data).toEqual([
+        { id: 'someone/Other-GGUF', downloads: 90_000, likes: 300, updated_at: '2026-10-01T00:00:00.000Z' },
+        { id: 'hearth-test/Tiny-Chat-GGUF', downloads: 5000, likes: 12, updated_at: '2026-10-01T00:00:00.000Z' },
+      ]);
+      expect(hub.requests.at(-1)).toBe('/api/models?search=gguf&filter=gguf&sort=downloads&direction=-1&limit=5');
+      const trending = await call<HubSearchResponse>(target, 'GET', '/admin/models/search?q=tiny&sort=trending');
+      expect(trending.body.data.map((model) => model.id)).toEqual(['hearth-test/Tiny-Chat-GGUF']);
+      expect(hub.requests.at(-1)).toContain('sort=trendingScore');
+      const bad = await call<{ error: { param: string } }>(target, 'GET', '/admin/models/search?limit=many');
+      expect(bad.status).toBe(400);
+    } finally {
+      await target.close();
+    }
+  });
+
+  it("lists a repository's GGUF models with size, quantization and fit against the memory budget", async () => {
+    const target = await app();
+    try {
+      const { status, body } = await call<HubRepoFiles>(target, 'GET', '/admin/models/search/hearth-test/Tiny-Chat-GGUF');
+      expect(status).toBe(200);
+      expect(body.memory_budget_bytes).toBe(100 * MB);
+      expect(body.data).toEqual([
+        {
+          name: 'tiny-chat-Q4_K_M.gguf',
+          size_bytes: tiny.length,
+          quantization: 'Q4_K_M',
+          fits: 'yes',
+          parts: 1,
+          source: 'hearth-test/Tiny-Chat-GGUF/tiny-chat-Q4_K_M.gguf',
+        },
+        {
+          name: 'tiny-chat-Q8_0.gguf',
+          size_bytes: 10 * MB,
+          quantization: 'Q8_0',
+          fits: 'tight',
+          parts: 1,
+          source: 'hearth-test/Tiny-Chat-GGUF/tiny-chat-Q8_0.gguf',
+        },
+        {
+          name: 'big/tiny-chat-F32-00001-of-00002.gguf',
+          size_bytes: 40 * MB,
+          quantization: 'F32',
+          fits: 'no',
+          parts: 2,
+          source: 'hearth-test/Tiny-Chat-GGUF/big/tiny-chat-F32-00001-of-00002.gguf',
+        },
+      ]);
+      const missing = await call<{ error: { code: string } }>(target, 'GET', '/admin/models/search/nobody/nothing');
+      expect([missing.status, missing.body.error.code]).toEqual([404, 'model_not_found']);
+    } finally {
+      await target.close();
+    }
+  });
+});
+
+describe('downloads', () => {
+  it('streams progress, then the model is listed by /v1/models and answers a chat without a restart', async () => {
+    const target = await app();
+    hub.throttle(256 * 1024);
+    try {
+      const created = await call<ModelDownload>(target, 'POST', '/admin/models/downloads', { source: 'hearth-test/Tiny-Chat-GGUF' });
+      expect(created.status).toBe(201);
+      expect(created.body).toMatchObject({ source: 'hearth-test/Tiny-Chat-GGUF', bytes_done: 0, model_id: null });
+      expect(created.body.id).toMatch(/^dl_/);
+      await target.app.listen({ port: 0, host: '127.0.0.1' });
+      const address = target.app.server.address() as { port: number };
+      registerAdminServer(`http://127.0.0.1:${address.port}`, target.dir);
+      const response = await fetch(`http://127.0.0.1:${address.port}/admin/models/downloads/${created.body.id}/events`);
+      expect(response.headers.get('content-type')).toContain('text/event-stream');
+      const events = (await response.text())
+        .split('\n\n')
+        .filter((block) => block.startsWith('data: '))
+        .map((block) => JSON.parse(block.slice(6)) as ModelDownload);
+      const done = events.at(-1)!;
+      expect(done).toMatchObject({
+        status: 'completed',
+        bytes_done: tiny.length,
+        bytes_total: tiny.length,
+        file: 'tiny-chat-Q4_K_M.gguf',
+        model_id: 'tiny-chat-q4_k_m',
+      });
+      const partway = events.filter((event) => event.status === 'downloading' && event.bytes_done > 0 && event.bytes_done < tiny.length);
+      expect(partway.length).toBeGreaterThan(0);
+      expect(partway.every((event) => event.bytes_total === tiny.length)).toBe(true);
+      expect(partway.some((event) => (event.bytes_per_second ?? 0) > 0)).toBe(true);
+      expect(readFileSync(join(target.dir, 'models', 'tiny-chat-Q4_K_M.gguf')).equals(tiny)).toBe(true);
+
+      const models = await call<ModelList>(target, 'GET', '/v1/models');
+      expect(models.body.data.map((model) => model.id)).toContain('tiny-chat-q4_k_m');
+      const chat = await call<{ choices: { message: { content: string } }[] }>(target, 'POST', '/v1/chat/completions', {
+        model: 'tiny-chat-q4_k_m',
+        messages: [{ role: 'user', content: 'Hello' }],
+        max_tokens: 4,
+      });
+      expect(chat.status).toBe(200);
+      expect(chat.body.choices[0]!.message.content.length).toBeGreaterThan(0);
+
+      // Removing it deletes the file and takes it off the list.
+      const removed = await call<{ files: string[] }>(target, 'DELETE', '/admin/models/tiny-chat-q4_k_m');
+      expect(removed).toEqual({ status: 200, body: { id: 'tiny-chat-q4_k_m', deleted: true, files: ['tiny-chat-Q4_K_M.gguf'] } });
+      expect(existsSync(join(target.dir, 'models', 'tiny-chat-Q4_K_M.gguf'))).toBe(false);
+      expect((await call<ModelList>(target, 'GET', '/v1/models')).body.data.map((model) => model.id)).not.toContain('tiny-chat-q4_k_m');
+    } finally {
+      hub.throttle(0);
+      await target.close();
+    }
+  });
+
+  it('pauses with the partial file kept, resumes from it, and cancels with the partial file removed', async () => {
+    const target = await app();
+    hub.throttle(1024 * 1024);
+    try {
+      const source = 'hearth-test/Tiny-Chat-GGUF/tiny-chat-Q8_0.gguf';
+      const partial = join(target.dir, 'models', 'tiny-chat-Q8_0.gguf.partial');
+      const { body: created } = await call<ModelDownload>(target, 'POST', '/admin/models/downloads', { source });
+      await expect.poll(async () => (await call<ModelDownload>(target, 'GET', `/admin/models/downloads/${created.id}`)).body.bytes_done).toBeGreaterThan(0);
+      const paused = await call<ModelDownload>(target, 'POST', `/admin/models/downloads/${created.id}/pause`);
+      expect(paused.status).toBe(200);
+      const stopped = await until(target, created.id, ['paused']);
+      expect(stopped.bytes_done).toBeLessThan(10 * MB);
+      expect(existsSync(partial)).toBe(true);
+      const again = await call<{ error: { code: string } }>(target, 'POST', `/admin/models/downloads/${created.id}/pause`);
+      expect([again.status, again.body.error.code]).toEqual([409, 'download_conflict']);
+
+      const before = hub.requests.length;
+      await call(target, 'POST', `/admin/models/downloads/${created.id}/resume`);
+      const completed = await until(target, created.id, ['completed', 'failed']);
+      expect(completed).toMatchObject({ status: 'completed', bytes_done: 10 * MB, model_id: 'tiny-chat-q8_0' });
+      // The resume asked only for what was missing.
+      expect(hub.requests.slice(before).some((path) => path.startsWith('/store/'))).toBe(true);
+      expect(existsSync(partial)).toBe(false);
+
+      // Cancel: a second download of another file, stopped part-way.
+      const { body: second } = await call<ModelDownload>(target, 'POST', '/admin/models/downloads', { source: 'hearth-test/Tiny-Chat-GGUF:F32' });
+      await expect.poll(async () => (await call<ModelDownload>(target, 'GET', `/admin/models/downloads/${second.id}`)).body.bytes_done).toBeGreaterThan(0);
+      const cancelled = await call<ModelDownload>(target, 'DELETE', `/admin/models/downloads/${second.id}`);
+      expect(cancelled.body.status).toBe('cancelled');
+      expect(existsSync(join(target.dir, 'models', 'tiny-chat-F32-00001-of-00002.gguf.partial'))).toBe(false);
+      // A finished or cancelled download is forgotten by a second DELETE.
+      expect((await call(target, 'DELETE', `/admin/models/downloads/${second.id}`)).status).toBe(200);
+      expect((await call(target, 'GET', `/admin/models/downloads/${second.id}`)).status).toBe(404);
+      const list = await call<DownloadList>(target, 'GET', '/admin/models/downloads');
+      expect(list.body.data.map((download) => [download.id, download.status])).toEqual([[created.id, 'completed']]);
+    } finally {
+      hub.throttle(0);
+      await target.close();
+    }
+  });
+
+  it('keeps downloads across a restart and resumes the one that was running', async () => {
+    hub.throttle(1024 * 1024);
+    const first = await app();
+    const { body: created } = await call<ModelDownload>(first, 'POST', '/admin/models/downloads', { source: 'hearth-test/Tiny-Chat-GGUF:Q8_0' });
+    await expect.poll(async () => (await call<ModelDownload>(first, 'GET', `/admin/models/downloads/${created.id}`)).body.bytes_done).toBeGreaterThan(0);
+    await first.close();
+    const second = await app(first.dir);
+    try {
+      const completed = await until(second, created.id, ['completed', 'failed']);
+      expect(completed).toMatchObject({ status: 'completed', bytes_done: 10 * MB, model_id: 'tiny-chat-q8_0' });
+    } finally {
+      hub.throttle(0);
+      await second.close();
+    }
+  });
+
+  it('refuses bad input with the error table', async () => {
+    const target = await app();
+    try {
+      const bad = await call<{ error: { code: string; param: string } }>(target, 'POST', '/admin/models/downloads', { source: 'no spec here' });
+      expect([bad.status, bad.body.error.code, bad.body.error.param]).toEqual([400, 'invalid_request_error', 'spec']);
+      expect((await call(target, 'POST', '/admin/models/downloads', { source: 3 })).status).toBe(400);
+      const unknown = await call<{ error: { code: string } }>(target, 'POST', '/admin/models/downloads/dl_nothing/resume');
+      expect([unknown.status, unknown.body.error.code]).toEqual([404, 'download_not_found']);
+      // Without the local admin credential, or not from loopback: refused like every admin route.
+      expect((await target.injectWithoutAdmin({ method: 'GET', url: '/admin/models/downloads', remoteAddress: '127.0.0.1' })).statusCode).toBe(401);
+      expect((await target.injectWithoutAdmin({ method: 'GET', url: '/admin/events', remoteAddress: '127.0.0.1' })).statusCode).toBe(401);
+      const remote = await target.app.inject({ method: 'GET', url: '/admin/models/downloads', remoteAddress: '192.168.1.9' });
+      expect(remote.statusCode).toBe(403);
+    } finally {
+      await target.close();
+    }
+  });
+});
+
+describe('offline', () => {
+  it('says at once that the hub cannot be reached, for search and for downloads', async () => {
+    const target = await app();
+    const port = await closedPort();
+    process.env.HF_ENDPOINT = `http://127.0.0.1:${port}`;
+    try {
+      const search = await call<{ error: { code: string; message: string } }>(target, 'GET', '/admin/models/search?q=qwen');
+      expect(search.status).toBe(502);
+      expect(search.body.error.code).toBe('provider_unreachable');
+      expect(search.body.error.message).toMatch(
+        new RegExp(`^Hugging Face \\(127\\.0\\.0\\.1:${port}\\) cannot be reached: connection refused\\. .*models on this machine keep working`),
+      );
+      const { body } = await call<ModelDownload>(target, 'POST', '/admin/models/downloads', { source: 'owner/repo' });
+      const failed = await until(target, body.id, ['failed']);
+      expect(failed.error).toContain(`cannot reach 127.0.0.1:${port} (connection refused)`);
+    } finally {
+      process.env.HF_ENDPOINT = hub.url;
+      await target.close();
+    }
+  });
+});

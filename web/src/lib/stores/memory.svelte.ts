@@ -1,0 +1,210 @@
+/**
+ * The Memory screen: which agents have memory and how much, one agent's transcript, episodes,
+ * facts and identity (searchable), edits (pin, edit, forget), flush and consolidate, and a preview
+ * of what would be recalled for a question within the token budget.
+ */
+import * as api from '$lib/api/memory';
+import type {
+  MemoryAgentStatus,
+  MemoryContextResponse,
+  MemoryEpisode,
+  MemoryFact,
+  MemoryIdentityEntry,
+  MemorySearchItem,
+  MemoryTranscriptTurn,
+} from '#shared/api/memory.js';
+
+export type MemoryTab = 'facts' | 'identity' | 'episodes' | 'transcript';
+
+const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
+const matches = (query: string, ...texts: string[]) => texts.some((text) => text.toLowerCase().includes(query));
+
+export class MemoryStore {
+  agents = $state<MemoryAgentStatus[]>([]);
+  agentsLoaded = $state(false);
+  agent = $state<string | null>(null);
+  tab = $state<MemoryTab>('facts');
+  query = $state('');
+  facts = $state<MemoryFact[]>([]);
+  identity = $state<MemoryIdentityEntry[]>([]);
+  episodes = $state<MemoryEpisode[]>([]);
+  turns = $state<MemoryTranscriptTurn[]>([]);
+  /** Search results of the episodes or transcript tab (the companion's full-text search); null without a query. */
+  found = $state<MemorySearchItem[] | null>(null);
+  busy = $state(false);
+  error = $state<string | null>(null);
+  /** What the last flush or consolidation did, in words. */
+  notice = $state<string | null>(null);
+  recallQuery = $state('');
+  recall = $state<MemoryContextResponse | null>(null);
+
+  status = $derived(this.agents.find((agent) => agent.agent_id === this.agent) ?? null);
+  /** Facts and identity are filtered here; episodes and transcript are searched by the companion. */
+  shownFacts = $derived(this.query.trim() ? this.facts.filter((fact) => matches(this.query.trim().toLowerCase(), fact.text)) : this.facts);
+  shownIdentity = $derived(
+    this.query.trim() ? this.identity.filter((entry) => matches(this.query.trim().toLowerCase(), entry.key, entry.value)) : this.identity,
+  );
+
+  async refreshAgents(): Promise<void> {
+    await this.#try(async () => {
+      this.agents = await api.memoryAgents();
+      this.agentsLoaded = true;
+      if (this.agent && !this.agents.some((agent) => agent.agent_id === this.agent)) this.agent = null;
+      this.agent ??= this.agents[0]?.agent_id ?? null;
+      if (this.agent) await this.load();
+    });
+  }
+
+  async select(agent: string): Promise<void> {
+    this.agent = agent;
+    this.query = '';
+    this.found = null;
+    this.recall = null;
+    this.notice = null;
+    await this.#try(() => this.load());
+  }
+
+  async show(tab: MemoryTab): Promise<void> {
+    this.tab = tab;
+    this.found = null;
+    await this.#try(() => this.load());
+    if (this.query.trim()) await this.search();
+  }
+
+  /** Loads what the current tab shows, and the agent's counts. */
+  async load(): Promise<void> {
+    const agent = this.agent;
+    if (!agent) return;
+    const status = api.agentStatus(agent).then((fresh) => {
+      const index = this.agents.findIndex((candidate) => candidate.agent_id === agent);
+      if (index >= 0) this.agents[index] = fresh;
+    });
+    const records = async () => {
+      if (this.tab === 'facts') this.facts = (await api.facts(agent)).items;
+      else if (this.tab === 'identity') this.identity = await api.identity(agent);
+      else if (this.tab === 'episodes') this.episodes = (await api.episodes(agent)).items;
+      else this.turns = (await api.transcript(agent)).items;
+    };
+    await Promise.all([status, records()]);
+  }
+
+  async search(): Promise<void> {
+    const query = this.query.trim();
+    if (!this.agent || !query || this.tab === 'facts' || this.tab === 'identity') {
+      this.found = null;
+      return;
+    }
+    const agent = this.agent;
+    await this.#try(async () => {
+      this.found = await api.searchMemory(agent, query, this.tab === 'episodes' ? 'episodes' : 'transcript');
+    });
+  }
+
+  async pin(text: string): Promise<boolean> {
+    const agent = this.agent;
+    if (!agent || !text.trim()) return false;
+    return this.#try(async () => {
+      await api.pinFact(agent, text.trim());
+      await this.load();
+    });
+  }
+
+  async editFact(fact: MemoryFact, text: string): Promise<boolean> {
+    const agent = this.agent;
+    if (!agent || !text.trim()) return false;
+    return this.#try(async () => {
+      this.#replace(await api.updateFact(agent, fact.id, { text: text.trim() }));
+    });
+  }
+
+  async togglePin(fact: MemoryFact): Promise<boolean> {
+    const agent = this.agent;
+    if (!agent) return false;
+    return this.#try(async () => {
+      this.#replace(await api.updateFact(agent, fact.id, { status: fact.status === 'pinned' ? 'candidate' : 'pinned' }));
+      await this.load();
+    });
+  }
+
+  async forgetFact(fact: MemoryFact): Promise<boolean> {
+    const agent = this.agent;
+    if (!agent) return false;
+    return this.#try(async () => {
+      await api.forgetFact(agent, fact.id);
+      await this.load();
+    });
+  }
+
+  async setIdentity(key: string, value: string): Promise<boolean> {
+    const agent = this.agent;
+    if (!agent || !key.trim() || !value.trim()) return false;
+    return this.#try(async () => {
+      await api.setIdentity(agent, key.trim(), value.trim());
+      await this.load();
+    });
+  }
+
+  async forgetIdentity(key: string): Promise<boolean> {
+    const agent = this.agent;
+    if (!agent) return false;
+    return this.#try(async () => {
+      await api.forgetIdentity(agent, key);
+      await this.load();
+    });
+  }
+
+  async flush(): Promise<void> {
+    const agent = this.agent;
+    if (!agent) return;
+    await this.#try(async () => {
+      const result = await api.flush(agent);
+      this.notice =
+        result.status === 'model_unavailable'
+          ? `Nothing was distilled: no memory model is available (${result.pending} signals wait).`
+          : result.status === 'nothing_pending'
+            ? 'Nothing was waiting to be distilled.'
+            : `Distilled ${result.signals_distilled} signals: ${result.episodes_added} episodes and ${result.facts_added} facts added, ${result.facts_merged} merged.`;
+      await this.load();
+    });
+  }
+
+  async consolidate(): Promise<void> {
+    const agent = this.agent;
+    if (!agent) return;
+    await this.#try(async () => {
+      const report = await api.consolidate(agent);
+      this.notice = `Consolidated: ${report.episodes_merged} episodes merged, ${report.facts_promoted} facts promoted, ${report.episodes_pruned + report.facts_pruned + report.turns_pruned} records pruned.`;
+      await this.load();
+    });
+  }
+
+  async preview(): Promise<void> {
+    const agent = this.agent;
+    const query = this.recallQuery.trim();
+    if (!agent || !query) return;
+    await this.#try(async () => {
+      this.recall = await api.recall(agent, query);
+    });
+  }
+
+  #replace(fact: MemoryFact): void {
+    const index = this.facts.findIndex((candidate) => candidate.id === fact.id);
+    if (index >= 0) this.facts[index] = fact;
+  }
+
+  async #try(work: () => Promise<void>): Promise<boolean> {
+    this.busy = true;
+    this.error = null;
+    try {
+      await work();
+      return true;
+    } catch (error) {
+      this.error = describe(error);
+      return false;
+    } finally {
+      this.busy = false;
+    }
+  }
+}
+
+export const memory = new MemoryStore();
