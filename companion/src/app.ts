@@ -6,7 +6,9 @@ import { RequestLog } from './http/request-log.js';
 import { adminRoutes } from './routes/admin.js';
 import { agentRoutes } from './routes/agents.js';
 import { healthRoutes } from './routes/health.js';
+import { imageRoutes } from './routes/images.js';
 import { mcpRoutes } from './routes/mcp.js';
+import { mediaRoutes } from './routes/media.js';
 import { memoryRoutes } from './routes/memory.js';
 import { openaiRoutes } from './routes/openai.js';
 import type { RouteOptions } from './routes/plugin.js';
@@ -45,6 +47,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const routeOptions: RouteOptions = { services, webRoot: options.webRoot };
   await app.register(healthRoutes, routeOptions);
   await app.register(openaiRoutes, routeOptions);
+  await app.register(imageRoutes, routeOptions);
+  await app.register(mediaRoutes, routeOptions);
   await app.register(agentRoutes, routeOptions);
   await app.register(adminRoutes, routeOptions);
   await app.register(memoryRoutes, routeOptions);

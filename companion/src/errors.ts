@@ -53,6 +53,34 @@ export const ERRORS: Record<ErrorCode, ErrorRow> = {
   provider_unreachable: { status: 502, type: 'server_error', message: 'The remote provider could not be reached.' },
   provider_error: { status: 502, type: 'server_error', message: 'The remote provider answered with an error.' },
   internal_error: { status: 500, type: 'server_error', message: 'An internal error occurred. Details are in the server log.' },
+  model_capability_missing: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'This model cannot do this operation. See its capabilities in GET /v1/images/models.',
+  },
+  model_incomplete: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'This model folder is incomplete. GET /v1/images/models says which part is missing.',
+  },
+  invalid_image: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'The uploaded file is not an image Hearth can read (PNG, JPEG, WebP, GIF, TIFF, AVIF).',
+  },
+  job_not_found: { status: 404, type: 'invalid_request_error', message: 'No job has this id.' },
+  media_provider_not_found: { status: 404, type: 'invalid_request_error', message: 'No media provider has this name. List them with GET /v1/media/providers.' },
+  quote_not_found: { status: 404, type: 'invalid_request_error', message: 'No quote has this id, or it was already used.' },
+  quote_expired: { status: 409, type: 'invalid_request_error', message: 'This quote has expired. Ask for a new one.' },
+  hosted_media_disabled: { status: 403, type: 'permission_error', message: 'Paid hosted media is off. Set images.hosted.enabled in config.yaml to allow it.' },
+  budget_exceeded: {
+    status: 402,
+    type: 'invalid_request_error',
+    message: "This would exceed this month's hosted media budget (images.hosted.monthly_budget_usd).",
+  },
+  media_content_unavailable: { status: 404, type: 'invalid_request_error', message: 'This job has no content yet.' },
+  job_cancelled: { status: 409, type: 'invalid_request_error', message: 'The job was cancelled before it finished.' },
+  job_interrupted: { status: 500, type: 'server_error', message: 'The companion stopped while this job ran; it did not finish.' },
 };
 
 export interface HearthErrorOptions {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
-/** Random ids with readable prefixes: chatcmpl-…, resp_…, call_…, msg_…, run_…, job_…, dl_…. */
-export function newId(prefix: 'chatcmpl-' | 'resp_' | 'call_' | 'msg_' | 'fc_' | 'run_' | 'job_' | 'dl_'): string {
+/** Random ids with readable prefixes: chatcmpl-…, resp_…, call_…, msg_…, run_…, job_…, dl_…, quote_…. */
+export function newId(prefix: 'chatcmpl-' | 'resp_' | 'call_' | 'msg_' | 'fc_' | 'run_' | 'job_' | 'dl_' | 'quote_'): string {
   return prefix + randomBytes(12).toString('base64url');
 }
 

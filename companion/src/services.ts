@@ -10,7 +10,9 @@ import { ResponseStore } from './store/responses.js';
 import { AdminCredential } from './access/admin-credential.js';
 import { KeyStore } from './access/keys.js';
 import type { Logger } from './logger.js';
+import { ImageService } from './images/service.js';
 import { McpManager } from './mcp/manager.js';
+import { MediaService } from './media/service.js';
 import { localEmbeddingModels } from './memory/embedder.js';
 import { localMemoryModels } from './memory/models.js';
 import { MemoryService } from './memory/service.js';
@@ -55,6 +57,10 @@ export interface Services {
   memory: MemoryService;
   /** Outbound MCP tool services and the tool catalog they fill. */
   mcp: McpManager;
+  /** Image models, generation/edit/upscale jobs and the gallery. */
+  images: ImageService;
+  /** Hosted (paid) media: quotes, confirmed jobs, artifacts. */
+  media: MediaService;
   /** Aborted when the server shuts down: open streams and generations stop. */
   shutdown: AbortSignal;
   /** Aborts `shutdown`: the first step of closing, taken before connections are cut. */
@@ -114,6 +120,17 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         log: options.log,
       }),
       mcp: new McpManager({ services: config.mcp_services, secrets, log: options.log, version: options.version }),
+      images: new ImageService({
+        db,
+        imagesDir: paths.images,
+        folders: () => [...scanOf(services.config).modelsDirs, ...services.config.images.dirs],
+        providers: () => services.config.providers,
+        remote: () => services.remote,
+        memory: engine,
+        threads: () => services.config.models.threads,
+        log: options.log,
+      }),
+      media: new MediaService({ db, mediaDir: paths.media, config: () => services.config, resolveSecret: secrets.resolve, log: options.log }),
       shutdown: shutdown.signal,
       stopWork() {
         if (!shutdown.signal.aborted) shutdown.abort(new Error('server shutting down'));
@@ -127,6 +144,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         services.remote = new RemoteProviders(next.providers, secrets.resolve);
         catalog.configure(scanOf(next), services.remote);
         services.mcp.configure(next.mcp_services);
+        services.images.invalidate();
+        services.media.configure(next);
       },
       async close() {
         if (closed) return;
@@ -137,6 +156,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         await services.memory.close();
         // Every MCP connection and service process ends before the data directory is released.
         await services.mcp.close();
+        await services.images.close();
+        await services.media.close();
         await engine.close();
         db.close();
         unlock();
@@ -145,6 +166,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     services.memory.start();
     monitor.start();
     services.downloads.start();
+    // Hosted media jobs left running by the last process are followed again (never resent).
+    services.media.start();
     // Auto-connect services connect in the background; starting never waits for them.
     services.mcp.start();
     return services;

@@ -35,7 +35,7 @@ export function checkDocument(value: unknown): { document?: ConfigDocument; prob
   return { document, problems: [] };
 }
 
-const ENTRY_NAMES: Record<string, string> = { providers: 'provider', mcp_services: 'service', agents: 'agent' };
+const ENTRY_NAMES: Record<string, string> = { providers: 'provider', mcp_services: 'service', agents: 'agent', media_providers: 'media provider' };
 
 /** Named list items must have distinct names, or plan/apply could not tell them apart. */
 function duplicates(document: Record<string, unknown>): string[] {

@@ -1,7 +1,7 @@
 import type { ConfigDocument } from '#shared/api/config.js';
 
 /** Sections that are lists of named items, and the field that names an item. */
-export const NAMED_LISTS: Record<string, string> = { providers: 'name', mcp_services: 'name', agents: 'id' };
+export const NAMED_LISTS: Record<string, string> = { providers: 'name', mcp_services: 'name', agents: 'id', media_providers: 'name' };
 
 type Json = Record<string, unknown>;
 

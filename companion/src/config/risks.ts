@@ -75,6 +75,10 @@ export function findRisks(before: ConfigDocument, after: ConfigDocument, changes
   }
   if (after.images.hosted.enabled && !before.images.hosted.enabled)
     add('paid_spend', 'images.hosted.enabled', 'Paid hosted media generation would be enabled.');
+  for (const change of changes.filter((entry) => entry.section === 'media_providers' && entry.action !== 'delete')) {
+    if (change.action === 'create' || change.fields.some((field) => ['base_url', 'api_key', 'models'].includes(field)))
+      add('paid_target', `media_providers.${change.target}`, `Hosted media could be sent to "${change.target}", a paid service.`);
+  }
   return risks;
 }
 

@@ -98,6 +98,8 @@ export const configSchema = {
           models: { type: 'array', items: { type: 'string', minLength: 1 } },
           headers: { type: 'object', additionalProperties: { type: 'string' } },
           timeout_ms: { type: 'integer', minimum: 1000 },
+          // Models served through the provider's OpenAI Images routes (LocalAI, stable-diffusion.cpp's server, ...).
+          image_models: { type: 'array', items: { type: 'string', minLength: 1 } },
         },
       },
     },
@@ -196,6 +198,53 @@ export const configSchema = {
           { if: { properties: { transport: { const: 'stdio' } } }, then: { required: ['command'] } },
           { if: { properties: { transport: { const: 'http' } } }, then: { required: ['url'] } },
         ],
+      },
+    },
+    // Hosted (paid) media providers. Nothing is sent to one without a quote, a confirmation,
+    // images.hosted.enabled and room in images.hosted.monthly_budget_usd.
+    media_providers: {
+      type: 'array',
+      default: [],
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'base_url', 'models'],
+        properties: {
+          name: { type: 'string', pattern: '^[a-z0-9][a-z0-9._-]*$', maxLength: 64 },
+          api: { enum: ['openai_videos'], default: 'openai_videos' },
+          base_url: { type: 'string', pattern: '^https?://(?![^/?#]*@)[^\\s?#]+$' },
+          api_key: reference,
+          headers: { type: 'object', additionalProperties: { type: 'string' } },
+          timeout_ms: { type: 'integer', minimum: 1000 },
+          models: {
+            type: 'array',
+            minItems: 1,
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['id', 'usd_per_second'],
+              properties: {
+                id: { type: 'string', minLength: 1 },
+                usd_per_second: { type: 'number', minimum: 0 },
+                seconds: { type: 'array', items: { type: 'integer', minimum: 1, maximum: 600 }, minItems: 1, default: [4, 8, 12] },
+                sizes: {
+                  type: 'array',
+                  items: { type: 'string', pattern: '^[1-9][0-9]{1,4}x[1-9][0-9]{1,4}$' },
+                  minItems: 1,
+                  default: ['720x1280', '1280x720'],
+                },
+                operations: {
+                  type: 'array',
+                  items: { enum: ['video.generate', 'video.from_image'] },
+                  minItems: 1,
+                  default: ['video.generate', 'video.from_image'],
+                },
+              },
+            },
+          },
+          quote_ttl_seconds: { type: 'integer', minimum: 10, maximum: 86400, default: 600 },
+          poll_interval_seconds: { type: 'number', minimum: 0.05, maximum: 3600, default: 10 },
+        },
       },
     },
   },

@@ -28,7 +28,7 @@ declare module 'fastify' {
 /** Which family a path belongs to; the family decides which key scope it needs. */
 export function familyOf(path: string): RouteFamily {
   if (path.startsWith('/admin/') || path === '/admin') return 'admin';
-  if (path.startsWith('/v1/images/')) return 'images';
+  if (path.startsWith('/v1/images/') || path.startsWith('/v1/media/')) return 'images';
   if (path.startsWith('/v1/')) return 'inference';
   if (path === '/agents' || path.startsWith('/agents/')) return 'agents';
   if (path === '/mcp' || path.startsWith('/mcp/')) return 'tools';

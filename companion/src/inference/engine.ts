@@ -226,7 +226,7 @@ export class Engine {
   }
 
   private async loadNow(info: ModelFile): Promise<Loaded> {
-    await this.makeRoom(info);
+    await this.makeRoom(info.id, estimateBytes(info));
     const log = this.options.log;
     const onLoad = this.options.onLoad;
     const { llama, model } = await this.openFile(info, onLoad && ((fraction) => onLoad({ id: info.id, state: 'loading', fraction })));
@@ -311,14 +311,13 @@ export class Engine {
     return secondsUntilFirstFree(running, entry.steps.stepMs, entry.typicalTokens);
   }
 
-  /** Unloads idle models, least recently used first, until the new one fits the memory budget. */
-  private async makeRoom(info: ModelFile): Promise<void> {
-    const needed = estimateBytes(info);
+  /** Unloads idle models, least recently used first, until `needed` more bytes fit the memory budget. */
+  private async makeRoom(id: string, needed: number): Promise<void> {
     const budget = this.options.memoryBudgetBytes;
     if (needed > budget) {
       throw new HearthError(
         'model_load_failed',
-        `${info.id} needs about ${mb(needed)} MB but the memory budget is ${mb(budget)} MB. Raise models.memory_budget_mb in config.yaml or use a smaller model.`,
+        `${id} needs about ${mb(needed)} MB but the memory budget is ${mb(budget)} MB. Raise models.memory_budget_mb in config.yaml or use a smaller model.`,
         { param: 'model' },
       );
     }
@@ -326,7 +325,7 @@ export class Engine {
       ...[...this.loaded.values()].map((entry) => ({ id: entry.info.id, bytes: entry.bytes, busy: entry.pool.busy, lastUsed: entry.lastUsed })),
       ...[...this.residents.values()].map((resident) => ({ id: resident.id, bytes: resident.bytes, busy: resident.busy(), lastUsed: resident.lastUsed() })),
     ];
-    const used = () => held().reduce((sum, entry) => sum + entry.bytes, 0);
+    const used = () => held().reduce((sum, entry) => sum + entry.bytes, this.reservedBytes);
     const idle = held()
       .filter((entry) => entry.busy === 0)
       .sort((a, b) => a.lastUsed - b.lastUsed);
@@ -334,10 +333,36 @@ export class Engine {
     if (used() + needed > budget) {
       throw new HearthError(
         'server_busy',
-        `Loading ${info.id} needs about ${mb(needed)} MB; the models in use leave too little of the ${mb(budget)} MB budget. Retry when they finish.`,
+        `Loading ${id} needs about ${mb(needed)} MB; the models in use leave too little of the ${mb(budget)} MB budget. Retry when they finish.`,
         { retryAfter: 10 },
       );
     }
+  }
+
+  // ---- Room for work outside this engine (image models, images/memory.ts) ----
+  private reservedBytes = 0;
+
+  /**
+   * Makes room in the memory budget for `bytes` used by something other than a language model
+   * (an image pipeline) by unloading idle models like a model load would, and counts those bytes
+   * against the budget until `release()`. Returns the models it unloaded, so they can be loaded
+   * again afterwards.
+   */
+  async reserveMemory(label: string, bytes: number): Promise<{ unloaded: ModelFile[]; residents: string[]; release(): void }> {
+    const before = [...this.loaded.values()].map((entry) => entry.info);
+    const residents = [...this.residents.keys()];
+    await this.makeRoom(label, bytes);
+    this.reservedBytes += bytes;
+    let released = false;
+    return {
+      unloaded: before.filter((info) => !this.loaded.has(info.id)),
+      // Embedding models and the like: loaded again by their owner when next used.
+      residents: residents.filter((id) => !this.residents.has(id)),
+      release: () => {
+        if (!released) this.reservedBytes -= bytes;
+        released = true;
+      },
+    };
   }
 
   // ── Models held outside the chat pool (embedding contexts): the same loader, failure record and memory budget ──
@@ -352,7 +377,7 @@ export class Engine {
     if (this.closed) throw new HearthError('server_busy', 'The server is shutting down.', { retryAfter: 5 });
     const known = this.loadError(info);
     if (known) throw new HearthError('model_load_failed', known, { param: 'model' });
-    await this.makeRoom(info);
+    await this.makeRoom(info.id, estimateBytes(info));
     const { llama, model } = await this.openFile(info);
     let resident: Resident;
     try {

@@ -121,6 +121,60 @@ export class RemoteProviders {
     return new Response(text, { status: response.status, statusText: response.statusText, headers: relayed });
   }
 
+  /**
+   * One of a provider's OpenAI Images routes (generations as JSON, edits as multipart) with the
+   * model set to the provider's own name; resolves with the answer's JSON, or throws
+   * provider_error / provider_unreachable without any secret in the message.
+   */
+  async images(
+    path: '/images/generations' | '/images/edits',
+    modelId: string,
+    body: Record<string, unknown> | FormData,
+    signal: AbortSignal,
+  ): Promise<unknown> {
+    const target = this.resolve(modelId);
+    if (!target) throw new HearthError('model_not_found', `The model ${JSON.stringify(modelId)} does not exist.`, { param: 'model' });
+    const prepared = this.prepare(target.provider);
+    const headers = new Headers(prepared.headers);
+    let payload: BodyInit;
+    if (body instanceof FormData) {
+      body.set('model', target.model);
+      payload = body;
+    } else {
+      headers.set('content-type', 'application/json');
+      payload = JSON.stringify({ ...body, model: target.model });
+    }
+    const response = await this.send(target.provider, prepared, endpoint(prepared.base, path), { method: 'POST', headers, body: payload }, signal, false);
+    if (!response.ok) throw await upstreamError(response, target.provider.name, prepared.secrets);
+    try {
+      return await response.json();
+    } catch {
+      throw new HearthError('provider_error', `Provider "${target.provider.name}" answered ${path} with something that is not JSON.`);
+    }
+  }
+
+  /**
+   * Any request to a configured provider's API with its credentials and time limits (hosted
+   * media speaks its video-jobs API through this). Non-2xx answers come back as they are.
+   */
+  async request(name: string, path: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
+    const provider = this.byName.get(name);
+    if (!provider) throw new HearthError('provider_error', `No provider is named "${name}".`);
+    const prepared = this.prepare(provider);
+    const headers = new Headers(prepared.headers);
+    new Headers(init.headers).forEach((value, key) => headers.set(key, value));
+    const [pathname, query] = path.split('?', 2) as [string, string | undefined];
+    const url = endpoint(prepared.base, pathname);
+    if (query) url.search = query;
+    return this.send(provider, prepared, url, { ...init, headers }, signal, false);
+  }
+
+  /** A provider's error answer as provider_error, without its secrets. */
+  async failure(name: string, response: Response): Promise<HearthError> {
+    const provider = this.byName.get(name);
+    return upstreamError(response, name, provider ? this.prepare(provider).secrets : []);
+  }
+
   private async refresh(): Promise<RemoteModel[]> {
     const results = await Promise.all(this.providers.map((provider) => this.listProvider(provider)));
     const models: RemoteModel[] = [];

@@ -15,6 +15,8 @@ export interface DataPaths {
   server: string;
   models: string;
   images: string;
+  /** Hosted media artifacts (videos copied from the provider). */
+  media: string;
   logs: string;
 }
 
@@ -34,6 +36,7 @@ export function dataPaths(root: string): DataPaths {
     server: join(absolute, 'server.json'),
     models: join(absolute, 'models'),
     images: join(absolute, 'images'),
+    media: join(absolute, 'media'),
     logs: join(absolute, 'logs'),
   };
 }

@@ -5,6 +5,7 @@ import { migration as memory } from './migrations/003-memory.js';
 import { migration as memoryVectors } from './migrations/004-memory-vectors.js';
 import { migration as memoryNamespaces } from './migrations/005-memory-namespaces.js';
 import { migration as modelDownloads } from './migrations/006-model-downloads.js';
+import { migration as imagesMedia } from './migrations/007-images-media.js';
 
 /** Numbered schema migrations, applied in order; each file holds one and is self-contained. */
-export const MIGRATIONS: Migration[] = [responses, accessKeys, memory, memoryVectors, memoryNamespaces, modelDownloads];
+export const MIGRATIONS: Migration[] = [responses, accessKeys, memory, memoryVectors, memoryNamespaces, modelDownloads, imagesMedia];

@@ -45,6 +45,8 @@ export interface ProviderSettings {
   models?: string[];
   headers?: Record<string, string>;
   timeout_ms?: number;
+  /** Models of this provider served through its OpenAI Images routes; listed by GET /v1/images/models as `<provider>/<model>`. */
+  image_models?: string[];
 }
 
 /** docs/memory.md (Settings); out-of-range values are clamped into range when saved. */
@@ -74,6 +76,7 @@ export interface ConfigDocument {
   agents: AgentSettings[];
   images: ImageSettings;
   mcp_services: McpServiceSettings[];
+  media_providers: MediaProviderSettings[];
 }
 
 /** What an agent may do with each class of tool. */
@@ -86,6 +89,22 @@ export interface AgentSettings {
   instructions?: string;
   tools: string[];
   tool_policy: { read: ToolApproval; write: ToolApproval; exec: ToolApproval; network: ToolApproval };
+}
+
+/** A hosted (paid) media provider speaking OpenAI's video jobs API. */
+export interface MediaProviderSettings {
+  name: string;
+  api: 'openai_videos';
+  base_url: string;
+  api_key?: SecretReference;
+  headers?: Record<string, string>;
+  timeout_ms?: number;
+  /** What may be quoted: each model's price, clip lengths and sizes. */
+  models: { id: string; usd_per_second: number; seconds: number[]; sizes: string[]; operations: ('video.generate' | 'video.from_image')[] }[];
+  /** How long a quote stays valid. */
+  quote_ttl_seconds: number;
+  /** How often a running job's status is retrieved. */
+  poll_interval_seconds: number;
 }
 
 export interface ImageSettings {

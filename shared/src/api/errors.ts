@@ -46,6 +46,18 @@ export const ERROR_CODES = [
   'provider_unreachable',
   'provider_error',
   'internal_error',
+  'model_capability_missing',
+  'model_incomplete',
+  'invalid_image',
+  'job_not_found',
+  'media_provider_not_found',
+  'quote_not_found',
+  'quote_expired',
+  'hosted_media_disabled',
+  'budget_exceeded',
+  'media_content_unavailable',
+  'job_interrupted',
+  'job_cancelled',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -1,0 +1,124 @@
+/**
+ * `npm run bench:images`: image work measured side by side in one run, so the machine's speed
+ * cancels out. (1) ESRGAN x2 upscaling throughput through POST /v1/images/upscale against the
+ * engine called directly on the same image; (2) the Stable Diffusion pipeline's time per
+ * denoising step against bare onnxruntime-node runs of the same UNet session with the same inputs.
+ */
+import { mkdirSync, rmSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import ort from 'onnxruntime-node';
+import { buildApp } from '../companion/src/app.js';
+import { decodeRgb } from '../companion/src/images/image-io.js';
+import { SdPipeline } from '../companion/src/images/sd/pipeline.js';
+import { inspectSdFolder } from '../companion/src/images/sd/sd-folder.js';
+import { EsrganModel, esrganPackages } from '../companion/src/images/upscale/esrgan.js';
+import { silentLogger } from '../companion/src/logger.js';
+import { createServices } from '../companion/src/services.js';
+import { writeTinyStableDiffusion } from '../scripts/onnx/tiny-sd.js';
+import { samplePng } from '../tests/helpers/images.js';
+
+const ROUNDS = 5;
+const dataDir = join(tmpdir(), 'hearth-bench-images');
+rmSync(dataDir, { recursive: true, force: true });
+mkdirSync(join(dataDir, 'models'), { recursive: true });
+const best = (values: number[]) => Math.min(...values);
+const print = (line: string) => process.stdout.write(`${line}\n`);
+
+print(
+  `Hearth image benchmark — ${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
+);
+
+// ---- (1) ESRGAN x2: route vs engine ----
+const png = await samplePng(128, 96);
+const image = await decodeRgb(png);
+const outputMegapixels = (image.width * 2 * image.height * 2) / 1e6;
+const slim = esrganPackages().find((source) => source.id === 'esrgan-slim');
+if (!slim) throw new Error('@upscalerjs/esrgan-slim is not installed.');
+const loads: number[] = [];
+for (let round = 0; round < ROUNDS; round++) {
+  const started = performance.now();
+  (await EsrganModel.load(slim, 2)).dispose();
+  loads.push(performance.now() - started);
+}
+const engine = await EsrganModel.load(slim, 2);
+await engine.upscale(image);
+const direct: number[] = [];
+for (let round = 0; round < ROUNDS; round++) {
+  const started = performance.now();
+  await engine.upscale(image);
+  direct.push(performance.now() - started);
+}
+engine.dispose();
+
+const services = await createServices({ dataDir, externalSources: false, log: silentLogger, version: 'bench' });
+const app = await buildApp({ services, webRoot: '/nonexistent' });
+const url = await app.listen({ host: '127.0.0.1', port: 0 });
+const upscale = async () => {
+  const form = new FormData();
+  form.set('model', 'esrgan-slim');
+  form.set('scale', '2');
+  form.set('image', new Blob([new Uint8Array(png)], { type: 'image/png' }), 'bench.png');
+  const started = performance.now();
+  const response = await fetch(`${url}/v1/images/upscale`, { method: 'POST', body: form });
+  if (!response.ok) throw new Error(`upscale failed: ${response.status} ${await response.text()}`);
+  await response.json();
+  return performance.now() - started;
+};
+await upscale();
+const routed: number[] = [];
+for (let round = 0; round < ROUNDS; round++) routed.push(await upscale());
+await app.close();
+await services.close();
+const rate = (ms: number) => outputMegapixels / (ms / 1000);
+print(`\nESRGAN-slim x2, ${image.width}x${image.height} -> ${image.width * 2}x${image.height * 2} (best of ${ROUNDS})`);
+print(`| path | ms | output MP/s |`);
+print(`|---|---|---|`);
+print(`| engine (EsrganModel.upscale, RGB in and out) | ${best(direct).toFixed(0)} | ${rate(best(direct)).toFixed(3)} |`);
+print(`| POST /v1/images/upscale (PNG upload, job, PNG saved, b64 answer) | ${best(routed).toFixed(0)} | ${rate(best(routed)).toFixed(3)} |`);
+print(`| ratio route / engine (throughput) | | ${(best(direct) / best(routed)).toFixed(3)} |`);
+print(`| of which: loading the model, done once per job (or run of queued jobs) | ${best(loads).toFixed(0)} | |`);
+print(`| ratio route / (engine + load) | | ${((best(direct) + best(loads)) / best(routed)).toFixed(3)} |`);
+
+// ---- (2) SD pipeline overhead per step vs bare ONNX Runtime ----
+const STEPS = 20;
+const folder = writeTinyStableDiffusion(join(dataDir, 'models', 'bench-sd'), { unetWidth: 32, unetLayers: 4, sampleSize: 32 });
+const layout = inspectSdFolder(folder).layout!;
+const pipeline = await SdPipeline.load(layout, 1);
+const perStep: number[] = [];
+for (let round = 0; round < ROUNDS; round++) {
+  const stamps: number[] = [];
+  await pipeline.run({
+    prompt: 'a photo of a cat',
+    negativePrompt: 'blurry',
+    width: 256,
+    height: 256,
+    steps: STEPS,
+    guidance: 7.5,
+    seed: round,
+    onStep: () => void stamps.push(performance.now()),
+  });
+  // Mean time between step callbacks (the first interval includes nothing but step 2).
+  perStep.push((stamps.at(-1)! - stamps[0]!) / (stamps.length - 1));
+}
+const latentSide = 256 / layout.vaeScale;
+const sample = new Float32Array(2 * layout.latentChannels * latentSide * latentSide).map(() => Math.random());
+const feeds = {
+  sample: new ort.Tensor('float32', sample, [2, layout.latentChannels, latentSide, latentSide]),
+  timestep: new ort.Tensor('int64', BigInt64Array.from([500n]), [1]),
+  encoder_hidden_states: new ort.Tensor('float32', new Float32Array(2 * 16 * 8).fill(0.1), [2, 16, 8]),
+};
+const bare: number[] = [];
+for (let round = 0; round < ROUNDS; round++) {
+  const started = performance.now();
+  for (let step = 0; step < STEPS; step++) await pipeline.unetSession.run(feeds);
+  bare.push((performance.now() - started) / STEPS);
+}
+await pipeline.release();
+print(`\nStable Diffusion pipeline, generated UNet (32 wide, 4 layers), 256x256, guidance on (batch 2), ${STEPS} steps, 1 thread (best of ${ROUNDS})`);
+print(`| per denoising step | ms |`);
+print(`|---|---|`);
+print(`| bare session.run() on the same UNet session and inputs | ${best(bare).toFixed(2)} |`);
+print(`| pipeline step (scale input, guidance, sampler, callbacks) | ${best(perStep).toFixed(2)} |`);
+print(`| overhead | ${(best(perStep) - best(bare)).toFixed(2)} ms (${((best(perStep) / best(bare) - 1) * 100).toFixed(1)}%) |`);
+rmSync(dataDir, { recursive: true, force: true });

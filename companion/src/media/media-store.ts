@@ -1,0 +1,127 @@
+/** Hosted media quotes and jobs in SQLite; a quote is used at most once. */
+import type { MediaJob, MediaJobStatus, MediaOperation } from '#shared/api/media.js';
+import type { Db } from '../store/database.js';
+
+export interface QuoteRow {
+  id: string;
+  provider: string;
+  model: string;
+  operation: MediaOperation;
+  prompt: string;
+  seconds: number;
+  size: string;
+  cost_usd: number;
+  input_image: string | null;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface JobRow {
+  id: string;
+  quote_id: string;
+  provider: string;
+  model: string;
+  operation: MediaOperation;
+  prompt: string;
+  seconds: number;
+  size: string;
+  cost_usd: number;
+  status: MediaJobStatus;
+  progress: number;
+  remote_id: string | null;
+  created_at: number;
+  submitted_at: number | null;
+  completed_at: number | null;
+  remote_expires_at: number | null;
+  artifact: string | null;
+  error_json: string | null;
+}
+
+const seconds = (ms: number | null) => (ms === null ? null : Math.floor(ms / 1000));
+
+export class MediaStore {
+  constructor(private readonly db: Db) {}
+
+  addQuote(quote: QuoteRow): void {
+    this.db
+      .prepare(
+        `INSERT INTO media_quotes (id, provider, model, operation, prompt, seconds, size, cost_usd, input_image, created_at, expires_at)
+         VALUES (@id, @provider, @model, @operation, @prompt, @seconds, @size, @cost_usd, @input_image, @created_at, @expires_at)`,
+      )
+      .run(quote);
+  }
+
+  quote(id: string): QuoteRow | undefined {
+    return this.db.prepare<[string], QuoteRow>('SELECT * FROM media_quotes WHERE id = ?').get(id);
+  }
+
+  /** Spending since a time: every job that was or may be made (a failed one is not charged). */
+  spentSince(startMs: number): number {
+    const row = this.db
+      .prepare<[number], { total: number | null }>("SELECT SUM(cost_usd) AS total FROM media_jobs WHERE created_at >= ? AND status != 'failed'")
+      .get(startMs);
+    return row?.total ?? 0;
+  }
+
+  /** Marks the quote used and creates its job in one transaction: a quote buys one job. */
+  createJob(quote: QuoteRow, id: string, now: number): boolean {
+    return this.db.transaction(() => {
+      const used = this.db.prepare('UPDATE media_quotes SET used_at = ? WHERE id = ? AND used_at IS NULL').run(now, quote.id).changes;
+      if (used === 0) return false;
+      this.db
+        .prepare(
+          `INSERT INTO media_jobs (id, quote_id, provider, model, operation, prompt, seconds, size, cost_usd, status, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'submitting', ?)`,
+        )
+        .run(id, quote.id, quote.provider, quote.model, quote.operation, quote.prompt, quote.seconds, quote.size, quote.cost_usd, now);
+      return true;
+    })();
+  }
+
+  job(id: string): JobRow | undefined {
+    return this.db.prepare<[string], JobRow>('SELECT * FROM media_jobs WHERE id = ?').get(id);
+  }
+
+  jobs(limit: number): JobRow[] {
+    return this.db.prepare<[number], JobRow>('SELECT * FROM media_jobs ORDER BY created_at DESC, rowid DESC LIMIT ?').all(limit);
+  }
+
+  unfinished(): JobRow[] {
+    return this.db.prepare<[], JobRow>("SELECT * FROM media_jobs WHERE status NOT IN ('completed', 'failed') ORDER BY created_at").all();
+  }
+
+  /** Records what the provider said: its id, status, progress and expiry. */
+  update(
+    id: string,
+    fields: Partial<Pick<JobRow, 'status' | 'progress' | 'remote_id' | 'submitted_at' | 'completed_at' | 'remote_expires_at' | 'artifact' | 'error_json'>>,
+  ): void {
+    const keys = Object.keys(fields) as (keyof typeof fields)[];
+    if (keys.length === 0) return;
+    this.db.prepare(`UPDATE media_jobs SET ${keys.map((key) => `${key} = @${key}`).join(', ')} WHERE id = @id`).run({ ...fields, id });
+  }
+}
+
+export function toMediaJob(row: JobRow): MediaJob {
+  return {
+    id: row.id,
+    object: 'media.job',
+    quote_id: row.quote_id,
+    provider: row.provider,
+    model: row.model,
+    operation: row.operation,
+    prompt: row.prompt,
+    seconds: row.seconds,
+    size: row.size,
+    cost_usd: row.cost_usd,
+    status: row.status,
+    progress: row.progress,
+    remote_id: row.remote_id,
+    created_at: seconds(row.created_at)!,
+    submitted_at: seconds(row.submitted_at),
+    completed_at: seconds(row.completed_at),
+    remote_expires_at: row.remote_expires_at,
+    content_url: row.status === 'completed' && row.artifact ? `/v1/media/jobs/${row.id}/content` : null,
+    error: row.error_json ? (JSON.parse(row.error_json) as MediaJob['error']) : null,
+  };
+}

@@ -1,0 +1,56 @@
+import { createReadStream, statSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import type { MediaJob, MediaJobList, MediaJobRequest, MediaProviderList, MediaQuote, MediaQuoteRequest } from '#shared/api/media.js';
+import type { RouteOptions } from './plugin.js';
+
+const quoteBody = {
+  type: 'object',
+  required: ['provider', 'operation', 'prompt', 'seconds', 'size'],
+  additionalProperties: false,
+  properties: {
+    provider: { type: 'string', minLength: 1 },
+    model: { type: 'string', minLength: 1 },
+    operation: { enum: ['video.generate', 'video.from_image'] },
+    prompt: { type: 'string', minLength: 1 },
+    seconds: { type: 'integer', minimum: 1, maximum: 600 },
+    size: { type: 'string', pattern: '^[1-9][0-9]{1,4}x[1-9][0-9]{1,4}$' },
+    input_image: { type: 'string', maxLength: 48 * 1024 * 1024 },
+  },
+} as const;
+
+const jobBody = {
+  type: 'object',
+  required: ['quote_id', 'confirm'],
+  additionalProperties: false,
+  properties: { quote_id: { type: 'string', minLength: 1 }, confirm: { type: 'boolean' } },
+} as const;
+
+/** The /v1/media family: hosted (paid) video by quote and confirmation. */
+export async function mediaRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
+  const media = () => services.media;
+  const bodyLimit = services.config.server.limits.images_body_mb * 1024 * 1024;
+
+  app.get('/v1/media/providers', async (): Promise<MediaProviderList> => media().providers());
+
+  app.post<{ Body: MediaQuoteRequest }>('/v1/media/quotes', { bodyLimit, schema: { body: quoteBody } }, async (request): Promise<MediaQuote> =>
+    media().quote(request.body),
+  );
+
+  app.post<{ Body: MediaJobRequest }>('/v1/media/jobs', { schema: { body: jobBody } }, async (request): Promise<MediaJob> => media().confirm(request.body));
+
+  app.get<{ Querystring: { limit?: string } }>(
+    '/v1/media/jobs',
+    { schema: { querystring: { type: 'object', additionalProperties: false, properties: { limit: { type: 'string', pattern: '^([1-9][0-9]?|100)$' } } } } },
+    async (request): Promise<MediaJobList> => ({ object: 'list', data: media().jobs(Number(request.query.limit ?? 20)) }),
+  );
+
+  app.get<{ Params: { id: string } }>('/v1/media/jobs/:id', async (request): Promise<MediaJob> => media().job(request.params.id));
+
+  app.get<{ Params: { id: string } }>('/v1/media/jobs/:id/content', async (request, reply) => {
+    const path = media().contentPath(request.params.id);
+    return reply
+      .header('content-type', 'video/mp4')
+      .header('content-length', String(statSync(path).size))
+      .send(createReadStream(path));
+  });
+}
