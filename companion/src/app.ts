@@ -1,7 +1,9 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { installDrain } from './http/drain.js';
 import { frameworkError, installErrorHandling } from './http/error-handler.js';
 import { installPerimeter } from './http/perimeter.js';
 import { installUpgradeRule } from './http/upgrade-rule.js';
+import { RequestLog } from './http/request-log.js';
 import { adminRoutes } from './routes/admin.js';
 import { agentRoutes } from './routes/agents.js';
 import { healthRoutes } from './routes/health.js';
@@ -31,6 +33,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   installErrorHandling(app);
   // Before the perimeter: no key makes a plain-HTTP agent call from another machine acceptable.
   installUpgradeRule(app, () => services.channel.status());
+  installDrain(app, () => services.stopWork());
   installPerimeter(app, { server: () => services.config.server, keys: services.keys, admin: services.admin });
   const routeOptions: RouteOptions = { services, webRoot: options.webRoot };
   await app.register(healthRoutes, routeOptions);
@@ -50,6 +53,8 @@ export function serverOptions(options: Omit<AppOptions, 'webRoot'>) {
   const { services } = options;
   return {
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false as const }),
+    // One line per request at debug, not two JSON lines at info.
+    logController: new RequestLog(),
     bodyLimit: services.config.server.body_limit_mb * 1024 * 1024,
     // Clients must get 400 for wrong types, not a silent coercion of "5" into 5.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },

@@ -10,6 +10,8 @@ const USAGE = `Usage:
 Workspaces are configured in cloud_workspaces (config.yaml). Talks to the running server (found through
 the data directory, or --url http://127.0.0.1:PORT). Exit codes: 0 done, 1 failed, 2 usage.`;
 
+export { USAGE as usage };
+
 /** `hearth cloud`: cloud workspace sign-in through the running companion. */
 export async function run(argv: string[], context: CommandContext): Promise<number> {
   const started = startCommand(argv, context, USAGE, { json: { type: 'boolean' }, 'no-wait': { type: 'boolean' } }, ['list', 'login', 'logout', 'agents']);

@@ -10,6 +10,8 @@ Devices reach this host over the secure channel (server.remote). A device may us
 granted when it paired (--agents; none by default). Talks to the running server (found through the
 data directory, or --url http://127.0.0.1:PORT). Exit codes: 0 done, 1 failed, 2 usage.`;
 
+export { USAGE as usage };
+
 /** `hearth devices`: the host side of device pairing. */
 export async function run(argv: string[], context: CommandContext): Promise<number> {
   const started = startCommand(argv, context, USAGE, { agents: { type: 'string', multiple: true }, json: { type: 'boolean' } }, ['pair', 'list', 'revoke']);

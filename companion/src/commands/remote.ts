@@ -10,6 +10,8 @@ Run "hearth devices pair" on the host first: it shows the code, the fingerprint 
 The host's granted agents then appear in GET /agents as NAME/AGENT. Talks to the running server
 (found through the data directory, or --url http://127.0.0.1:PORT). Exit codes: 0 done, 1 failed, 2 usage.`;
 
+export { USAGE as usage };
+
 /** `hearth remote`: the device side of pairing, through the running companion. */
 export async function run(argv: string[], context: CommandContext): Promise<number> {
   const started = startCommand(argv, context, USAGE, { code: { type: 'string' }, fingerprint: { type: 'string' }, json: { type: 'boolean' } }, [

@@ -10,14 +10,4 @@ import { migration as agentRuns } from './migrations/008-agent-runs.js';
 import { migration as remoteDevices } from './migrations/009-remote-devices.js';
 
 /** Numbered schema migrations, applied in order; each file holds one and is self-contained. */
-export const MIGRATIONS: Migration[] = [
-  responses,
-  accessKeys,
-  memory,
-  memoryVectors,
-  memoryNamespaces,
-  modelDownloads,
-  imagesMedia,
-  agentRuns,
-  remoteDevices,
-];
+export const MIGRATIONS: Migration[] = [responses, accessKeys, memory, memoryVectors, memoryNamespaces, modelDownloads, imagesMedia, agentRuns, remoteDevices];
