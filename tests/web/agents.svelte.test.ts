@@ -4,6 +4,7 @@ import { storeAccessKey } from '$lib/storage/access-key';
 import { draftOf, settingsOf } from '$lib/stores/agent-draft';
 import { applyEvent, type RunView } from '$lib/stores/agent-runs';
 import { AgentsStore } from '$lib/stores/agents.svelte';
+import { session } from '$lib/stores/session.svelte';
 import type { AgentRecord, AgentRun, AgentRunEvent } from '#shared/api/agents.js';
 
 type Handler = (path: string, init: RequestInit) => Response | Promise<Response>;
@@ -184,26 +185,28 @@ describe('AgentsStore', () => {
   });
 
   it('asks for approvals only once signed in, counts them, and stops where they are refused (another machine)', async () => {
-    let signed = false;
-    const fetch = respond((path) =>
-      path === '/admin/session' ? Response.json({ signed_in: signed }) : Response.json({ object: 'list', data: [{ id: 'appr_1' }, { id: 'appr_2' }] }),
-    );
+    session.markSignedOut();
+    const fetch = respond(() => Response.json({ object: 'list', data: [{ id: 'appr_1' }, { id: 'appr_2' }] }));
     const store = new AgentsStore();
     await store.refreshApprovals();
     expect(store.pendingCount).toBe(0);
     expect(store.approvalsError).toMatch(/^Sign in to see approvals: run hearth open/);
-    expect(fetch.mock.calls.map(([path]) => String(path))).toEqual(['/admin/session']);
-    signed = true;
+    // Not signed in: not one request that would be refused.
+    expect(fetch).not.toHaveBeenCalled();
+    session.markSignedIn();
     await store.refreshApprovals();
     await store.refreshApprovals();
     expect(store.pendingCount).toBe(2);
-    // Once signed in, the session is not asked again.
-    expect(fetch.mock.calls.map(([path]) => String(path))).toEqual(['/admin/session', '/admin/session', '/agents/approvals', '/agents/approvals']);
-    // Signed out elsewhere: the refusal says so, and the session is asked again next time.
-    respond(() => error(401, 'admin_credential_required'));
+    expect(fetch.mock.calls.map(([path]) => String(path))).toEqual(['/agents/approvals', '/agents/approvals']);
+    // Signed out elsewhere: the refusal clears the note, and nothing is asked until signing in again.
+    const refusing = respond(() => error(401, 'admin_credential_required'));
     await store.refreshApprovals();
     expect(store.pendingCount).toBe(0);
     expect(store.signedIn).toBe(false);
+    await store.refreshApprovals();
+    expect(refusing).toHaveBeenCalledTimes(1);
+    // Another machine: the companion refuses the owner's routes outright.
+    session.markSignedIn();
     respond(() => error(403, 'permission_denied'));
     await store.refreshApprovals();
     expect(store.approvalsAvailable).toBe(false);
