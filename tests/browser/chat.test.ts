@@ -152,10 +152,27 @@ describe('chat with a companion model', () => {
   it('copies a reply to the clipboard', async () => {
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
     const reply = lastReply(page);
-    const text = (await reply.locator('.markdown').innerText()).trim();
     await reply.getByRole('button', { name: 'Copy reply' }).click();
     await reply.getByRole('button', { name: 'Copy reply' }).getByText('Copied').waitFor();
-    expect((await page.evaluate(() => navigator.clipboard.readText())).trim()).toBe(text);
+    // The copy is the reply's markdown source, as the conversation keeps it (not the rendered text).
+    const stored = await page.evaluate(
+      () =>
+        new Promise<string>((resolve, reject) => {
+          const open = indexedDB.open('hearth');
+          open.onerror = () => reject(open.error);
+          open.onsuccess = () => {
+            const all = open.result.transaction('conversations').objectStore('conversations').getAll();
+            all.onsuccess = () => {
+              const latest = (all.result as { updatedAt: number; messages: { role: string; content: string }[] }[]).sort(
+                (a, b) => b.updatedAt - a.updatedAt,
+              )[0]!;
+              resolve(latest.messages.filter((message) => message.role === 'assistant').at(-1)!.content);
+            };
+          };
+        }),
+    );
+    expect(stored.length).toBeGreaterThan(0);
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(stored);
   });
 
   it('regenerates the last reply', async () => {

@@ -94,10 +94,11 @@ describe('first paint', () => {
     for (const [path, heading] of [
       ['/models', 'Models'],
       ['/memory', 'Memory'],
+      ['/images', 'Images'],
       ['/server', 'Server'],
     ] as const) {
       await page.goto(`${server.url}${path}`);
-      expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allInnerTexts()).toEqual(['Chat', 'Models', 'Memory', 'Server']);
+      expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allInnerTexts()).toEqual(['Chat', 'Models', 'Memory', 'Images', 'Server']);
       expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe(heading);
     }
     await page.goto(server.url);

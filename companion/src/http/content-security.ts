@@ -6,6 +6,7 @@ import { readFileSync, statSync } from 'node:fs';
  * DENY for older browsers) keeps every other site from framing the app and tricking a click on
  * load or unload. Scripts come only from the companion itself, plus the inline start-up script
  * of the page by its hash; 'wasm-unsafe-eval' lets the in-browser engines compile WebAssembly.
+ * Images and videos the app made may be shown from blob: URLs.
  * connect-src allows https: because in-browser WebGPU models download their weights.
  */
 export function contentSecurityPolicy(inlineScripts: readonly string[]): string {
@@ -15,6 +16,7 @@ export function contentSecurityPolicy(inlineScripts: readonly string[]): string 
     `script-src 'self' 'wasm-unsafe-eval'${hashes.map((hash) => ` ${hash}`).join('')}`,
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data: blob:",
+    "media-src 'self' blob:",
     "font-src 'self' data:",
     "connect-src 'self' blob: data: https:",
     "worker-src 'self' blob:",
