@@ -1,9 +1,15 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { dataPaths, defaultDataDirectory } from '../companion/src/store/data-dir.js';
 import { defaultSeed, modelSizes, writeTinyModel, type ModelSize } from './gguf/write-model.js';
 
-const usage = `Usage: tsx scripts/model-tiny.ts OUT.gguf [--size ${modelSizes.join('|')}] [--seed N] [--embedding]
+const usage = `Usage: npm run model:tiny -- [OUT.gguf] [--size ${modelSizes.join('|')}] [--seed N] [--embedding] [--data-dir DIR]
 Writes a deterministic random-weight GGUF test model (default: --size tiny --seed ${defaultSeed}).
---embedding writes an embedding model (mean pooling, no chat template) for /v1/embeddings.`;
+--embedding writes an embedding model (mean pooling, no chat template) for /v1/embeddings.
+Without OUT it goes into the data folder's models/ (--data-dir, else HEARTH_DATA_DIR, else ~/.hearth)
+as SIZE.gguf (SIZE-embedding.gguf), so a companion on that data folder lists it as the model "tiny"
+(or "small", "tiny-embedding").`;
 
 function fail(message: string): never {
   console.error(`${message}\n${usage}`);
@@ -19,21 +25,24 @@ function readArguments(): { outPath: string; size: ModelSize; seed: number; embe
         size: { type: 'string', default: 'tiny' },
         seed: { type: 'string', default: String(defaultSeed) },
         embedding: { type: 'boolean', default: false },
+        'data-dir': { type: 'string' },
       },
     });
   } catch (error) {
     fail((error as Error).message);
   }
   const { positionals, values } = parsed;
-  const [outPath, ...extra] = positionals;
-  if (outPath === undefined || extra.length > 0) fail('Expected exactly one output path.');
+  if (positionals.length > 1) fail('Expected at most one output path.');
   const size = values.size as ModelSize;
   if (!modelSizes.includes(size)) fail(`Unknown size "${values.size}".`);
   const seed = Number(values.seed);
   if (!/^\d+$/.test(values.seed) || seed > 0xffffffff) fail(`Seed must be an integer from 0 to ${0xffffffff}.`);
+  const models = dataPaths(values['data-dir'] ?? process.env.HEARTH_DATA_DIR ?? defaultDataDirectory()).models;
+  const outPath = positionals[0] ?? join(models, `${size}${values.embedding ? '-embedding' : ''}.gguf`);
   return { outPath, size, seed, embedding: values.embedding };
 }
 
 const { outPath, size, seed, embedding } = readArguments();
+mkdirSync(dirname(outPath), { recursive: true });
 const { path, bytes } = await writeTinyModel(outPath, { size, seed, embedding });
 console.log(`${path} ${bytes} bytes (${(bytes / 1e6).toFixed(1)} MB, ${size}${embedding ? ' embedding' : ''}, seed ${seed})`);

@@ -1,6 +1,8 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { installDrain } from './http/drain.js';
 import { frameworkError, installErrorHandling } from './http/error-handler.js';
 import { installPerimeter } from './http/perimeter.js';
+import { RequestLog } from './http/request-log.js';
 import { adminRoutes } from './routes/admin.js';
 import { agentRoutes } from './routes/agents.js';
 import { healthRoutes } from './routes/health.js';
@@ -26,6 +28,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { services } = options;
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    // One line per request at debug, not two JSON lines at info.
+    logController: new RequestLog(),
     bodyLimit: services.config.server.body_limit_mb * 1024 * 1024,
     // Clients must get 400 for wrong types, not a silent coercion of "5" into 5.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
@@ -38,6 +42,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // JSON only: a text/plain body must be 415, not a string that fails validation later.
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
+  installDrain(app, () => services.stopWork());
   installPerimeter(app, { server: () => services.config.server, keys: services.keys, admin: services.admin });
   const routeOptions: RouteOptions = { services, webRoot: options.webRoot };
   await app.register(healthRoutes, routeOptions);

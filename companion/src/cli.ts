@@ -1,4 +1,6 @@
 import { VERSION } from './version.js';
+import { UsageError, wantsHelp } from './commands/arguments.js';
+import type { Command } from './commands/context.js';
 
 const USAGE = `Hearth ${VERSION}: a local AI companion.
 
@@ -12,9 +14,7 @@ Usage:
   hearth open                                                                  a one-time link that signs the app in
   hearth --version | --help
 
-Run "hearth serve --help" for the serve options.`;
-
-import type { Command } from './commands/context.js';
+Run "hearth COMMAND --help" for a command's options.`;
 
 const COMMANDS: Record<string, () => Promise<Command>> = {
   serve: () => import('./commands/serve.js'),
@@ -43,15 +43,22 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`Unknown command "${name}".\n\n${USAGE}\n`);
     return 2;
   }
-  if (name === 'serve' && (args.includes('--help') || args.includes('-h'))) {
-    const { SERVE_USAGE } = await import('./commands/serve-options.js');
-    process.stdout.write(`${SERVE_USAGE}\n`);
+  if (wantsHelp(args)) {
+    // serve's usage lives apart from the server code, so `hearth serve --help` loads nothing heavy.
+    const usage = name === 'serve' ? (await import('./commands/serve-options.js')).SERVE_USAGE : (await load()).usage;
+    process.stdout.write(`${usage.trimEnd()}\n`);
     return 0;
   }
   const command = await load();
   const env = process.env;
   const dataDir = env.HEARTH_DATA_DIR;
-  return command.run(args, { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env, modelsDir: await modelsDirFor(dataDir) });
+  try {
+    return await command.run(args, { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env, modelsDir: await modelsDirFor(dataDir) });
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`hearth ${name}: ${error.message}\n\n${command.usage.trimEnd()}\n`);
+    return 2;
+  }
 }
 
 async function modelsDirFor(dataDir: string | undefined): Promise<string> {

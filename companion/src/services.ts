@@ -66,6 +66,8 @@ export interface Services {
   media: MediaService;
   /** Aborted when the server shuts down: open streams and generations stop. */
   shutdown: AbortSignal;
+  /** Aborts `shutdown`: the first step of closing, taken before connections are cut. */
+  stopWork(): void;
   /** The folders scanned for models, in order. */
   readonly modelsDirs: string[];
   /** Puts a validated configuration in force without a restart (the listener's host and port excepted). */
@@ -78,7 +80,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   createDataDirectory(paths);
   const unlock = lockDataDirectory(paths.root, paths.lock);
   try {
-    const config = loadConfigFile(paths.config);
+    const config = loadConfigFile(paths.config, (warning) => options.log.warn(warning));
     const db = openDatabase(paths.database);
     const secrets = new SecretStore(paths.secrets);
     const threads = threadMemory(db);
@@ -136,6 +138,9 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       }),
       media: new MediaService({ db, mediaDir: paths.media, config: () => services.config, resolveSecret: secrets.resolve, log: options.log }),
       shutdown: shutdown.signal,
+      stopWork() {
+        if (!shutdown.signal.aborted) shutdown.abort(new Error('server shutting down'));
+      },
       get modelsDirs() {
         return scanOf(services.config).modelsDirs;
       },
@@ -151,7 +156,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       async close() {
         if (closed) return;
         closed = true;
-        shutdown.abort(new Error('server shutting down'));
+        services.stopWork();
         // Runs end first: they still write their outcome, their conversation and memory.
         await agents.close();
         monitor.stop();

@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { chromiumMissing } from './harness.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const marker = join(root, 'build/web/sw.js');
@@ -18,6 +19,8 @@ function newest(path: string): number {
 }
 
 export default function setup(): void {
+  const missing = chromiumMissing();
+  if (missing) throw new Error(missing);
   const built = existsSync(marker) ? statSync(marker).mtimeMs : 0;
   const changed = Math.max(...sources.map((source) => newest(join(root, source))));
   if (built >= changed) return;

@@ -1,5 +1,5 @@
 /** Real Chromium (Debian's) driven by playwright-core, headless, sandbox off, no GPU, no background networking. */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
@@ -16,6 +16,16 @@ export const FLAGS = [
 const SCREENSHOTS = fileURLToPath(new URL('../../test-results/screenshots/', import.meta.url));
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Why the browser tests cannot run here, or undefined when Chromium is where they look. */
+export function chromiumMissing(): string | undefined {
+  if (existsSync(CHROMIUM)) return undefined;
+  return [
+    `The browser tests (tests/browser) need Chromium, and there is none at ${CHROMIUM}.`,
+    'Install it (Debian/Ubuntu: sudo apt-get install -y chromium), or set CHROMIUM_PATH to a',
+    'Chromium or Google Chrome binary, e.g. CHROMIUM_PATH=/usr/bin/google-chrome npm test.',
+  ].join('\n');
+}
 
 export function launch(extraFlags: string[] = []): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: [...FLAGS, ...extraFlags] });

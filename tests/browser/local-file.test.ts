@@ -1,11 +1,11 @@
 /** A GGUF picked from the user's disk is stored in the browser (OPFS), survives a reload, runs, and can be removed. */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tinyModelPath } from '../helpers/models.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
+import { tempFolder } from '../helpers/temp.js';
 import { lastReply, replyEnds, send, setSetting } from './app-helpers.js';
 import { DESKTOP, launch, watch } from './harness.js';
 
@@ -30,7 +30,7 @@ describe('a GGUF file from this device', () => {
     await page.goto(`${server.url}/models`);
     await page.getByTestId('wllama-status').getByText('Ready').waitFor();
 
-    const bogus = join(mkdtempSync(join(tmpdir(), 'hearth-bogus-')), 'notes.gguf');
+    const bogus = join(tempFolder('bogus'), 'notes.gguf');
     writeFileSync(bogus, 'this is not a model');
     await page.getByLabel('Add a GGUF file from this device').setInputFiles(bogus);
     await expect

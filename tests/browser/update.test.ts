@@ -2,8 +2,7 @@
  * A new version is announced, not swapped in silently: the companion serves a copy of the
  * built app, the copy's service worker changes, and the page offers "Reload".
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
@@ -13,6 +12,7 @@ import { buildApp } from '../../companion/src/app.js';
 import { silentLogger } from '../../companion/src/logger.js';
 import { createServices, type Services } from '../../companion/src/services.js';
 import { newDataDir } from '../helpers/server.js';
+import { tempFolder } from '../helpers/temp.js';
 import { DESKTOP, launch, screenshot, waitForServiceWorker, watch } from './harness.js';
 
 const BUILT = fileURLToPath(new URL('../../build/web', import.meta.url));
@@ -24,7 +24,7 @@ let url: string;
 let browser: Browser;
 
 beforeAll(async () => {
-  webRoot = mkdtempSync(join(tmpdir(), 'hearth-web-'));
+  webRoot = tempFolder('web');
   cpSync(BUILT, webRoot, { recursive: true });
   services = await createServices({ dataDir: await newDataDir(), externalSources: false, log: silentLogger, version: 'test' });
   app = await buildApp({ services, webRoot });
@@ -36,7 +36,6 @@ afterAll(async () => {
   await browser?.close();
   await app?.close();
   await services?.close();
-  rmSync(webRoot, { recursive: true, force: true });
 });
 
 describe('a new version of the app', () => {

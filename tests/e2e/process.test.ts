@@ -1,5 +1,4 @@
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ServerStatus } from '#shared/api/admin.js';
@@ -8,6 +7,7 @@ import { cleanEnv, HEARTH_BIN, REPO_ROOT, runNode, spawnListening, START_SCRIPT,
 import { closedPort } from '../helpers/mock-provider.js';
 import { tinyModelPath } from '../helpers/models.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
+import { tempFolder } from '../helpers/temp.js';
 
 const VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -165,7 +165,7 @@ describe('starting without models', () => {
 describe('environment variables', () => {
   it('HEARTH_PORT, HEARTH_DATA_DIR and HEARTH_MODELS_DIR are honoured', async () => {
     const dataDir = await newDataDir(false);
-    const modelsDir = mkdtempSync(join(tmpdir(), 'hearth-env-models-'));
+    const modelsDir = tempFolder('env-models');
     copyFileSync(await tinyModelPath(), join(modelsDir, 'Other Tiny.gguf'));
     const port = await closedPort();
     const server = await spawnListening(

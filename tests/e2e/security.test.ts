@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { AccessKeyRecord, CreatedKey } from '#shared/api/access.js';
-import type { ConfigDocument } from '#shared/api/config.js';
+import { DEFAULT_DOCUMENT_TEXT, loadConfigFile } from '../../companion/src/config/document.js';
 import { runHearth, rawRequest } from '../helpers/hearth-cli.js';
 import { startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
@@ -328,7 +328,8 @@ describe('hearth config against a running server', () => {
     const preflight = () =>
       send(server, '/v1/chat/completions', { method: 'OPTIONS', headers: { origin: 'http://app.example', 'access-control-request-method': 'POST' } });
     const change = join(dataDir, 'change.yaml');
-    writeFileSync(change, 'version: 1\nserver:\n  cors:\n    origins: ["http://app.example"]\nmodels:\n  parallel: 2\n');
+    // memory.salienceFloor is the old spelling of memory.salience_floor: accepted, with a warning.
+    writeFileSync(change, 'version: 1\nserver:\n  cors:\n    origins: ["http://app.example"]\nmodels:\n  parallel: 2\nmemory:\n  salienceFloor: 0.3\n');
 
     const fileBefore = readFileSync(configFile, 'utf8');
     const exportBefore = await exportNow();
@@ -336,6 +337,8 @@ describe('hearth config against a running server', () => {
     expect(planned.code, planned.stderr).toBe(0);
     expect(planned.stdout).toMatch(/update\s+server: cors\.origins/);
     expect(planned.stdout).toMatch(/update\s+models: parallel/);
+    expect(planned.stdout).toMatch(/update\s+memory: salience_floor/);
+    expect(planned.stderr).toContain('warning: memory.salienceFloor is now spelled memory.salience_floor');
     expect(planned.stdout).toMatch(/HIGH RISK cors_widened/);
     expect(planned.stdout).toMatch(/Nothing was changed/);
     expect(readFileSync(configFile, 'utf8')).toBe(fileBefore);
@@ -369,10 +372,12 @@ describe('hearth config against a running server', () => {
     const allowed = await preflight();
     expect(allowed.status).toBe(204);
     expect(allowed.headers.get('access-control-allow-origin')).toBe('http://app.example');
-    const onDisk = parse(readFileSync(configFile, 'utf8')) as ConfigDocument;
+    const onDisk = loadConfigFile(configFile);
     expect(onDisk.server.cors.origins).toEqual(['http://app.example']);
     expect(onDisk.models.parallel).toBe(2);
     expect(JSON.parse(await exportNow())).toEqual(onDisk);
+    // The file was edited, not rewritten: its comments are still there.
+    expect(readFileSync(configFile, 'utf8')).toContain(DEFAULT_DOCUMENT_TEXT.split('\n')[0]);
   });
 
   it('says so when no server is running', async () => {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../companion/src/app.js';
-import { silentLogger } from '../../companion/src/logger.js';
+import { silentLogger, type Logger } from '../../companion/src/logger.js';
 import { familyOf } from '../../companion/src/http/perimeter.js';
 import { createServices, type Services } from '../../companion/src/services.js';
 import { newDataDir } from './server.js';
@@ -14,10 +14,10 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** The real app on a fresh data directory, for `inject` route tests. */
-export async function testApp(options: { withModel?: boolean; dataDir?: string } = {}): Promise<TestApp> {
+/** The real app on a fresh data directory (removed after the test file), for `inject` route tests. */
+export async function testApp(options: { withModel?: boolean; dataDir?: string; log?: Logger } = {}): Promise<TestApp> {
   const dataDir = options.dataDir ?? (await newDataDir(options.withModel ?? true));
-  const services = await createServices({ dataDir, externalSources: false, log: silentLogger, version: 'test' });
+  const services = await createServices({ dataDir, externalSources: false, log: options.log ?? silentLogger, version: 'test' });
   const app = await buildApp({ services, webRoot: '/nonexistent' });
   const raw = app.inject.bind(app) as (options?: InjectOptions | string) => Promise<LightMyRequestResponse>;
   const adminToken = (services as Partial<Services> & { admin?: { token: string } }).admin?.token;

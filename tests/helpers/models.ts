@@ -1,24 +1,17 @@
-import { randomUUID } from 'node:crypto';
-import { mkdir, rename } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeTinyModel } from '../../scripts/gguf/write-model.js';
+import { tempFolder } from './temp.js';
 
 const seed = 1;
 const pending = new Map<string, Promise<string>>();
 
 /*
- * Regenerated once per process rather than reused across runs, so a change to the generator
- * can never leave tests on a stale file. Concurrent test files each write a temp file and
- * rename it into place: the rename is atomic, and the content is identical for a given seed.
+ * Generated once per test file (a few milliseconds) into a folder removed after it, so a change
+ * to the generator can never leave tests on a stale file and no run leaves models behind.
  */
 async function generateTinyModel(embedding: boolean): Promise<string> {
-  const folder = join(tmpdir(), 'hearth-test-models');
-  await mkdir(folder, { recursive: true });
-  const path = join(folder, `tiny-${embedding ? 'embedding-' : ''}${seed}.gguf`);
-  const temporary = `${path}.${process.pid}-${randomUUID()}.tmp`;
-  await writeTinyModel(temporary, { size: 'tiny', seed, embedding });
-  await rename(temporary, path);
+  const path = join(tempFolder('models'), `tiny-${embedding ? 'embedding-' : ''}${seed}.gguf`);
+  await writeTinyModel(path, { size: 'tiny', seed, embedding });
   return path;
 }
 

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { registerAdminServer } from './admin-fetch.js';
 import { tinyModelPath } from './models.js';
+import { tempFolder } from './temp.js';
 
 const HEARTH = fileURLToPath(new URL('../../bin/hearth.js', import.meta.url));
 
@@ -26,9 +26,9 @@ export interface ServerOptions {
   withModel?: boolean;
 }
 
-/** A fresh data directory with the tiny model installed as `tiny`. */
+/** A fresh data directory with the tiny model installed as `tiny`; removed after the test file. */
 export async function newDataDir(withModel = true): Promise<string> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-test-'));
+  const dataDir = tempFolder('data');
   if (withModel) {
     mkdirSync(join(dataDir, 'models'), { recursive: true });
     copyFileSync(await tinyModelPath(), join(dataDir, 'models', 'tiny.gguf'));

@@ -1,11 +1,16 @@
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ChatMLChatWrapper, getLlama, LlamaChatSession, readGgufFileInfo, resolveChatWrapper, type Token } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tinyModelBytes, writeTinyModel, type ModelSize } from '../../scripts/gguf/write-model.js';
 import { readGgufSummary } from '../../companion/src/models/gguf-metadata.js';
+import { cleanEnv, REPO_ROOT, runNode } from '../helpers/hearth-process.js';
 import { tinyEmbeddingModelPath, tinyModelPath } from '../helpers/models.js';
+
+const SCRIPT = fileURLToPath(new URL('../../scripts/model-tiny.ts', import.meta.url));
+const TSX = join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 
 // GGUF token_type value for byte-fallback tokens such as <0x0A>.
 const byteTokenType = 6;
@@ -53,6 +58,30 @@ describe('writeTinyModel', () => {
     await expect(writeTinyModel(path, { seed: -1 })).rejects.toThrow(/seed/i);
     await expect(writeTinyModel(path, { seed: 1.5 })).rejects.toThrow(/seed/i);
     await expect(stat(path)).rejects.toThrow();
+  });
+});
+
+describe('npm run model:tiny', () => {
+  it('writes into the data folder\'s models/ by default, named after its size, so it is the model "tiny"', async () => {
+    const dataDir = join(folder, 'data-from-env');
+    const fromEnv = await runNode(TSX, [SCRIPT], { env: cleanEnv({ HEARTH_DATA_DIR: dataDir }) });
+    expect(fromEnv.code, fromEnv.stderr).toBe(0);
+    expect(fromEnv.stdout).toContain(join(dataDir, 'models', 'tiny.gguf'));
+    expect((await stat(join(dataDir, 'models', 'tiny.gguf'))).size).toBe(tinyModelBytes());
+
+    const flagged = join(folder, 'data-from-flag');
+    const fromFlag = await runNode(TSX, [SCRIPT, '--data-dir', flagged, '--seed', '3'], { env: cleanEnv({ HEARTH_DATA_DIR: dataDir }) });
+    expect(fromFlag.code, fromFlag.stderr).toBe(0);
+    expect((await stat(join(flagged, 'models', 'tiny.gguf'))).size).toBe(tinyModelBytes());
+  });
+
+  it('writes to OUT when given one, and refuses two', async () => {
+    const out = join(folder, 'explicit', 'mine.gguf');
+    expect((await runNode(TSX, [SCRIPT, out])).code).toBe(0);
+    expect((await stat(out)).size).toBe(tinyModelBytes());
+    const two = await runNode(TSX, [SCRIPT, out, out]);
+    expect(two.code).toBe(2);
+    expect(two.stderr).toMatch(/at most one output path/);
   });
 });
 

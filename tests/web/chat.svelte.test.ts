@@ -1,4 +1,3 @@
-import { IDBFactory } from 'fake-indexeddb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BrowserEngine, EngineChatRequest } from '$lib/engines/types';
 
@@ -25,7 +24,7 @@ vi.mock('$lib/engines/host', () => ({
 }));
 
 const { ChatStore } = await import('$lib/stores/chat.svelte');
-const { resetConnection, listConversations } = await import('$lib/storage/conversations');
+const { deleteConversation, listConversations } = await import('$lib/storage/conversations');
 const { server } = await import('$lib/stores/server.svelte');
 
 const encoder = new TextEncoder();
@@ -69,9 +68,8 @@ function endless(signal: AbortSignal | undefined): Response {
   );
 }
 
-beforeEach(() => {
-  globalThis.indexedDB = new IDBFactory();
-  resetConnection();
+beforeEach(async () => {
+  for (const conversation of await listConversations()) await deleteConversation(conversation.id);
   localStorage.clear();
   engineCalls.length = 0;
 });

@@ -65,14 +65,16 @@ describe('streamChat', () => {
     expect((await streamChat({ model: 'tiny', messages })).text).toBe('a');
   });
 
-  it('throws the error event a stream carries', async () => {
+  it('throws the error event a stream carries; a server error (e.g. the companion shutting down) counts as a 503', async () => {
     respond(chunk('partial') + 'data: {"error":{"message":"Model crashed","type":"server_error","code":"internal_error","param":null}}\n\n');
-
     await expect(streamChat({ model: 'tiny', messages })).rejects.toMatchObject({
-      status: 200,
+      status: 503,
       code: 'internal_error',
       message: 'Model crashed',
     });
+
+    respond(chunk('partial') + 'data: {"error":{"message":"Too long","type":"invalid_request_error","code":"context_length_exceeded","param":null}}\n\n');
+    await expect(streamChat({ model: 'tiny', messages })).rejects.toMatchObject({ status: 200, code: 'context_length_exceeded' });
   });
 
   it('reports a stream that ends before [DONE]', async () => {

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { parse } from 'yaml';
-import type { ConfigChange, ConfigRisk } from '#shared/api/admin-config.js';
+import type { ConfigPlan, ConfigRisk } from '#shared/api/admin-config.js';
 import { adminClient } from './admin-client.js';
+import { parseCommandArgs, UsageError } from './arguments.js';
 import { takeDataDir } from './data-dir-option.js';
 import type { CommandContext } from './context.js';
 
-const USAGE = `Usage:
+export const usage = `Usage:
   hearth config export [--format yaml|json]
   hearth config plan FILE [--prune]
   hearth config apply FILE [--prune] [--yes]
@@ -17,17 +17,11 @@ Exit codes: 0 done, 1 invalid or failed, 2 usage, 3 high-risk change not confirm
 /** `hearth config`: the admin config routes with readable output and exit codes. */
 export async function run(argv: string[], context: CommandContext): Promise<number> {
   const { dataDir, rest } = takeDataDir(argv, context.env);
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: rest,
-      allowPositionals: true,
-      options: { prune: { type: 'boolean' }, yes: { type: 'boolean' }, format: { type: 'string' }, url: { type: 'string' } },
-    });
-  } catch (error) {
-    return usage(context, (error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandArgs({
+    args: rest,
+    allowPositionals: true,
+    options: { prune: { type: 'boolean' }, yes: { type: 'boolean' }, format: { type: 'string' }, url: { type: 'string' } },
+  });
   const [action, file] = positionals;
   const client = adminClient(dataDir, values.url);
   if ('problem' in client) {
@@ -56,14 +50,15 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     });
     const answer = (await response.json()) as Record<string, unknown>;
     if (!response.ok) return failure(context, answer);
-    describe(context, answer as { changes: ConfigChange[]; risks: ConfigRisk[]; restart_required: string[] });
+    describe(context, answer as unknown as ConfigPlan);
     context.stdout.write(action === 'apply' ? 'Applied.\n' : 'Nothing was changed (plan only).\n');
     return 0;
   }
-  return usage(context, action ? `Unknown or incomplete command "config ${action}".` : 'Say what to do.');
+  throw new UsageError(action ? `Unknown or incomplete command "config ${action}".` : 'Say what to do.');
 }
 
-function describe(context: CommandContext, plan: { changes: ConfigChange[]; risks: ConfigRisk[]; restart_required: string[] }): void {
+function describe(context: CommandContext, plan: ConfigPlan): void {
+  for (const warning of plan.warnings) context.stderr.write(`warning: ${warning}\n`);
   if (plan.changes.length === 0) context.stdout.write('No changes.\n');
   for (const change of plan.changes) {
     const target = change.target === change.section ? change.section : `${change.section} "${change.target}"`;
@@ -87,9 +82,4 @@ function failure(context: CommandContext, answer: unknown): number {
   }
   context.stderr.write(`${error.problems ? 'Not applied: the document is invalid.' : error.message}\n`);
   return 1;
-}
-
-function usage(context: CommandContext, problem: string): number {
-  context.stderr.write(`${problem}\n\n${USAGE}\n`);
-  return 2;
 }

@@ -11,5 +11,7 @@ export interface CommandContext {
 
 /** A subcommand module: resolves with the process exit code. */
 export interface Command {
+  /** What `hearth COMMAND --help` prints. */
+  usage: string;
   run(argv: string[], context: CommandContext): Promise<number>;
 }

@@ -1,13 +1,13 @@
-import { parseArgs } from 'node:util';
 import { KeyStore } from '../access/keys.js';
 import { HearthError } from '../errors.js';
 import { createDataDirectory, dataPaths } from '../store/data-dir.js';
 import { openDatabase } from '../store/database.js';
 import { ROUTE_SCOPES, type RouteScope } from '#shared/api/access.js';
+import { parseCommandArgs, UsageError } from './arguments.js';
 import { takeDataDir } from './data-dir-option.js';
 import type { CommandContext } from './context.js';
 
-const USAGE = `Usage:
+export const usage = `Usage:
   hearth keys create --label NAME [--agent ID] [--scope ${ROUTE_SCOPES.join('|')} ...] [--expires-in-days N]
   hearth keys list
   hearth keys revoke KEY_ID
@@ -24,16 +24,16 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
   const keys = new KeyStore(db);
   try {
     if (action === 'create') {
-      const { values } = parseArgs({
+      const { values } = parseCommandArgs({
         args,
         options: { label: { type: 'string' }, agent: { type: 'string' }, scope: { type: 'string', multiple: true }, 'expires-in-days': { type: 'string' } },
       });
-      if (!values.label) return usage(context, '--label is required.');
+      if (!values.label) throw new UsageError('--label is required.');
       const scopes = values.scope?.flatMap((scope) => scope.split(',')) as RouteScope[] | undefined;
       const unknown = scopes?.filter((scope) => !ROUTE_SCOPES.includes(scope));
-      if (unknown?.length) return usage(context, `Unknown scope ${unknown.join(', ')}.`);
+      if (unknown?.length) throw new UsageError(`Unknown scope ${unknown.join(', ')}.`);
       const days = values['expires-in-days'] ? Number(values['expires-in-days']) : undefined;
-      if (days !== undefined && !(days > 0)) return usage(context, '--expires-in-days must be a positive number.');
+      if (days !== undefined && !(days > 0)) throw new UsageError('--expires-in-days must be a positive number.');
       const created = keys.create({ label: values.label, agent: values.agent ?? null, scopes, expiresAt: days ? Date.now() + days * 86_400_000 : null });
       context.stdout.write(`${created.key}\n`);
       context.stderr.write(
@@ -57,19 +57,12 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
       context.stdout.write(`Revoked ${revoked.id} "${revoked.label}".\n`);
       return 0;
     }
-    return usage(context, action ? `Unknown or incomplete command "keys ${action}".` : 'Say what to do.');
+    throw new UsageError(action ? `Unknown or incomplete command "keys ${action}".` : 'Say what to do.');
   } catch (error) {
-    if (error instanceof HearthError || (error instanceof Error && error.name === 'TypeError')) {
-      context.stderr.write(`hearth keys: ${error.message}\n`);
-      return error instanceof HearthError ? 1 : 2;
-    }
-    throw error;
+    if (!(error instanceof HearthError)) throw error;
+    context.stderr.write(`hearth keys: ${error.message}\n`);
+    return 1;
   } finally {
     db.close();
   }
-}
-
-function usage(context: CommandContext, problem: string): number {
-  context.stderr.write(`${problem}\n\n${USAGE}\n`);
-  return 2;
 }

@@ -1,10 +1,10 @@
-import { parseArgs } from 'node:util';
 import type { McpLoginStart, McpServiceList, McpServiceStatus } from '#shared/api/bridge.js';
 import { adminClient, type AdminClient } from './admin-client.js';
+import { parseCommandArgs, UsageError } from './arguments.js';
 import { takeDataDir } from './data-dir-option.js';
 import type { CommandContext } from './context.js';
 
-const USAGE = `Usage:
+export const usage = `Usage:
   hearth mcp status [NAME] [--json]     state of each MCP service, the failing layer, its tools
   hearth mcp reconnect NAME             drop and re-open a service's connection, then show its state
   hearth mcp login NAME [--no-wait]     OAuth sign-in: prints the address to open in a browser on this machine
@@ -14,15 +14,13 @@ Exit codes: 0 done (status: every enabled service connected), 1 failed, 2 usage.
 /** `hearth mcp`: the loopback MCP admin routes with readable output. */
 export async function run(argv: string[], context: CommandContext): Promise<number> {
   const { dataDir, rest } = takeDataDir(argv, context.env);
-  let parsed;
-  try {
-    parsed = parseArgs({ args: rest, allowPositionals: true, options: { json: { type: 'boolean' }, url: { type: 'string' }, 'no-wait': { type: 'boolean' } } });
-  } catch (error) {
-    return usage(context, (error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandArgs({
+    args: rest,
+    allowPositionals: true,
+    options: { json: { type: 'boolean' }, url: { type: 'string' }, 'no-wait': { type: 'boolean' } },
+  });
   const [action, name] = positionals;
-  if (!action) return usage(context, 'Say what to do.');
+  if (!action) throw new UsageError('Say what to do.');
   const client = adminClient(dataDir, values.url);
   if ('problem' in client) {
     context.stderr.write(`${client.problem}\n`);
@@ -63,7 +61,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
       }
     }
   }
-  return usage(context, `Unknown or incomplete command "mcp ${positionals.join(' ')}".`);
+  throw new UsageError(`Unknown or incomplete command "mcp ${positionals.join(' ')}".`);
 }
 
 function describe(context: CommandContext, service: McpServiceStatus): void {
@@ -98,9 +96,4 @@ function failure(context: CommandContext, body: unknown): number {
   const error = (body as { error?: { message: string } }).error;
   context.stderr.write(`${error?.message ?? 'The server answered with an unexpected body.'}\n`);
   return 1;
-}
-
-function usage(context: CommandContext, problem: string): number {
-  context.stderr.write(`${problem}\n\n${USAGE}\n`);
-  return 2;
 }

@@ -1,10 +1,10 @@
-import { parseArgs } from 'node:util';
 import type { SignInLink } from '#shared/api/admin.js';
 import { adminClient } from './admin-client.js';
+import { parseCommandArgs } from './arguments.js';
 import { takeDataDir } from './data-dir-option.js';
 import type { CommandContext } from './context.js';
 
-const USAGE = `Usage: hearth open [--data-dir DIR] [--url http://127.0.0.1:PORT]
+export const usage = `Usage: hearth open [--data-dir DIR] [--url http://127.0.0.1:PORT]
 Prints a one-time link that signs the app in on this machine (its admin screens: server,
 models). Open it in the browser you use for Hearth; it works once, for 15 minutes.
 Talks to the running server, found through the data directory (or --url).`;
@@ -12,13 +12,7 @@ Talks to the running server, found through the data directory (or --url).`;
 /** `hearth open`: a fresh one-time sign-in link for the app, made with the admin credential. */
 export async function run(argv: string[], context: CommandContext): Promise<number> {
   const { dataDir, rest } = takeDataDir(argv, context.env);
-  let values;
-  try {
-    ({ values } = parseArgs({ args: rest, options: { url: { type: 'string' } }, strict: true, allowPositionals: false }));
-  } catch (error) {
-    context.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
-    return 2;
-  }
+  const { values } = parseCommandArgs({ args: rest, options: { url: { type: 'string' } }, strict: true, allowPositionals: false });
   const client = adminClient(dataDir, values.url);
   if ('problem' in client) {
     context.stderr.write(`${client.problem}\n`);

@@ -4,7 +4,7 @@ import { pullModel, type PullProgress } from '../models/pull.js';
 
 import type { CommandContext } from './context.js';
 
-const USAGE = `Usage: hearth pull <spec> [--models-dir DIR]
+export const usage = `Usage: hearth pull <spec> [--models-dir DIR]
 
 Downloads a GGUF model into the models folder (resumable: run again after an interruption).
 
@@ -51,11 +51,11 @@ function parseArgs(argv: string[]): ParsedArgs {
 export async function run(argv: string[], context: CommandContext): Promise<number> {
   const args = parseArgs(argv);
   if (args.help) {
-    context.stdout.write(USAGE);
+    context.stdout.write(usage);
     return 0;
   }
   if (args.error !== undefined || args.spec === undefined) {
-    context.stderr.write(`hearth pull: ${args.error ?? 'missing <spec>'}\n\n${USAGE}`);
+    context.stderr.write(`hearth pull: ${args.error ?? 'missing <spec>'}\n\n${usage}`);
     return 2;
   }
   const modelsDir = path.resolve(args.modelsDir ?? context.modelsDir);

@@ -1,9 +1,10 @@
 import { createDataDirectory, dataPaths } from '../store/data-dir.js';
 import { SecretStore } from '../store/secrets.js';
+import { UsageError } from './arguments.js';
 import { takeDataDir } from './data-dir-option.js';
 import type { CommandContext } from './context.js';
 
-const USAGE = `Usage:
+export const usage = `Usage:
   hearth secret set NAME      reads the value from standard input (never from the command line)
   hearth secret list          names only
   hearth secret delete NAME
@@ -40,8 +41,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     context.stderr.write(`hearth secret: ${(error as Error).message}\n`);
     return 1;
   }
-  context.stderr.write(`${USAGE}\n`);
-  return 2;
+  throw new UsageError(action ? `Unknown or incomplete command "secret ${rest.join(' ')}".` : 'Say what to do.');
 }
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {

@@ -1,6 +1,6 @@
 import { delimiter, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { defaultDataDirectory } from '../store/data-dir.js';
+import { parseCommandArgs, UsageError } from './arguments.js';
 
 export interface ServeOptions {
   host?: string;
@@ -10,33 +10,29 @@ export interface ServeOptions {
   externalSources?: boolean;
 }
 
-export class UsageError extends Error {}
-
 export const SERVE_USAGE = `Usage: hearth serve [--host 127.0.0.1] [--port 4777] [--data-dir DIR] [--models-dir DIR ...] [--no-external-models]
 
+Starts the companion: the app and the API on http://HOST:PORT (the default command).
+
 Environment: HEARTH_HOST, HEARTH_PORT, HEARTH_DATA_DIR, HEARTH_MODELS_DIR (a path list),
-HEARTH_EXTERNAL_MODELS=0 (do not list LM Studio, Ollama, Hugging Face or llama.cpp models).
+HEARTH_EXTERNAL_MODELS=0 (do not list LM Studio, Ollama, Hugging Face or llama.cpp models),
+HEARTH_LOG_LEVEL (info; debug shows every request), HEARTH_LOG_FORMAT=json (JSON lines even on a terminal).
 Flags win over the environment, which wins over config.yaml.`;
 
 /** Flags first, then HEARTH_* variables; whatever neither sets comes from config.yaml. */
 export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv): ServeOptions {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        host: { type: 'string' },
-        port: { type: 'string' },
-        'data-dir': { type: 'string' },
-        'models-dir': { type: 'string', multiple: true },
-        'no-external-models': { type: 'boolean' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const { values } = parseCommandArgs({
+    args: argv,
+    options: {
+      host: { type: 'string' },
+      port: { type: 'string' },
+      'data-dir': { type: 'string' },
+      'models-dir': { type: 'string', multiple: true },
+      'no-external-models': { type: 'boolean' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
   const portText = values.port ?? env.HEARTH_PORT;
   let port: number | undefined;
   if (portText !== undefined) {

@@ -1,42 +1,28 @@
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import pino from 'pino';
 import { buildApp } from '../app.js';
 import { ConfigError } from '../config/document.js';
-import { redactingLogMethod } from '../redaction.js';
 import { createServices } from '../services.js';
 import { SIGN_IN_LINK_MINUTES } from '../access/admin-credential.js';
 import { isLoopbackBind } from '../access/hosts.js';
 import { signInUrl } from '../http/admin-session.js';
+import { createLogger } from '../log-format.js';
 import { writeFileAtomic } from '../store/files.js';
 import { DataDirectoryBusyError } from '../store/lock.js';
 import { SecretsFileError } from '../store/secrets.js';
 import { VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
-import { parseServeOptions, SERVE_USAGE, UsageError } from './serve-options.js';
+import { parseServeOptions, SERVE_USAGE } from './serve-options.js';
+
+export const usage = SERVE_USAGE;
 
 const WEB_ROOT = fileURLToPath(new URL('../../../build/web', import.meta.url));
 
 /** `hearth serve`: resolves when the server has stopped; the exit code is the result. */
 export async function run(argv: string[], context: CommandContext): Promise<number> {
-  let options;
-  try {
-    options = parseServeOptions(argv, context.env);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    context.stderr.write(`${error.message}\n\n${SERVE_USAGE}\n`);
-    return 2;
-  }
+  const options = parseServeOptions(argv, context.env);
   // Logs go to stderr: stdout carries exactly one line, the address, for scripts to read.
-  const log = pino(
-    {
-      level: context.env.HEARTH_LOG_LEVEL ?? 'info',
-      redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]'],
-      // Every log call, from domain code or a request, goes through the one redaction.
-      hooks: { logMethod: redactingLogMethod },
-    },
-    pino.destination(2),
-  );
+  const log = createLogger({ level: context.env.HEARTH_LOG_LEVEL, format: context.env.HEARTH_LOG_FORMAT }, context.stderr);
   let services;
   try {
     services = await createServices({
@@ -69,11 +55,11 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
   const stop = (signal: string) => {
     stopping ??= (async () => {
       log.info({ signal }, 'stopping');
-      // Abort generations first so open streams end promptly, then close sockets and the database.
-      const closing = app.close();
+      // Open streams end first (closing the app stops generations and waits for their responses),
+      // then models are released and the database is closed.
+      await app.close();
       rmSync(services.paths.server, { force: true });
       await services.close();
-      await closing;
       stopped(0);
     })();
   };

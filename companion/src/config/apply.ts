@@ -5,7 +5,10 @@ import type { ApplyResult, ConfigPlan, ConfigProblem, ConfigRisk } from '#shared
 import { HearthError } from '../errors.js';
 import type { Db } from '../store/database.js';
 import { writeFileAtomic } from '../store/files.js';
+import { editConfigText } from './edit-text.js';
+import { isPlainObject } from './merge.js';
 import { planChange, type PlanContext } from './plan.js';
+import { configSchema } from './schema.js';
 
 /** What planning and applying need of the running server, and nothing more. */
 export interface ConfigTarget {
@@ -46,7 +49,7 @@ export async function plan(target: ConfigTarget, document: unknown, prune: boole
 }
 
 /**
- * Applies a change all-or-nothing: the file is written to a temporary and renamed, the running
+ * Applies a change all-or-nothing: the file is edited, written to a temporary and renamed, the running
  * subsystems are reconfigured, and if that fails the previous file and configuration come back.
  * Every attempt, refused or applied, is recorded in the audit log.
  */
@@ -67,7 +70,8 @@ export async function apply(target: ConfigTarget, request: { document: unknown; 
   }
   const previous: ConfigDocument = target.current();
   const previousText = readFileSync(target.path, 'utf8');
-  writeFileAtomic(target.path, serialize(document));
+  // The user's file is edited, not rewritten: comments and layout stay, defaults are not spelled out.
+  writeFileAtomic(target.path, editConfigText(previousText, document) ?? serialize(document));
   try {
     target.reconfigure(document);
   } catch (error) {
@@ -81,8 +85,18 @@ export async function apply(target: ConfigTarget, request: { document: unknown; 
 }
 
 export function serialize(document: ConfigDocument, format: 'yaml' | 'json' = 'yaml'): string {
-  if (format === 'json') return `${JSON.stringify(document, null, 2)}\n`;
-  return `# Hearth configuration (version 1). Secrets appear only as secret:NAME or env:NAME references.\n${stringify(document)}`;
+  const ordered = inSchemaOrder(document, configSchema);
+  if (format === 'json') return `${JSON.stringify(ordered, null, 2)}\n`;
+  return `# Hearth configuration (version 1). Secrets appear only as secret:NAME or env:NAME references.\n${stringify(ordered)}`;
+}
+
+/** Keys in the order the schema lists them, so an export reads the same whatever order config.yaml uses. */
+function inSchemaOrder(value: unknown, schema: object): unknown {
+  const { properties = {}, items = {} } = schema as { properties?: Record<string, object>; items?: object };
+  if (Array.isArray(value)) return value.map((item) => inSchemaOrder(item, items));
+  if (!isPlainObject(value)) return value;
+  const keys = [...Object.keys(properties).filter((key) => key in value), ...Object.keys(value).filter((key) => !(key in properties))];
+  return Object.fromEntries(keys.map((key) => [key, inSchemaOrder(value[key], properties[key] ?? {})]));
 }
 
 function invalid(problems: ConfigProblem[]): HearthError {

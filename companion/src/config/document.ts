@@ -5,6 +5,7 @@ import type { ConfigDocument } from '#shared/api/config.js';
 import { writeFileAtomic } from '../store/files.js';
 import { NAMED_LISTS } from './merge.js';
 import { credentialsInUrls } from './destinations.js';
+import { renameLegacyKeys } from './legacy-keys.js';
 import { configSchema } from './schema.js';
 import { normaliseMemorySettings } from '../memory/settings.js';
 import { checkMcpServices } from '../mcp/settings.js';
@@ -79,8 +80,11 @@ version: 1
 #     api_key: secret:OPENAI_API_KEY   # set with: hearth secret set OPENAI_API_KEY
 `;
 
-/** Reads `config.yaml`, writing the default document first when there is none. */
-export function loadConfigFile(file: string): ConfigDocument {
+/**
+ * Reads `config.yaml`, writing the default document first when there is none. Old spellings of
+ * renamed keys are read under their new names; `warn` hears one line for each.
+ */
+export function loadConfigFile(file: string, warn: (message: string) => void = () => undefined): ConfigDocument {
   if (!existsSync(file)) writeFileAtomic(file, DEFAULT_DOCUMENT_TEXT);
   let parsed: unknown;
   try {
@@ -89,7 +93,9 @@ export function loadConfigFile(file: string): ConfigDocument {
     const where = error instanceof YAMLParseError && error.linePos ? ` (line ${error.linePos[0].line})` : '';
     throw new ConfigError(file, [`not valid YAML${where}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`]);
   }
+  const warnings = renameLegacyKeys(parsed);
   const { document, problems } = checkDocument(parsed);
   if (!document) throw new ConfigError(file, problems);
+  for (const warning of warnings) warn(`${file}: ${warning}`);
   return document;
 }

@@ -3,6 +3,7 @@ import type { ConfigDocument, ToolClass } from '#shared/api/config.js';
 import type { ConfigChange, ConfigPlan, ConfigProblem, ConfigRisk } from '#shared/api/admin-config.js';
 import { isLoopbackBind } from '../access/hosts.js';
 import { checkDocument } from './document.js';
+import { renameLegacyKeys } from './legacy-keys.js';
 import { changedFields, desiredDocument, isPlainObject, NAMED_LISTS } from './merge.js';
 import { findRisks } from './risks.js';
 
@@ -28,7 +29,9 @@ export function planChange(
 ): { plan?: ConfigPlan & { document: ConfigDocument }; problems: ConfigProblem[] } {
   if (!isPlainObject(incoming)) return { problems: [{ path: 'document', message: 'must be an object (the configuration document)' }] };
   if (incoming.version !== 1) return { problems: [{ path: 'version', message: 'must be 1' }] };
-  const desired = desiredDocument(context.current, incoming, prune);
+  const renamed = structuredClone(incoming);
+  const warnings = renameLegacyKeys(renamed);
+  const desired = desiredDocument(context.current, renamed, prune);
   const { document, problems: invalid } = checkDocument(desired);
   // Every problem at once: reference checks run on the desired document even when its shape is wrong.
   const problems = [
@@ -50,7 +53,7 @@ export function planChange(
     'server.limits.request_timeout_seconds',
   ];
   const restartRequired = changes.flatMap((change) => change.fields.map((field) => `${change.section}.${field}`)).filter((path) => restart.includes(path));
-  return { plan: { valid: true, changes, risks, restart_required: restartRequired, document }, problems: [] };
+  return { plan: { valid: true, changes, risks, restart_required: restartRequired, warnings, document }, problems: [] };
 }
 
 function splitProblem(text: string): ConfigProblem {

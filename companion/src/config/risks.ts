@@ -123,7 +123,7 @@ function agentToolRisks(previous: AgentSettings | undefined, agent: AgentSetting
 }
 
 /** Fields of a stdio service that change neither what runs nor what callers see. */
-const STDIO_FIELDS_THAT_RUN_NOTHING = ['name', 'enabled', 'autoConnect', 'discoveryTimeoutMs', 'toolCallTimeoutMs', 'expose', 'tool_classes'];
+const STDIO_FIELDS_THAT_RUN_NOTHING = ['name', 'enabled', 'auto_connect', 'discovery_timeout_ms', 'tool_call_timeout_ms', 'expose', 'tool_classes'];
 
 /** Classes from most to least permitted: exposed under expose: read, and agents' default policies (read auto, network ask, write and exec deny). */
 const PERMISSIVENESS = ['read', 'network', 'write', 'exec'];

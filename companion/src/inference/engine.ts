@@ -78,6 +78,8 @@ export class Engine {
   private readonly loaded = new Map<string, Loaded>();
   private readonly loading = new Map<string, Promise<Loaded>>();
   private readonly failures = new Map<string, { stamp: string; message: string }>();
+  /** Generations in progress: closing waits for them, so a model is never disposed under one. */
+  private readonly generations = new Set<Promise<GenerationResult>>();
   /** Models held outside the chat pool (embedding contexts); see the end of the class. */
   private readonly residents = new Map<string, Resident>();
   private closed = false;
@@ -140,13 +142,16 @@ export class Engine {
           forward(delta);
         }
       : undefined;
+    const generation = generate(entry.runtime, sequence, { ...request, onText });
+    this.generations.add(generation);
     try {
-      const result = await generate(entry.runtime, sequence, { ...request, onText });
+      const result = await generation;
       entry.generatedTokens += result.completionTokens - streamed;
       streamed = 0;
       if (result.finishReason !== 'cancelled') entry.typicalTokens = blend(entry.typicalTokens, result.completionTokens);
       return result;
     } finally {
+      this.generations.delete(generation);
       entry.generatedTokens -= streamed;
       entry.running.delete(running);
       entry.pool.release(sequence);
@@ -216,6 +221,7 @@ export class Engine {
   async close(): Promise<void> {
     this.closed = true;
     await Promise.allSettled([...this.loading.values()]);
+    await Promise.allSettled([...this.generations]);
     for (const id of [...this.loaded.keys(), ...this.residents.keys()]) await this.unload(id);
   }
 

@@ -91,7 +91,7 @@ export class ServiceConnection {
       return;
     }
     await this.close();
-    if (next.enabled && (next.autoConnect || wasWanted)) void this.connect();
+    if (next.enabled && (next.auto_connect || wasWanted)) void this.connect();
   }
 
   /** Connects unless connected; resolves when this attempt settled (connected or failed). */
@@ -138,7 +138,7 @@ export class ServiceConnection {
       name: this.name,
       transport: this.settings.transport,
       enabled: this.settings.enabled,
-      auto_connect: this.settings.autoConnect,
+      auto_connect: this.settings.auto_connect,
       expose: this.settings.expose,
       state: this.state,
       layer: this.layer,
@@ -184,7 +184,7 @@ export class ServiceConnection {
       this.noteCall(tool, 'tool_error', unsendable);
       return errorResult(unsendable);
     }
-    const timeout = this.settings.toolCallTimeoutMs;
+    const timeout = this.settings.tool_call_timeout_ms;
     // Hearth routes progress itself: the SDK forgets a call's progress listener as soon as its result
     // arrives, which loses a last update that arrived just before it.
     const token = onprogress ? `hearth-${randomUUID()}` : undefined;
@@ -226,13 +226,13 @@ export class ServiceConnection {
     const attempt = new Attempt();
     this.attempt = attempt;
     this.setState('connecting', null, null);
-    const limit = this.settings.discoveryTimeoutMs;
+    const limit = this.settings.discovery_timeout_ms;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(
         () =>
           reject(
-            new ConnectFailure('discovery_timeout', `The service did not complete the handshake and tool discovery within ${limit} ms (discoveryTimeoutMs).`),
+            new ConnectFailure('discovery_timeout', `The service did not complete the handshake and tool discovery within ${limit} ms (discovery_timeout_ms).`),
           ),
         limit,
       );
@@ -282,7 +282,7 @@ export class ServiceConnection {
       throw new ConnectFailure('zero_tools', 'The service offers no tools (it does not declare the tools capability).');
     }
     try {
-      return { session, tools: await listAllTools(session.client, this.settings.discoveryTimeoutMs) };
+      return { session, tools: await listAllTools(session.client, this.settings.discovery_timeout_ms) };
     } catch (error) {
       await closeSession(session);
       throw error;
@@ -355,7 +355,7 @@ export class ServiceConnection {
     const session = this.session;
     if (generation !== this.generation || !session) return;
     try {
-      const tools = await listAllTools(session.client, this.settings.discoveryTimeoutMs);
+      const tools = await listAllTools(session.client, this.settings.discovery_timeout_ms);
       if (generation !== this.generation) return;
       this.applyTools(tools);
     } catch (error) {

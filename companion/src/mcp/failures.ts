@@ -49,7 +49,7 @@ export function callFailure(error: unknown, service: string, tool: string, timeo
     if (error.code === ErrorCode.RequestTimeout)
       return {
         layer: 'timeout',
-        message: `The tool "${tool}" of "${service}" did not answer within ${timeoutMs} ms (toolCallTimeoutMs); Hearth cancelled the call.`,
+        message: `The tool "${tool}" of "${service}" did not answer within ${timeoutMs} ms (tool_call_timeout_ms); Hearth cancelled the call.`,
       };
     if (error.code === ErrorCode.ConnectionClosed)
       return { layer: 'transport', message: `The service "${service}" closed the connection during the call of "${tool}".` };

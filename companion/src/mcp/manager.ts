@@ -57,7 +57,7 @@ export class McpManager {
     if (this.started || this.closed) return;
     this.started = true;
     for (const connection of this.connections.values()) {
-      if (connection.settings.enabled && connection.settings.autoConnect) void connection.connect();
+      if (connection.settings.enabled && connection.settings.auto_connect) void connection.connect();
     }
   }
 
@@ -78,18 +78,13 @@ export class McpManager {
         else {
           const connection = this.connection(settings);
           this.connections.set(settings.name, connection);
-          if (this.started && settings.enabled && settings.autoConnect) void connection.connect();
+          if (this.started && settings.enabled && settings.auto_connect) void connection.connect();
         }
       }
       await Promise.all(work);
       this.emit();
     });
     this.queue = this.queue.catch((error: unknown) => this.options.log.error({ err: error }, 'reconfiguring MCP services failed'));
-  }
-
-  /** Resolves once every configuration change asked for so far is in force. */
-  settled(): Promise<void> {
-    return this.queue;
   }
 
   status(): McpServiceStatus[] {
@@ -219,8 +214,8 @@ export class McpManager {
     const status = connection.status();
     status.tools = status.tools.map((tool) => ({ ...tool, exposed: connection.settings.enabled && exposedUnder(connection.settings.expose, tool.class) }));
     if (!connection.settings.enabled && status.state === 'disconnected') status.message = 'Disabled (enabled: false); the settings are kept.';
-    else if (status.state === 'disconnected' && !status.message && !connection.settings.autoConnect)
-      status.message = `Not connected (autoConnect: false). Connect with: hearth mcp reconnect ${connection.name}`;
+    else if (status.state === 'disconnected' && !status.message && !connection.settings.auto_connect)
+      status.message = `Not connected (auto_connect: false). Connect with: hearth mcp reconnect ${connection.name}`;
     return status;
   }
 

@@ -46,12 +46,12 @@ export function consolidateAgent(
     const factsPromoted = db
       .prepare(`UPDATE memory_facts SET status = 'pinned', updated_at = ? WHERE agent_id = ? AND status = 'candidate' AND support_count >= ?`)
       .run(now, agentId, PROMOTION_SUPPORT).changes;
-    const floor = settings.salienceFloor;
+    const floor = settings.salience_floor;
     let episodesPruned = db.prepare('DELETE FROM memory_episodes WHERE agent_id = ? AND salience < ?').run(agentId, floor).changes;
     const factsPruned = db.prepare(`DELETE FROM memory_facts WHERE agent_id = ? AND status = 'candidate' AND salience < ?`).run(agentId, floor).changes;
     let turnsPruned = 0;
-    if (settings.episodeRetentionDays > 0) {
-      const cutoff = now - settings.episodeRetentionDays * DAY_MS;
+    if (settings.episode_retention_days > 0) {
+      const cutoff = now - settings.episode_retention_days * DAY_MS;
       episodesPruned += db.prepare('DELETE FROM memory_episodes WHERE agent_id = ? AND updated_at < ?').run(agentId, cutoff).changes;
       // Turns still awaiting distillation are kept until they are distilled.
       turnsPruned = db

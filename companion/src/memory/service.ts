@@ -106,12 +106,12 @@ export class MemoryService {
     const distiller = new Distiller(this.transcript, this.records, options.models, (agentId) => this.manager.identity(agentId), log);
     this.scheduler = new DistillScheduler(
       distiller,
-      () => this.settings().summaryDebounceSeconds * 1000,
+      () => this.settings().summary_debounce_seconds * 1000,
       log,
       () => this.vectors.schedule(),
     );
     this.timer = new ConsolidationTimer(db, {
-      intervalMs: () => this.settings().consolidationIntervalHours * 3_600_000,
+      intervalMs: () => this.settings().consolidation_interval_hours * 3_600_000,
       idle: () => !this.scheduler.busy && Date.now() - this.lastActivity >= 60_000,
       run: () => this.consolidate(),
       log,
@@ -276,7 +276,7 @@ export class MemoryService {
   /** Budgeted recall: exactly the items that would be injected, in order, within the budget. */
   recall(agentId: string, query: string, budgetTokens?: number): MemoryContextResponse {
     this.usable(agentId);
-    const budget = normaliseField('memoryBudgetTokens', budgetTokens ?? this.settings().memoryBudgetTokens);
+    const budget = normaliseField('memory_budget_tokens', budgetTokens ?? this.settings().memory_budget_tokens);
     return { ...this.context.build(agentId, query, budget), budget_tokens: budget };
   }
 

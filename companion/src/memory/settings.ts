@@ -2,11 +2,11 @@ import type { MemorySettings } from '#shared/api/config.js';
 
 /** docs/memory.md (Settings): each field's default and the range a saved value is normalised into. */
 export const MEMORY_RANGES = {
-  memoryBudgetTokens: { default: 800, minimum: 100, maximum: 4000, integer: true },
-  summaryDebounceSeconds: { default: 60, minimum: 10, maximum: 3600, integer: true },
-  consolidationIntervalHours: { default: 24, minimum: 1, maximum: 168, integer: false },
-  salienceFloor: { default: 0.2, minimum: 0, maximum: 1, integer: false },
-  episodeRetentionDays: { default: 365, minimum: 0, maximum: 3650, integer: true },
+  memory_budget_tokens: { default: 800, minimum: 100, maximum: 4000, integer: true },
+  summary_debounce_seconds: { default: 60, minimum: 10, maximum: 3600, integer: true },
+  consolidation_interval_hours: { default: 24, minimum: 1, maximum: 168, integer: false },
+  salience_floor: { default: 0.2, minimum: 0, maximum: 1, integer: false },
+  episode_retention_days: { default: 365, minimum: 0, maximum: 3650, integer: true },
 } as const;
 
 export type RangedField = keyof typeof MEMORY_RANGES;
@@ -27,8 +27,4 @@ export function normaliseMemorySettings(section: Partial<MemorySettings> | undef
   const target = (section ?? {}) as Partial<MemorySettings>;
   for (const field of Object.keys(MEMORY_RANGES) as RangedField[]) target[field] = normaliseField(field, target[field]);
   return target as MemorySettings;
-}
-
-export function defaultMemorySettings(): MemorySettings {
-  return normaliseMemorySettings({});
 }

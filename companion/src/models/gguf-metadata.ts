@@ -45,11 +45,6 @@ export async function readGgufSummary(path: string, sizeBytes: number, mtimeMs: 
   return summary;
 }
 
-/** Forget every cached header (tests; a user-requested full rescan). */
-export function clearGgufSummaryCache(): void {
-  cache.clear();
-}
-
 /** Drops cached headers of files a scan no longer found, so the cache cannot grow without bound. */
 export function pruneGgufSummaryCache(keep: Set<string>): void {
   for (const path of cache.keys()) if (!keep.has(path)) cache.delete(path);

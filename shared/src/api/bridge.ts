@@ -38,7 +38,7 @@ export type McpServiceState = 'disconnected' | 'connecting' | 'connected' | 'fai
 
 /**
  * Where a service failed: sign-in or credentials refused (authentication), no catalog within
- * discoveryTimeoutMs (discovery_timeout), an empty catalog (zero_tools), unusable tool schemas
+ * discovery_timeout_ms (discovery_timeout), an empty catalog (zero_tools), unusable tool schemas
  * (schema), the process or connection (transport), settings that cannot be used, such as an unset
  * secret (configuration), or a tool call the service refused (execution_denied).
  */

@@ -52,15 +52,15 @@ export interface ProviderSettings {
 /** docs/memory.md (Settings); out-of-range values are clamped into range when saved. */
 export interface MemorySettings {
   /** 100-4000: most tokens of retrieved memory inserted into a request. */
-  memoryBudgetTokens: number;
+  memory_budget_tokens: number;
   /** 10-3600: quiet interval before a conversation is distilled. */
-  summaryDebounceSeconds: number;
+  summary_debounce_seconds: number;
   /** 1-168: scheduled consolidation interval. */
-  consolidationIntervalHours: number;
+  consolidation_interval_hours: number;
   /** 0-1: consolidation prunes episodes and candidate facts below this salience. */
-  salienceFloor: number;
+  salience_floor: number;
   /** 0-3650: days historical material is kept; 0 keeps it forever. */
-  episodeRetentionDays: number;
+  episode_retention_days: number;
   /** Local model id that distils signals; none means signals stay pending. */
   model?: string;
   /** Local embedding model id; when set, search is hybrid (lexical + vectors). */
@@ -165,9 +165,9 @@ export interface McpServiceSettings {
   /** Disabled services keep their settings but are never connected. */
   enabled: boolean;
   /** Connect when Hearth starts; otherwise on `hearth mcp reconnect NAME` or the admin route. */
-  autoConnect: boolean;
-  discoveryTimeoutMs: number;
-  toolCallTimeoutMs: number;
+  auto_connect: boolean;
+  discovery_timeout_ms: number;
+  tool_call_timeout_ms: number;
   /** What external clients (bridge, /mcp) may see: nothing, read and network tools, or every tool. */
   expose: 'none' | 'read' | 'all';
   /** Overrides of the class read from a tool's annotations, by the service's own tool name. */

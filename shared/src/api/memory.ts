@@ -82,7 +82,7 @@ export interface MemorySearchResponse {
 export interface MemoryContextRequest {
   agent_id: string;
   query: string;
-  /** Defaults to memoryBudgetTokens; normalised into 100-4000. */
+  /** Defaults to memory_budget_tokens; normalised into 100-4000. */
   budget_tokens?: number;
 }
 

@@ -13,16 +13,20 @@ export interface InputTextPart {
 export interface OutputTextPart {
   type: 'output_text';
   text: string;
-  annotations: unknown[];
+  /** Hearth cites nothing. */
+  annotations: [];
 }
 
-/** A message item; assistant messages taken from an earlier response's output carry output_text parts. */
-export interface MessageItem {
+/** A message item: a plain input message, or an assistant message taken from an earlier response's output. */
+export type MessageItem = InputMessage | OutputMessage;
+
+export interface InputMessage {
   type?: 'message';
+  /** Present on a message taken from an earlier input_items listing. */
   id?: string;
   status?: ItemStatus;
   role: 'user' | 'assistant' | 'system' | 'developer';
-  content: string | (InputTextPart | OutputTextPart)[];
+  content: string | InputTextPart[];
 }
 
 export interface FunctionCallItem {
@@ -56,6 +60,9 @@ export interface ResponseFunctionTool {
   strict?: boolean | null;
 }
 
+/** A function tool as a Response object lists it: every field present. */
+export type ListedFunctionTool = { [Field in keyof ResponseFunctionTool]-?: Exclude<ResponseFunctionTool[Field], undefined> };
+
 export type ResponseToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; name: string };
 
 export type TextFormat =
@@ -67,7 +74,7 @@ export interface ResponseCreateRequest {
   instructions?: string | null;
   tools?: ResponseFunctionTool[];
   tool_choice?: ResponseToolChoice;
-  text?: { format?: TextFormat } | null;
+  text?: { format?: TextFormat };
   max_output_tokens?: number | null;
   temperature?: number | null;
   top_p?: number | null;
@@ -105,7 +112,7 @@ export interface ResponseUsage {
   input_tokens: number;
   output_tokens: number;
   total_tokens: number;
-  input_tokens_details: { cached_tokens: number };
+  input_tokens_details: { cached_tokens: number; cache_write_tokens: number };
   output_tokens_details: { reasoning_tokens: number };
 }
 
@@ -119,9 +126,9 @@ export interface ResponseObject {
   output: OutputItem[];
   usage: ResponseUsage | null;
   incomplete_details: { reason: 'max_output_tokens' } | null;
-  error: { code: string; message: string } | null;
+  error: { code: 'server_error'; message: string } | null;
   instructions: string | null;
-  tools: ResponseFunctionTool[];
+  tools: ListedFunctionTool[];
   tool_choice: ResponseToolChoice;
   parallel_tool_calls: boolean;
   previous_response_id: string | null;
@@ -141,22 +148,23 @@ export interface ResponseDeleted {
   deleted: true;
 }
 
+type LifecycleEventType = 'response.created' | 'response.in_progress' | 'response.completed' | 'response.incomplete' | 'response.failed';
+
 /** Streaming events, sent as `event: <type>\ndata: <json>\n\n`; sequence_number counts from 0. */
 export type ResponseStreamEvent =
+  | { [Type in LifecycleEventType]: { type: Type; sequence_number: number; response: ResponseObject } }[LifecycleEventType]
+  | { [Type in 'response.output_item.added' | 'response.output_item.done']: { type: Type; sequence_number: number; output_index: number; item: OutputItem } }[
+      'response.output_item.added' | 'response.output_item.done']
   | {
-      type: 'response.created' | 'response.in_progress' | 'response.completed' | 'response.incomplete' | 'response.failed';
-      sequence_number: number;
-      response: ResponseObject;
-    }
-  | { type: 'response.output_item.added' | 'response.output_item.done'; sequence_number: number; output_index: number; item: OutputItem }
-  | {
-      type: 'response.content_part.added' | 'response.content_part.done';
-      sequence_number: number;
-      item_id: string;
-      output_index: number;
-      content_index: number;
-      part: OutputTextPart;
-    }
+      [Type in 'response.content_part.added' | 'response.content_part.done']: {
+        type: Type;
+        sequence_number: number;
+        item_id: string;
+        output_index: number;
+        content_index: number;
+        part: OutputTextPart;
+      };
+    }['response.content_part.added' | 'response.content_part.done']
   | { type: 'response.output_text.delta'; sequence_number: number; item_id: string; output_index: number; content_index: number; delta: string; logprobs: [] }
   | { type: 'response.output_text.done'; sequence_number: number; item_id: string; output_index: number; content_index: number; text: string; logprobs: [] }
   | { type: 'response.function_call_arguments.delta'; sequence_number: number; item_id: string; output_index: number; delta: string }

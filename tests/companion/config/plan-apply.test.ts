@@ -3,6 +3,7 @@ import { Ajv } from 'ajv';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse } from 'yaml';
+import { loadConfigFile } from '../../../companion/src/config/document.js';
 import type { Services } from '../../../companion/src/services.js';
 import { dataPaths } from '../../../companion/src/store/data-dir.js';
 import { SecretStore } from '../../../companion/src/store/secrets.js';
@@ -121,11 +122,11 @@ describe('GET /admin/config/export and /admin/config/schema', () => {
     for (const section of ['server', 'models', 'memory', 'providers', 'agents', 'images']) expect(fromJson).toHaveProperty(section);
     expect(fromJson.version).toBe(1);
     expect(fromJson.memory).toEqual({
-      memoryBudgetTokens: 800,
-      summaryDebounceSeconds: 60,
-      consolidationIntervalHours: 24,
-      salienceFloor: 0.2,
-      episodeRetentionDays: 365,
+      memory_budget_tokens: 800,
+      summary_debounce_seconds: 60,
+      consolidation_interval_hours: 24,
+      salience_floor: 0.2,
+      episode_retention_days: 365,
     });
 
     const bad = await app.inject({ method: 'GET', url: '/admin/config/export?format=toml' });
@@ -176,7 +177,7 @@ describe('GET /admin/config/export and /admin/config/schema', () => {
     const document = await exportedDocument();
     for (const prune of [false, true]) {
       const planned = await plan(document as unknown as Record<string, unknown>, prune);
-      expect(planned).toEqual({ valid: true, changes: [], risks: [], restart_required: [] });
+      expect(planned).toEqual({ valid: true, changes: [], risks: [], restart_required: [], warnings: [] });
     }
     const before = readFileSync(configFile, 'utf8');
     const applied = await apply(parse(await exported('yaml')) as Record<string, unknown>, { prune: true });
@@ -368,11 +369,11 @@ describe('POST /admin/config/plan', () => {
   });
 
   it('normalises memory settings into their ranges', async () => {
-    const planned = await apply({ memory: { memoryBudgetTokens: 50, salienceFloor: 7, episodeRetentionDays: 10.6 } });
+    const planned = await apply({ memory: { memory_budget_tokens: 50, salience_floor: 7, episode_retention_days: 10.6 } });
     expect(planned.changes).toEqual([
-      { section: 'memory', target: 'memory', action: 'update', fields: ['episodeRetentionDays', 'memoryBudgetTokens', 'salienceFloor'] },
+      { section: 'memory', target: 'memory', action: 'update', fields: ['episode_retention_days', 'memory_budget_tokens', 'salience_floor'] },
     ]);
-    expect((await exportedDocument()).memory).toMatchObject({ memoryBudgetTokens: 100, salienceFloor: 1, episodeRetentionDays: 11 });
+    expect((await exportedDocument()).memory).toMatchObject({ memory_budget_tokens: 100, salience_floor: 1, episode_retention_days: 11 });
   });
 });
 
@@ -382,7 +383,8 @@ describe('POST /admin/config/apply', () => {
     expect(result).toMatchObject({ applied: true, valid: true, risks: [] });
     expect(services.config.models.parallel).toBe(2);
     expect(services.config.server.limits.streams_per_key).toBe(3);
-    const onDisk = parse(readFileSync(configFile, 'utf8')) as ConfigDocument;
+    // The file is edited, not rewritten whole: it loads as the configuration in force.
+    const onDisk = loadConfigFile(configFile);
     expect(onDisk).toEqual(services.config);
     expect(await exportedDocument()).toEqual(onDisk);
   });
@@ -541,7 +543,7 @@ describe('POST /admin/config/apply', () => {
         expect(applied.applied).toBe(true);
         expect(riskCodes(applied.risks)).toEqual(kind.codes);
         kind.check();
-        expect(parse(readFileSync(configFile, 'utf8'))).toEqual(services.config);
+        expect(loadConfigFile(configFile)).toEqual(services.config);
         expect(auditRows().at(-1)).toMatchObject({ outcome: 'applied', confirmed: 1 });
       });
     }

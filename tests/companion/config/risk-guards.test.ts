@@ -100,7 +100,7 @@ describe('4: exposure is judged on the address actually bound', () => {
 });
 
 describe('5: every field of a stdio service, and every widening of what callers see', () => {
-  const stdio = { name: 'tools', transport: 'stdio', command: process.execPath, args: ['-e', '0'], enabled: false, autoConnect: false, expose: 'read' };
+  const stdio = { name: 'tools', transport: 'stdio', command: process.execPath, args: ['-e', '0'], enabled: false, auto_connect: false, expose: 'read' };
 
   it('changing only the env of an approved stdio service is high-risk (NODE_OPTIONS, LD_PRELOAD, PATH)', async () => {
     await applied({ mcp_services: [stdio] });
@@ -114,8 +114,8 @@ describe('5: every field of a stdio service, and every widening of what callers 
     await applied({ mcp_services: [stdio] });
     expect(await risksOf({ mcp_services: [{ ...stdio, cwd: '/tmp' }] })).toContain('runs_local_command');
     expect(await risksOf({ mcp_services: [{ ...stdio, args: ['-e', '1'] }] })).toContain('runs_local_command');
-    expect(await risksOf({ mcp_services: [{ ...stdio, toolCallTimeoutMs: 5000, discoveryTimeoutMs: 5000 }] })).toEqual([]);
-    expect(await risksOf({ mcp_services: [{ ...stdio, enabled: false, autoConnect: true }] })).toEqual([]);
+    expect(await risksOf({ mcp_services: [{ ...stdio, tool_call_timeout_ms: 5000, discovery_timeout_ms: 5000 }] })).toEqual([]);
+    expect(await risksOf({ mcp_services: [{ ...stdio, enabled: false, auto_connect: true }] })).toEqual([]);
   });
 
   it('reclassifying a tool so that more callers may use it is high-risk; narrowing is not', async () => {

@@ -23,9 +23,9 @@ describe('the mcp_services section', () => {
         args: ['/path/to/server.js'],
         env: { API_KEY: 'secret:EVERYTHING_KEY' },
         enabled: true,
-        autoConnect: true,
-        discoveryTimeoutMs: 10000,
-        toolCallTimeoutMs: 30000,
+        auto_connect: true,
+        discovery_timeout_ms: 10000,
+        tool_call_timeout_ms: 30000,
       },
       { name: 'remote', transport: 'http', url: 'http://127.0.0.1:3001/mcp', auth: { type: 'token', token: 'secret:REMOTE_TOKEN' } },
       { name: 'org', transport: 'http', url: 'https://mcp.example.com/mcp', auth: { type: 'headers', headers: { 'X-Api-Key': 'env:ORG_KEY' } } },
@@ -40,13 +40,13 @@ describe('the mcp_services section', () => {
       env: { API_KEY: 'secret:EVERYTHING_KEY' },
       auth: { type: 'none' },
       enabled: true,
-      autoConnect: true,
-      discoveryTimeoutMs: 10000,
-      toolCallTimeoutMs: 30000,
+      auto_connect: true,
+      discovery_timeout_ms: 10000,
+      tool_call_timeout_ms: 30000,
       expose: 'read',
       tool_classes: {},
     });
-    expect(document!.mcp_services[1]).toMatchObject({ expose: 'read', enabled: true, autoConnect: true, args: [], env: {} });
+    expect(document!.mcp_services[1]).toMatchObject({ expose: 'read', enabled: true, auto_connect: true, args: [], env: {} });
     expect(checkDocument({ version: 1 }).document!.mcp_services).toEqual([]);
   });
 

@@ -45,7 +45,7 @@ describe('HTTP MCP services', () => {
   it('the everything server over Streamable HTTP, listening on 127.0.0.1 only', async () => {
     fixture = await startEverythingHttp('streamableHttp', marker);
     expect(fixture.address).toBe('127.0.0.1');
-    manager = testManager([{ name: 'remote', transport: 'http', url: fixture.url, autoConnect: false }]);
+    manager = testManager([{ name: 'remote', transport: 'http', url: fixture.url, auto_connect: false }]);
     const status = await manager.reconnect('remote');
     expect(status).toMatchObject({ state: 'connected', protocol: 'streamable-http', pid: null });
     expect(status.tools.map((tool) => tool.name)).toContain('remote_echo');
@@ -58,7 +58,7 @@ describe('HTTP MCP services', () => {
 
   it('an HTTP service that goes away: the call is isError, the service is failed (transport) and retried', async () => {
     fixture = await startEverythingHttp('streamableHttp', marker);
-    manager = testManager([{ name: 'remote', transport: 'http', url: fixture.url, autoConnect: false }]);
+    manager = testManager([{ name: 'remote', transport: 'http', url: fixture.url, auto_connect: false }]);
     expect((await manager.reconnect('remote')).state).toBe('connected');
     await fixture.stop();
     const result = await call('remote_echo');
@@ -71,7 +71,7 @@ describe('HTTP MCP services', () => {
 
   it('falls back to the older HTTP+SSE transport when the endpoint does not speak Streamable HTTP', async () => {
     fixture = await startEverythingHttp('sse', marker);
-    manager = testManager([{ name: 'legacy', transport: 'http', url: fixture.url, autoConnect: false }]);
+    manager = testManager([{ name: 'legacy', transport: 'http', url: fixture.url, auto_connect: false }]);
     const status = await manager.reconnect('legacy');
     expect(status).toMatchObject({ state: 'connected', protocol: 'sse' });
     expect(text(await call('legacy_echo'))).toBe('Echo: over http');
@@ -80,7 +80,7 @@ describe('HTTP MCP services', () => {
   it('sends a token as a bearer credential, seen by the service, and never shows it', async () => {
     service = await startHttpService({ authorize: (request) => (request.headers.authorization === `Bearer ${TOKEN}` ? 'token-holder' : false) });
     manager = testManager(
-      [{ name: 'remote', transport: 'http', url: service.url, autoConnect: false, auth: { type: 'token', token: 'secret:REMOTE_TOKEN' } }],
+      [{ name: 'remote', transport: 'http', url: service.url, auto_connect: false, auth: { type: 'token', token: 'secret:REMOTE_TOKEN' } }],
       { secrets: memorySecrets({ REMOTE_TOKEN: TOKEN }) },
     );
     const status = await manager.reconnect('remote');
@@ -103,7 +103,7 @@ describe('HTTP MCP services', () => {
           name: 'org',
           transport: 'http',
           url: service.url,
-          autoConnect: false,
+          auto_connect: false,
           auth: { type: 'headers', headers: { 'X-Api-Key': 'secret:ORG_KEY', 'X-Org': 'env:HEARTH_MCP_TEST_ORG' } },
         },
       ],
@@ -122,7 +122,7 @@ describe('HTTP MCP services', () => {
   it('a refused credential surfaces as authentication, without the credential in the message; not retried', async () => {
     service = await startHttpService({ authorize: () => false });
     manager = testManager(
-      [{ name: 'remote', transport: 'http', url: service.url, autoConnect: false, auth: { type: 'token', token: 'secret:REMOTE_TOKEN' } }],
+      [{ name: 'remote', transport: 'http', url: service.url, auto_connect: false, auth: { type: 'token', token: 'secret:REMOTE_TOKEN' } }],
       { secrets: memorySecrets({ REMOTE_TOKEN: TOKEN }) },
     );
     const status = await manager.reconnect('remote');
@@ -137,7 +137,7 @@ describe('HTTP MCP services', () => {
     const url = service.url;
     await service.close();
     service = undefined;
-    manager = testManager([{ name: 'gone', transport: 'http', url, autoConnect: false }]);
+    manager = testManager([{ name: 'gone', transport: 'http', url, auto_connect: false }]);
     const status = await manager.reconnect('gone');
     expect(status).toMatchObject({ state: 'failed', layer: 'transport' });
     expect(status.message).toMatch(/ECONNREFUSED/);

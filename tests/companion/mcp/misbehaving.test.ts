@@ -31,7 +31,7 @@ afterEach(async () => {
 /** One service in a fresh manager, connected (or failed) once. */
 async function only(mode: string, extra: Record<string, unknown> = {}): Promise<McpServiceStatus> {
   marker = randomUUID();
-  manager = testManager([stdioService(mode, [MISBEHAVING, mode], { autoConnect: false, discoveryTimeoutMs: 1500, ...extra })], { marker });
+  manager = testManager([stdioService(mode, [MISBEHAVING, mode], { auto_connect: false, discovery_timeout_ms: 1500, ...extra })], { marker });
   return manager.reconnect(mode);
 }
 
@@ -73,9 +73,9 @@ describe('misbehaving stdio services', () => {
   });
 
   it('a service that never answers discovery: discovery_timeout, and its process is ended', async () => {
-    const status = await only('silent', { discoveryTimeoutMs: 800 });
+    const status = await only('silent', { discovery_timeout_ms: 800 });
     expect(status).toMatchObject({ state: 'failed', layer: 'discovery_timeout', pid: null, tools: [] });
-    expect(status.message).toMatch(/within 800 ms \(discoveryTimeoutMs\)/);
+    expect(status.message).toMatch(/within 800 ms \(discovery_timeout_ms\)/);
     expect(status.next_retry_at).not.toBeNull();
   });
 
@@ -92,16 +92,16 @@ describe('misbehaving stdio services', () => {
     expect(manager!.entries().some((entry) => entry.service === 'invalid-schema')).toBe(false);
   });
 
-  it('a tool that outlasts toolCallTimeoutMs: isError, the service is told to cancel, and stays connected', async () => {
+  it('a tool that outlasts tool_call_timeout_ms: isError, the service is told to cancel, and stays connected', async () => {
     const cancelFile = join(scratch, 'cancelled.txt');
-    const status = await only('slow', { toolCallTimeoutMs: 300, env: { CANCEL_FILE: cancelFile } });
+    const status = await only('slow', { tool_call_timeout_ms: 300, env: { CANCEL_FILE: cancelFile } });
     expect(status.state).toBe('connected');
     const result = await manager!.call(
       manager!.entries().find((entry) => entry.name === 'slow_sleep')!,
       {},
     );
     expect(result.isError).toBe(true);
-    expect(text(result)).toMatch(/did not answer within 300 ms \(toolCallTimeoutMs\)/);
+    expect(text(result)).toMatch(/did not answer within 300 ms \(tool_call_timeout_ms\)/);
     await waitFor(() => existsSync(cancelFile), 'the cancellation to reach the service');
     expect(readFileSync(cancelFile, 'utf8')).toMatch(/^cancelled/);
     expect(manager!.serviceStatus('slow')).toMatchObject({ state: 'connected', last_call_error: { tool: 'sleep', layer: 'timeout' } });
@@ -114,7 +114,7 @@ describe('misbehaving stdio services', () => {
   });
 
   it('a service that writes junk to stdout: transport, naming the junk', async () => {
-    const status = await only('junk', { discoveryTimeoutMs: 800 });
+    const status = await only('junk', { discovery_timeout_ms: 800 });
     expect(status).toMatchObject({ state: 'failed', layer: 'transport' });
     expect(status.message).toMatch(/not MCP messages \(stdout must carry only JSON-RPC\)/);
     expect(status.message).toMatch(/Starting the junk service/);
@@ -129,7 +129,7 @@ describe('misbehaving stdio services', () => {
 
   it('a command that does not exist: configuration, not retried', async () => {
     marker = randomUUID();
-    manager = testManager([{ name: 'nothing', transport: 'stdio', command: '/nonexistent/hearth-mcp-server', autoConnect: false }], { marker });
+    manager = testManager([{ name: 'nothing', transport: 'stdio', command: '/nonexistent/hearth-mcp-server', auto_connect: false }], { marker });
     const status = await manager.reconnect('nothing');
     expect(status).toMatchObject({ state: 'failed', layer: 'configuration', next_retry_at: null });
     expect(status.message).toMatch(/ENOENT/);
@@ -137,7 +137,7 @@ describe('misbehaving stdio services', () => {
 
   it('an unset secret in env: configuration, and the service is not started', async () => {
     marker = randomUUID();
-    manager = testManager([stdioService('unset', [MISBEHAVING, 'crash'], { autoConnect: false, env: { KEY: 'secret:NOT_SET_ANYWHERE' } })], { marker });
+    manager = testManager([stdioService('unset', [MISBEHAVING, 'crash'], { auto_connect: false, env: { KEY: 'secret:NOT_SET_ANYWHERE' } })], { marker });
     const status = await manager.reconnect('unset');
     expect(status).toMatchObject({ state: 'failed', layer: 'configuration', pid: null });
     expect(status.message).toMatch(/env\.KEY refers to the secret NOT_SET_ANYWHERE, which is not set/);

@@ -25,7 +25,7 @@ describe('a service that repeats its token', () => {
       error: (...args) => logged.push(JSON.stringify(args)),
     };
     manager = new McpManager({
-      services: serviceSettings([stdioService('leaky', [MISBEHAVING, 'leaky-log'], { env: { LEAK_TOKEN: 'secret:LEAK' }, autoConnect: false })]),
+      services: serviceSettings([stdioService('leaky', [MISBEHAVING, 'leaky-log'], { env: { LEAK_TOKEN: 'secret:LEAK' }, auto_connect: false })]),
       secrets: memorySecrets({ LEAK: TOKEN }),
       log,
       version: 'test',

@@ -22,7 +22,7 @@ function episode(
 
 describe('consolidation (docs/memory.md rule 5)', () => {
   it('lowers salience over time, merges similar episodes, promotes supported facts and prunes under the floor', async () => {
-    const { memory, db } = memoryService(scriptedModels(), { salienceFloor: 0.3, episodeRetentionDays: 0 });
+    const { memory, db } = memoryService(scriptedModels(), { salience_floor: 0.3, episode_retention_days: 0 });
     episode(db, 'Ana trained for the Lisbon marathon', ['running', 'marathon'], { ageDays: SALIENCE_HALF_LIFE_DAYS });
     episode(db, 'Ana trained for the Lisbon marathon again', ['running', 'marathon']);
     episode(db, 'Ana fixed her bicycle brakes', ['bicycle'], { ageDays: 2 * SALIENCE_HALF_LIFE_DAYS });
@@ -51,10 +51,10 @@ describe('consolidation (docs/memory.md rule 5)', () => {
     await memory.close();
   });
 
-  it('prunes episodes and distilled transcript past episodeRetentionDays, keeping turns still pending', async () => {
+  it('prunes episodes and distilled transcript past episode_retention_days, keeping turns still pending', async () => {
     const models = scriptedModels();
     models.available = false;
-    const { memory, db } = memoryService(models, { episodeRetentionDays: 30, salienceFloor: 0 });
+    const { memory, db } = memoryService(models, { episode_retention_days: 30, salience_floor: 0 });
     await memory.ingest({ agentId: 'ana', conversationId: 'old', turns: [{ user: 'old distilled turn' }], skipExtraction: true });
     await memory.ingest({ agentId: 'ana', conversationId: 'old-pending', turns: [{ user: 'old pending turn' }] });
     await memory.ingest({ agentId: 'ana', conversationId: 'new', turns: [{ user: 'recent turn' }], skipExtraction: true });
@@ -71,7 +71,7 @@ describe('consolidation (docs/memory.md rule 5)', () => {
   it('distils pending signals first when a model is available', async () => {
     const { memory } = memoryService(
       scriptedModels(() => sampleExtraction()),
-      { summaryDebounceSeconds: 3600 },
+      { summary_debounce_seconds: 3600 },
     );
     memory.buffer({ agentId: 'ana', conversationId: 'c', user: 'hi' });
     const report = await memory.consolidate();
@@ -82,7 +82,7 @@ describe('consolidation (docs/memory.md rule 5)', () => {
 
   it('runs on schedule only after the interval and only when idle', async () => {
     vi.useFakeTimers({ now: new Date('2025-01-01T00:00:00Z') });
-    const { memory, db } = memoryService(scriptedModels(), { consolidationIntervalHours: 2, summaryDebounceSeconds: 3600 });
+    const { memory, db } = memoryService(scriptedModels(), { consolidation_interval_hours: 2, summary_debounce_seconds: 3600 });
     const last = () => Number((db.prepare(`SELECT value FROM memory_state WHERE key = 'consolidated_at'`).get() as { value: string }).value);
     memory.start();
     const started = last();

@@ -13,9 +13,9 @@ describe('buffering and debounce (docs/memory.md rules 1-3)', () => {
     vi.useRealTimers();
   });
 
-  it('records a durable pending signal per turn and distils only after the conversation is quiet for summaryDebounceSeconds', async () => {
+  it('records a durable pending signal per turn and distils only after the conversation is quiet for summary_debounce_seconds', async () => {
     const models = scriptedModels();
-    const { memory, db } = memoryService(models, { summaryDebounceSeconds: 30 });
+    const { memory, db } = memoryService(models, { summary_debounce_seconds: 30 });
     memory.buffer({ agentId: 'ana', conversationId: 'c1', user: 'Planning Lisbon', assistant: 'Nice', projectId: 'travel' });
     expect(count(db, 'memory_signals')).toBe(1);
     await vi.advanceTimersByTimeAsync(20_000);
@@ -40,7 +40,7 @@ describe('buffering and debounce (docs/memory.md rules 1-3)', () => {
 
   it('distils the previous conversation at once when the direct session changes', async () => {
     const models = scriptedModels();
-    const { memory, db } = memoryService(models, { summaryDebounceSeconds: 600 });
+    const { memory, db } = memoryService(models, { summary_debounce_seconds: 600 });
     memory.buffer({ agentId: 'ana', conversationId: 'monday', user: 'first session' });
     memory.buffer({ agentId: 'ana', conversationId: 'tuesday', user: 'second session' });
     await vi.advanceTimersByTimeAsync(0);
@@ -54,7 +54,7 @@ describe('buffering and debounce (docs/memory.md rules 1-3)', () => {
 
   it('records delegated work without replacing or flushing the direct conversation (rule 4)', async () => {
     const models = scriptedModels();
-    const { memory } = memoryService(models, { summaryDebounceSeconds: 600 });
+    const { memory } = memoryService(models, { summary_debounce_seconds: 600 });
     memory.buffer({ agentId: 'ana', conversationId: 'chat', user: 'direct talk' });
     memory.recordDelegated({ agentId: 'ana', conversationId: 'job-1', user: 'research flights', assistant: 'found three' });
     await vi.advanceTimersByTimeAsync(0);
@@ -73,7 +73,7 @@ describe('buffering and debounce (docs/memory.md rules 1-3)', () => {
   it('keeps signals pending while no model is available, and distils them later', async () => {
     const models = scriptedModels();
     models.available = false;
-    const { memory, db } = memoryService(models, { summaryDebounceSeconds: 10 });
+    const { memory, db } = memoryService(models, { summary_debounce_seconds: 10 });
     const ingested = await memory.ingest({ agentId: 'ana', conversationId: 'c1', turns: [{ user: 'I moved to Porto', assistant: 'Welcome!' }] });
     expect(ingested.extraction).toBe('model_unavailable');
     await vi.advanceTimersByTimeAsync(10_000);
@@ -94,7 +94,7 @@ describe('buffering and debounce (docs/memory.md rules 1-3)', () => {
   it('reschedules pending signals found at start', async () => {
     const models = scriptedModels();
     models.available = false;
-    const { memory, db } = memoryService(models, { summaryDebounceSeconds: 60 });
+    const { memory, db } = memoryService(models, { summary_debounce_seconds: 60 });
     memory.buffer({ agentId: 'ana', conversationId: 'c1', user: 'left pending' });
     await memory.close();
     models.available = true;

@@ -6,7 +6,7 @@ import { afterAll } from 'vitest';
 import { silentLogger } from '../../../companion/src/logger.js';
 import type { ExtractionCall, ExtractionRunner, MemoryModels } from '../../../companion/src/memory/models.js';
 import { MemoryService } from '../../../companion/src/memory/service.js';
-import { defaultMemorySettings } from '../../../companion/src/memory/settings.js';
+import { normaliseMemorySettings } from '../../../companion/src/memory/settings.js';
 import { openDatabase, type Db } from '../../../companion/src/store/database.js';
 import type { MemorySettings } from '#shared/api/config.js';
 import { testApp } from '../../helpers/app.js';
@@ -81,7 +81,7 @@ export function memoryService(models: MemoryModels, settings: Partial<MemorySett
   folders.push(folder);
   const file = join(folder, 'hearth.db');
   const db = openDatabase(file);
-  const current = { ...defaultMemorySettings(), ...settings };
+  const current = { ...normaliseMemorySettings({}), ...settings };
   const memory = new MemoryService({ db, settings: () => current, models, log: silentLogger });
   return { memory, db, settings: current };
 }

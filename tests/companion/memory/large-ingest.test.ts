@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryService } from '../../../companion/src/memory/service.js';
 import { silentLogger } from '../../../companion/src/logger.js';
-import { defaultMemorySettings } from '../../../companion/src/memory/settings.js';
+import { normaliseMemorySettings } from '../../../companion/src/memory/settings.js';
 import { memoryService, scriptedModels } from './helpers.js';
 
 /*
@@ -83,7 +83,7 @@ describe('a 10,000-turn ingest', () => {
     expect((db.prepare('SELECT COUNT(*) AS n FROM memory_turns').get() as { n: number }).n).toBeGreaterThan(0);
     await memory.close();
 
-    const again = new MemoryService({ db, settings: () => defaultMemorySettings(), models: scriptedModels(), log: silentLogger });
+    const again = new MemoryService({ db, settings: () => normaliseMemorySettings({}), models: scriptedModels(), log: silentLogger });
     again.start();
     await again.close();
     expect(db.prepare('SELECT COUNT(*) AS n FROM memory_turns').get()).toEqual({ n: 0 });

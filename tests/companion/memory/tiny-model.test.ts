@@ -7,7 +7,7 @@ type App = Awaited<ReturnType<typeof memoryApp>>;
 let server: App;
 
 beforeAll(async () => {
-  server = await memoryApp({ withModel: true, memoryYaml: '  model: tiny\n  summaryDebounceSeconds: 3600' });
+  server = await memoryApp({ withModel: true, memoryYaml: '  model: tiny\n  summary_debounce_seconds: 3600' });
 });
 afterAll(async () => {
   await server.close();

@@ -1,8 +1,7 @@
 import { copyFile, mkdir, mkdtemp, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { clearGgufSummaryCache } from '../../../companion/src/models/gguf-metadata.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scanModels, type LocalModel, type ScanOptions } from '../../../companion/src/models/registry.js';
 import { chatMetadata, embeddingMetadata, writeGgufHeader } from '../../helpers/gguf-header.js';
 import { tinyModelPath } from '../../helpers/models.js';
@@ -15,10 +14,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await rm(root, { recursive: true, force: true });
-});
-
-beforeEach(() => {
-  clearGgufSummaryCache();
 });
 
 let counter = 0;

@@ -184,7 +184,7 @@ describe('response building', () => {
       input_tokens: 10,
       output_tokens: 3,
       total_tokens: 13,
-      input_tokens_details: { cached_tokens: 0 },
+      input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
       output_tokens_details: { reasoning_tokens: 0 },
     });
   });

@@ -55,6 +55,7 @@ export const chatCompletionBody = {
     n: { type: ['integer', 'null'], minimum: 1, maximum: 1 },
     logprobs: { type: ['boolean', 'null'] },
     parallel_tool_calls: { type: 'boolean' },
+    user: { type: 'string' },
     tools: {
       type: 'array',
       items: {
@@ -93,7 +94,7 @@ export const chatCompletionBody = {
         json_schema: {
           type: 'object',
           required: ['name'],
-          properties: { name: { type: 'string' }, schema: { type: 'object' }, strict: { type: ['boolean', 'null'] } },
+          properties: { name: { type: 'string' }, description: { type: 'string' }, schema: { type: 'object' }, strict: { type: ['boolean', 'null'] } },
         },
       },
     },

@@ -135,7 +135,12 @@ async function streamLocal(
     return;
   }
   const out = open(result.toolCalls.length > 0 && !result.text ? null : '');
-  if (signal.aborted) return out.end();
+  if (signal.aborted) {
+    // The client left (no one reads this) or the server is shutting down: then say so before ending.
+    if (services.shutdown.aborted)
+      out.data(new HearthError('server_busy', 'The server is shutting down; this reply was cut short.', { retryAfter: 5 }).toBody());
+    return out.end();
+  }
   recordAttribution(services, request, attribution, result.text);
   result.toolCalls.forEach((call, index) =>
     out.data(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }] })),

@@ -11,21 +11,22 @@ const when = (type: string, required: string[]) => ({
 
 /** A string, else an array checked item by item (if/else rather than anyOf, so errors name the failing field). */
 const stringOr = (schema: object) => ({ if: { type: 'string' }, else: schema });
-const textOrParts = stringOr({
-  type: 'array',
-  items: { type: 'object', required: ['type'], properties: { type: { type: 'string' }, text: { type: 'string' } } },
-});
+const part = { type: { type: 'string' }, text: { type: 'string' } };
+const textOrParts = (properties: object) => stringOr({ type: 'array', items: { type: 'object', required: ['type'], properties } });
 
 const inputItem = {
   type: 'object',
   properties: {
     type: { type: 'string' },
+    id: { type: 'string' },
+    status: { type: 'string' },
     role: { enum: ['user', 'assistant', 'system', 'developer'] },
-    content: textOrParts,
+    // Assistant messages from an earlier response's output carry output_text parts with annotations.
+    content: textOrParts({ ...part, annotations: { type: 'array' } }),
     call_id: { type: 'string', minLength: 1 },
     name: { type: 'string' },
     arguments: { type: 'string' },
-    output: textOrParts,
+    output: textOrParts(part),
   },
   allOf: [
     // A message may omit its type.

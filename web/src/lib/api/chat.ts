@@ -41,7 +41,9 @@ export async function streamChat({ model, messages, signal, onDelta, ...sampling
     } catch {
       throw new ApiError(response.status, 'invalid_response', `The companion sent an event that is not JSON: ${data.slice(0, 80)}`);
     }
-    if (isErrorBody(chunk)) throw fromErrorBody(response.status, chunk);
+    // An error inside a stream comes with the stream's 200; one of the server's own (the companion shutting
+    // down, a failed generation) counts as a 5xx, so the caller checks whether the companion is still there.
+    if (isErrorBody(chunk)) throw fromErrorBody(chunk.error.type === 'server_error' ? 503 : response.status, chunk);
     const choice = chunk.choices[0];
     const delta = choice?.delta.content;
     if (delta) {

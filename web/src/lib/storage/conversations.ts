@@ -68,21 +68,12 @@ export async function listConversations(): Promise<Conversation[]> {
   return (await (await db()).getAllFromIndex('conversations', 'updatedAt')).reverse();
 }
 
-export async function getConversation(id: string): Promise<Conversation | undefined> {
-  return (await db()).get('conversations', id);
-}
-
 export async function saveConversation(conversation: Conversation): Promise<void> {
   await (await db()).put('conversations', conversation);
 }
 
 export async function deleteConversation(id: string): Promise<void> {
   await (await db()).delete('conversations', id);
-}
-
-/** For tests: forget the open connection (e.g. after replacing indexedDB). */
-export function resetConnection(): void {
-  database = null;
 }
 
 export function newId(prefix: string): string {

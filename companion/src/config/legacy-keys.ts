@@ -1,0 +1,80 @@
+import { isMap, isScalar, isSeq, type Document } from 'yaml';
+import { isPlainObject } from './merge.js';
+
+/**
+ * Keys that were once spelled in camelCase. The old spellings are still read, each with one
+ * warning naming the new key, so a configuration written for an earlier Hearth keeps working.
+ */
+const RENAMED: { section: string; list: boolean; keys: Record<string, string> }[] = [
+  {
+    section: 'memory',
+    list: false,
+    keys: {
+      memoryBudgetTokens: 'memory_budget_tokens',
+      summaryDebounceSeconds: 'summary_debounce_seconds',
+      consolidationIntervalHours: 'consolidation_interval_hours',
+      salienceFloor: 'salience_floor',
+      episodeRetentionDays: 'episode_retention_days',
+    },
+  },
+  {
+    section: 'mcp_services',
+    list: true,
+    keys: { autoConnect: 'auto_connect', discoveryTimeoutMs: 'discovery_timeout_ms', toolCallTimeoutMs: 'tool_call_timeout_ms' },
+  },
+];
+
+type Json = Record<string, unknown>;
+
+/** Each object that may hold old spellings, with the path warnings name it by. */
+function holders(document: Json): { path: string; holder: Json; keys: Record<string, string> }[] {
+  return RENAMED.flatMap(({ section, list, keys }) => {
+    const value = document[section];
+    if (!list) return isPlainObject(value) ? [{ path: section, holder: value, keys }] : [];
+    if (!Array.isArray(value)) return [];
+    return value.flatMap((item, index) => (isPlainObject(item) ? [{ path: `${section}[${index}]`, holder: item, keys }] : []));
+  });
+}
+
+function warning(path: string, old: string, key: string, both: boolean): string {
+  return both
+    ? `${path}.${old} is ignored: ${path}.${key}, its new spelling, is also set. Remove ${old}.`
+    : `${path}.${old} is now spelled ${path}.${key}; the old spelling still works for now. Rename it.`;
+}
+
+/**
+ * Renames old spellings in a parsed document (in place) and returns one warning per renamed key.
+ * When both spellings are present the new one wins.
+ */
+export function renameLegacyKeys(document: unknown): string[] {
+  if (!isPlainObject(document)) return [];
+  const warnings: string[] = [];
+  for (const { path, holder, keys } of holders(document)) {
+    for (const [old, key] of Object.entries(keys)) {
+      if (!(old in holder)) continue;
+      const both = key in holder;
+      warnings.push(warning(path, old, key, both));
+      if (!both) holder[key] = holder[old];
+      delete holder[old];
+    }
+  }
+  return warnings;
+}
+
+/** The same renaming on a YAML document, keeping every comment and the layout around the keys. */
+export function renameLegacyKeysInYaml(document: Document): void {
+  for (const { section, list, keys } of RENAMED) {
+    const node = document.get(section, true);
+    const maps = list ? (isSeq(node) ? node.items : []) : [node];
+    for (const map of maps) {
+      if (!isMap(map)) continue;
+      for (const pair of [...map.items]) {
+        const name = isScalar(pair.key) ? pair.key.value : pair.key;
+        if (typeof name !== 'string' || !(name in keys)) continue;
+        const key = keys[name]!;
+        if (map.has(key)) map.delete(name);
+        else if (isScalar(pair.key)) pair.key.value = key;
+      }
+    }
+  }
+}
