@@ -159,6 +159,19 @@ describe('the Agents screen', () => {
       await screenshot(page, `agents-run-${name}`);
       const { scroll, width } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth }));
       expect(scroll, name).toBeLessThanOrEqual(width);
+      // Every screen's link is in sight: the navigation wraps, it never scrolls sideways.
+      const links = await page
+        .getByRole('navigation', { name: 'Main' })
+        .getByRole('link')
+        .evaluateAll((elements) =>
+          elements.map((element) => {
+            const box = element.getBoundingClientRect();
+            const list = element.closest('ul')!;
+            return { left: box.left, right: box.right, scrolls: list.scrollWidth > list.clientWidth };
+          }),
+        );
+      expect(links.length, name).toBe(6);
+      for (const link of links) expect(link.left >= 0 && link.right <= width && !link.scrolls, `${name}: ${JSON.stringify(link)}`).toBe(true);
       await page.getByRole('button', { name: 'Edit' }).click();
       await screenshot(page, `agents-editor-${name}`);
       await page.locator('form.editor').getByRole('button', { name: 'Cancel' }).click();

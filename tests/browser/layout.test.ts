@@ -98,7 +98,14 @@ describe('first paint', () => {
       ['/server', 'Server'],
     ] as const) {
       await page.goto(`${server.url}${path}`);
-      expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allInnerTexts()).toEqual(['Chat', 'Models', 'Memory', 'Images', 'Server']);
+      expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allInnerTexts()).toEqual([
+        'Chat',
+        'Models',
+        'Memory',
+        'Images',
+        'Agents',
+        'Server',
+      ]);
       expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe(heading);
     }
     await page.goto(server.url);

@@ -1,10 +1,12 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkDocument } from '../../../companion/src/config/document.js';
+import { parse } from 'yaml';
+import { checkDocument, loadConfigFile } from '../../../companion/src/config/document.js';
 import { checkAgentId } from '../../../companion/src/memory/validate.js';
 import { testApp } from '../../helpers/app.js';
+import { newDataDir } from '../../helpers/server.js';
 
 describe('agent definitions in the configuration document', () => {
   it('fills in the defaults', () => {
@@ -96,5 +98,54 @@ describe('plan and apply of agents', () => {
     });
     expect(applied.statusCode).toBe(200);
     expect((await app.app.inject({ method: 'GET', url: '/agents/fresh' })).json()).toMatchObject({ id: 'fresh', name: 'Fresh' });
+  });
+});
+
+describe('agents in config.yaml', () => {
+  const USER_FILE = `version: 1
+# My agents.
+agents:
+  - id: helper          # the one I use most
+    name: Helper
+    instructions: Be brief.
+    tools: [current_time]
+    tool_overrides: { current_time: ask }
+`;
+  let app: Awaited<ReturnType<typeof testApp>>;
+  let configFile: string;
+
+  beforeAll(async () => {
+    const dataDir = await newDataDir(false);
+    configFile = join(dataDir, 'config.yaml');
+    writeFileSync(configFile, USER_FILE);
+    app = await testApp({ dataDir, withModel: false });
+  });
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('apply edits the agents in place: comments stay, a new agent is written without its defaults, and the file loads as what was applied', async () => {
+    const current = structuredClone(app.services.config);
+    const [helper] = current.agents;
+    const agents = [
+      { ...helper, instructions: 'Be very brief.', tool_overrides: {} },
+      { id: 'second', name: 'Second', tools: ['current_time'], max_steps: 12 },
+    ];
+    const applied = await app.app.inject({ method: 'POST', url: '/admin/config/apply', payload: { document: { ...current, agents }, prune: true } });
+    expect(applied.statusCode, applied.body).toBe(200);
+    const text = readFileSync(configFile, 'utf8');
+    expect(text).toContain('# My agents.');
+    expect(text).toMatch(/- id: helper +# the one I use most\n/);
+    expect(text).toContain('instructions: Be very brief.');
+    expect(text).not.toContain('current_time: ask');
+    // The new agent carries only what differs from the defaults.
+    const second = (parse(text) as { agents: Record<string, unknown>[] }).agents[1];
+    expect(second).toEqual({ id: 'second', name: 'Second', tools: ['current_time'], max_steps: 12 });
+    expect(loadConfigFile(configFile)).toEqual(app.services.config);
+    expect(app.services.config.agents.map((agent) => [agent.id, agent.max_steps, agent.tool_overrides])).toEqual([
+      ['helper', 30, {}],
+      ['second', 12, {}],
+    ]);
   });
 });
