@@ -97,7 +97,12 @@ describe('the Devices screen', () => {
         await page.getByLabel('Pairing code').waitFor();
         const { scroll, width } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth }));
         expect(scroll).toBeLessThanOrEqual(width);
-        await screenshot(page, `devices-${name}-${scheme}`);
+        // The seven screens of the main navigation sit on one line, every one in sight.
+        const boxes = await Promise.all((await page.getByRole('navigation', { name: 'Main' }).getByRole('link').all()).map((link) => link.boundingBox()));
+        expect(boxes).toHaveLength(7);
+        expect(new Set(boxes.map((box) => Math.round(box!.y))).size).toBe(1);
+        for (const box of boxes) expect(box!.x + box!.width).toBeLessThanOrEqual(width);
+        await screenshot(page, `devices-${name}-${scheme}`, { fullPage: true });
       });
     }
   }

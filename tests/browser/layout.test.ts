@@ -95,6 +95,7 @@ describe('first paint', () => {
       ['/models', 'Models'],
       ['/memory', 'Memory'],
       ['/images', 'Images'],
+      ['/devices', 'Devices'],
       ['/server', 'Server'],
     ] as const) {
       await page.goto(`${server.url}${path}`);
@@ -104,6 +105,7 @@ describe('first paint', () => {
         'Memory',
         'Images',
         'Agents',
+        'Devices',
         'Server',
       ]);
       expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe(heading);
