@@ -14,17 +14,18 @@
  * (the same machine, the same clock; millisecond resolution). Throughput is events per second
  * from the first event read to the last.
  */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
-import { cpus, loadavg } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import type { AgentRunEvent } from '#shared/api/agents.js';
+import type { PairingCode } from '#shared/api/remote.js';
+import { credentialSecretName } from '../companion/src/remote/hosts.js';
 import { readEvents } from '../companion/src/remote/sse-reader.js';
 import { startScriptedProvider } from '../tests/fixtures/scripted-provider.js';
-import { addRemote, deviceCredential, hostCertificate, pairingCode, startHost } from '../tests/helpers/remote.js';
-import { startServer } from '../tests/helpers/server.js';
+import { cleanEnv, HEARTH_BIN, runNode, spawnListening } from '../tests/helpers/hearth-process.js';
 
 const { values } = parseArgs({ options: { words: { type: 'string', default: '400' }, rounds: { type: 'string', default: '5' } } });
 const words = Number(values.words);
@@ -36,12 +37,31 @@ provider.setScript((_body, index) =>
   index % 3 < 2 ? { tool_calls: [{ name: 'current_time', arguments: {} }] } : { content: Array.from({ length: words }, (_, n) => `w${n}`).join(' ') },
 );
 const agent = { id: 'bench', model: 'script/scripted', tools: ['current_time'], memory: { enabled: false } };
-const host = await startHost({ config: { providers: [{ name: 'script', base_url: provider.baseUrl, models: ['scripted'] }], agents: [agent] } });
-const device = await startServer({ withModel: false });
-const pairing = await pairingCode(host, ['bench']);
-const added = await addRemote(device, 'home', pairing);
-if (added.code !== 0) throw new Error(`pairing failed: ${added.stderr}`);
-const credential = deviceCredential(device, 'home');
+
+/** `hearth serve` on 127.0.0.1 with its own data folder and this configuration. */
+async function serve(document: Record<string, unknown>) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-remote-bench-'));
+  writeFileSync(join(dataDir, 'config.yaml'), JSON.stringify({ version: 1, ...document }));
+  const env = cleanEnv({ HEARTH_LOG_LEVEL: 'error' });
+  return { dataDir, ...(await spawnListening(HEARTH_BIN, ['serve', '--port', '0', '--data-dir', dataDir, '--no-external-models'], env)) };
+}
+
+async function cli(dataDir: string, args: string[]): Promise<string> {
+  const result = await runNode(HEARTH_BIN, [...args, '--data-dir', dataDir]);
+  if (result.code !== 0) throw new Error(`hearth ${args[0]} failed: ${result.stderr}`);
+  return result.stdout;
+}
+
+const host = await serve({
+  server: { remote: { enabled: true, host: '127.0.0.1', port: 0 } },
+  providers: [{ name: 'script', base_url: provider.baseUrl, models: ['scripted'] }],
+  agents: [agent],
+});
+const device = await serve({});
+const pairing = JSON.parse(await cli(host.dataDir, ['devices', 'pair', '--json', '--agents', 'bench'])) as PairingCode;
+await cli(device.dataDir, ['remote', 'add', 'home', pairing.url, '--code', pairing.code, '--fingerprint', pairing.fingerprint]);
+const secrets = JSON.parse(readFileSync(join(device.dataDir, 'secrets.json'), 'utf8')) as Record<string, string>;
+const credential = JSON.parse(secrets[credentialSecretName('home')]!) as { key: string; certificate: string; host_certificate: string };
 const hostDb = new Database(join(host.dataDir, 'hearth.db'), { readonly: true });
 
 interface Measured {
@@ -100,7 +120,7 @@ async function viaChannel(): Promise<Measured> {
   const response = await new Promise<Body>((resolve, reject) => {
     const outgoing = httpsRequest(new URL('/agents/bench/run', pairing.url), {
       method: 'POST',
-      ca: hostCertificate(host),
+      ca: credential.host_certificate,
       key: credential.key,
       cert: credential.certificate,
       minVersion: 'TLSv1.3',
