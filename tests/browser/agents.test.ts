@@ -170,7 +170,7 @@ describe('the Agents screen', () => {
             return { left: box.left, right: box.right, scrolls: list.scrollWidth > list.clientWidth };
           }),
         );
-      expect(links.length, name).toBe(6);
+      expect(links.length, name).toBe(7);
       for (const link of links) expect(link.left >= 0 && link.right <= width && !link.scrolls, `${name}: ${JSON.stringify(link)}`).toBe(true);
       await page.getByRole('button', { name: 'Edit' }).click();
       await screenshot(page, `agents-editor-${name}`);
