@@ -75,6 +75,9 @@ describe('a paired host’s agents on the device', () => {
     const listed = (await (await fetch(`${device.url}/agents`)).json()) as AgentList;
     expect(listed.data.map((agent) => [agent.id, agent.source])).toEqual([['home/asker', 'remote']]);
     expect(listed.data[0]).toMatchObject({ model: 'script/scripted', workspace: null, tool_policy: { write: 'ask' } });
+    const one = (await (await fetch(`${device.url}/agents/home%2Fasker`)).json()) as AgentList['data'][number];
+    expect(one).toMatchObject({ id: 'home/asker', source: 'remote' });
+    expect((await fetch(`${device.url}/agents/home%2Fprivate`)).status).toBe(400);
   });
 
   it('runs it with events streamed over mutual TLS; the approval is decided on the host', async () => {

@@ -156,7 +156,11 @@ export class AgentService {
     return { run: structuredClone(live.run), finished: live.finished };
   }
 
-  /** Refuses a second run in a conversation that has one under way. */
+  /** Refuses a second run in a conversation that has one under way (asked before work elsewhere is started). */
+  assertConversationFree(agentId: string, conversationId: string | undefined): void {
+    if (conversationId !== undefined) this.assertFree(`${agentId}\n${conversationId}`);
+  }
+
   private assertFree(key: string): void {
     const holder = this.busy.get(key);
     if (holder)

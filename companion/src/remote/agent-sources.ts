@@ -1,6 +1,7 @@
 import type { AgentRecord, AgentRun, AgentRunRequest } from '#shared/api/agents.js';
 import type { ConfigDocument } from '#shared/api/config.js';
 import { inputMessages } from '../agents/definitions.js';
+import { HearthError } from '../errors.js';
 import type { AgentService } from '../agents/service.js';
 import type { CloudAgents } from '../cloud/agents.js';
 import { cloudRecord, driveCloudRun } from '../cloud/run.js';
@@ -54,6 +55,16 @@ export class AgentSources {
     });
   }
 
+  /** One agent elsewhere as GET /agents lists it; 400 agent_not_found when no reachable host or workspace has it. */
+  async find(id: string): Promise<AgentRecord> {
+    const found = (await this.list()).find((agent) => agent.id === id);
+    if (!found)
+      throw new HearthError('agent_not_found', `No agent has the id "${id}" (its host or workspace may be unreachable). List agents with GET /agents.`, {
+        param: 'id',
+      });
+    return found;
+  }
+
   /** Starts a run of an agent elsewhere; refusals (unknown host or agent, changed certificate, not signed in) are thrown. */
   async start(id: string, request: AgentRunRequest): Promise<{ run: AgentRun; finished: Promise<AgentRun> }> {
     const input = inputMessages(request.input);
@@ -67,6 +78,8 @@ export class AgentSources {
     const target = remoteAgentId(id);
     if (!target) return this.inputs.agents.start(id, request);
     const client = this.inputs.hosts.client(target.host);
+    // Refused here first, so a busy conversation never starts a run on the host that nobody follows.
+    this.inputs.agents.assertConversationFree(id, request.conversation_id);
     const response = await openRemoteRun(client, target.host, target.agent, { ...request, input });
     try {
       return this.inputs.agents.startDriven({ ...spec, model: `${target.host}/${target.agent}` }, (effects) =>

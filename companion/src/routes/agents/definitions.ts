@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { AgentList, AgentRecord } from '#shared/api/agents.js';
 import { agentRecord, findAgent } from '../../agents/definitions.js';
+import { AgentSources } from '../../remote/agent-sources.js';
 import type { RouteOptions } from '../plugin.js';
-import { agentParams } from './schemas.js';
+import { anyAgentParams } from './schemas.js';
 
 /** The configured agents (a key scoped to one agent sees only that one; the perimeter refuses it any other id). */
 export async function agentDefinitionRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
@@ -13,7 +14,7 @@ export async function agentDefinitionRoutes(app: FastifyInstance, { services }: 
     return { object: 'list', data: only ? local : [...local, ...(await services.agentSources.list())] };
   });
 
-  app.get<{ Params: { id: string } }>('/agents/:id', { schema: { params: agentParams } }, async (request): Promise<AgentRecord> =>
-    agentRecord(findAgent(services.config, request.params.id)),
+  app.get<{ Params: { id: string } }>('/agents/:id', { schema: { params: anyAgentParams } }, async (request): Promise<AgentRecord> =>
+    AgentSources.elsewhere(request.params.id) ? services.agentSources.find(request.params.id) : agentRecord(findAgent(services.config, request.params.id)),
   );
 }
