@@ -6,7 +6,7 @@ import type { AgentApprovalList, AgentList, AgentRun, AgentRunEvent } from '#sha
 import { readEvents } from '../../companion/src/remote/sse-reader.js';
 import { startScriptedProvider, type ScriptedProvider } from '../fixtures/scripted-provider.js';
 import { waitFor } from '../helpers/agents.js';
-import { addRemote, channelRequest, deviceCredential, hostCertificate, pairingCode, startHost } from '../helpers/remote.js';
+import { addRemote, channelRequest, deviceCredential, freePort, hostCertificate, pairingCode, startHost } from '../helpers/remote.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 
 /*
@@ -20,12 +20,15 @@ let provider: ScriptedProvider;
 let host: RunningServer;
 let device: RunningServer;
 let channelUrl: string;
+let channelPort: number;
 const workspace = mkdtempSync(join(tmpdir(), 'hearth-remote-ws-'));
 
 beforeAll(async () => {
   provider = await startScriptedProvider();
   const agent = { model: 'script/scripted', tools: ['write_file'], workspace, tool_policy: { write: 'ask' }, memory: { enabled: false } };
+  channelPort = await freePort();
   host = await startHost({
+    port: channelPort,
     config: {
       providers: [{ name: 'script', base_url: provider.baseUrl, models: ['scripted'] }],
       agents: [
@@ -168,6 +171,20 @@ describe('a paired host’s agents on the device', () => {
   });
 });
 
+describe('a cut stream', () => {
+  it('is picked up again from the last event when the host comes back', async () => {
+    provider.setScript([{ tool_calls: [{ name: 'write_file', arguments: { path: 'crash.txt', content: 'no' } }] }, { content: 'unused' }]);
+    const run = deviceRun('home/asker', 'write crash.txt');
+    await waitFor(() => run.events.find((event) => event.type === 'tool_call.approval_required'), 15_000, 'approval_required on the device');
+    // The host dies mid-run and starts again on the same channel: it marks the run interrupted, and the device reads that.
+    await host.stop('SIGKILL');
+    host = await startServer({ dataDir: host.dataDir, withModel: false });
+    const events = await run.done;
+    expect(events.map((event) => event.type)).toEqual(['run.created', 'tool_call.created', 'tool_call.approval_required', 'run.failed']);
+    expect((events.at(-1) as { error: { code: string } }).error.code).toBe('interrupted');
+  });
+});
+
 describe('revocation', () => {
   it('cuts an open stream at once; the device then says it is no longer paired', async () => {
     provider.setScript([{ tool_calls: [{ name: 'write_file', arguments: { path: 'cut.txt', content: 'no' } }] }, { content: 'unused' }]);
@@ -178,7 +195,10 @@ describe('revocation', () => {
     const events = await run.done;
     const end = events.at(-1)!;
     expect(end.type).toBe('run.failed');
-    expect((end as { error: { code: string; message: string } }).error).toMatchObject({ code: 'remote_connection_lost' });
+    expect((end as { error: { code: string; message: string } }).error).toMatchObject({
+      code: 'remote_host_not_paired',
+      message: expect.stringMatching(/stopped accepting this device during the run/),
+    });
     const again = await fetch(`${device.url}/agents/home%2Fasker/run`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

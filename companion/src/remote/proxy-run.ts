@@ -45,26 +45,66 @@ export async function openRemoteRun(client: ChannelClient, host: string, agent: 
   throw new HearthError('remote_host_refused', `The host "${host}" refused to run "${agent}": ${message}`);
 }
 
+/** Waits before each attempt to pick a cut stream up again (the host restarting, a network blip). */
+const RESUME_WAITS_MS = [500, 1000, 2000, 4000];
+
+/** Where following a host's run stands. */
+interface Following {
+  hostRun?: string;
+  /** The host's sequence number of the last event relayed. */
+  last: number;
+  response: IncomingMessage;
+  cancelSent: boolean;
+}
+
 /**
  * Follows a host's run stream into a run of this companion: its deltas, tool calls and approval
  * requests are re-emitted (approvals are decided on the host), its end becomes this run's end,
- * and cancelling here sends the cancel to the host.
+ * and cancelling here sends the cancel to the host. A stream cut before the end is picked up
+ * again from the last event (GET /agents/runs/{id}/events?after=N) a few times; a host that
+ * then refuses this device (revoked) ends the run with that reason.
  */
 export async function followRemoteRun(client: ChannelClient, host: string, response: IncomingMessage, effects: DriveEffects): Promise<DrivenOutcome> {
-  let hostRun: string | undefined;
-  let cancelSent = false;
+  const following: Following = { last: 0, response, cancelSent: false };
   const cancel = () => {
-    if (!hostRun || cancelSent) return;
-    cancelSent = true;
-    void client.json('POST', `/agents/runs/${hostRun}/cancel`).catch(() => undefined);
-    setTimeout(() => response.destroy(), CANCEL_GRACE_MS).unref();
+    if (!following.hostRun || following.cancelSent) return;
+    following.cancelSent = true;
+    void client.json('POST', `/agents/runs/${following.hostRun}/cancel`).catch(() => undefined);
+    setTimeout(() => following.response.destroy(), CANCEL_GRACE_MS).unref();
   };
   effects.signal.addEventListener('abort', cancel, { once: true });
   try {
-    for await (const sent of readEvents(response)) {
+    for (let attempt = 0; ; attempt++) {
+      const ended = await relay(following, effects, cancel);
+      if (ended) return ended;
+      if (effects.signal.aborted || !following.hostRun || attempt >= RESUME_WAITS_MS.length) break;
+      await new Promise((resolve) => setTimeout(resolve, RESUME_WAITS_MS[attempt]));
+      // Unreachable: try again; refused (revoked) or another certificate: that is the end.
+      const resumed = await resume(client, host, following).catch((error: unknown) =>
+        error instanceof HearthError && error.code !== 'remote_host_unreachable' ? error : undefined,
+      );
+      if (resumed instanceof HearthError) return failed(resumed.code, resumed.message);
+      if (resumed) following.response = resumed;
+    }
+  } finally {
+    effects.signal.removeEventListener('abort', cancel);
+  }
+  if (effects.signal.aborted) return { status: 'cancelled', outputText: '', steps: [], usage: zeroUsage() };
+  return failed(
+    'remote_connection_lost',
+    `The connection to "${host}" closed before the run ended and could not be picked up again.${following.hostRun ? ` The run ${following.hostRun} on the host may go on.` : ''}`,
+  );
+}
+
+/** Relays one response's events; resolves with the outcome at the host's end, or undefined when the stream stops first. */
+async function relay(following: Following, effects: DriveEffects, cancel: () => void): Promise<DrivenOutcome | undefined> {
+  try {
+    for await (const sent of readEvents(following.response)) {
       const event = JSON.parse(sent.data) as AgentRunEvent;
+      if (event.sequence <= following.last) continue;
+      following.last = event.sequence;
       if (event.type === 'run.created') {
-        hostRun = event.run.id;
+        following.hostRun = event.run.id;
         if (effects.signal.aborted) cancel();
       } else if (event.type === 'run.completed' || event.type === 'run.failed' || event.type === 'run.cancelled') {
         return outcomeOf(event.run);
@@ -74,21 +114,26 @@ export async function followRemoteRun(client: ChannelClient, host: string, respo
       }
     }
   } catch {
-    // The connection was cut (revoked, host stopped, network): said below.
-  } finally {
-    effects.signal.removeEventListener('abort', cancel);
+    // The connection was cut (revoked, host stopped, network): the caller tries to pick it up again.
   }
-  if (effects.signal.aborted) return { status: 'cancelled', outputText: '', steps: [], usage: zeroUsage() };
-  return {
-    status: 'failed',
-    outputText: '',
-    steps: [],
-    usage: zeroUsage(),
-    error: {
-      code: 'remote_connection_lost',
-      message: `The connection to "${host}" closed before the run ended (the host stopped, or revoked this device).${hostRun ? ` The run ${hostRun} on the host may go on.` : ''}`,
-    },
-  };
+  return undefined;
+}
+
+/** Asks the host for the run's events after the last one relayed; undefined when it cannot be reached. */
+async function resume(client: ChannelClient, host: string, following: Following): Promise<IncomingMessage | undefined> {
+  const response = await client.request('GET', `/agents/runs/${following.hostRun}/events?after=${following.last}`, { accept: 'text/event-stream' });
+  if (response.statusCode === 200) return response;
+  response.resume();
+  if (response.statusCode === 401)
+    throw new HearthError(
+      'remote_host_not_paired',
+      `The host "${host}" stopped accepting this device during the run (revoked there). Pair again to use it; the run ${following.hostRun} on the host may go on.`,
+    );
+  return undefined;
+}
+
+function failed(code: string, message: string): DrivenOutcome {
+  return { status: 'failed', outputText: '', steps: [], usage: zeroUsage(), error: { code, message } };
 }
 
 function outcomeOf(run: AgentRun): DrivenOutcome {
