@@ -24,15 +24,18 @@ export class BatchSteps {
 
   constructor(private readonly now: () => number = () => performance.now()) {}
 
-  record(step: BatchStep): void {
+  /** Counts a step; returns how long it took from the previous step's end, unless the model was idle between them. */
+  record(step: BatchStep): number | undefined {
     const at = this.now();
     this.count++;
+    let interval: number | undefined;
     if (this.lastEnd !== undefined && at - this.lastEnd < IDLE_GAP_MS) {
-      const interval = at - this.lastEnd;
+      interval = at - this.lastEnd;
       this.intervalMs = this.intervalMs === undefined ? interval : this.intervalMs * 0.8 + interval * 0.2;
     }
     this.lastEnd = at;
     for (const listener of this.listeners) listener(step);
+    return interval;
   }
 
   /** Milliseconds per step while the model is busy, once measured. */

@@ -246,8 +246,8 @@ export class Engine {
         batching: {
           threadsForBatch: tuner ? (tokens) => tuner.threadsFor(tokens) : undefined,
           onBatchDecoded: (step) => {
-            tuner?.record(step);
-            steps.record(step);
+            const stepMs = steps.record(step);
+            tuner?.record({ ...step, stepMs });
           },
         },
       });

@@ -5,6 +5,11 @@ export interface DecodedStep {
   tokens: number;
   threads: number;
   decodeMs: number;
+  /**
+   * The whole step, from the previous step's end to this one's: decode, sampling and the
+   * JavaScript between steps (absent after an idle pause). Preferred over decodeMs when given.
+   */
+  stepMs?: number;
 }
 
 export interface ThreadTunerOptions {
@@ -53,6 +58,20 @@ const LIVE_WINDOW = 16;
 const HOPELESS = 3;
 /** The chosen count running this much slower than its trial figure starts a new trial. */
 const DRIFT = 1.5;
+/**
+ * More threads must decode at least this much faster per token to be chosen. Their cost does not
+ * all show in the decode time: on two cores a second decode thread competes with sampling, the
+ * event loop and the clients, and one stream chosen at two threads for a 5 % faster decode ran at
+ * 100 tokens/s where one thread ran at 240.
+ */
+const NEAR_TIE = 1.25;
+/**
+ * A trial visits each candidate for this many consecutive steps and keeps all but the first: a
+ * step's whole time includes work the previous step left (with more threads, the event loop and
+ * the clients wait during the decode and catch up after it), so the first step of a visit still
+ * carries the previous candidate's cost.
+ */
+const VISIT = 3;
 
 /**
  * Chooses the thread count per batch size by measuring real decode steps. llama.cpp uses n_threads
@@ -61,7 +80,8 @@ const DRIFT = 1.5;
  * thread is often fastest for one stream while two win for eight. Each batch-size range runs a short
  * trial of every candidate (interleaved, so a passing load affects them alike) and keeps the fastest;
  * a new trial starts when the load average moves, or when the chosen count runs clearly slower than it
- * measured. The choice is always the fastest of the latest trial, never a count that measured slower.
+ * measured. The choice is the fewest threads within a near tie of the fastest count of the latest
+ * trial, never a count that measured clearly slower.
  */
 export class ThreadTuner {
   private readonly buckets = new Map<number, Bucket>();
@@ -100,7 +120,7 @@ export class ThreadTuner {
     const bucket = this.bucket(tokens);
     if (!bucket.trial && this.shouldRetry(bucket)) this.startTrial(bucket);
     const trial = bucket.trial;
-    if (trial) return trial.order[trial.next % trial.order.length]!;
+    if (trial) return trial.order[Math.floor(trial.next / VISIT) % trial.order.length]!;
     const allowed = this.allowed();
     return allowed.includes(bucket.choice) ? bucket.choice : allowed.at(-1)!;
   }
@@ -125,7 +145,7 @@ export class ThreadTuner {
   record(step: DecodedStep): void {
     if (step.tokens <= 0 || !(step.decodeMs >= 0)) return;
     const bucket = this.bucket(step.tokens);
-    const msPerToken = step.decodeMs / step.tokens;
+    const msPerToken = (step.stepMs ?? step.decodeMs) / step.tokens;
     const trial = bucket.trial;
     if (!trial) {
       if (step.threads !== bucket.choice) return;
@@ -134,11 +154,13 @@ export class ThreadTuner {
       return;
     }
     if (!trial.order.includes(step.threads)) return;
+    const firstOfVisit = trial.next % VISIT === 0;
+    trial.next++;
+    if (firstOfVisit) return;
     const samples = trial.samples.get(step.threads) ?? [];
     samples.push(msPerToken);
     trial.samples.set(step.threads, samples);
-    trial.next++;
-    // Stop trying a count that runs several times slower than the best one: one step of it is enough.
+    // Stop trying a count that runs several times slower than the best one: one measured step of it is enough.
     const best = Math.min(...[...trial.samples.values()].map(median));
     trial.order = trial.order.filter((count) => !(median(trial.samples.get(count) ?? [0]) > best * HOPELESS));
     if (trial.order.every((count) => (trial.samples.get(count)?.length ?? 0) >= this.trialSteps)) this.finishTrial(bucket);
@@ -180,7 +202,8 @@ export class ThreadTuner {
   private finishTrial(bucket: Bucket): void {
     const trial = bucket.trial!;
     bucket.measured = new Map([...trial.samples].map(([count, samples]) => [count, median(samples)]));
-    bucket.choice = [...bucket.measured].reduce((best, next) => (next[1] < best[1] ? next : best))[0];
+    const fastest = Math.min(...bucket.measured.values());
+    bucket.choice = Math.min(...[...bucket.measured].filter(([, ms]) => ms <= fastest * NEAR_TIE).map(([count]) => count));
     bucket.trial = undefined;
     bucket.live = [];
     bucket.trials++;
