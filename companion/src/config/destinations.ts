@@ -15,7 +15,7 @@ export function secretDestinations(document: ConfigDocument): Set<string> {
     for (const value of values) if (typeof value === 'string' && REFERENCE.test(value)) pairs.add(`${value} -> ${origin}`);
   };
   for (const provider of document.providers) add(provider.base_url, [provider.api_key, ...Object.values(provider.headers ?? {})]);
-  add(document.images.hosted.base_url, [document.images.hosted.api_key]);
+  for (const media of document.media_providers ?? []) add(media.base_url, [media.api_key, ...Object.values(media.headers ?? {})]);
   for (const service of document.mcp_services) {
     if (service.transport !== 'http') continue;
     const auth = service.auth as { token?: string; headers?: Record<string, string>; client_secret?: string };
@@ -51,8 +51,8 @@ export function credentialsInUrls(document: Record<string, unknown>): string[] {
   };
   const providers = Array.isArray(document.providers) ? (document.providers as { base_url?: unknown }[]) : [];
   providers.forEach((provider, index) => check(`providers[${index}].base_url`, provider?.base_url));
-  const images = document.images as { hosted?: { base_url?: unknown } } | undefined;
-  check('images.hosted.base_url', images?.hosted?.base_url);
+  const media = Array.isArray(document.media_providers) ? (document.media_providers as { base_url?: unknown }[]) : [];
+  media.forEach((provider, index) => check(`media_providers[${index}].base_url`, provider?.base_url));
   return problems;
 }
 

@@ -4,6 +4,7 @@ import { isPlainObject } from './merge.js';
 /**
  * Keys that were once spelled in camelCase. The old spellings are still read, each with one
  * warning naming the new key, so a configuration written for an earlier Hearth keeps working.
+ * Retired keys (below) are dropped the same way, with a warning naming what replaced them.
  */
 const RENAMED: { section: string; list: boolean; keys: Record<string, string> }[] = [
   {
@@ -24,7 +25,19 @@ const RENAMED: { section: string; list: boolean; keys: Record<string, string> }[
   },
 ];
 
+/** Keys that no longer do anything: dropped with one warning saying where the setting lives now. */
+const RETIRED: { path: string[]; key: string; instead: string }[] = [
+  { path: ['images', 'hosted'], key: 'base_url', instead: 'a hosted media endpoint is media_providers[].base_url' },
+  { path: ['images', 'hosted'], key: 'api_key', instead: 'a hosted media key is media_providers[].api_key' },
+];
+
 type Json = Record<string, unknown>;
+
+function retiredHolder(document: Json, path: string[]): Json | undefined {
+  let value: unknown = document;
+  for (const part of path) value = isPlainObject(value) ? value[part] : undefined;
+  return isPlainObject(value) ? value : undefined;
+}
 
 /** Each object that may hold old spellings, with the path warnings name it by. */
 function holders(document: Json): { path: string; holder: Json; keys: Record<string, string> }[] {
@@ -58,6 +71,12 @@ export function renameLegacyKeys(document: unknown): string[] {
       delete holder[old];
     }
   }
+  for (const { path, key, instead } of RETIRED) {
+    const holder = retiredHolder(document, path);
+    if (!holder || !(key in holder)) continue;
+    warnings.push(`${path.join('.')}.${key} is no longer used and is ignored: ${instead}. Remove it.`);
+    delete holder[key];
+  }
   return warnings;
 }
 
@@ -77,4 +96,5 @@ export function renameLegacyKeysInYaml(document: Document): void {
       }
     }
   }
+  for (const { path, key } of RETIRED) if (document.hasIn([...path, key])) document.deleteIn([...path, key]);
 }

@@ -189,8 +189,6 @@ export const configSchema = {
           properties: {
             // Paid hosted media generation; off unless deliberately enabled.
             enabled: { type: 'boolean', default: false },
-            base_url: { type: 'string', pattern: '^https?://[^\\s?#]+$' },
-            api_key: reference,
             monthly_budget_usd: { type: 'number', minimum: 0, default: 0 },
           },
         },

@@ -179,7 +179,8 @@ export interface MediaProviderSettings {
 
 export interface ImageSettings {
   dirs: string[];
-  hosted: { enabled: boolean; base_url?: string; api_key?: SecretReference; monthly_budget_usd: number };
+  /** Paid hosted media (the endpoints are media_providers): whether it may be used, and the month's budget. */
+  hosted: { enabled: boolean; monthly_budget_usd: number };
 }
 
 /** The class of a tool: what it can do, which decides who may use it (agents' tool_policy, `expose`). */

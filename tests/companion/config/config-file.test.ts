@@ -116,6 +116,26 @@ describe('old spellings of renamed keys', () => {
     expect(readFileSync(configFile, 'utf8')).toContain('  summary_debounce_seconds: 120\n');
   });
 
+  it('retired keys load with a warning naming what replaced them, and apply removes them from the file', async () => {
+    const file = join(dataDir, 'retired.yaml');
+    writeFileSync(file, 'version: 1\nimages:\n  hosted:\n    enabled: false\n    base_url: https://media.example/v1 # old\n    api_key: secret:MEDIA\n');
+    const heard: string[] = [];
+    expect(loadConfigFile(file, (warning) => heard.push(warning)).images.hosted).toEqual({ enabled: false, monthly_budget_usd: 0 });
+    expect(heard).toEqual([
+      `${file}: images.hosted.base_url is no longer used and is ignored: a hosted media endpoint is media_providers[].base_url. Remove it.`,
+      `${file}: images.hosted.api_key is no longer used and is ignored: a hosted media key is media_providers[].api_key. Remove it.`,
+    ]);
+    writeFileSync(configFile, `${USER_FILE}images:\n  hosted:\n    enabled: false\n    base_url: https://media.example/v1\n`);
+    const applied = await send('apply', { images: { hosted: { enabled: false, base_url: 'https://media.example/v1' } } });
+    expect(applied.warnings).toContain(
+      'images.hosted.base_url is no longer used and is ignored: a hosted media endpoint is media_providers[].base_url. Remove it.',
+    );
+    const text = readFileSync(configFile, 'utf8');
+    expect(text).not.toContain('base_url: https://media.example');
+    expect(text).toContain('# The end.\n');
+    expect(loadConfigFile(configFile)).toEqual(services.config);
+  });
+
   it('a document in the new spelling plans without warnings', async () => {
     expect((await send('plan', { memory: { summary_debounce_seconds: 120 } })).warnings).toEqual([]);
   });

@@ -26,6 +26,7 @@ beforeAll(async () => {
   const secrets = new SecretStore(dataPaths(dataDir).secrets);
   secrets.set('PROVIDER_KEY', 'sk-guard-0123456789abcdef');
   secrets.set('MCP_TOKEN', 'mcp-guard-0123456789abcdef');
+  secrets.set('VIDEO_KEY', 'sk-video-0123456789abcdef');
   ({ app, services, close } = await testApp({ dataDir, withModel: false }));
   originalText = readFileSync(services.paths.config, 'utf8');
   original = services.config;
@@ -135,6 +136,7 @@ describe('5: every field of a stdio service, and every widening of what callers 
 
 describe('11: a stored secret sent to a new host, and credentials in URLs', () => {
   const remote = { name: 'remote', base_url: 'https://api.remote.example/v1', api_key: 'secret:PROVIDER_KEY', models: ['m'] };
+  const video = { name: 'video', base_url: 'https://api.video.example/v1', api_key: 'secret:VIDEO_KEY', models: [{ id: 'sora-2', usd_per_second: 0.1 }] };
 
   it('re-pointing a provider that holds a secret at another host is high-risk', async () => {
     await applied({ providers: [remote] });
@@ -180,7 +182,14 @@ describe('11: a stored secret sent to a new host, and credentials in URLs', () =
       const problems = (response.json() as { error: { problems: { path: string; message: string }[] } }).error.problems;
       expect(problems).toEqual([{ path: 'providers[0].base_url', message: expect.stringMatching(/user|credential/) }]);
     }
-    const hosted = await post('plan', { images: { hosted: { enabled: false, base_url: 'https://u:p@media.example/v1', monthly_budget_usd: 0 } } });
-    expect(hosted.statusCode, hosted.body).toBe(400);
+    const media = await post('plan', { media_providers: [{ ...video, base_url: 'https://u:p@media.example/v1' }] });
+    expect(media.statusCode, media.body).toBe(400);
+    expect(media.body).toContain('media_providers[0].base_url');
+  });
+
+  it("re-pointing a hosted media provider's key at another host is high-risk", async () => {
+    await applied({ media_providers: [video] });
+    expect(await risksOf({ media_providers: [{ ...video, base_url: 'https://collector.evil.example/v1' }] })).toContain('secret_sent_to_new_host');
+    expect(await risksOf({ media_providers: [{ ...video, base_url: 'https://api.video.example/v2' }] })).not.toContain('secret_sent_to_new_host');
   });
 });
