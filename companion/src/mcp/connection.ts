@@ -28,8 +28,6 @@ export interface ConnectionContext {
   secrets: SecretAccess;
   log: Logger;
   version: string;
-  /** Called whenever the state or the tools of this service change. */
-  changed(): void;
   /** The service sent a log message (notifications/message). */
   logged?(message: LoggingMessageNotification['params']): void;
   /** The service's resources or prompts changed (list_changed). */
@@ -87,7 +85,6 @@ export class ServiceConnection {
     this.settings = next;
     if (!reconnect) {
       if (this.state === 'connected') this.publish();
-      this.context.changed();
       return;
     }
     await this.close();
@@ -366,7 +363,6 @@ export class ServiceConnection {
         `MCP service "${this.name}": refreshing its tools failed: ${this.clean(failure.message)}`,
       );
       this.warnings = [`Refreshing the tool list failed (${failure.layer}): ${this.clean(failure.message)}`];
-      this.context.changed();
     }
   }
 
@@ -428,7 +424,6 @@ export class ServiceConnection {
     if (!this.wanted || !this.settings.enabled) return;
     if (this.attempts >= MAX_ATTEMPTS) {
       this.message = `${this.message ?? ''} Gave up after ${this.attempts} attempts; reconnect with: hearth mcp reconnect ${this.name}`.trim();
-      this.context.changed();
       return;
     }
     const delay = Math.min(1000 * 2 ** Math.max(0, this.attempts - 1), MAX_BACKOFF_MS);
@@ -439,7 +434,6 @@ export class ServiceConnection {
       void this.connect();
     }, delay);
     this.retryTimer.unref();
-    this.context.changed();
   }
 
   private cancelRetry(): void {
@@ -454,12 +448,10 @@ export class ServiceConnection {
     this.layer = layer;
     this.message = message === null ? null : this.clean(message);
     if (state !== 'failed') this.cancelRetry();
-    this.context.changed();
   }
 
   private noteCall(tool: string, layer: McpCallFailure['layer'], message: string): void {
     this.lastCallError = { tool, layer, message: this.clean(message).slice(0, 1000), at: new Date().toISOString() };
-    this.context.changed();
   }
 
   /** A secret reference from the settings, resolved; an unset one fails the attempt (configuration). */

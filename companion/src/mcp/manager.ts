@@ -41,7 +41,6 @@ interface PendingLogin {
 export class McpManager {
   readonly catalog = new ToolCatalog();
   private readonly connections = new Map<string, ServiceConnection>();
-  private readonly listeners = new Set<() => void>();
   private readonly relays = new Set<(event: ServiceEvent) => void>();
   private readonly logins = new Map<string, PendingLogin>();
   private queue: Promise<void> = Promise.resolve();
@@ -82,7 +81,6 @@ export class McpManager {
         }
       }
       await Promise.all(work);
-      this.emit();
     });
     this.queue = this.queue.catch((error: unknown) => this.options.log.error({ err: error }, 'reconfiguring MCP services failed'));
   }
@@ -174,12 +172,6 @@ export class McpManager {
     return this.describe(connection);
   }
 
-  /** Listens to every change of state or catalog. */
-  onChange(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
   /** Ends every connection and process; nothing is left running. */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -187,7 +179,6 @@ export class McpManager {
     await this.queue.catch(() => undefined);
     await Promise.all([...this.connections.values()].map((connection) => connection.close()));
     this.logins.clear();
-    this.listeners.clear();
     this.relays.clear();
   }
 
@@ -197,7 +188,6 @@ export class McpManager {
       secrets: this.options.secrets,
       log: this.options.log,
       version: this.options.version,
-      changed: () => this.emit(),
       logged: (message) => this.relay({ service: settings.name, type: 'log', message }),
       listChanged: (kind) => this.relay({ service: settings.name, type: 'list_changed', kind }),
     });
@@ -228,16 +218,6 @@ export class McpManager {
     for (const listener of this.relays) {
       try {
         listener(event);
-      } catch {
-        // One listener's failure stays its own.
-      }
-    }
-  }
-
-  private emit(): void {
-    for (const listener of this.listeners) {
-      try {
-        listener();
       } catch {
         // One listener's failure stays its own.
       }
