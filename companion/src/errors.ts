@@ -29,6 +29,11 @@ export const ERRORS: Record<ErrorCode, ErrorRow> = {
   // 400 wherever an agent is named (path, X-Service-Agent-Id): the id the caller sent is not in GET /agents.
   agent_not_found: { status: 400, type: 'invalid_request_error', message: 'No agent has this id. List agents with GET /agents.' },
   run_not_found: { status: 404, type: 'invalid_request_error', message: 'No agent run has this id.' },
+  artifact_not_found: {
+    status: 404,
+    type: 'invalid_request_error',
+    message: 'This run has no artifact with this id. Artifacts are listed in its artifact.created events.',
+  },
   approval_not_found: { status: 404, type: 'invalid_request_error', message: 'No approval has this id. List pending ones with GET /agents/approvals.' },
   approval_decided: { status: 409, type: 'invalid_request_error', message: 'This approval was already decided or has expired.' },
   conversation_busy: {

@@ -137,6 +137,16 @@ describe('cloud workspace sign-in', () => {
     expect(done).toMatchObject({ agent_id: 'cloud:acme/writer', status: 'completed' });
     expect(done.output_text).toContain('You asked: tides');
     expect(readFileSync(join(server.dataDir, 'artifacts', artifacts[0]!.path), 'utf8')).toBe('# Draft\nYou asked: tides\nThe end.\n');
+    // Clients fetch an artifact through the run, as a download in its latest form.
+    const download = await fetch(`${server.url}/agents/runs/${done.id}/artifacts/${encodeURIComponent(artifacts[0]!.artifact_id)}`);
+    expect(download.status).toBe(200);
+    expect(await download.text()).toBe('# Draft\nYou asked: tides\nThe end.\n');
+    expect(download.headers.get('content-type')).toContain(artifacts.at(-2)!.media_type);
+    expect(download.headers.get('content-disposition')).toBe('attachment; filename="draft.md"');
+    expect(download.headers.get('x-content-type-options')).toBe('nosniff');
+    const missing = await fetch(`${server.url}/agents/runs/${done.id}/artifacts/nope`);
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { error: { code: string } }).error.code).toBe('artifact_not_found');
 
     // Polling (the card does not stream), answered as one run object.
     const polled = (await (await run('cloud:acme/summarizer', { input: 'the news' })).json()) as AgentRun;

@@ -1,6 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import type { AgentInputMessage, AgentRun, AgentRunEvent, AgentRunEventBody, AgentRunRequest, AgentRunSummary } from '#shared/api/agents.js';
+import type { AgentInputMessage, AgentRun, AgentRunEvent, AgentRunEventBody, AgentRunRequest, AgentRunSummary, RunArtifact } from '#shared/api/agents.js';
 import type { AgentSettings, ConfigDocument } from '#shared/api/config.js';
 import { HearthError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -225,6 +225,17 @@ export class AgentService {
 
   list(agentId: string, limit: number, before?: number): { runs: AgentRunSummary[]; hasMore: boolean } {
     return this.store.list(agentId, limit, before);
+  }
+
+  /** The latest stored form of one artifact of a run, as its last `artifact.created` event gave it. */
+  artifact(runId: string, artifactId: string): RunArtifact {
+    let found: RunArtifact | undefined;
+    for (let page = this.events(runId, 0), last = 0; page.length > 0; page = page.length < EVENT_PAGE ? [] : this.events(runId, last)) {
+      for (const event of page) if (event.type === 'artifact.created' && event.artifact.artifact_id === artifactId) found = event.artifact;
+      last = page.at(-1)!.sequence;
+    }
+    if (!found) throw new HearthError('artifact_not_found', `Run ${runId} has no artifact "${artifactId}".`);
+    return found;
   }
 
   /** A page of a run's events after `after`, oldest first. */

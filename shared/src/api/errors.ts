@@ -30,6 +30,7 @@ export const ERROR_CODES = [
   'mcp_service_not_found',
   'agent_not_found',
   'run_not_found',
+  'artifact_not_found',
   'approval_not_found',
   'approval_decided',
   'conversation_busy',

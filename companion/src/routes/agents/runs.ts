@@ -1,3 +1,5 @@
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { basename, resolve, sep } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentRun, AgentRunEventList, AgentRunList, AgentRunRequest } from '#shared/api/agents.js';
 import { findAgent } from '../../agents/definitions.js';
@@ -7,7 +9,7 @@ import { AgentSources } from '../../remote/agent-sources.js';
 import { openEventStream } from '../../http/sse.js';
 import type { Services } from '../../services.js';
 import type { RouteOptions } from '../plugin.js';
-import { anyAgentParams, eventsQuery, runBody, runParams, runsQuery } from './schemas.js';
+import { anyAgentParams, artifactParams, eventsQuery, runBody, runParams, runsQuery } from './schemas.js';
 
 /** Comment lines keep an idle stream (a run waiting for an approval) open through proxies. */
 const HEARTBEAT_MS = 15_000;
@@ -48,6 +50,26 @@ export async function runRoutes(app: FastifyInstance, { services }: RouteOptions
     async (request, reply): Promise<AgentRunEventList | undefined> => {
       const run = visibleRun(services, request, request.params.run_id);
       return runEvents(services, run.id, request, reply);
+    },
+  );
+
+  app.get<{ Params: { run_id: string; artifact_id: string } }>(
+    '/agents/runs/:run_id/artifacts/:artifact_id',
+    { schema: { params: artifactParams } },
+    async (request, reply) => {
+      const run = visibleRun(services, request, request.params.run_id);
+      const artifact = services.agents.artifact(run.id, request.params.artifact_id);
+      const root = resolve(services.paths.artifacts);
+      const path = resolve(root, artifact.path);
+      // The path was written by Hearth; still, nothing outside the artifacts folder is ever served.
+      if (!path.startsWith(root + sep) || !existsSync(path)) throw new HearthError('artifact_not_found', `The file of artifact "${artifact.name}" is gone.`);
+      return reply
+        .header('content-type', artifact.media_type)
+        .header('content-length', String(statSync(path).size))
+        .header('content-disposition', `attachment; filename="${basename(path)}"`)
+        .header('x-content-type-options', 'nosniff')
+        .header('content-security-policy', "default-src 'none'; sandbox")
+        .send(createReadStream(path));
     },
   );
 

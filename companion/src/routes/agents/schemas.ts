@@ -28,6 +28,12 @@ export const runParams = {
   properties: { run_id: { type: 'string', pattern: '^run_[A-Za-z0-9_-]{1,64}$' } },
 } as const;
 
+export const artifactParams = {
+  type: 'object',
+  required: ['run_id', 'artifact_id'],
+  properties: { run_id: runParams.properties.run_id, artifact_id: { type: 'string', minLength: 1, maxLength: 100 } },
+} as const;
+
 export const approvalParams = {
   type: 'object',
   required: ['approval_id'],
