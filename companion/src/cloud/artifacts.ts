@@ -33,7 +33,7 @@ export class ArtifactFolder {
       artifact_id: artifact.artifactId,
       name: artifact.name || artifact.artifactId,
       path: `${this.runId}/${file}`,
-      media_type: artifact.parts.find((part) => part.mediaType)?.mediaType || known?.media_type || 'application/octet-stream',
+      media_type: mediaType(artifact.parts.find((part) => part.mediaType)?.mediaType) ?? known?.media_type ?? 'application/octet-stream',
       size_bytes: statSync(target).size,
     };
     this.files.set(artifact.artifactId, stored);
@@ -57,6 +57,12 @@ export class ArtifactFolder {
     for (let n = 2; taken.has(`${this.runId}/${name}`); n++) name = `${n}-${base}`;
     return name;
   }
+}
+
+/** A peer's media type as a plain `type/subtype` (parameters dropped), or nothing: it becomes a response header. */
+function mediaType(value: string | undefined): string | undefined {
+  const essence = value?.split(';')[0]!.trim();
+  return essence && /^[A-Za-z0-9!#$&^_.+-]{1,64}\/[A-Za-z0-9!#$&^_.+-]{1,64}$/.test(essence) ? essence.toLowerCase() : undefined;
 }
 
 /** The text of an artifact's text parts (what a reader sees streaming). */
