@@ -1,5 +1,6 @@
 import { request, Agent } from 'node:http';
 import type { Run } from './direct.js';
+import { streamChat } from './streams.js';
 
 const streamAgent = new Agent({ keepAlive: true, maxSockets: 64 });
 
@@ -14,37 +15,14 @@ export async function httpRun(url: string, model: string, prompt: string, tokens
     messages: [{ role: 'user', content: prompt }],
   });
   const started = performance.now();
-  let first = 0;
-  const one = () =>
-    new Promise<number>((resolve, reject) => {
-      const call = request(
-        `${url}/v1/chat/completions`,
-        { method: 'POST', agent: streamAgent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-        (response) => {
-          let pending = '';
-          let completion = 0;
-          response.setEncoding('utf8');
-          response.on('data', (piece: string) => {
-            pending += piece;
-            const lines = pending.split('\n\n');
-            pending = lines.pop()!;
-            for (const line of lines) {
-              if (!line.startsWith('data: {')) continue;
-              const chunk = JSON.parse(line.slice(6)) as { choices: { delta: { content?: string } }[]; usage?: { completion_tokens: number } | null };
-              if (!first && chunk.choices[0]?.delta.content) first = performance.now() - started;
-              if (chunk.usage) completion = chunk.usage.completion_tokens;
-            }
-          });
-          response.on('end', () => resolve(completion));
-          response.on('error', reject);
-        },
-      );
-      call.on('error', reject);
-      call.end(body);
-    });
-  const counts = await Promise.all(Array.from({ length: streams }, one));
+  const results = await Promise.all(Array.from({ length: streams }, () => streamChat(url, body, streamAgent, started)));
   const seconds = (performance.now() - started) / 1000;
-  return { tokensPerSecond: counts.reduce((a, b) => a + b, 0) / seconds, firstTokenMs: first, threads: 0 };
+  const firsts = results.map((result) => result.firstMs).filter((ms) => ms > 0);
+  return {
+    tokensPerSecond: results.reduce((sum, result) => sum + result.tokens, 0) / seconds,
+    firstTokenMs: firsts.length ? Math.min(...firsts) : 0,
+    threads: 0,
+  };
 }
 
 /** Keep-alive GET requests from 8 concurrent loops for `ms` milliseconds. */

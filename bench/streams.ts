@@ -1,4 +1,4 @@
-import { request } from 'node:http';
+import { request, type Agent } from 'node:http';
 
 export interface StreamsRun {
   tokensPerSecond: number;
@@ -24,44 +24,53 @@ export function median(values: number[]): number {
  * `streams` streamed chat completions at once, each on a new connection with a unique prompt;
  * tokens counted from the usage each server reports.
  */
+/**
+ * One streamed chat completion over node:http, from `started`: the completion tokens the usage
+ * chunk reports and the time to the first content token. Rejects on a status other than 200.
+ */
+export function streamChat(url: string, body: string, agent: Agent | false, started: number): Promise<{ tokens: number; firstMs: number }> {
+  return new Promise((resolve, reject) => {
+    let firstMs = 0;
+    let completion = 0;
+    let pending = '';
+    const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(agent ? {} : { connection: 'close' }) };
+    const call = request(`${url}/v1/chat/completions`, { method: 'POST', agent, headers }, (response) => {
+      response.setEncoding('utf8');
+      response.on('data', (piece: string) => {
+        pending += piece;
+        const events = pending.split('\n\n');
+        pending = events.pop()!;
+        for (const event of events) {
+          if (!event.startsWith('data: {')) continue;
+          const chunk = JSON.parse(event.slice(6)) as { choices?: { delta?: { content?: string } }[]; usage?: { completion_tokens: number } | null };
+          if (!firstMs && chunk.choices?.[0]?.delta?.content) firstMs = performance.now() - started;
+          if (chunk.usage) completion = chunk.usage.completion_tokens;
+        }
+      });
+      response.on('end', () => (response.statusCode === 200 ? resolve({ tokens: completion, firstMs }) : reject(new Error(`HTTP ${response.statusCode}`))));
+      response.on('error', reject);
+    });
+    call.on('error', reject);
+    call.end(body);
+  });
+}
+
 export async function streamsRun(url: string, model: string, tokens: number, streams: number): Promise<StreamsRun> {
   const started = performance.now();
   const one = () =>
-    new Promise<{ tokens: number; firstMs: number }>((resolve, reject) => {
-      const body = JSON.stringify({
+    streamChat(
+      url,
+      JSON.stringify({
         model,
         stream: true,
         stream_options: { include_usage: true },
         max_tokens: tokens,
         temperature: 0.8,
         messages: [{ role: 'user', content: uniquePrompt() }],
-      });
-      let firstMs = 0;
-      let completion = 0;
-      let pending = '';
-      const call = request(
-        `${url}/v1/chat/completions`,
-        { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' } },
-        (response) => {
-          response.setEncoding('utf8');
-          response.on('data', (piece: string) => {
-            pending += piece;
-            const events = pending.split('\n\n');
-            pending = events.pop()!;
-            for (const event of events) {
-              if (!event.startsWith('data: {')) continue;
-              const chunk = JSON.parse(event.slice(6)) as { choices?: { delta?: { content?: string } }[]; usage?: { completion_tokens: number } | null };
-              if (!firstMs && chunk.choices?.[0]?.delta?.content) firstMs = performance.now() - started;
-              if (chunk.usage) completion = chunk.usage.completion_tokens;
-            }
-          });
-          response.on('end', () => (response.statusCode === 200 ? resolve({ tokens: completion, firstMs }) : reject(new Error(`HTTP ${response.statusCode}`))));
-          response.on('error', reject);
-        },
-      );
-      call.on('error', reject);
-      call.end(body);
-    });
+      }),
+      false,
+      started,
+    );
   const results = await Promise.all(Array.from({ length: streams }, one));
   const seconds = (performance.now() - started) / 1000;
   const total = results.reduce((sum, result) => sum + result.tokens, 0);
