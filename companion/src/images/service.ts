@@ -115,6 +115,6 @@ export class ImageService {
 
   async close(): Promise<void> {
     await this.jobs.close();
-    await this.engines.release(false);
+    await this.engines.close();
   }
 }

@@ -4,7 +4,8 @@
  * queued behind a cancelled one starts only once the cancelled one has actually stopped (its
  * engine confirmed, between two steps). Provider jobs run at once, beside the local ones.
  */
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ErrorBody } from '#shared/api/errors.js';
 import type { ImageData, ImageJob, ImageJobResult, ImageResponse, ImageStreamEvent } from '#shared/api/images.js';
@@ -186,7 +187,13 @@ export class ImageJobManager {
           : undefined,
       });
       active.controller.signal.throwIfAborted();
-      const response = this.saveResults(id, outputs, options);
+      const { response, results } = await this.saveResults(id, outputs, options);
+      if (active.controller.signal.aborted) {
+        // Cancelled while its files were being written: nothing is kept.
+        await rm(join(this.options.imagesDir, id), { recursive: true, force: true });
+        return this.finishStopped(active);
+      }
+      this.options.store.complete(id, results);
       this.active.delete(id);
       active.emit({ type: 'image.completed', ...response });
       active.settle({ response });
@@ -218,22 +225,22 @@ export class ImageJobManager {
     active.settle({ error: new HearthError('job_cancelled', why) });
   }
 
-  /** Results go under <data>/images/<job>/; a preview never does. Written whole, then renamed. */
-  private saveResults(id: string, outputs: RunOutput[], options: SubmitOptions): ImageResponse {
+  /** Results go under <data>/images/<job>/; a preview never does. Written whole, then renamed, off the event loop. */
+  private async saveResults(id: string, outputs: RunOutput[], options: SubmitOptions): Promise<{ response: ImageResponse; results: ImageJobResult[] }> {
     const folder = join(this.options.imagesDir, id);
-    mkdirSync(folder, { recursive: true, mode: 0o700 });
-    const results: ImageJobResult[] = outputs.map((output, index) => {
+    await mkdir(folder, { recursive: true, mode: 0o700 });
+    const results: ImageJobResult[] = [];
+    for (const [index, output] of outputs.entries()) {
       const file = join(folder, `${index}.png`);
-      writeFileSync(`${file}.tmp`, output.png);
-      renameSync(`${file}.tmp`, file);
-      return { url: `/v1/images/files/${id}/${index}.png`, width: output.width, height: output.height, seed: output.seed };
-    });
-    this.options.store.complete(id, results);
+      await writeFile(`${file}.tmp`, output.png);
+      await rename(`${file}.tmp`, file);
+      results.push({ url: `/v1/images/files/${id}/${index}.png`, width: output.width, height: output.height, seed: output.seed });
+    }
     const data: ImageData[] = outputs.map((output, index) =>
       options.responseFormat === 'url'
         ? { url: `${options.origin ?? ''}${results[index]!.url}`, seed: output.seed, width: output.width, height: output.height }
         : { b64_json: output.png.toString('base64'), seed: output.seed, width: output.width, height: output.height },
     );
-    return { created: Math.floor(Date.now() / 1000), data, job_id: id };
+    return { response: { created: Math.floor(Date.now() / 1000), data, job_id: id }, results };
   }
 }
