@@ -15,7 +15,7 @@ import type { Logger } from '../../logger.js';
 import type { RemoteProviders } from '../../providers/remote.js';
 import type { LoadedImageEngines } from '../loaded-engines.js';
 import { planSummary, type JobPlan } from '../requests.js';
-import { isTerminal, type ImageJobStore } from './job-store.js';
+import { EVERY_JOB, isTerminal, type ImageJobStore, type JobViewer } from './job-store.js';
 import { runPlan, type RunOutput } from './runner.js';
 
 export interface SubmitOptions {
@@ -26,6 +26,8 @@ export interface SubmitOptions {
   responseFormat?: 'b64_json' | 'url';
   /** Origin the `url` answers are built on, e.g. http://127.0.0.1:4777. */
   origin?: string;
+  /** The access key asking (recorded on the job: only it, and callers without a key, see the job). */
+  owner?: string | null;
 }
 
 interface Active {
@@ -75,6 +77,7 @@ export class ImageJobManager {
       negativePrompt: summary.negativePrompt,
       size: summary.size,
       seed: summary.seed,
+      owner: options.owner ?? null,
     });
     let settle!: Active['settle'];
     const done = new Promise<ImageResponse>((resolve, reject) => {
@@ -101,15 +104,16 @@ export class ImageJobManager {
     return { id, done };
   }
 
-  get(id: string): ImageJob {
-    const job = this.options.store.get(id);
+  /** The job as `viewer` sees it; another key's job is not found, like an unknown id. */
+  get(id: string, viewer: JobViewer = EVERY_JOB): ImageJob {
+    const job = this.options.store.get(id, viewer);
     if (!job) throw new HearthError('job_not_found', `No image job has the id "${id}".`, { param: 'job_id' });
     return job;
   }
 
   /** Asks a job to stop: a queued one is cancelled at once, a running one at its next step. */
-  cancel(id: string): ImageJob {
-    const job = this.get(id);
+  cancel(id: string, viewer: JobViewer): ImageJob {
+    const job = this.get(id, viewer);
     const active = this.active.get(id);
     if (!active || isTerminal(job.status)) return job;
     this.options.store.requestCancel(id);
@@ -117,8 +121,8 @@ export class ImageJobManager {
     return this.get(id);
   }
 
-  remove(id: string): void {
-    const job = this.get(id);
+  remove(id: string, viewer: JobViewer): void {
+    const job = this.get(id, viewer);
     if (!isTerminal(job.status)) throw new HearthError('invalid_request_error', `The job ${id} is still ${job.status}; cancel it first.`, { param: 'id' });
     this.options.store.delete(id);
     rmSync(join(this.options.imagesDir, id), { recursive: true, force: true });
