@@ -8,7 +8,7 @@
  * the engine run inline on the main thread (as Hearth did before its engine thread) against the
  * routes, which run it in the engine thread.
  */
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import ort from 'onnxruntime-node';
@@ -27,6 +27,8 @@ const ROUNDS = 5;
 const dataDir = join(tmpdir(), 'hearth-bench-images');
 rmSync(dataDir, { recursive: true, force: true });
 mkdirSync(join(dataDir, 'models'), { recursive: true });
+// One ONNX Runtime thread, as the pipelines run directly below use.
+writeFileSync(join(dataDir, 'config.yaml'), 'version: 1\nmodels:\n  threads: 1\n');
 const best = (values: number[]) => Math.min(...values);
 const print = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -126,6 +128,8 @@ print(`| pipeline step (scale input, guidance, sampler, callbacks) | ${best(perS
 print(`| overhead | ${(best(perStep) - best(bare)).toFixed(2)} ms (${((best(perStep) / best(bare) - 1) * 100).toFixed(1)}%) |`);
 
 // ---- (3) the event loop during image work: inline engine (before) vs the engine thread ----
+// The machine's own noise: /health while nothing runs, for as long as a short job.
+const idle = await healthDuring(url, () => new Promise((resolve) => setTimeout(resolve, 3000)));
 const bigPng = await samplePng(512, 512);
 const bigImage = await decodeRgb(bigPng);
 const inlineUpscale = await healthDuring(url, async () => {
@@ -142,9 +146,13 @@ const threadUpscale = await healthDuring(url, async () => {
   if (!response.ok) throw new Error(`upscale failed: ${response.status} ${await response.text()}`);
   await response.json();
 });
-const generation = { prompt: 'a photo of a cat', negativePrompt: 'blurry', width: 256, height: 256, steps: STEPS, guidance: 7.5, seed: 1 };
+// A UNet heavy enough that one step is a noticeable stretch of work (about 0.25 s at 512x512 here).
+const heavyFolder = writeTinyStableDiffusion(join(dataDir, 'models', 'bench-heavy'), { unetWidth: 128, unetLayers: 16, sampleSize: 64 });
+const heavyLayout = inspectSdFolder(heavyFolder).layout!;
+const HEAVY_STEPS = 4;
+const generation = { prompt: 'a photo of a cat', width: 512, height: 512, steps: HEAVY_STEPS, guidance: 1, seed: 1 };
 const inlineDiffusion = await healthDuring(url, async () => {
-  const inline = await SdPipeline.load(layout, 1);
+  const inline = await SdPipeline.load(heavyLayout, 1);
   await inline.run(generation);
   await inline.release();
 });
@@ -152,7 +160,7 @@ const threadDiffusion = await healthDuring(url, async () => {
   const response = await fetch(`${url}/v1/images/generations`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'bench-sd', prompt: generation.prompt, negative_prompt: 'blurry', size: '256x256', steps: STEPS, guidance: 7.5, seed: 1 }),
+    body: JSON.stringify({ model: 'bench-heavy', prompt: generation.prompt, size: '512x512', steps: HEAVY_STEPS, guidance: 1, seed: 1 }),
   });
   if (!response.ok) throw new Error(`generation failed: ${response.status} ${await response.text()}`);
   await response.json();
@@ -164,10 +172,11 @@ print(`| work | where the engine runs | run ms | /health answers | slowest /heal
 print(`|---|---|---|---|---|`);
 const row = (work: string, where: string, result: Awaited<ReturnType<typeof healthDuring>>) =>
   print(`| ${work} | ${where} | ${result.ms.toFixed(0)} | ${result.answers} | ${result.slowest.toFixed(0)} |`);
+row('nothing (the noise floor)', '', idle);
 row('ESRGAN-slim x2, 512x512 -> 1024x1024', 'inline on the main thread (before)', inlineUpscale);
 row('ESRGAN-slim x2, 512x512 -> 1024x1024', 'engine thread (POST /v1/images/upscale)', threadUpscale);
-row(`SD 256x256, ${STEPS} steps`, 'inline on the main thread (before)', inlineDiffusion);
-row(`SD 256x256, ${STEPS} steps`, 'engine thread (POST /v1/images/generations)', threadDiffusion);
+row(`SD (generated UNet, 128 wide, 16 layers) 512x512, ${HEAVY_STEPS} steps`, 'inline on the main thread (before)', inlineDiffusion);
+row(`SD (generated UNet, 128 wide, 16 layers) 512x512, ${HEAVY_STEPS} steps`, 'engine thread (POST /v1/images/generations)', threadDiffusion);
 print(`| ratio slowest /health, inline / thread | upscale | | | ${(inlineUpscale.slowest / threadUpscale.slowest).toFixed(1)} |`);
 print(`| ratio slowest /health, inline / thread | generation | | | ${(inlineDiffusion.slowest / threadDiffusion.slowest).toFixed(1)} |`);
 rmSync(dataDir, { recursive: true, force: true });
