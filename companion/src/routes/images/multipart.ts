@@ -55,8 +55,10 @@ export async function readForm(request: FastifyRequest, rules: FormRules): Promi
   const form: Form = { files: new Map(), fields: new Map() };
   const counts = new Map<string, number>();
   const fileNames = Object.keys(rules.files);
-  const parts = request.parts({ limits: { fileSize: rules.maxBytes, files: MAX_FILE_PARTS, fields: 32, fieldSize: 64 * 1024 } });
-  // Bytes as they arrive, multipart framing included (the parser starts reading on the next tick).
+  const parts = request.parts({ limits: { fileSize: rules.maxBytes, files: MAX_FILE_PARTS, fields: 32, fieldSize: 64 * 1024 } })[Symbol.asyncIterator]();
+  // Asking for the first part starts the parser (it pipes the request into it at once); the
+  // request's bytes are counted from then on as they arrive, multipart framing included.
+  const first = parts.next();
   let received = 0;
   const count = (chunk: Buffer) => void (received += chunk.length);
   request.raw.on('data', count);
@@ -64,7 +66,8 @@ export async function readForm(request: FastifyRequest, rules: FormRules): Promi
     if (received > rules.maxBytes) throw tooLarge(rules.maxBytes);
   };
   try {
-    for await (const part of parts) {
+    for (let next = await first; !next.done; next = await parts.next()) {
+      const part = next.value;
       checkSize();
       if (part.type === 'file') {
         const rule = rules.files[part.fieldname];
