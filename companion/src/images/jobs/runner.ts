@@ -6,8 +6,6 @@ import { encodePng, MAX_INPUT_PIXELS } from '../image-io.js';
 import type { LoadedImageEngines } from '../loaded-engines.js';
 import { latentPreview } from '../preview.js';
 import type { JobPlan } from '../requests.js';
-import type { SdPipeline } from '../sd/pipeline.js';
-import type { EsrganModel } from '../upscale/esrgan.js';
 import { lanczosUpscale } from '../upscale/lanczos.js';
 
 export interface RunContext {
@@ -35,14 +33,14 @@ export async function runPlan(plan: JobPlan, context: RunContext): Promise<RunOu
 }
 
 async function runDiffusion(plan: Extract<JobPlan, { kind: 'sd' }>, context: RunContext): Promise<RunOutput[]> {
-  const pipeline = (await context.engines.acquire(plan.model, plan.width * plan.height, context.notice)) as SdPipeline;
+  const engine = await context.engines.acquire(plan.model, plan.width * plan.height, context.notice, { signal: context.signal });
   context.stage('generating');
   const total = plan.n * plan.stepsPerImage;
   const every = Math.max(1, Math.floor(plan.stepsPerImage / 10));
   const outputs: RunOutput[] = [];
   for (let index = 0; index < plan.n; index++) {
     const seed = (plan.seed + index) >>> 0;
-    const result = await pipeline.run({
+    const job = {
       prompt: plan.prompt,
       negativePrompt: plan.negativePrompt,
       width: plan.width,
@@ -53,13 +51,18 @@ async function runDiffusion(plan: Extract<JobPlan, { kind: 'sd' }>, context: Run
       source: plan.source,
       mask: plan.mask,
       strength: plan.strength,
+    };
+    const result = await engine.diffuse(job, {
       signal: context.signal,
-      onStep: async (step) => {
+      onStep: (step) => {
         const done = index * plan.stepsPerImage + step.step;
         context.progress(done, total);
         if (context.preview && step.step < step.steps && step.step % every === 0) {
-          const png = await latentPreview(step.latents, step.channels, step.latentWidth, step.latentHeight);
-          context.preview(done, png, step.latentWidth, step.latentHeight);
+          const preview = context.preview;
+          latentPreview(step.latents, step.channels, step.latentWidth, step.latentHeight).then(
+            (png) => preview(done, png, step.latentWidth, step.latentHeight),
+            () => undefined,
+          );
         }
       },
     });
@@ -76,9 +79,9 @@ async function runUpscale(plan: Extract<JobPlan, { kind: 'upscale' }>, context: 
     return { png: await encodePng(image), width: image.width, height: image.height, seed: null };
   }
   const outPixels = plan.image.width * plan.image.height * plan.scale * plan.scale;
-  const model = (await context.engines.acquire(plan.model, outPixels, context.notice, plan.scale)) as EsrganModel;
+  const engine = await context.engines.acquire(plan.model, outPixels, context.notice, { scale: plan.scale, signal: context.signal });
   context.stage('generating');
-  const image = await model.upscale(plan.image, { signal: context.signal, onTile: (done, total) => context.progress(done, total) });
+  const image = await engine.upscale(plan.image, { signal: context.signal, onTile: (done, total) => context.progress(done, total) });
   return { png: await encodePng(image), width: image.width, height: image.height, seed: null };
 }
 
