@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import { lstat, rename, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { checkCancelled, HeldFolder, refuseUnlessPlainFile } from './held-folder.js';
-import { attempt, stringArgument, success, ToolError, type BuiltinTool } from './tool.js';
+import { HeldFolder, refuseUnlessPlainFile } from './held-folder.js';
+import { attempt, checkCancelled, stringArgument, success, ToolError, type BuiltinTool } from './tool.js';
 import { displayPath, resolveInWorkspace, workspaceOf } from './workspace.js';
 
 /**

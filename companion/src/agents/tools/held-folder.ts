@@ -2,7 +2,7 @@ import { constants, existsSync } from 'node:fs';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import { ToolError } from './tool.js';
+import { checkCancelled, ToolError } from './tool.js';
 
 /**
  * On Linux `/proc/self/fd/N` names the very folder descriptor N holds, wherever it has been moved:
@@ -16,11 +16,6 @@ const THROUGH_DESCRIPTOR = existsSync('/proc/self/fd');
 const FOLDER_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 /** Never blocks (a FIFO with no writer opens at once) and never follows a link in the last place. */
 const FILE_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
-
-/** Throws the run's cancellation as a tool error, so a long walk stops at its next step. */
-export function checkCancelled(signal: AbortSignal): void {
-  if (signal.aborted) throw new ToolError('The run was cancelled; the tool stopped.');
-}
 
 /**
  * A folder of the workspace, opened and held: every name under it is reached through the held
