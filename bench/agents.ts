@@ -135,7 +135,9 @@ async function longestStall<T>(work: () => Promise<T>): Promise<{ result: T; sta
 
 /** One model reply with `count` tool calls, then an answer: the run through Hearth. */
 async function burstRun(count: number): Promise<AgentRun> {
-  provider.setScript((_body, index) => (index === 0 ? { tool_calls: Array.from({ length: count }, () => ({ name: 'current_time', arguments: {} })) } : { content: 'done' }));
+  provider.setScript((_body, index) =>
+    index === 0 ? { tool_calls: Array.from({ length: count }, () => ({ name: 'current_time', arguments: {} })) } : { content: 'done' },
+  );
   return (await (await post('/agents/bench/run', { input: 'burst' })).json()) as AgentRun;
 }
 

@@ -97,7 +97,12 @@ describe('a crash during agent runs', () => {
     // The call that waited for the owner is in the run record, closed as not finished.
     const asked = await json<AgentRun>(`/agents/runs/${asking.runId}`);
     expect(asked.steps[0]!.tool_calls).toEqual([
-      expect.objectContaining({ name: 'write_file', approval_id: approvalId, is_error: true, output: expect.stringContaining('Hearth stopped during this call') }),
+      expect.objectContaining({
+        name: 'write_file',
+        approval_id: approvalId,
+        is_error: true,
+        output: expect.stringContaining('Hearth stopped during this call'),
+      }),
     ]);
     // The approval can no longer be given, and nothing was written.
     expect((await json<AgentApprovalList>('/agents/approvals')).data).toEqual([]);

@@ -33,7 +33,13 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
  * replay, so no event falls between the two and none comes twice (each is handed on once, in
  * sequence order).
  */
-export function followRun(store: RunStore, runId: string, after: number, live: () => Joinable | undefined, listener: (event: AgentRunEvent) => void): Following {
+export function followRun(
+  store: RunStore,
+  runId: string,
+  after: number,
+  live: () => Joinable | undefined,
+  listener: (event: AgentRunEvent) => void,
+): Following {
   const joined = live();
   const held: AgentRunEvent[] = [];
   let replaying = true;

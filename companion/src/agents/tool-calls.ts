@@ -81,7 +81,12 @@ export async function runToolCall(step: AgentRunStep, call: ToolCallRecord, box:
 }
 
 /** The call joins its step, recorded at once (a crash during it still leaves it in the run), and tool_call.created goes out. */
-function createCall(step: AgentRunStep, call: ToolCallRecord, tool: AgentTool | undefined, effects: ToolCallEffects): { record: AgentToolCall; position: number } {
+function createCall(
+  step: AgentRunStep,
+  call: ToolCallRecord,
+  tool: AgentTool | undefined,
+  effects: ToolCallEffects,
+): { record: AgentToolCall; position: number } {
   const record: AgentToolCall = {
     call_id: call.id,
     name: call.name,
@@ -113,7 +118,13 @@ const REFUSALS_PER_TURN = 256;
  * The calls of a reply past the per-step cap: none runs; each is recorded and answered with a
  * tool error that names the cap, in batches that let the event loop breathe in between.
  */
-export async function refuseOverCap(step: AgentRunStep, calls: ToolCallRecord[], cap: number, total: number, effects: ToolCallEffects): Promise<AgentToolCall[]> {
+export async function refuseOverCap(
+  step: AgentRunStep,
+  calls: ToolCallRecord[],
+  cap: number,
+  total: number,
+  effects: ToolCallEffects,
+): Promise<AgentToolCall[]> {
   const refusal: AnyToolResult = {
     content: [
       {

@@ -11,4 +11,15 @@ import { migration as remoteDevices } from './migrations/009-remote-devices.js';
 import { migration as agentToolCalls } from './migrations/011-agent-tool-calls.js';
 
 /** Numbered schema migrations, applied in order; each file holds one and is self-contained. */
-export const MIGRATIONS: Migration[] = [responses, accessKeys, memory, memoryVectors, memoryNamespaces, modelDownloads, imagesMedia, agentRuns, remoteDevices, agentToolCalls];
+export const MIGRATIONS: Migration[] = [
+  responses,
+  accessKeys,
+  memory,
+  memoryVectors,
+  memoryNamespaces,
+  modelDownloads,
+  imagesMedia,
+  agentRuns,
+  remoteDevices,
+  agentToolCalls,
+];

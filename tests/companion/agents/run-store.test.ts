@@ -82,7 +82,8 @@ describe('the run store', () => {
       )
       .run(record.id);
     const steps = [step(0, [call('call_1', 'one'), call('call_2', 'two')]), step(1, [])];
-    for (const each of steps) old.prepare('INSERT INTO agent_run_steps (run_id, step, data_json) VALUES (?, ?, ?)').run(record.id, each.index, JSON.stringify(each));
+    for (const each of steps)
+      old.prepare('INSERT INTO agent_run_steps (run_id, step, data_json) VALUES (?, ?, ?)').run(record.id, each.index, JSON.stringify(each));
     old.close();
 
     const db = openDatabase(file);

@@ -71,7 +71,10 @@ describe('shell containment', () => {
 
   it('when the shell exits, what it daemonised is ended before the call answers', { timeout: 60_000 }, async () => {
     const { command, pids } = escapees('exit', false);
-    const result = await shell({ command: `${command}\nwhile [ ! -s ${join(root, 'exit-daemon.pid')} ] || [ ! -s ${join(root, 'exit-setsid.pid')} ]; do sleep 0.05; done` }, context());
+    const result = await shell(
+      { command: `${command}\nwhile [ ! -s ${join(root, 'exit-daemon.pid')} ] || [ ! -s ${join(root, 'exit-setsid.pid')} ]; do sleep 0.05; done` },
+      context(),
+    );
     expect(result.isError).toBe(false);
     await gone(await pids(), 'the daemonised processes to be ended after the shell exited');
   });

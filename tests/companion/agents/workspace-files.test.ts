@@ -143,8 +143,9 @@ describe('a folder swapped for a link while the tools work', () => {
         call('write_file', { path: `dir/made-${round}/deep.txt`, content: 'y' }, ctx),
         call('read_file', { path: 'dir/inner.txt' }, ctx),
       ]);
-      for (const result of [shallow, deep]) if (result.isError) refused++;
-      else written++;
+      for (const result of [shallow, deep])
+        if (result.isError) refused++;
+        else written++;
       expect(text(read)).not.toContain('outside secret');
     }
     swapper.kill('SIGKILL');

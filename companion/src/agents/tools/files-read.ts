@@ -96,7 +96,13 @@ type Step = 'stop' | 'descend' | 'next';
  * subfolder is entered (held, never through a link) when `visit` says so. Checks for
  * cancellation at every entry; answers false when `visit` stopped the walk.
  */
-async function walk(folder: HeldFolder, shown: string, depth: number, signal: AbortSignal, visit: (entry: Dirent, folder: HeldFolder, path: string) => Promise<Step>): Promise<boolean> {
+async function walk(
+  folder: HeldFolder,
+  shown: string,
+  depth: number,
+  signal: AbortSignal,
+  visit: (entry: Dirent, folder: HeldFolder, path: string) => Promise<Step>,
+): Promise<boolean> {
   const entries = await readdir(folder.self, { withFileTypes: true });
   entries.sort((a, b) => (a.name < b.name ? -1 : 1));
   for (const entry of entries) {

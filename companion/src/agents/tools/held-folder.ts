@@ -85,8 +85,7 @@ export class HeldFolder {
         return this.child(name, false);
       }
       if (code === 'ENOENT') throw new ToolError(`The folder ${name} is gone.`);
-      if (code === 'ENOTDIR' || code === 'ELOOP')
-        throw new ToolError(`"${name}" is not a folder (or became a symbolic link while in use); it is refused.`);
+      if (code === 'ENOTDIR' || code === 'ELOOP') throw new ToolError(`"${name}" is not a folder (or became a symbolic link while in use); it is refused.`);
       throw error;
     }
   }

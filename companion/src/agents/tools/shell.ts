@@ -82,7 +82,10 @@ export function runCommand(command: string, cwd: string, timeoutSeconds: number,
       const finished = { ...(exit ?? { code: null, signal: null }), output: Buffer.concat(chunks).toString('utf8'), dropped, why };
       // A last sweep before the call answers: nothing it started is left running.
       killGroup(child.pid);
-      void endMarked([marker]).then(() => resolve(finished), () => resolve(finished));
+      void endMarked([marker]).then(
+        () => resolve(finished),
+        () => resolve(finished),
+      );
     });
   }).finally(() => ledger?.ended(marker));
 }
