@@ -110,7 +110,8 @@ export async function executeRun(setup: RunSetup, effects: RunEffects): Promise<
     }
     if (turn.toolCalls.length > MAX_TOOL_CALLS_PER_STEP) {
       const extra = turn.toolCalls.slice(MAX_TOOL_CALLS_PER_STEP);
-      const refused = await refuseOverCap(step, extra, MAX_TOOL_CALLS_PER_STEP, turn.toolCalls.length, callEffects);
+      const limits = { cap: MAX_TOOL_CALLS_PER_STEP, total: turn.toolCalls.length, box: toolbox };
+      const refused = await refuseOverCap(step, extra, limits, callEffects);
       refused.forEach((record) => answered(run, record.call_id, record.output));
       effects.progress(run.steps, false);
       if (signal.aborted) return end('cancelled');

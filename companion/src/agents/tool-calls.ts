@@ -121,8 +121,7 @@ const REFUSALS_PER_TURN = 256;
 export async function refuseOverCap(
   step: AgentRunStep,
   calls: ToolCallRecord[],
-  cap: number,
-  total: number,
+  { cap, total, box }: { cap: number; total: number; box: Map<string, AgentTool> },
   effects: ToolCallEffects,
 ): Promise<AgentToolCall[]> {
   const refusal: AnyToolResult = {
@@ -138,7 +137,7 @@ export async function refuseOverCap(
   for (let start = 0; start < calls.length; start += REFUSALS_PER_TURN) {
     effects.batch(() => {
       for (const call of calls.slice(start, start + REFUSALS_PER_TURN)) {
-        const { record, position } = createCall(step, call, undefined, effects);
+        const { record, position } = createCall(step, call, box.get(call.name), effects);
         completeCall(step, position, record, refusal, effects);
         records.push(record);
       }

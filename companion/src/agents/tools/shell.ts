@@ -26,6 +26,8 @@ interface Finished {
  * ledger while the call runs: a start after a crash ends what it left.
  */
 export function runCommand(command: string, cwd: string, timeoutSeconds: number, signal: AbortSignal, ledger?: ProcessLedger): Promise<Finished> {
+  // A run cancelled already starts nothing (a kill right after spawning could come before the child has its own group).
+  if (signal.aborted) return Promise.resolve({ code: null, signal: null, output: '', dropped: 0, why: 'cancelled' });
   const marker = newMarker();
   ledger?.started(marker);
   return new Promise<Finished>((resolve, reject) => {
@@ -55,6 +57,7 @@ export function runCommand(command: string, cwd: string, timeoutSeconds: number,
     };
     const stop = (reason: Finished['why']) => {
       why = reason;
+      child.kill('SIGKILL');
       contain();
     };
     const timer = setTimeout(() => stop('timeout'), timeoutSeconds * 1000);
