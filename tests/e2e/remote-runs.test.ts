@@ -176,11 +176,11 @@ describe('a cut stream', () => {
     provider.setScript([{ tool_calls: [{ name: 'write_file', arguments: { path: 'crash.txt', content: 'no' } }] }, { content: 'unused' }]);
     const run = deviceRun('home/asker', 'write crash.txt');
     await waitFor(() => run.events.find((event) => event.type === 'tool_call.approval_required'), 15_000, 'approval_required on the device');
-    // The host dies mid-run and starts again on the same channel: it marks the run interrupted, and the device reads that.
+    // The host dies mid-run and starts again on the same channel: it closes the open call and marks the run interrupted, and the device reads that.
     await host.stop('SIGKILL');
     host = await startServer({ dataDir: host.dataDir, withModel: false });
     const events = await run.done;
-    expect(events.map((event) => event.type)).toEqual(['run.created', 'tool_call.created', 'tool_call.approval_required', 'run.failed']);
+    expect(events.map((event) => event.type)).toEqual(['run.created', 'tool_call.created', 'tool_call.approval_required', 'tool_call.completed', 'run.failed']);
     expect((events.at(-1) as { error: { code: string } }).error.code).toBe('interrupted');
   });
 });

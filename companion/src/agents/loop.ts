@@ -3,7 +3,7 @@ import type { AgentSettings } from '#shared/api/config.js';
 import { HearthError } from '../errors.js';
 import type { HistoryItem } from '../inference/types.js';
 import type { AgentModel, ModelTurn } from './model.js';
-import { runToolCall, type ToolCallEffects } from './tool-calls.js';
+import { refuseOverCap, runToolCall, type ToolCallEffects } from './tool-calls.js';
 import { offeredTools, type AgentTool } from './toolbox.js';
 
 /** Everything one run works from. */
@@ -22,6 +22,9 @@ export interface RunEffects extends Omit<ToolCallEffects, 'signal' | 'waiting'> 
   /** The steps changed; `waiting` while a tool call waits for the owner. */
   progress(steps: AgentRunStep[], waiting: boolean): void;
 }
+
+/** Most tool calls of one model reply that are run; the rest are answered with a tool error naming this cap. */
+export const MAX_TOOL_CALLS_PER_STEP = 64;
 
 export interface RunOutcome {
   status: 'completed' | 'failed' | 'cancelled';
@@ -97,11 +100,19 @@ export async function executeRun(setup: RunSetup, effects: RunEffects): Promise<
     run.history.push(asked);
     run.messages.push(asked);
     step.completed_at = null;
-    for (const call of turn.toolCalls) {
+    for (const call of turn.toolCalls.slice(0, MAX_TOOL_CALLS_PER_STEP)) {
       const record = await runToolCall(step, call, toolbox, callEffects);
-      const result: HistoryItem = { role: 'tool', callId: call.id, output: record.output ?? '' };
-      run.history.push(result);
-      run.messages.push(result);
+      answered(run, call.id, record.output);
+      effects.progress(run.steps, false);
+      if (signal.aborted) return end('cancelled');
+      // A tool that answers at once must not keep the event loop to itself for a whole step.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    if (turn.toolCalls.length > MAX_TOOL_CALLS_PER_STEP) {
+      const extra = turn.toolCalls.slice(MAX_TOOL_CALLS_PER_STEP);
+      const limits = { cap: MAX_TOOL_CALLS_PER_STEP, total: turn.toolCalls.length, box: toolbox };
+      const refused = await refuseOverCap(step, extra, limits, callEffects);
+      refused.forEach((record) => answered(run, record.call_id, record.output));
       effects.progress(run.steps, false);
       if (signal.aborted) return end('cancelled');
     }
@@ -116,6 +127,13 @@ interface RunState {
   steps: AgentRunStep[];
   messages: HistoryItem[];
   usage: AgentRunUsage;
+}
+
+/** A call's result joins the history the model reads next. */
+function answered(run: RunState, callId: string, output: string | null): void {
+  const result: HistoryItem = { role: 'tool', callId, output: output ?? '' };
+  run.history.push(result);
+  run.messages.push(result);
 }
 
 const zeroUsage = (): AgentRunUsage => ({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });

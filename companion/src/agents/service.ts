@@ -17,6 +17,9 @@ import { systemMessage } from './prompt.js';
 import { RunStore } from './store.js';
 import type { AnyToolResult } from './tool-calls.js';
 import { agentToolbox, type AgentTool } from './toolbox.js';
+import { endLeftovers, recoverRuns } from './recovery.js';
+import { EVENT_PAGE, followRun, type Following } from './replay.js';
+import type { ProcessLedger } from './tools/containment.js';
 
 export interface AgentServiceOptions {
   db: Db;
@@ -65,15 +68,8 @@ export interface DriveEffects {
 export type DrivenOutcome = Omit<RunOutcome, 'messages'>;
 
 const seconds = () => Math.floor(Date.now() / 1000);
-const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 /** How long closing waits for runs to record their end; a run still going is marked interrupted at the next start. */
 const CLOSE_WAIT_MS = 10_000;
-/** Most events one answer of GET /agents/runs/{id}/events holds; `has_more` says when to ask again. */
-export const EVENT_PAGE = 1000;
-
-export function isTerminal(event: AgentRunEvent): boolean {
-  return TERMINAL.has(event.type);
-}
 
 /**
  * Agent runs: starts them (policy, approvals, tools, memory), persists every step and event,
@@ -85,24 +81,24 @@ export class AgentService {
   readonly store: RunStore;
   private readonly live = new Map<string, LiveRun>();
   private readonly busy = new Map<string, string>();
+  /** Ending what shell calls of a crashed process left running (started by `recover`). */
+  leftovers: Promise<number> = Promise.resolve(0);
 
   constructor(private readonly options: AgentServiceOptions) {
     this.store = new RunStore(options.db);
     this.approvals = new ApprovalBroker(options.db);
   }
 
-  /** Runs left in flight by a process that ended are failed (`interrupted`), their events kept and closed by a run.failed. */
+  /**
+   * Runs left in flight by a process that ended are failed (`interrupted`), their unfinished
+   * tool calls closed and their approvals withdrawn; what their shell calls left running is
+   * ended in the background (`leftovers`).
+   */
   recover(): number {
-    const stale = this.store.inFlight();
-    for (const run of stale) {
-      const error = { code: 'interrupted', message: 'Hearth stopped during this run, so it was not finished. Start it again to retry.' };
-      const failed: AgentRun = { ...run, status: 'failed', error, completed_at: seconds() };
-      this.store.update(failed);
-      this.store.appendEvent({ type: 'run.failed', sequence: this.store.lastSequence(run.id) + 1, run_id: run.id, run: failed, error });
-    }
+    const stale = recoverRuns(this.store, this.options.log);
     this.approvals.cancelOrphans();
-    if (stale.length > 0) this.options.log.warn({ runs: stale.map((run) => run.id) }, 'agent runs interrupted by the previous stop were marked failed');
-    return stale.length;
+    this.leftovers = endLeftovers(this.store, this.options.log);
+    return stale;
   }
 
   /** Starts a run; problems found before it starts (unknown agent, no model, busy conversation) are thrown. */
@@ -230,35 +226,29 @@ export class AgentService {
   /** The latest stored form of one artifact of a run, as its last `artifact.created` event gave it. */
   artifact(runId: string, artifactId: string): RunArtifact {
     let found: RunArtifact | undefined;
-    for (let page = this.events(runId, 0), last = 0; page.length > 0; page = page.length < EVENT_PAGE ? [] : this.events(runId, last)) {
-      for (const event of page) if (event.type === 'artifact.created' && event.artifact.artifact_id === artifactId) found = event.artifact;
-      last = page.at(-1)!.sequence;
-    }
+    for (const event of this.store.eventsOfType(runId, 'artifact.created'))
+      if (event.type === 'artifact.created' && event.artifact.artifact_id === artifactId) found = event.artifact;
     if (!found) throw new HearthError('artifact_not_found', `Run ${runId} has no artifact "${artifactId}".`);
     return found;
   }
 
   /** A page of a run's events after `after`, oldest first. */
   events(runId: string, after: number, limit = EVENT_PAGE): AgentRunEvent[] {
-    this.get(runId);
+    this.assertRun(runId);
     return this.store.events(runId, after, limit);
   }
 
   /**
-   * Replays the stored events after `after`, then follows the run live. Returns whether more
-   * events can come (false when the run has ended) and how to stop listening.
+   * Hands on the stored events after `after` (in pages, the event loop free between them), then
+   * follows the run live; `replayed` says whether more events can come (false once it has ended).
    */
-  follow(runId: string, after: number, listener: (event: AgentRunEvent) => void): { live: boolean; stop(): void } {
-    // Every stored event, page by page, then the live ones: all in one turn of the event loop, so none falls between.
-    let last = after;
-    for (let page = this.events(runId, last); page.length > 0; page = page.length < EVENT_PAGE ? [] : this.events(runId, last)) {
-      for (const event of page) listener(event);
-      last = page.at(-1)!.sequence;
-    }
-    const live = this.live.get(runId);
-    if (!live) return { live: false, stop: () => undefined };
-    live.listeners.add(listener);
-    return { live: true, stop: () => live.listeners.delete(listener) };
+  follow(runId: string, after: number, listener: (event: AgentRunEvent) => void): Following {
+    this.assertRun(runId);
+    return followRun(this.store, runId, after, () => this.live.get(runId), listener);
+  }
+
+  private assertRun(runId: string): void {
+    if (!this.store.exists(runId)) throw new HearthError('run_not_found', `No agent run has the id "${runId}".`);
   }
 
   /** Cancels a run of this process and resolves with it once it has stopped; a finished run comes back as it is. */
@@ -278,7 +268,7 @@ export class AgentService {
     }
     let timer: NodeJS.Timeout | undefined;
     const patience = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)));
-    await Promise.race([Promise.all(running.map((live) => live.finished)), patience]);
+    await Promise.race([Promise.all([...running.map((live) => live.finished), this.leftovers]), patience]);
     clearTimeout(timer);
   }
 
@@ -337,6 +327,8 @@ export class AgentService {
         // Only the step under way changes: earlier ones are written once, when they end.
         this.store.update(live.run, steps.slice(-2));
       },
+      record: (step, position, call) => this.store.putCall(live.run.id, step, position, call),
+      batch: (work) => this.store.batch(work),
       approve: (tool, call) =>
         this.approvals.open({
           runId: live.run.id,
@@ -348,7 +340,7 @@ export class AgentService {
           timeoutSeconds: this.options.config().agents_defaults.approval_timeout_seconds,
           signal: setup.signal,
         }),
-      execute: (tool, args, signal) => withCallSignal(signal, (own) => this.runTool(tool, args, { agentId: agent.id, workspace, signal: own })),
+      execute: (tool, args, signal) => withCallSignal(signal, (own) => this.runTool(tool, args, { agentId: agent.id, workspace, signal: own }, live.run.id)),
       outputLimit: defaults.tool_output_kb * 1024,
     };
     let outcome: RunOutcome;
@@ -361,12 +353,12 @@ export class AgentService {
     return this.finish(live, outcome, query);
   }
 
-  private runTool(tool: AgentTool, args: Record<string, unknown>, context: { agentId: string; workspace: string | null; signal: AbortSignal }) {
-    if (tool.builtin) {
-      const shellTimeoutSeconds = this.options.config().agents_defaults.shell_timeout_seconds;
-      return tool.builtin.run(args, { ...context, memory: this.options.memory, shellTimeoutSeconds });
-    }
-    return this.options.tools.call(tool.entry, args, context.signal);
+  /** A built-in tool runs here (its shell calls recorded while they run); a service's tool through MCP. */
+  private runTool(tool: AgentTool, args: Record<string, unknown>, context: { agentId: string; workspace: string | null; signal: AbortSignal }, runId: string) {
+    if (!tool.builtin) return this.options.tools.call(tool.entry, args, context.signal);
+    const processes: ProcessLedger = { started: (marker) => this.store.addProcess(marker, runId), ended: (marker) => this.store.removeProcess(marker) };
+    const shellTimeoutSeconds = this.options.config().agents_defaults.shell_timeout_seconds;
+    return tool.builtin.run(args, { ...context, memory: this.options.memory, shellTimeoutSeconds, processes });
   }
 
   private finish(live: LiveRun, outcome: RunOutcome, query: string): AgentRun {
@@ -379,7 +371,8 @@ export class AgentService {
     run.completed_at = seconds();
     const error = interrupted ? { code: 'interrupted', message: 'Hearth was stopped during this run, so it was not finished.' } : outcome.error;
     if (error) run.error = error;
-    this.store.update(run, run.steps);
+    // A local run's calls were recorded as they went; a driven run's come only now.
+    this.store.update(run, run.steps, live.driven);
     if (run.status === 'completed' && !live.driven) this.remember(run, outcome.messages, query);
     const final = structuredClone(run);
     if (run.status === 'completed') this.emit(live, { type: 'run.completed', run: final });

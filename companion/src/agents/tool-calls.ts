@@ -14,6 +14,10 @@ export interface ToolCallEffects {
   emit(event: AgentRunEventBody): void;
   /** The run now waits for the owner (true) or runs again (false). */
   waiting(waiting: boolean): void;
+  /** Records a call of a step as it stands now: when it is created, when it waits for approval, when it ends. */
+  record(step: number, position: number, call: AgentToolCall): void;
+  /** Runs many small writes (records, events) as one. */
+  batch<T>(work: () => T): T;
   /** Records a pending approval; the outcome settles once. */
   approve(tool: AgentTool, call: ToolCallRecord): { approval: AgentApproval; outcome: Promise<ApprovalOutcome> };
   execute(tool: AgentTool, args: Record<string, unknown>, signal: AbortSignal): Promise<AnyToolResult>;
@@ -70,7 +74,19 @@ function declined(name: string, outcome: ApprovalOutcome): string {
  * call's record joins the step at once and is completed in place; its output is what the model reads.
  */
 export async function runToolCall(step: AgentRunStep, call: ToolCallRecord, box: Map<string, AgentTool>, effects: ToolCallEffects): Promise<AgentToolCall> {
-  const tool = box.get(call.name);
+  const { record, position } = createCall(step, call, box.get(call.name), effects);
+  const result = await decideAndRun(step.index, call, box.get(call.name), box, { record, save: () => effects.record(step.index, position, record) }, effects);
+  completeCall(step, position, record, result, effects);
+  return record;
+}
+
+/** The call joins its step, recorded at once (a crash during it still leaves it in the run), and tool_call.created goes out. */
+function createCall(
+  step: AgentRunStep,
+  call: ToolCallRecord,
+  tool: AgentTool | undefined,
+  effects: ToolCallEffects,
+): { record: AgentToolCall; position: number } {
   const record: AgentToolCall = {
     call_id: call.id,
     name: call.name,
@@ -82,13 +98,53 @@ export async function runToolCall(step: AgentRunStep, call: ToolCallRecord, box:
     output: null,
     is_error: false,
   };
-  step.tool_calls.push(record);
+  const position = step.tool_calls.push(record) - 1;
+  effects.record(step.index, position, record);
   effects.emit({ type: 'tool_call.created', step: step.index, call_id: call.id, name: call.name, arguments: call.arguments });
-  const result = await decideAndRun(step.index, call, tool, box, record, effects);
+  return { record, position };
+}
+
+function completeCall(step: AgentRunStep, position: number, record: AgentToolCall, result: AnyToolResult, effects: ToolCallEffects): void {
   record.output = resultText(result, effects.outputLimit);
   record.is_error = result.isError === true;
-  effects.emit({ type: 'tool_call.completed', step: step.index, call_id: call.id, name: call.name, output: record.output, is_error: record.is_error });
-  return record;
+  effects.record(step.index, position, record);
+  effects.emit({ type: 'tool_call.completed', step: step.index, call_id: record.call_id, name: record.name, output: record.output, is_error: record.is_error });
+}
+
+/** Calls of one reply answered at a time before the loop lets other work run. */
+const REFUSALS_PER_TURN = 256;
+
+/**
+ * The calls of a reply past the per-step cap: none runs; each is recorded and answered with a
+ * tool error that names the cap, in batches that let the event loop breathe in between.
+ */
+export async function refuseOverCap(
+  step: AgentRunStep,
+  calls: ToolCallRecord[],
+  { cap, total, box }: { cap: number; total: number; box: Map<string, AgentTool> },
+  effects: ToolCallEffects,
+): Promise<AgentToolCall[]> {
+  const refusal: AnyToolResult = {
+    content: [
+      {
+        type: 'text',
+        text: `Not run: this reply asked for ${total} tool calls and at most ${cap} are run per reply. Ask again for the ones you still need, fewer at a time.`,
+      },
+    ],
+    isError: true,
+  };
+  const records: AgentToolCall[] = [];
+  for (let start = 0; start < calls.length; start += REFUSALS_PER_TURN) {
+    effects.batch(() => {
+      for (const call of calls.slice(start, start + REFUSALS_PER_TURN)) {
+        const { record, position } = createCall(step, call, box.get(call.name), effects);
+        completeCall(step, position, record, refusal, effects);
+        records.push(record);
+      }
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return records;
 }
 
 async function decideAndRun(
@@ -96,7 +152,7 @@ async function decideAndRun(
   call: ToolCallRecord,
   tool: AgentTool | undefined,
   box: Map<string, AgentTool>,
-  record: AgentToolCall,
+  { record, save }: { record: AgentToolCall; save(): void },
   effects: ToolCallEffects,
 ): Promise<AnyToolResult> {
   if (!tool) {
@@ -116,6 +172,7 @@ async function decideAndRun(
   if (tool.policy === 'ask') {
     const { approval, outcome } = effects.approve(tool, call);
     record.approval_id = approval.id;
+    save();
     effects.emit({
       type: 'tool_call.approval_required',
       step,
@@ -130,7 +187,10 @@ async function decideAndRun(
     effects.waiting(false);
     record.decision = settled.decision;
     if (settled.decision !== 'approved') return refusal(declined(call.name, settled));
-  } else record.decision = 'auto';
+  } else {
+    record.decision = 'auto';
+    save();
+  }
   if (effects.signal.aborted) return refusal('The run was cancelled before the call ran.');
   try {
     return await effects.execute(tool, args, effects.signal);

@@ -1,6 +1,6 @@
 import type { MemorySearchScope } from '#shared/api/memory.js';
 import type { ToolInputSchema } from '#shared/api/bridge.js';
-import { attempt, failure, success, type BuiltinTool } from '../agents/tools/tool.js';
+import { attempt, checkCancelled, failure, success, untilCancelled, type BuiltinTool } from '../agents/tools/tool.js';
 
 const searchSchema: ToolInputSchema = {
   type: 'object',
@@ -36,7 +36,8 @@ export const MEMORY_TOOLS: readonly BuiltinTool[] = [
       if (!query) return failure('query must be a non-empty string.');
       const limit = typeof args.limit === 'number' && Number.isInteger(args.limit) ? Math.min(20, Math.max(1, args.limit)) : 5;
       return attempt(async () => {
-        const items = await context.memory.search(context.agentId, query, scope, limit);
+        // A search may wait on an embedding model; a cancelled run does not wait for it.
+        const items = await untilCancelled(context.signal, context.memory.search(context.agentId, query, scope, limit));
         const text = items.length === 0 ? 'No matches.' : items.map((item) => `${item.date ? `[${item.date.slice(0, 10)}] ` : ''}${item.text}`).join('\n---\n');
         return success(text, { items });
       });
@@ -58,6 +59,7 @@ export const MEMORY_TOOLS: readonly BuiltinTool[] = [
       if (typeof args.text !== 'string' || !args.text.trim()) return failure('text must be a non-empty string.');
       const text = args.text;
       return attempt(() => {
+        checkCancelled(context.signal);
         const pinned = context.memory.editor.pin(context.agentId, text);
         return success(pinned.merged ? `Already known; pinned fact_${pinned.id}.` : `Pinned as fact_${pinned.id}.`, {
           id: `fact_${pinned.id}`,

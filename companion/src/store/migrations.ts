@@ -9,6 +9,7 @@ import { migration as imagesMedia } from './migrations/007-images-media.js';
 import { migration as agentRuns } from './migrations/008-agent-runs.js';
 import { migration as remoteDevices } from './migrations/009-remote-devices.js';
 import { migration as imageOwners } from './migrations/010-image-owners-media-spend.js';
+import { migration as agentToolCalls } from './migrations/011-agent-tool-calls.js';
 
 /** Numbered schema migrations, applied in order; each file holds one and is self-contained. */
 export const MIGRATIONS: Migration[] = [
@@ -22,4 +23,5 @@ export const MIGRATIONS: Migration[] = [
   agentRuns,
   remoteDevices,
   imageOwners,
+  agentToolCalls,
 ];

@@ -170,6 +170,48 @@ describe('shell', () => {
   });
 });
 
+describe('a cancelled run', () => {
+  const { root } = fixture();
+  const args: Record<string, Record<string, unknown>> = {
+    read_file: { path: 'notes.md' },
+    list_files: {},
+    search_files: { query: 'kayak' },
+    write_file: { path: 'cancelled.txt', content: 'x' },
+    edit_file: { path: 'notes.md', old_text: 'line one', new_text: 'changed' },
+    shell: { command: 'echo ran > ran.txt' },
+    current_time: {},
+    memory_search_pinned: { query: 'x' },
+    memory_search_episodes: { query: 'x' },
+    memory_search_transcript: { query: 'x' },
+    memory_pin: { text: 'a fact' },
+  };
+  // A memory search that never ends (an embedding model that does not answer); pinning must not happen either.
+  const memory = { search: () => new Promise(() => undefined), editor: { pin: () => ({ id: 1, merged: false }) } } as unknown as MemoryService;
+
+  it('every built-in tool answers a cancelled run with a tool error and does nothing', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    expect(BUILTIN_TOOLS.map((tool) => tool.name).sort()).toEqual(Object.keys(args).sort());
+    for (const tool of BUILTIN_TOOLS) {
+      const result = await tool.run(args[tool.name]!, context(root, { signal: controller.signal, memory }));
+      expect(result.isError, tool.name).toBe(true);
+      expect(text(result), tool.name).toMatch(/cancelled/i);
+    }
+    expect(existsSync(join(root, 'cancelled.txt'))).toBe(false);
+    expect(existsSync(join(root, 'ran.txt'))).toBe(false);
+    expect(readFileSync(join(root, 'notes.md'), 'utf8')).toContain('line one');
+  });
+
+  it('a memory search that waits on its model stops when the run is cancelled', { timeout: 60_000 }, async () => {
+    const controller = new AbortController();
+    const pending = builtinTool('memory_search_episodes')!.run({ query: 'x' }, context(root, { signal: controller.signal, memory }));
+    controller.abort();
+    const result = await pending;
+    expect(result.isError).toBe(true);
+    expect(text(result)).toContain('cancelled');
+  });
+});
+
 describe('current_time', () => {
   it('answers UTC and a named zone, and refuses an unknown zone', async () => {
     const result = await call('current_time', { timezone: 'Asia/Tokyo' }, context(null));

@@ -1,6 +1,8 @@
-import { open, readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
-import { attempt, stringArgument, success, ToolError, type BuiltinTool, type ToolContext } from './tool.js';
+import type { Dirent } from 'node:fs';
+import { lstat, readdir } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { HeldFolder } from './held-folder.js';
+import { attempt, checkCancelled, stringArgument, success, ToolError, type BuiltinTool, type ToolContext } from './tool.js';
 import { displayPath, resolveInWorkspace, workspaceOf } from './workspace.js';
 
 /** Most bytes read_file reads of one file; longer files are read in line ranges. */
@@ -18,15 +20,29 @@ function integerArgument(args: Record<string, unknown>, name: string, fallback: 
   return Math.min(maximum, Math.max(minimum, value));
 }
 
-async function readPrefix(path: string, limit: number): Promise<{ bytes: Buffer; size: number }> {
-  const handle = await open(path, 'r');
+/** The first `limit` bytes of a plain file of `folder` (see HeldFolder.openFile for what is refused). */
+async function readPrefix(folder: HeldFolder, name: string, limit: number, shown: string): Promise<{ bytes: Buffer; size: number }> {
+  const { handle, stats } = await folder.openFile(name, shown);
   try {
-    const { size } = await handle.stat();
-    const buffer = Buffer.alloc(Math.min(size, limit));
+    const buffer = Buffer.alloc(Math.min(stats.size, limit));
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    return { bytes: buffer.subarray(0, bytesRead), size };
+    return { bytes: buffer.subarray(0, bytesRead), size: stats.size };
   } finally {
     await handle.close();
+  }
+}
+
+/** Reads the start of a file of the workspace (a real path inside it), through its held folder. */
+async function readWorkspaceFile(root: string, path: string, limit: number, signal: AbortSignal): Promise<{ bytes: Buffer; size: number }> {
+  if (path === root) throw new ToolError('. is a folder; use list_files.');
+  const folder = await HeldFolder.open(root, dirname(path), { signal });
+  try {
+    checkCancelled(signal);
+    if ((await lstat(folder.at(basename(path))).catch(() => undefined))?.isDirectory())
+      throw new ToolError(`${displayPath(root, path)} is a folder; use list_files.`);
+    return await readPrefix(folder, basename(path), limit, displayPath(root, path));
+  } finally {
+    await folder.close();
   }
 }
 
@@ -52,8 +68,7 @@ export const readFileTool: BuiltinTool = {
     attempt(async () => {
       const root = workspaceOf(context);
       const path = await resolveInWorkspace(root, stringArgument(args, 'path'), { mustExist: true });
-      if ((await stat(path)).isDirectory()) throw new ToolError(`${displayPath(root, path)} is a folder; use list_files.`);
-      const { bytes, size } = await readPrefix(path, READ_LIMIT);
+      const { bytes, size } = await readWorkspaceFile(root, path, READ_LIMIT, context.signal);
       if (isBinary(bytes)) return success(`${displayPath(root, path)} is a binary file of ${size} bytes; it is not shown.`);
       let text = bytes.toString('utf8');
       const start = integerArgument(args, 'start_line', 1, 1, Number.MAX_SAFE_INTEGER);
@@ -74,18 +89,46 @@ interface Listed {
   size: number;
 }
 
-async function walk(root: string, folder: string, depth: number, out: Listed[]): Promise<boolean> {
-  const entries = await readdir(folder, { withFileTypes: true });
+type Step = 'stop' | 'descend' | 'next';
+
+/**
+ * Visits the entries under a held folder, depth-first in name order, `depth` levels deep: a
+ * subfolder is entered (held, never through a link) when `visit` says so. Checks for
+ * cancellation at every entry; answers false when `visit` stopped the walk.
+ */
+async function walk(
+  folder: HeldFolder,
+  shown: string,
+  depth: number,
+  signal: AbortSignal,
+  visit: (entry: Dirent, folder: HeldFolder, path: string) => Promise<Step>,
+): Promise<boolean> {
+  const entries = await readdir(folder.self, { withFileTypes: true });
   entries.sort((a, b) => (a.name < b.name ? -1 : 1));
   for (const entry of entries) {
-    if (out.length >= LIST_LIMIT) return false;
-    const full = join(folder, entry.name);
-    // Links are listed, never followed: the tools resolve them when a path is used.
-    const kind = entry.isSymbolicLink() ? 'link' : entry.isDirectory() ? 'folder' : entry.isFile() ? 'file' : 'other';
-    out.push({ path: displayPath(root, full), kind, size: kind === 'file' ? (await stat(full).catch(() => ({ size: 0 }))).size : 0 });
-    if (kind === 'folder' && depth > 1 && !SKIPPED.has(entry.name) && !(await walk(root, full, depth - 1, out))) return false;
+    checkCancelled(signal);
+    const path = shown === '.' ? entry.name : join(shown, entry.name);
+    const step = await visit(entry, folder, path);
+    if (step === 'stop') return false;
+    if (step !== 'descend' || depth <= 1) continue;
+    const child = await folder.child(entry.name).catch((error: unknown) => {
+      if (error instanceof ToolError) return undefined; // Changed meanwhile: left out.
+      throw error;
+    });
+    if (!child) continue;
+    try {
+      if (!(await walk(child, path, depth - 1, signal, visit))) return false;
+    } finally {
+      await child.close();
+    }
   }
   return true;
+}
+
+/** A folder of the workspace (a real path), held for a walk; a file is refused with `whenFile`. */
+async function holdFolder(root: string, path: string, signal: AbortSignal, whenFile: string): Promise<HeldFolder> {
+  if ((await lstat(path)).isDirectory()) return HeldFolder.open(root, path, { signal });
+  throw new ToolError(`${displayPath(root, path)} is a file; ${whenFile}.`);
 }
 
 export const listFilesTool: BuiltinTool = {
@@ -105,10 +148,22 @@ export const listFilesTool: BuiltinTool = {
   run: (args, context) =>
     attempt(async () => {
       const root = workspaceOf(context);
-      const folder = await resolveInWorkspace(root, stringArgument(args, 'path', { fallback: '.' }) || '.', { mustExist: true });
-      if (!(await stat(folder)).isDirectory()) throw new ToolError(`${displayPath(root, folder)} is a file; use read_file.`);
+      const path = await resolveInWorkspace(root, stringArgument(args, 'path', { fallback: '.' }) || '.', { mustExist: true });
+      const folder = await holdFolder(root, path, context.signal, 'use read_file');
       const entries: Listed[] = [];
-      const complete = await walk(root, folder, integerArgument(args, 'depth', 1, 1, 10), entries);
+      let complete: boolean;
+      try {
+        complete = await walk(folder, displayPath(root, path), integerArgument(args, 'depth', 1, 1, 10), context.signal, async (entry, parent, shown) => {
+          if (entries.length >= LIST_LIMIT) return 'stop';
+          // Links are listed, never followed: the tools resolve them when a path is used.
+          const kind = entry.isSymbolicLink() ? 'link' : entry.isDirectory() ? 'folder' : entry.isFile() ? 'file' : 'other';
+          const size = kind === 'file' ? ((await lstat(parent.at(entry.name)).catch(() => undefined))?.size ?? 0) : 0;
+          entries.push({ path: shown, kind, size });
+          return kind === 'folder' && !SKIPPED.has(entry.name) ? 'descend' : 'next';
+        });
+      } finally {
+        await folder.close();
+      }
       const lines = entries.map((entry) =>
         entry.kind === 'folder' ? `${entry.path}/` : entry.kind === 'file' ? `${entry.path} (${entry.size} bytes)` : `${entry.path} (${entry.kind})`,
       );
@@ -117,21 +172,20 @@ export const listFilesTool: BuiltinTool = {
     }),
 };
 
-async function searchFolder(root: string, folder: string, needle: string, matchCase: boolean, limit: number, hits: string[]): Promise<void> {
-  const entries = await readdir(folder, { withFileTypes: true });
-  entries.sort((a, b) => (a.name < b.name ? -1 : 1));
-  for (const entry of entries) {
-    if (hits.length >= limit) return;
-    const full = join(folder, entry.name);
-    if (entry.isDirectory() && !SKIPPED.has(entry.name)) await searchFolder(root, full, needle, matchCase, limit, hits);
-    if (!entry.isFile()) continue;
-    const { bytes, size } = await readPrefix(full, SEARCH_FILE_LIMIT);
-    if (size > SEARCH_FILE_LIMIT || isBinary(bytes)) continue;
-    const lines = bytes.toString('utf8').split('\n');
-    for (let index = 0; index < lines.length && hits.length < limit; index++) {
-      const line = lines[index]!;
-      if ((matchCase ? line : line.toLowerCase()).includes(needle)) hits.push(`${displayPath(root, full)}:${index + 1}: ${line.trim().slice(0, 200)}`);
-    }
+/** The matching lines of one file of a search; files the file tools refuse (FIFOs, hard links), large and binary ones are skipped. */
+async function searchFile(folder: HeldFolder, name: string, shown: string, needle: string, matchCase: boolean, limit: number, hits: string[]): Promise<void> {
+  let read: { bytes: Buffer; size: number };
+  try {
+    read = await readPrefix(folder, name, SEARCH_FILE_LIMIT, shown);
+  } catch (error) {
+    if (error instanceof ToolError) return;
+    throw error;
+  }
+  if (read.size > SEARCH_FILE_LIMIT || isBinary(read.bytes)) return;
+  const lines = read.bytes.toString('utf8').split('\n');
+  for (let index = 0; index < lines.length && hits.length < limit; index++) {
+    const line = lines[index]!;
+    if ((matchCase ? line : line.toLowerCase()).includes(needle)) hits.push(`${shown}:${index + 1}: ${line.trim().slice(0, 200)}`);
   }
 }
 
@@ -157,12 +211,21 @@ export const searchFilesTool: BuiltinTool = {
       const root = workspaceOf(context);
       const query = stringArgument(args, 'query');
       if (!query) throw new ToolError('query must not be empty.');
-      const folder = await resolveInWorkspace(root, stringArgument(args, 'path', { fallback: '.' }) || '.', { mustExist: true });
+      const path = await resolveInWorkspace(root, stringArgument(args, 'path', { fallback: '.' }) || '.', { mustExist: true });
       const matchCase = args.case_sensitive === true;
+      const needle = matchCase ? query : query.toLowerCase();
       const limit = integerArgument(args, 'max_results', 50, 1, 500);
       const hits: string[] = [];
-      if ((await stat(folder)).isDirectory()) await searchFolder(root, folder, matchCase ? query : query.toLowerCase(), matchCase, limit, hits);
-      else throw new ToolError(`${displayPath(root, folder)} is a file; give a folder (or use read_file).`);
+      const folder = await holdFolder(root, path, context.signal, 'give a folder (or use read_file)');
+      try {
+        await walk(folder, displayPath(root, path), Number.MAX_SAFE_INTEGER, context.signal, async (entry, parent, shown) => {
+          if (entry.isDirectory()) return SKIPPED.has(entry.name) ? 'next' : 'descend';
+          if (entry.isFile()) await searchFile(parent, entry.name, shown, needle, matchCase, limit, hits);
+          return hits.length >= limit ? 'stop' : 'next';
+        });
+      } finally {
+        await folder.close();
+      }
       return success(hits.length > 0 ? hits.join('\n') : 'No matches.', { matches: hits.length });
     }),
 };

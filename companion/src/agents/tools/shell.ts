@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { endMarked, killGroup, MARKER_VARIABLE, newMarker, type ProcessLedger } from './containment.js';
 import { attempt, failure, stringArgument, success, ToolError, type BuiltinTool, type ToolResult } from './tool.js';
 import { displayPath, resolveInWorkspace, workspaceOf } from './workspace.js';
 
@@ -16,26 +17,23 @@ interface Finished {
   why: 'exited' | 'timeout' | 'cancelled';
 }
 
-function killGroup(pid: number | undefined): void {
-  if (!pid) return;
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // The group is gone already.
-  }
-}
-
 /**
  * Runs `/bin/sh -c command` in its own process group, with a minimal environment (not
- * Hearth's: no secrets), stdin closed, and output (stdout and stderr together) kept up to a
- * limit. On timeout or cancellation the whole group is killed; when the shell exits, whatever
- * it left running in its group is killed too, so no command outlives its call.
+ * Hearth's: no secrets) marked with the call's own marker, stdin closed, and output (stdout and
+ * stderr together) kept up to a limit. On timeout, cancellation or the shell's exit, the whole
+ * group is killed and then every process still carrying the marker (one that left the group
+ * with `setsid` or by daemonising), so no command outlives its call. The marker is in the
+ * ledger while the call runs: a start after a crash ends what it left.
  */
-export function runCommand(command: string, cwd: string, timeoutSeconds: number, signal: AbortSignal): Promise<Finished> {
-  return new Promise((resolve, reject) => {
+export function runCommand(command: string, cwd: string, timeoutSeconds: number, signal: AbortSignal, ledger?: ProcessLedger): Promise<Finished> {
+  // A run cancelled already starts nothing (a kill right after spawning could come before the child has its own group).
+  if (signal.aborted) return Promise.resolve({ code: null, signal: null, output: '', dropped: 0, why: 'cancelled' });
+  const marker = newMarker();
+  ledger?.started(marker);
+  return new Promise<Finished>((resolve, reject) => {
     const child = spawn('/bin/sh', ['-c', command], {
       cwd,
-      env: { ...getDefaultEnvironment(), LANG: process.env.LANG ?? 'C.UTF-8' },
+      env: { ...getDefaultEnvironment(), LANG: process.env.LANG ?? 'C.UTF-8', [MARKER_VARIABLE]: marker },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
       windowsHide: true,
@@ -52,9 +50,15 @@ export function runCommand(command: string, cwd: string, timeoutSeconds: number,
     };
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
+    /** The group at once, then the marked stragglers (their pipes may be what keeps the call open). */
+    const contain = () => {
+      killGroup(child.pid);
+      void endMarked([marker]);
+    };
     const stop = (reason: Finished['why']) => {
       why = reason;
-      killGroup(child.pid);
+      child.kill('SIGKILL');
+      contain();
     };
     const timer = setTimeout(() => stop('timeout'), timeoutSeconds * 1000);
     const onAbort = () => stop('cancelled');
@@ -68,7 +72,7 @@ export function runCommand(command: string, cwd: string, timeoutSeconds: number,
     });
     child.once('exit', (code, exitSignal) => {
       exit = { code, signal: exitSignal };
-      killGroup(child.pid);
+      contain();
       // Pipes still held open by something that escaped the group must not hold the call.
       setTimeout(() => {
         child.stdout.destroy();
@@ -78,9 +82,15 @@ export function runCommand(command: string, cwd: string, timeoutSeconds: number,
     child.once('close', () => {
       clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
-      resolve({ ...(exit ?? { code: null, signal: null }), output: Buffer.concat(chunks).toString('utf8'), dropped, why });
+      const finished = { ...(exit ?? { code: null, signal: null }), output: Buffer.concat(chunks).toString('utf8'), dropped, why };
+      // A last sweep before the call answers: nothing it started is left running.
+      killGroup(child.pid);
+      void endMarked([marker]).then(
+        () => resolve(finished),
+        () => resolve(finished),
+      );
     });
-  });
+  }).finally(() => ledger?.ended(marker));
 }
 
 function describe(finished: Finished, timeoutSeconds: number): ToolResult {
@@ -119,7 +129,7 @@ export const shellTool: BuiltinTool = {
       const cwd = await resolveInWorkspace(root, stringArgument(args, 'cwd', { fallback: '.' }) || '.', { mustExist: true });
       const asked = typeof args.timeout_seconds === 'number' && args.timeout_seconds >= 1 ? Math.floor(args.timeout_seconds) : context.shellTimeoutSeconds;
       const timeout = Math.min(asked, context.shellTimeoutSeconds);
-      const finished = await runCommand(command, cwd, timeout, context.signal);
+      const finished = await runCommand(command, cwd, timeout, context.signal, context.processes);
       const result = describe(finished, timeout);
       if (cwd !== root) result.content[0]!.text = `(in ${displayPath(root, cwd)}) ${result.content[0]!.text}`;
       return result;

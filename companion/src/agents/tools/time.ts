@@ -1,4 +1,4 @@
-import { attempt, stringArgument, success, ToolError, type BuiltinTool } from './tool.js';
+import { attempt, checkCancelled, stringArgument, success, ToolError, type BuiltinTool } from './tool.js';
 
 /** Building a formatter loads time-zone data (about a millisecond); one per zone is kept. */
 const formatters = new Map<string, Intl.DateTimeFormat>();
@@ -31,8 +31,9 @@ export const currentTimeTool: BuiltinTool = {
   class: 'read',
   hostOnly: false,
   needsWorkspace: false,
-  run: (args) =>
+  run: (args, context) =>
     attempt(() => {
+      checkCancelled(context.signal);
       const now = new Date();
       const zone = stringArgument(args, 'timezone', { optional: true }) || machineZone;
       const local = formatter(zone).format(now);

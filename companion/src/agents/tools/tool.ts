@@ -1,6 +1,7 @@
 import type { ToolInputSchema } from '#shared/api/bridge.js';
 import type { ToolClass } from '#shared/api/config.js';
 import type { MemoryService } from '../../memory/service.js';
+import type { ProcessLedger } from './containment.js';
 
 /** An MCP-shaped tool result: failures are data (`isError`), not exceptions. */
 export interface ToolResult {
@@ -20,6 +21,8 @@ export interface ToolContext {
   memory: MemoryService;
   /** The longest a shell command may run, in seconds. */
   shellTimeoutSeconds: number;
+  /** Records the markers of running shell calls (see containment.ts); none in tests that need no crash recovery. */
+  processes?: ProcessLedger;
 }
 
 /**
@@ -53,6 +56,26 @@ export async function attempt(work: () => Promise<ToolResult> | ToolResult): Pro
   } catch (error) {
     return failure(error instanceof Error ? error.message : String(error));
   }
+}
+
+const CANCELLED = 'The run was cancelled; the tool stopped.';
+
+/** Throws the run's cancellation as a tool error, so a long walk stops at its next step. */
+export function checkCancelled(signal: AbortSignal): void {
+  if (signal.aborted) throw new ToolError(CANCELLED);
+}
+
+/**
+ * `work`, unless the run is cancelled first: then a tool error at once, and whatever `work`
+ * still does is left to finish on its own (its result is dropped).
+ */
+export function untilCancelled<T>(signal: AbortSignal, work: Promise<T>): Promise<T> {
+  if (signal.aborted) return Promise.reject(new ToolError(CANCELLED));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new ToolError(CANCELLED));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /** A string argument, or a ToolError naming it. */

@@ -3,7 +3,7 @@ import { basename, resolve, sep } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentRun, AgentRunEventList, AgentRunList, AgentRunRequest } from '#shared/api/agents.js';
 import { findAgent } from '../../agents/definitions.js';
-import { EVENT_PAGE, isTerminal } from '../../agents/service.js';
+import { EVENT_PAGE, isTerminal } from '../../agents/replay.js';
 import { HearthError } from '../../errors.js';
 import { AgentSources } from '../../remote/agent-sources.js';
 import { openEventStream } from '../../http/sse.js';
@@ -137,5 +137,13 @@ function streamRun(services: Services, runId: string, after: number, request: Fa
   });
   following.stop = followed.stop;
   if (closed) followed.stop();
-  else if (!followed.live) close();
+  void followed.replayed.then(
+    (live) => {
+      if (!live) close();
+    },
+    (error: unknown) => {
+      request.log.warn({ err: error, run: runId }, 'replaying the events of a run failed');
+      close();
+    },
+  );
 }
