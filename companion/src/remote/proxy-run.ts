@@ -14,12 +14,6 @@ export function remoteRecord(host: string, record: AgentRecord): AgentRecord {
   return { ...record, id: `${host}/${record.id}`, source: 'remote', workspace: null };
 }
 
-/** Splits `<host>/<agent>`; undefined for any other id. */
-export function remoteAgentId(id: string): { host: string; agent: string } | undefined {
-  const match = /^([a-z0-9][a-z0-9._-]*)\/([A-Za-z0-9_-][A-Za-z0-9._-]*)$/.exec(id);
-  return match ? { host: match[1]!, agent: match[2]! } : undefined;
-}
-
 /**
  * Starts the run on the host (streaming) and resolves with the open event stream; a refusal
  * (not granted, unknown agent, busy conversation, revoked device) is thrown before anything
