@@ -2,6 +2,7 @@ import { sveltekit } from '@sveltejs/kit/vite';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
 import { SvelteKitPWA } from '@vite-pwa/sveltekit';
 import { fileURLToPath } from 'node:url';
+import type { Plugin } from 'vite';
 import { defineConfig } from 'vitest/config';
 
 const theme = '#b3431d';
@@ -42,10 +43,36 @@ const pwa = SvelteKitPWA({
 
 const path = (relative: string) => fileURLToPath(new URL(relative, import.meta.url));
 
+/**
+ * `virtual:webllm-models`: web-llm's prebuilt chat models (what the Models screen lists), read
+ * from the installed package at build time, so listing them never loads web-llm (~6 MB) in the
+ * browser; web-llm itself is loaded only to check a model that has files cached, or to run one.
+ */
+function webllmModels(): Plugin {
+  const id = 'virtual:webllm-models';
+  return {
+    name: 'hearth-webllm-models',
+    resolveId: (source) => (source === id ? `\0${id}` : undefined),
+    async load(resolved) {
+      if (resolved !== `\0${id}`) return undefined;
+      const { prebuiltAppConfig } = await import('@mlc-ai/web-llm');
+      const models = prebuiltAppConfig.model_list
+        .filter((record) => record.model_type === undefined || record.model_type === 0)
+        .map((record) => ({
+          model: record.model,
+          model_id: record.model_id,
+          vram_required_MB: record.vram_required_MB ?? null,
+          required_features: record.required_features ?? [],
+        }));
+      return `export const cacheBackend = ${JSON.stringify(prebuiltAppConfig.cacheBackend ?? 'cache')};\nexport default ${JSON.stringify(models)};\n`;
+    },
+  };
+}
+
 export default defineConfig({
-  plugins: [sveltekit(), pwa],
+  plugins: [sveltekit(), pwa, webllmModels()],
   // ES workers can split: web-llm (~6 MB) loads only where WebGPU is present.
-  worker: { format: 'es' },
+  worker: { format: 'es', plugins: () => [webllmModels()] },
   test: {
     projects: [
       {

@@ -218,8 +218,8 @@ describe('refusals at startup', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain(config);
     expect(result.stderr).toMatch(/colour: unknown key/);
-    expect(result.stderr).toMatch(/server\.port: must be integer/);
-    expect(result.stderr).toMatch(/models\.parallel: must be >= 1/);
+    expect(result.stderr).toMatch(/server\.port: must be an integer/);
+    expect(result.stderr).toMatch(/models\.parallel: must be at least 1/);
     // A configuration mistake is not a crash: no stack trace.
     expect(result.stderr).not.toMatch(/^\s+at /m);
     // The refused start released its lock.

@@ -157,6 +157,28 @@ describe('a paired host’s agents on the device', () => {
     expect(joined.body.error.param).toBe('conversation_id');
   });
 
+  it('a key scoped to a local agent named like the host never reaches the host’s agents', async () => {
+    const created = await fetch(`${device.url}/admin/keys`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ label: 'home only', agent: 'home' }),
+    });
+    expect(created.status).toBe(201);
+    const { key } = (await created.json()) as { key: string };
+    provider.setScript([{ content: 'should never run' }]);
+    const requestsBefore = provider.requests.length;
+    for (const path of ['home%2Fasker', 'home%2fasker', 'home%252Fasker']) {
+      const response = await fetch(`${device.url}/agents/${path}/run`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ input: 'hello' }),
+      });
+      expect(response.status, path).toBe(403);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe('permission_denied');
+    }
+    expect(provider.requests.length, 'no run reached the host’s model').toBe(requestsBefore);
+  });
+
   it('cancelling on the device cancels the run on the host', async () => {
     provider.setScript([{ tool_calls: [{ name: 'write_file', arguments: { path: 'never.txt', content: 'no' } }] }, { content: 'unused' }]);
     const run = deviceRun('home/asker', 'write never.txt');

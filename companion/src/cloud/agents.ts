@@ -1,5 +1,6 @@
 import type { AgentCard } from '@a2a-js/sdk';
 import { DefaultAgentCardResolver } from '@a2a-js/sdk/client';
+import { agentTarget } from '../access/agent-target.js';
 import { HearthError } from '../errors.js';
 import type { CloudWorkspaceSettings } from '#shared/api/config.js';
 import type { CloudAgentSummary } from '#shared/api/remote.js';
@@ -40,13 +41,18 @@ export class CloudAgents {
   }
 
   async find(id: string): Promise<CloudAgent> {
-    const match = /^cloud:([^/]+)\/(.+)$/.exec(id);
-    if (!match) throw new HearthError('invalid_request_error', `"${id}" is not a cloud agent id (cloud:<workspace>/<agent>).`, { param: 'id' });
-    const agent = (await this.list(match[1]!)).find((entry) => entry.id === id);
+    const target = agentTarget(id);
+    if (target?.kind !== 'cloud')
+      throw new HearthError('invalid_request_error', `"${id}" is not a cloud agent id (cloud:<workspace>/<agent>).`, { param: 'id' });
+    const agent = (await this.list(target.workspace)).find((entry) => entry.id === id);
     if (!agent)
-      throw new HearthError('invalid_request_error', `The workspace "${match[1]}" publishes no agent "${match[2]}". List agents with GET /agents.`, {
-        param: 'id',
-      });
+      throw new HearthError(
+        'invalid_request_error',
+        `The workspace "${target.workspace}" publishes no agent "${target.agent}". List agents with GET /agents.`,
+        {
+          param: 'id',
+        },
+      );
     return agent;
   }
 

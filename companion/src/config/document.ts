@@ -1,5 +1,6 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { Ajv, type ErrorObject } from 'ajv';
+import { schemaMessage } from '../schema-messages.js';
 import { parse, YAMLParseError } from 'yaml';
 import type { ConfigDocument } from '#shared/api/config.js';
 import { writeFileAtomic } from '../store/files.js';
@@ -74,7 +75,7 @@ function describe(error: ErrorObject): string {
       .replace(/\//g, '.') || '(document)';
   if (error.keyword === 'additionalProperties') return `${path === '(document)' ? '' : `${path}.`}${String(error.params.additionalProperty)}: unknown key`;
   if (error.keyword === 'const' && path === 'version') return 'version: must be 1';
-  return `${path}: ${error.message ?? 'is not valid'}`;
+  return `${path}: ${schemaMessage(error)}`;
 }
 
 export const DEFAULT_DOCUMENT_TEXT = `# Hearth configuration. Every key is optional except version; see README.md.

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HearthError } from '../errors.js';
+import { explainSchemaErrors, type SchemaError } from '../schema-messages.js';
 import type { ErrorCode } from '#shared/api/errors.js';
 
 /** Renders every error, ours or Fastify's, in the OpenAI shape with the status from the table. */
@@ -47,13 +48,11 @@ function discardBody(body: IncomingMessage): Promise<void> {
 
 function translate(error: FastifyError): HearthError {
   if (error.validation && error.validation.length > 0) {
-    const first = error.validation[0]!;
-    const param = pathToParam(first.instancePath, first.params as Record<string, unknown>);
-    return new HearthError(
-      'invalid_request_error',
-      `${param ?? 'body'} ${describe(first.message ?? 'is not valid', first.params as Record<string, unknown>)}.`,
-      { param },
-    );
+    const { error: chosen, message } = explainSchemaErrors(error.validation as SchemaError[]);
+    // A missing or unknown field is named itself (the param), so it is said plainly.
+    const param = pathToParam(chosen.instancePath, chosen.params);
+    const said = chosen.keyword === 'required' ? 'is required' : chosen.keyword === 'additionalProperties' ? 'is not a known field' : message;
+    return new HearthError('invalid_request_error', `${param ?? 'body'} ${said}.`, { param });
   }
   const byFastifyCode: Partial<Record<string, [ErrorCode, string?]>> = {
     FST_ERR_CTP_BODY_TOO_LARGE: ['request_too_large', `The request body is larger than this route accepts. ${error.message}`],
@@ -80,13 +79,6 @@ function pathToParam(instancePath: string, params: Record<string, unknown>): str
   if (typeof params.missingProperty === 'string') path = path ? `${path}.${params.missingProperty}` : params.missingProperty;
   if (typeof params.additionalProperty === 'string') path = path ? `${path}.${params.additionalProperty}` : params.additionalProperty;
   return path || null;
-}
-
-function describe(message: string, params: Record<string, unknown>): string {
-  if (typeof params.missingProperty === 'string') return 'is required';
-  if (typeof params.additionalProperty === 'string') return 'is not a known field';
-  if (Array.isArray(params.allowedValues)) return `must be one of: ${params.allowedValues.map((value) => JSON.stringify(value)).join(', ')}`;
-  return message;
 }
 
 /**

@@ -5,8 +5,8 @@ import { HearthError } from '../errors.js';
 import { AGENT_ID_RULE, isAgentId } from '../ids.js';
 import type { ServerSettings } from '#shared/api/config.js';
 import type { RouteScope } from '#shared/api/access.js';
-import { RESERVED_AGENT_IDS } from '#shared/api/agents.js';
 import type { AdminCredential } from '../access/admin-credential.js';
+import { scopeAllowsAgent } from '../access/agent-target.js';
 import { hostName, isLoopbackAddress, isLoopbackBind, isLoopbackName, ownOrigin, proxyHeaderOf } from '../access/hosts.js';
 import { presentsAdminCredential } from './admin-session.js';
 
@@ -126,9 +126,11 @@ export function installPerimeter(app: FastifyInstance, inputs: PerimeterInputs):
     }
     const named = request.headers['x-service-agent-id'];
     if (typeof named === 'string') assertAgent(request, named, 'X-Service-Agent-Id');
-    const pathAgent = family === 'agents' ? /^\/agents\/([^/]+)/.exec(decodedPath(request))?.[1] : undefined;
-    // /agents/runs/... names a run, not an agent: the run routes check the run's agent themselves.
-    if (pathAgent && !(RESERVED_AGENT_IDS as readonly string[]).includes(pathAgent)) assertAgent(request, pathAgent, 'id');
+    // The agent the route will act for is its decoded `id` parameter, exactly as the route reads it
+    // (`/agents/home%2Fshell/run` names `home/shell`, not `home`). Routes without one (/agents/runs/…)
+    // name a run, and check the run's agent themselves.
+    const routeAgent = family === 'agents' ? (request.params as Record<string, unknown> | undefined)?.id : undefined;
+    if (typeof routeAgent === 'string') assertAgent(request, routeAgent, 'id');
     limitConcurrency(request.grant.id, server.limits.streams_per_key, open, reply);
   });
 }
@@ -197,7 +199,7 @@ function authenticate(
 /** Refuses a key scoped to one agent acting for another. */
 export function assertAgent(request: FastifyRequest, agentId: string, param: string): void {
   const agent = request.grant?.agent;
-  if (agent && agent !== agentId) {
+  if (!scopeAllowsAgent(agent, agentId)) {
     throw new HearthError('permission_denied', `This key may only act for agent "${agent}", not "${agentId}".`, { param });
   }
 }

@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { schemaMessage } from '../schema-messages.js';
 
 /** One problem with a tool's arguments: where (`arguments.path`) and what. */
 export interface ArgumentProblem {
@@ -43,6 +44,5 @@ function describe(error: ErrorObject): ArgumentProblem {
   const params = error.params as Record<string, unknown>;
   if (typeof params.missingProperty === 'string') return { path: `${path}.${params.missingProperty}`, message: 'is required' };
   if (typeof params.additionalProperty === 'string') return { path: `${path}.${params.additionalProperty}`, message: 'is not a known argument' };
-  if (Array.isArray(params.allowedValues)) return { path, message: `must be one of: ${params.allowedValues.map((value) => JSON.stringify(value)).join(', ')}` };
-  return { path, message: error.message ?? 'is not valid' };
+  return { path, message: schemaMessage(error) };
 }

@@ -1,6 +1,7 @@
 import type { AgentRecord, AgentRun, AgentRunRequest } from '#shared/api/agents.js';
 import type { ConfigDocument } from '#shared/api/config.js';
 import { inputMessages } from '../agents/definitions.js';
+import { agentTarget } from '../access/agent-target.js';
 import { HearthError } from '../errors.js';
 import type { AgentService } from '../agents/service.js';
 import type { CloudAgents } from '../cloud/agents.js';
@@ -8,7 +9,7 @@ import { cloudRecord, driveCloudRun } from '../cloud/run.js';
 import type { CloudSignIn } from '../cloud/sign-in.js';
 import type { Logger } from '../logger.js';
 import type { RemoteHosts } from './hosts.js';
-import { followRemoteRun, openRemoteRun, remoteAgentId, remoteRecord } from './proxy-run.js';
+import { followRemoteRun, openRemoteRun, remoteRecord } from './proxy-run.js';
 
 export interface AgentSourcesInputs {
   config(): ConfigDocument;
@@ -32,9 +33,9 @@ const LIST_TIMEOUT_MS = 5_000;
 export class AgentSources {
   constructor(private readonly inputs: AgentSourcesInputs) {}
 
-  /** Whether an id names an agent elsewhere (the local agents' ids have neither "/" nor ":"). */
+  /** Whether an id names an agent elsewhere (parsed as the perimeter parses it: agentTarget). */
   static elsewhere(id: string): boolean {
-    return id.includes('/') || id.startsWith('cloud:');
+    return agentTarget(id)?.kind !== 'local';
   }
 
   /** Every reachable host's and signed-in workspace's agents; one that fails is left out (and logged). */
@@ -69,14 +70,14 @@ export class AgentSources {
   async start(id: string, request: AgentRunRequest): Promise<{ run: AgentRun; finished: Promise<AgentRun> }> {
     const input = inputMessages(request.input);
     const spec = { agentId: id, input, ...(request.conversation_id ? { conversationId: request.conversation_id } : {}) };
-    if (id.startsWith('cloud:')) {
+    const target = agentTarget(id);
+    if (target?.kind === 'cloud') {
       const agent = await this.inputs.cloud.agents.find(id);
       return this.inputs.agents.startDriven({ ...spec, model: agent.card.name }, (effects) =>
         driveCloudRun(this.inputs.cloud, agent, input, this.inputs.artifacts, request.conversation_id, effects),
       );
     }
-    const target = remoteAgentId(id);
-    if (!target) return this.inputs.agents.start(id, request);
+    if (target?.kind !== 'host') return this.inputs.agents.start(id, request);
     const client = this.inputs.hosts.client(target.host);
     // Refused here first, so a busy conversation never starts a run on the host that nobody follows.
     this.inputs.agents.assertConversationFree(id, request.conversation_id);

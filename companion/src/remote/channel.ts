@@ -1,13 +1,21 @@
 import { networkInterfaces, hostname } from 'node:os';
 import type { TLSSocket, TlsOptions } from 'node:tls';
+import { FailureLimiter, clientOf } from '../access/failures.js';
 import { HearthError } from '../errors.js';
 import type { Db } from '../store/database.js';
 import type { RemoteChannelSettings } from '#shared/api/config.js';
 import type { ChannelStatus, DeviceRecord, PairingCode, PairRequest, PairResponse } from '#shared/api/remote.js';
 import { loadOrCreateCertificates, type ChannelCertificates } from './certificates.js';
 import { DeviceConnections } from './connections.js';
-import { DeviceStore, type Device } from './devices.js';
+import { CODE_LIFETIME_MS, DeviceStore, type Device } from './devices.js';
 import { CertificateRequestError, fingerprintOf, signDeviceRequest } from './x509.js';
+
+/**
+ * Failed pairings one client may make before it is refused outright: far fewer than burn a code
+ * (CODE_TRIES), over twice a code's lifetime, so no single client can spend the codes of others.
+ */
+export const CLIENT_PAIRING_TRIES = 5;
+const CLIENT_WINDOW_MS = 2 * CODE_LIFETIME_MS;
 
 export interface ChannelInputs {
   db: Db;
@@ -27,6 +35,7 @@ export interface ChannelInputs {
 export class RemoteChannel {
   readonly devices: DeviceStore;
   private readonly connections = new DeviceConnections();
+  private readonly pairingFailures = new FailureLimiter(CLIENT_PAIRING_TRIES, CLIENT_WINDOW_MS);
   private certificates?: ChannelCertificates;
   private address?: { host: string; port: number };
 
@@ -96,19 +105,35 @@ export class RemoteChannel {
     return { code, fingerprint: this.certificates.fingerprint, url: this.url(this.address), expires_at: new Date(expiresAt).toISOString(), agents };
   }
 
-  /** POST /pair on the channel: a valid code and a CSR give the device its client certificate. */
-  async pair(request: PairRequest): Promise<PairResponse> {
+  /**
+   * POST /pair on the channel: a valid code and a CSR give the device its client certificate.
+   * `address` is the client's socket address: a client past its allowance of failures is refused
+   * before its code is even looked at, so its guesses never count against anyone's code.
+   */
+  async pair(request: PairRequest, address: string | undefined): Promise<PairResponse> {
     const authority = this.certificates?.authority;
     if (!authority) throw new HearthError('remote_disabled');
-    const paired = await this.devices.redeem(request.code, request.name, async (deviceId) => {
-      try {
-        const certificate = await signDeviceRequest(request.csr, deviceId, authority);
-        return { certificate, fingerprint: fingerprintOf(certificate) };
-      } catch (error) {
-        if (error instanceof CertificateRequestError) throw new HearthError('invalid_request_error', error.message, { param: 'csr' });
-        throw error;
-      }
-    });
+    const client = clientOf(address);
+    const wait = this.pairingFailures.waitSeconds(client);
+    if (wait > 0)
+      throw new HearthError('rate_limit_exceeded', `Too many failed pairing attempts from this address. Retry in ${wait} s, with a new code from the host.`, {
+        retryAfter: wait,
+      });
+    // The failure is counted in the same turn of the event loop as the check: parallel guesses cannot slip past it.
+    const paired = await this.devices.redeem(
+      request.code,
+      request.name,
+      async (deviceId) => {
+        try {
+          const certificate = await signDeviceRequest(request.csr, deviceId, authority);
+          return { certificate, fingerprint: fingerprintOf(certificate) };
+        } catch (error) {
+          if (error instanceof CertificateRequestError) throw new HearthError('invalid_request_error', error.message, { param: 'csr' });
+          throw error;
+        }
+      },
+      () => this.pairingFailures.record(client),
+    );
     return { device_id: paired.deviceId, certificate: paired.certificate, agents: paired.agents };
   }
 

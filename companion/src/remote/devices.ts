@@ -3,9 +3,9 @@ import { HearthError } from '../errors.js';
 import type { Db } from '../store/database.js';
 import type { DeviceRecord } from '#shared/api/remote.js';
 
-/** A code lives five minutes, and five failed attempts burn it. */
+/** A code lives five minutes, and twenty failed attempts (from all clients together) burn it. */
 export const CODE_LIFETIME_MS = 5 * 60_000;
-export const CODE_TRIES = 5;
+export const CODE_TRIES = 20;
 
 // Crockford's base32: no I, L, O, U, so a code read aloud or typed is unambiguous.
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
@@ -38,8 +38,10 @@ export interface Device {
 
 /**
  * Paired devices and one-time pairing codes, in SQLite. A code is stored only as a hash, is
- * redeemed at most once, expires after five minutes, and is burned after five failed attempts
- * (a failed attempt cannot say which code it was aimed at, so it counts against every live one).
+ * redeemed at most once, expires after five minutes, and is burned after CODE_TRIES failed
+ * attempts (a failed attempt cannot say which code it was aimed at, so it counts against every
+ * live one). The channel limits each client's failures first (RemoteChannel.pair), far below
+ * CODE_TRIES, so no single client can burn the codes meant for others.
  */
 export class DeviceStore {
   private readonly byFingerprint;
@@ -66,23 +68,35 @@ export class DeviceStore {
 
   /**
    * Redeems a code and records the device. `issue` makes the device's certificate; when it
-   * throws (a malformed request), nothing is stored and the code stays usable.
+   * throws (a malformed request), nothing is stored and the code stays usable. `failed` hears a
+   * refused code synchronously, before this returns, so a caller counting failures per client
+   * has counted this one before any other request is looked at.
    */
-  async redeem(presented: string, name: string, issue: (deviceId: string) => Promise<{ certificate: string; fingerprint: string }>) {
+  redeem(
+    presented: string,
+    name: string,
+    issue: (deviceId: string) => Promise<{ certificate: string; fingerprint: string }>,
+    failed: () => void = () => undefined,
+  ): Promise<{ deviceId: string; certificate: string; agents: string[] }> {
     const now = this.clock();
     const hash = digest(normaliseCode(presented));
     const row = this.db.prepare<[string], CodeRow>('SELECT * FROM pairing_codes WHERE hash = ?').get(hash);
     const matches = row !== undefined && timingSafeEqual(Buffer.from(row.hash, 'hex'), Buffer.from(hash, 'hex'));
+    const refuse = (message: string) => {
+      failed();
+      return Promise.reject(new HearthError('pairing_failed', `${message} make a new one on the host with: hearth devices pair`));
+    };
     if (!matches) {
       this.db.prepare('UPDATE pairing_codes SET failures = failures + 1 WHERE used_at IS NULL AND expires_at > ? AND failures < ?').run(now, CODE_TRIES);
-      throw new HearthError('pairing_failed', 'This pairing code is not valid. Check it, or make a new one on the host with: hearth devices pair');
+      return refuse('This pairing code is not valid. Check it, or');
     }
-    if (row.used_at !== null)
-      throw new HearthError('pairing_failed', 'This pairing code has already been used. Make a new one on the host with: hearth devices pair');
-    if (row.expires_at <= now)
-      throw new HearthError('pairing_failed', 'This pairing code has expired (codes last 5 minutes). Make a new one on the host with: hearth devices pair');
-    if (row.failures >= CODE_TRIES)
-      throw new HearthError('pairing_failed', 'This pairing code was burned after 5 failed attempts. Make a new one on the host with: hearth devices pair');
+    if (row.used_at !== null) return refuse('This pairing code has already been used:');
+    if (row.expires_at <= now) return refuse('This pairing code has expired (codes last 5 minutes):');
+    if (row.failures >= CODE_TRIES) return refuse(`This pairing code was burned after ${CODE_TRIES} failed attempts:`);
+    return this.spend(row, name, issue);
+  }
+
+  private async spend(row: CodeRow, name: string, issue: (deviceId: string) => Promise<{ certificate: string; fingerprint: string }>) {
     // Sign first (a malformed request leaves the code usable); spending and recording are one
     // transaction, so of two requests racing with one code only one pairs.
     const deviceId = `dev_${randomBytes(8).toString('hex')}`;

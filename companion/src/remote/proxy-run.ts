@@ -1,8 +1,9 @@
 import type { IncomingMessage } from 'node:http';
-import type { AgentRecord, AgentRun, AgentRunEvent, AgentRunRequest } from '#shared/api/agents.js';
+import type { AgentRecord, AgentRunRequest } from '#shared/api/agents.js';
 import type { ErrorBody } from '#shared/api/errors.js';
 import type { DriveEffects, DrivenOutcome } from '../agents/service.js';
 import { HearthError } from '../errors.js';
+import { relayedEvent } from './relayed-events.js';
 import { readEvents } from './sse-reader.js';
 import type { ChannelClient } from './tls-client.js';
 
@@ -12,12 +13,6 @@ const CANCEL_GRACE_MS = 10_000;
 /** A paired host's agent as this companion lists it: `<host>/<agent>`, source remote. */
 export function remoteRecord(host: string, record: AgentRecord): AgentRecord {
   return { ...record, id: `${host}/${record.id}`, source: 'remote', workspace: null };
-}
-
-/** Splits `<host>/<agent>`; undefined for any other id. */
-export function remoteAgentId(id: string): { host: string; agent: string } | undefined {
-  const match = /^([a-z0-9][a-z0-9._-]*)\/([A-Za-z0-9_-][A-Za-z0-9._-]*)$/.exec(id);
-  return match ? { host: match[1]!, agent: match[2]! } : undefined;
 }
 
 /**
@@ -96,21 +91,25 @@ export async function followRemoteRun(client: ChannelClient, host: string, respo
   );
 }
 
-/** Relays one response's events; resolves with the outcome at the host's end, or undefined when the stream stops first. */
+/**
+ * Relays one response's events, each rebuilt from the fields this side knows (relayedEvent: an
+ * unknown type, a malformed field or an artifact is dropped); resolves with the outcome at the
+ * host's end, or undefined when the stream stops first.
+ */
 async function relay(following: Following, effects: DriveEffects, cancel: () => void): Promise<DrivenOutcome | undefined> {
   try {
     for await (const sent of readEvents(following.response)) {
-      const event = JSON.parse(sent.data) as AgentRunEvent;
-      if (event.sequence <= following.last) continue;
+      const event = relayedEvent(sent.data);
+      if (!event || event.sequence <= following.last) continue;
       following.last = event.sequence;
-      if (event.type === 'run.created') {
-        following.hostRun = event.run.id;
+      if (event.kind === 'created') {
+        // The host names its run once; a second run.created cannot re-point cancel and resume elsewhere.
+        following.hostRun ??= event.hostRun;
         if (effects.signal.aborted) cancel();
-      } else if (event.type === 'run.completed' || event.type === 'run.failed' || event.type === 'run.cancelled') {
-        return outcomeOf(event.run);
+      } else if (event.kind === 'end') {
+        return event.outcome;
       } else {
-        const { sequence: _sequence, run_id: _run, ...body } = event;
-        effects.emit(body);
+        effects.emit(event.body);
       }
     }
   } catch {
@@ -134,11 +133,6 @@ async function resume(client: ChannelClient, host: string, following: Following)
 
 function failed(code: string, message: string): DrivenOutcome {
   return { status: 'failed', outputText: '', steps: [], usage: zeroUsage(), error: { code, message } };
-}
-
-function outcomeOf(run: AgentRun): DrivenOutcome {
-  const status = run.status === 'completed' || run.status === 'cancelled' ? run.status : 'failed';
-  return { status, outputText: run.output_text, steps: run.steps, usage: run.usage, ...(run.error ? { error: run.error } : {}) };
 }
 
 function zeroUsage() {

@@ -120,11 +120,11 @@ describe('loadConfigFile', () => {
   it('refuses wrong types, naming their path', () => {
     const error = refused('version: 1\nserver:\n  port: "4777"\n  host: 127\nmodels:\n  dirs: /models\n  external_sources: "yes"\n  parallel: 2.5\n');
     const text = error.problems.join('\n');
-    expect(text).toMatch(/^server\.port: must be integer/m);
-    expect(text).toMatch(/^server\.host: must be string/m);
-    expect(text).toMatch(/^models\.dirs: must be array/m);
-    expect(text).toMatch(/^models\.external_sources: must be boolean/m);
-    expect(text).toMatch(/^models\.parallel: must be integer/m);
+    expect(text).toMatch(/^server\.port: must be an integer$/m);
+    expect(text).toMatch(/^server\.host: must be a string$/m);
+    expect(text).toMatch(/^models\.dirs: must be an array$/m);
+    expect(text).toMatch(/^models\.external_sources: must be a boolean$/m);
+    expect(text).toMatch(/^models\.parallel: must be an integer$/m);
   });
 
   it('refuses out-of-range values, naming their path', () => {
@@ -132,11 +132,11 @@ describe('loadConfigFile', () => {
       'version: 1\nserver:\n  port: 70000\n  body_limit_mb: 0\nmodels:\n  parallel: 0\n  context_size: 16\n  queue_limit: -1\n  threads: 0\n  gpu: cuda\n',
     );
     const text = error.problems.join('\n');
-    expect(text).toMatch(/^server\.port: must be <= 65535/m);
-    expect(text).toMatch(/^server\.body_limit_mb: must be > 0/m);
-    expect(text).toMatch(/^models\.parallel: must be >= 1/m);
-    expect(text).toMatch(/^models\.context_size: must be >= 256/m);
-    expect(text).toMatch(/^models\.queue_limit: must be >= 0/m);
+    expect(text).toMatch(/^server\.port: must be at most 65535$/m);
+    expect(text).toMatch(/^server\.body_limit_mb: must be greater than 0$/m);
+    expect(text).toMatch(/^models\.parallel: must be at least 1$/m);
+    expect(text).toMatch(/^models\.context_size: must be at least 256$/m);
+    expect(text).toMatch(/^models\.queue_limit: must be at least 0$/m);
     expect(text).toMatch(/^models\.threads: /m);
     expect(text).toMatch(/^models\.gpu: /m);
   });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HearthError } from '../../../companion/src/errors.js';
-import { CODE_LIFETIME_MS, DeviceStore, normaliseCode } from '../../../companion/src/remote/devices.js';
+import { CODE_LIFETIME_MS, CODE_TRIES, DeviceStore, normaliseCode } from '../../../companion/src/remote/devices.js';
 import { createDeviceAuthority, createDeviceRequest, fingerprintOf, normaliseFingerprint, signDeviceRequest } from '../../../companion/src/remote/x509.js';
 import { openDatabase, type Db } from '../../../companion/src/store/database.js';
 
@@ -65,10 +65,10 @@ describe('pairing codes', () => {
     expect(await refusal(redeem(code))).toMatch(/expired/);
   });
 
-  it('burn after five failed attempts, which count against every live code', async () => {
+  it('burn after CODE_TRIES failed attempts, which count against every live code', async () => {
     const first = store.createCode([]);
     const second = store.createCode([]);
-    for (let attempt = 0; attempt < 5; attempt++) expect(await refusal(redeem(`WRONG${attempt}`))).toMatch(/not valid/);
+    for (let attempt = 0; attempt < CODE_TRIES; attempt++) expect(await refusal(redeem(`WRONG${attempt}`))).toMatch(/not valid/);
     expect(await refusal(redeem(first.code))).toMatch(/burned/);
     expect(await refusal(redeem(second.code))).toMatch(/burned/);
     // A code made after the failures starts with a clean count.

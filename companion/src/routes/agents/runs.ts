@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentRun, AgentRunEventList, AgentRunList, AgentRunRequest } from '#shared/api/agents.js';
 import { findAgent } from '../../agents/definitions.js';
 import { EVENT_PAGE, isTerminal } from '../../agents/replay.js';
+import { plainMediaType } from '../../cloud/artifacts.js';
 import { HearthError } from '../../errors.js';
 import { AgentSources } from '../../remote/agent-sources.js';
 import { openEventStream } from '../../http/sse.js';
@@ -59,12 +60,12 @@ export async function runRoutes(app: FastifyInstance, { services }: RouteOptions
     async (request, reply) => {
       const run = visibleRun(services, request, request.params.run_id);
       const artifact = services.agents.artifact(run.id, request.params.artifact_id);
-      const root = resolve(services.paths.artifacts);
-      const path = resolve(root, artifact.path);
-      // The path was written by Hearth; still, nothing outside the artifacts folder is ever served.
-      if (!path.startsWith(root + sep) || !existsSync(path)) throw new HearthError('artifact_not_found', `The file of artifact "${artifact.name}" is gone.`);
+      const folder = resolve(services.paths.artifacts, run.id);
+      const path = resolve(folder, artifact.path.startsWith(`${run.id}/`) ? artifact.path.slice(run.id.length + 1) : '');
+      // The path was written by Hearth; still, nothing outside this run's own artifacts folder is ever served.
+      if (!path.startsWith(folder + sep) || !existsSync(path)) throw new HearthError('artifact_not_found', `The file of artifact "${artifact.name}" is gone.`);
       return reply
-        .header('content-type', artifact.media_type)
+        .header('content-type', plainMediaType(artifact.media_type) ?? 'application/octet-stream')
         .header('content-length', String(statSync(path).size))
         .header('content-disposition', `attachment; filename="${basename(path)}"`)
         .header('x-content-type-options', 'nosniff')

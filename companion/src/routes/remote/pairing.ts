@@ -16,7 +16,7 @@ const pairBody = {
 /** POST /pair: a one-time code and a CSR in, the device's client certificate out. */
 export async function pairingRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
   app.post<{ Body: PairRequest }>('/pair', { schema: { body: pairBody }, bodyLimit: 16 * 1024 }, async (request, reply): Promise<PairResponse> => {
-    const paired = await services.channel.pair(request.body);
+    const paired = await services.channel.pair(request.body, request.socket.remoteAddress);
     request.log.info({ device: paired.device_id }, 'device paired');
     void reply.status(201).header('cache-control', 'no-store');
     return paired;

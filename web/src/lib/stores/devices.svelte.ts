@@ -78,7 +78,7 @@ export class DevicesStore {
     this.devices = list;
   }
 
-  /** Whether the code on screen can still be used (five minutes; the host also burns it after five wrong tries). */
+  /** Whether the code on screen can still be used (five minutes; the host also burns it after twenty wrong tries). */
   pairingExpired(now = Date.now()): boolean {
     return this.pairing !== null && Date.parse(this.pairing.expires_at) <= now;
   }
