@@ -4,12 +4,13 @@ import { SvelteKitPWA } from '@vite-pwa/sveltekit';
 import { fileURLToPath } from 'node:url';
 import type { Plugin } from 'vite';
 import { defineConfig } from 'vitest/config';
+import { ROUTE_TABLE } from '#shared/api/routes.js';
 
 const theme = '#b3431d';
 const background = '#1f1a17';
 
-/** Paths the companion answers itself; a navigation there must reach the network. */
-const apiPaths = [/^\/v1\//, /^\/health/, /^\/admin\//, /^\/agents/, /^\/mcp/, /^\/memory/];
+/** Paths the companion answers itself (every row of the route table); a navigation there must reach the network. */
+const apiPaths = ROUTE_TABLE.map((route) => route.pattern);
 
 const pwa = SvelteKitPWA({
   strategies: 'generateSW',

@@ -71,6 +71,12 @@ describe('takesKey', () => {
     ['/mcp', true],
     ['/mcp/tools', true],
     ['/memory/records?q=1', true],
+    ['/memory/agents/helper/facts', true],
+    ['/v1/media/jobs', true],
+    // The Memory screen, not a memory route.
+    ['/memory', false],
+    ['/memory?agent=helper', false],
+    ['/agents/approvals/appr_1', false],
     ['/admin/status', false],
     ['/admin/models/tiny/load', false],
     ['/admin', false],

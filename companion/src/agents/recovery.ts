@@ -1,4 +1,5 @@
 import type { AgentRun } from '#shared/api/agents.js';
+import { runFailure } from '../failures.js';
 import type { Logger } from '../logger.js';
 import type { RunStore } from './store.js';
 import { endMarked } from './tools/containment.js';
@@ -30,7 +31,7 @@ export function recoverRuns(store: RunStore, log: Logger): number {
           is_error: true,
         });
       });
-    const error = { code: 'interrupted', message: 'Hearth stopped during this run, so it was not finished. Start it again to retry.' };
+    const error = runFailure('interrupted');
     const failed: AgentRun = { ...run, status: 'failed', error, completed_at: Math.floor(Date.now() / 1000) };
     store.update(failed);
     store.appendEvent({ type: 'run.failed', sequence: sequence + 1, run_id: run.id, run: failed, error });

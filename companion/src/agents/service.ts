@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { AgentInputMessage, AgentRun, AgentRunEvent, AgentRunEventBody, AgentRunRequest, AgentRunSummary, RunArtifact } from '#shared/api/agents.js';
 import type { AgentSettings, ConfigDocument } from '#shared/api/config.js';
 import { HearthError } from '../errors.js';
+import { runFailure } from '../failures.js';
 import { newId } from '../ids.js';
 import type { HistoryItem } from '../inference/types.js';
 import type { Logger } from '../logger.js';
@@ -369,7 +370,7 @@ export class AgentService {
     run.steps = outcome.steps;
     run.usage = outcome.usage;
     run.completed_at = seconds();
-    const error = interrupted ? { code: 'interrupted', message: 'Hearth was stopped during this run, so it was not finished.' } : outcome.error;
+    const error = interrupted ? runFailure('interrupted', 'Hearth was stopped during this run, so it was not finished.') : outcome.error;
     if (error) run.error = error;
     // A local run's calls were recorded as they went; a driven run's come only now.
     this.store.update(run, run.steps, live.driven);
@@ -377,7 +378,7 @@ export class AgentService {
     const final = structuredClone(run);
     if (run.status === 'completed') this.emit(live, { type: 'run.completed', run: final });
     else if (run.status === 'cancelled') this.emit(live, { type: 'run.cancelled', run: final });
-    else this.emit(live, { type: 'run.failed', run: final, error: error ?? { code: 'internal_error', message: 'The run failed.' } });
+    else this.emit(live, { type: 'run.failed', run: final, error: error ?? runFailure('internal_error', 'The run failed.') });
     this.live.delete(run.id);
     this.busy.delete(live.conversation);
     return final;

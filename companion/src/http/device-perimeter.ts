@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { HearthError } from '../errors.js';
 import type { RemoteChannel } from '../remote/channel.js';
 import type { Device } from '../remote/devices.js';
+import { familyOf } from './perimeter.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -10,9 +11,6 @@ declare module 'fastify' {
     device: Device | null;
   }
 }
-
-/** Routes of the secure channel any TLS client may reach; everything else needs a paired device. */
-const OPEN_PATHS = new Set(['/pair', '/health']);
 
 /**
  * The secure channel's perimeter: a request is served only for a connection whose client
@@ -25,7 +23,8 @@ export function installDevicePerimeter(app: FastifyInstance, channel: Pick<Remot
   app.addHook('onRequest', async (request) => {
     if (request.headers.origin !== undefined) throw new HearthError('origin_not_allowed', 'The secure channel accepts no browser requests.');
     const path = request.routeOptions.url ?? request.url.split('?')[0]!;
-    if (OPEN_PATHS.has(path)) return;
+    // Public routes (pairing, health) are for any TLS client; everything else needs a paired device.
+    if (familyOf(path) === 'public') return;
     const device = channel.deviceOf(request.raw.socket as TLSSocket);
     if (!device) throw new HearthError('device_not_paired');
     request.device = device;

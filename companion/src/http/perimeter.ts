@@ -4,13 +4,13 @@ import { FailureLimiter } from '../access/failures.js';
 import { HearthError } from '../errors.js';
 import { AGENT_ID_RULE, isAgentId } from '../ids.js';
 import type { ServerSettings } from '#shared/api/config.js';
-import type { RouteScope } from '#shared/api/access.js';
+import { ROUTE_TABLE, type RouteFamily } from '#shared/api/routes.js';
 import type { AdminCredential } from '../access/admin-credential.js';
 import { scopeAllowsAgent } from '../access/agent-target.js';
 import { hostName, isLoopbackAddress, isLoopbackBind, isLoopbackName, ownOrigin, proxyHeaderOf } from '../access/hosts.js';
 import { presentsAdminCredential } from './admin-session.js';
 
-export type RouteFamily = RouteScope | 'admin' | 'public';
+export type { RouteFamily };
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,17 +26,9 @@ declare module 'fastify' {
   }
 }
 
-/** Which family a path belongs to; the family decides which key scope it needs. */
+/** Which family a path belongs to (the route table); the family decides which key scope it needs. */
 export function familyOf(path: string): RouteFamily {
-  if (path.startsWith('/admin/') || path === '/admin') return 'admin';
-  // Deciding on an agent's tool call is the machine owner's act: guarded exactly like admin routes.
-  if (path === '/agents/approvals' || path.startsWith('/agents/approvals/')) return 'admin';
-  if (path.startsWith('/v1/images/') || path.startsWith('/v1/media/')) return 'images';
-  if (path.startsWith('/v1/')) return 'inference';
-  if (path === '/agents' || path.startsWith('/agents/')) return 'agents';
-  if (path === '/mcp' || path.startsWith('/mcp/')) return 'tools';
-  if (path === '/memory' || path.startsWith('/memory/')) return 'memory';
-  return 'public';
+  return ROUTE_TABLE.find((route) => route.pattern.test(path))?.family ?? 'web';
 }
 
 const ALLOWED_HEADERS = 'authorization, content-type, x-service-agent-id, x-service-conversation-id, mcp-session-id, mcp-protocol-version, last-event-id';
@@ -114,7 +106,7 @@ export function installPerimeter(app: FastifyInstance, inputs: PerimeterInputs):
     }
     if (request.method === 'OPTIONS' && request.headers['access-control-request-method']) return reply.status(204).send();
 
-    if (family === 'public' || family === 'admin') return;
+    if (family === 'public' || family === 'web' || family === 'admin') return;
     const attributed = request.headers['x-service-agent-id'];
     if (attributed !== undefined && (typeof attributed !== 'string' || !isAgentId(attributed))) {
       throw new HearthError('invalid_request_error', `X-Service-Agent-Id must be an agent id: ${AGENT_ID_RULE}.`, { param: 'X-Service-Agent-Id' });

@@ -8,8 +8,10 @@
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { ConfigDocument, MediaProviderSettings } from '#shared/api/config.js';
+import type { MediaJobFailureCode } from '#shared/api/failures.js';
 import type { MediaBudget, MediaJob, MediaJobRequest, MediaProviderList, MediaQuote, MediaQuoteRequest } from '#shared/api/media.js';
 import { HearthError } from '../errors.js';
+import { mediaFailure } from '../failures.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { RemoteProviders, type ResolveSecret } from '../providers/remote.js';
@@ -209,8 +211,9 @@ export class MediaService {
   }
 
   /** Records a job the provider is known not to have made: it failed, and costs nothing. */
-  private notCreated(id: string, code: string, message: string): void {
-    this.store.update(id, { status: 'failed', submitted_at: null, not_created: 1, completed_at: Date.now(), error_json: JSON.stringify({ code, message }) });
+  private notCreated(id: string, code: MediaJobFailureCode, message?: string): void {
+    const error_json = JSON.stringify(mediaFailure(code, message));
+    this.store.update(id, { status: 'failed', submitted_at: null, not_created: 1, completed_at: Date.now(), error_json });
     this.sweepInputs();
   }
 
@@ -226,8 +229,7 @@ export class MediaService {
     let reference: { bytes: Uint8Array; type: string } | undefined;
     if (quote.input_image) {
       const bytes = await readFile(quote.input_image).catch(() => undefined);
-      if (!bytes)
-        return this.notCreated(row.id, 'input_missing', 'The first frame of this quote is no longer stored, so nothing was sent. Ask for a new quote.');
+      if (!bytes) return this.notCreated(row.id, 'input_missing');
       reference = { bytes, type: `image/${quote.input_image.endsWith('.jpg') ? 'jpeg' : quote.input_image.split('.').pop()}` };
     }
     this.store.update(row.id, { submitted_at: Date.now() });
@@ -266,11 +268,7 @@ export class MediaService {
         );
         if (match) return this.adopt(row, match);
         if (++lookups >= RECONCILE_LOOKUPS) {
-          return this.notCreated(
-            row.id,
-            'not_submitted',
-            'The provider has no record of this job, so it was not made or charged. It was not sent again; confirm a new quote to try again.',
-          );
+          return this.notCreated(row.id, 'not_submitted');
         }
       } catch (error) {
         this.options.log.warn({ job: row.id, err: error }, 'hosted media jobs could not be listed; retrying');

@@ -1,8 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import type { AgentRecord, AgentRunRequest } from '#shared/api/agents.js';
 import type { ErrorBody } from '#shared/api/errors.js';
+import type { RunFailureCode } from '#shared/api/failures.js';
 import type { DriveEffects, DrivenOutcome } from '../agents/service.js';
 import { HearthError } from '../errors.js';
+import { runFailure } from '../failures.js';
 import { relayedEvent } from './relayed-events.js';
 import { readEvents } from './sse-reader.js';
 import type { ChannelClient } from './tls-client.js';
@@ -131,8 +133,8 @@ async function resume(client: ChannelClient, host: string, following: Following)
   return undefined;
 }
 
-function failed(code: string, message: string): DrivenOutcome {
-  return { status: 'failed', outputText: '', steps: [], usage: zeroUsage(), error: { code, message } };
+function failed(code: RunFailureCode, message: string): DrivenOutcome {
+  return { status: 'failed', outputText: '', steps: [], usage: zeroUsage(), error: runFailure(code, message) };
 }
 
 function zeroUsage() {

@@ -1,6 +1,8 @@
 import type { AgentRunEventBody, AgentRunStep, AgentRunUsage, AgentToolCall, ToolCallDecision } from '#shared/api/agents.js';
 import type { ToolApproval, ToolClass } from '#shared/api/config.js';
+import type { RunFailureCode } from '#shared/api/failures.js';
 import type { DrivenOutcome } from '../agents/service.js';
+import { isRunFailureCode } from '../failures.js';
 
 /**
  * One event of a paired host's run stream, as this companion will use it: rebuilt field by field
@@ -95,11 +97,17 @@ function outcome(type: 'run.completed' | 'run.failed' | 'run.cancelled', run: Fi
   const error =
     status === 'failed'
       ? {
-          code: reported ? text(reported.code, NAME_CHARS) : 'remote_error',
+          // A code this version does not know (a newer host's) is the host's failure; its words stay.
+          code: runFailureCode(reported ? text(reported.code, NAME_CHARS) : ''),
           message: reported ? text(reported.message, 10_000) : 'The run failed on the host.',
         }
       : undefined;
   return { status, outputText: optionalText(run.output_text), steps, usage: usage(run.usage), ...(error ? { error } : {}) };
+}
+
+/** A host's failure code, if this version knows it; any other is the host's failure (`remote_error`). */
+function runFailureCode(code: string): RunFailureCode {
+  return isRunFailureCode(code) ? code : 'remote_error';
 }
 
 function step(value: unknown): AgentRunStep {

@@ -4,9 +4,8 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import { errorBody } from '../errors.js';
 import { FRAME_DENIAL, policyForPage } from '../http/content-security.js';
+import { familyOf } from '../http/perimeter.js';
 import type { RouteOptions } from './plugin.js';
-
-const API_PREFIXES = ['/v1/', '/health', '/admin/', '/agents', '/mcp', '/memory/'];
 
 /**
  * Serves the built PWA at `/`. A page prerendered at build time (`/models` -> models.html) is
@@ -42,7 +41,7 @@ export async function webRoutes(app: FastifyInstance, options: RouteOptions): Pr
   }
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!;
-    const isPage = request.method === 'GET' && !API_PREFIXES.some((prefix) => path.startsWith(prefix)) && !/\.[a-z0-9]+$/i.test(path);
+    const isPage = request.method === 'GET' && familyOf(path) === 'web' && !/\.[a-z0-9]+$/i.test(path);
     const shell = isPage ? prerendered.get(path.replace(/\/+$/, '')) : undefined;
     const page = shell ?? (isPage && hasFallback ? '200.html' : undefined);
     if (page)

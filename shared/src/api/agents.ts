@@ -2,6 +2,7 @@
 import type { ToolApproval, ToolClass } from './config.js';
 import type { TextPart } from './openai.js';
 import type { ToolInputSchema } from './bridge.js';
+import type { RunFailureCode } from './failures.js';
 
 /**
  * The one rule for agent ids, wherever one is given (configuration, access keys, memory,
@@ -96,10 +97,9 @@ export interface AgentRunUsage {
   total_tokens: number;
 }
 
-export type AgentRunErrorCode = 'max_steps_exceeded' | 'interrupted' | 'model_error' | 'internal_error';
-
+/** Why a run failed: a code from the failure table (docs/errors.md) and words for people. */
 export interface AgentRunError {
-  code: AgentRunErrorCode | string;
+  code: RunFailureCode;
   message: string;
 }
 

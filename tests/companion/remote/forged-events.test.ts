@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { AgentRun, AgentRunEvent, AgentRunEventList } from '#shared/api/agents.js';
 import type { DrivenOutcome } from '../../../companion/src/agents/service.js';
+import { relayedEvent } from '../../../companion/src/remote/relayed-events.js';
 import { createDeviceAuthority, createDeviceRequest, createHostCertificate, fingerprintOf, signDeviceRequest } from '../../../companion/src/remote/x509.js';
 import type { Services } from '../../../companion/src/services.js';
 import { dataPaths } from '../../../companion/src/store/data-dir.js';
@@ -147,11 +148,15 @@ describe('events relayed from a paired host', () => {
       [
         { type: 'run.created', run: { id: 'run_host' } },
         { type: 'run.created', run: { id: '../../admin' } },
-        { type: 'run.failed', run: { id: 'run_host', status: 'failed', output_text: '', steps: 'none' }, error: { code: 'model_error', message: 'boom' } },
+        {
+          type: 'run.failed',
+          run: { id: 'run_host', status: 'failed', output_text: '', steps: 'none' },
+          error: { code: 'max_steps_exceeded', message: 'boom' },
+        },
       ].map((event, index) => ({ sequence: index + 1, run_id: 'run_host', ...event }));
     const started = await app.inject({ method: 'POST', url: '/agents/fake%2Fsheller/run', payload: { input: 'again' } });
     const run = started.json() as AgentRun;
-    expect(run).toMatchObject({ status: 'failed', error: { code: 'model_error', message: 'boom' }, steps: [] });
+    expect(run).toMatchObject({ status: 'failed', error: { code: 'max_steps_exceeded', message: 'boom' }, steps: [] });
   });
 });
 
@@ -180,5 +185,26 @@ describe('serving a run’s artifacts', () => {
     expect(own.headers['content-type']).toBe('application/octet-stream');
     expect(own.headers['set-cookie']).toBeUndefined();
     finish();
+  });
+});
+
+describe('a failure relayed from a paired host', () => {
+  const failedWith = (error: unknown) =>
+    relayedEvent(JSON.stringify({ type: 'run.failed', sequence: 3, run_id: 'run_host', run: { id: 'run_host', status: 'failed' }, error }));
+
+  it('keeps a code of the failure table, with the host’s words', () => {
+    for (const code of ['max_steps_exceeded', 'cloud_task_rejected', 'model_not_found'])
+      expect(failedWith({ code, message: 'As the host says.' })).toMatchObject({
+        kind: 'end',
+        outcome: { status: 'failed', error: { code, message: 'As the host says.' } },
+      });
+  });
+
+  it('turns a code the table does not have into remote_error, keeping the words', () => {
+    for (const code of ['made_up_by_a_newer_host', 'cloud_task_paused', 'model_error'])
+      expect(failedWith({ code, message: 'Something new went wrong.' })).toMatchObject({
+        outcome: { error: { code: 'remote_error', message: 'Something new went wrong.' } },
+      });
+    expect(failedWith(undefined)).toMatchObject({ outcome: { error: { code: 'remote_error', message: 'The run failed on the host.' } } });
   });
 });

@@ -1,5 +1,7 @@
 /** The one request helper and the one typed error; every module in this folder builds on it. */
+import { ROUTE_SCOPES } from '#shared/api/access.js';
 import type { ErrorBody, ErrorCode } from '#shared/api/errors.js';
+import { ROUTE_TABLE } from '#shared/api/routes.js';
 import { readAccessKey } from '$lib/storage/access-key';
 
 /** Failures found by the client itself rather than reported by the companion. */
@@ -40,15 +42,15 @@ async function errorFrom(response: Response): Promise<ApiError> {
 
 /**
  * Whether a request to `path` carries the access key: only paths on the companion's own origin
- * in the API families (`/v1/…`, `/agents`, `/mcp`, `/memory`). Never `/admin/*` or
- * `/agents/approvals` (guarded like admin routes: loopback, the owner's credential, no key),
- * `/health`, the app's files, or another origin.
+ * whose family in the route table is a key scope (`/v1/…`, `/agents`, `/mcp`, `/memory/…`). Never
+ * admin routes (`/admin/*`, `/agents/approvals`: loopback and the owner's credential, no key),
+ * `/health`, the app's pages and files, or another origin.
  */
 export function takesKey(path: string): boolean {
   if (!path.startsWith('/') || path.startsWith('//')) return false;
   const pathname = path.split(/[?#]/, 1)[0]!;
-  if (/^\/agents\/approvals(\/|$)/.test(pathname)) return false;
-  return /^\/(v1\/|(agents|mcp|memory)(\/|$))/.test(pathname);
+  const family = ROUTE_TABLE.find((route) => route.pattern.test(pathname))?.family;
+  return (ROUTE_SCOPES as readonly string[]).includes(family ?? 'web');
 }
 
 /**
