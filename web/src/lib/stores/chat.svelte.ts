@@ -334,8 +334,10 @@ export class ChatStore {
       if (controller.signal.aborted || isAbort(error)) reply.status = 'stopped';
       else await this.#failed(conversation, reply, ref, error);
     } finally {
-      reply.stats ??= { promptTokens: null, completionTokens: null, tokensPerSecond: null, durationMs: null };
-      reply.stats.durationMs = Math.round(performance.now() - started);
+      if (reply.status !== 'error') {
+        reply.stats ??= { promptTokens: null, completionTokens: null, tokensPerSecond: null, durationMs: null };
+        reply.stats.durationMs = Math.round(performance.now() - started);
+      }
       this.streaming = null;
       this.#controller = null;
       await this.#save(conversation);
