@@ -206,11 +206,14 @@ describe('a chat with an agent', () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Memory' }).click();
     const empty = page.getByTestId('memory-empty');
     await expect.poll(() => empty.innerText()).toMatch(/Memory fills as you talk with an agent/);
-    expect(await empty.getByRole('link', { name: 'Chat with an agent' }).getAttribute('href')).toBe('/');
+    expect(await empty.getByRole('link', { name: 'Chat with an agent' }).getAttribute('href')).toBe('/?agent=keeper');
     expect(await empty.getByRole('link', { name: 'Run an agent' }).getAttribute('href')).toBe('/agent');
     await screenshot(page, 'memory-empty-desktop-light');
+    // The link opens a new conversation with the agent.
     await empty.getByRole('link', { name: 'Chat with an agent' }).click();
-    await page.locator('#model-picker').waitFor();
+    await page.waitForFunction(() => document.querySelector('#model-picker')?.getAttribute('data-value') === 'agent:keeper');
+    expect(new URL(page.url()).search).toBe('');
+    expect(await page.locator('article').count()).toBe(0);
   });
 
   it('recalls a pinned fact, answers an approval inline, and the exchange shows on the Memory screen', async () => {
@@ -220,8 +223,6 @@ describe('a chat with an agent', () => {
       body: JSON.stringify({ text: FACT }),
     });
     expect(pinned.status).toBe(201);
-    await newConversation();
-    await chooseModel(page, 'agent:keeper');
     await send(page, 'What is my favourite colour?');
     const card = lastReply(page).locator('details.call');
     await card.waitFor();
