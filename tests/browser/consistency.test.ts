@@ -267,7 +267,7 @@ describe('screenshots', () => {
     await page.emulateMedia({ colorScheme: 'light' });
   });
 
-  it('reports no page errors', () => {
-    expect(errors).toEqual([]);
+  it('reports no page errors but the save the companion asked to confirm', () => {
+    expect(errors.filter((error) => !/status of 409/.test(error))).toEqual([]);
   });
 });

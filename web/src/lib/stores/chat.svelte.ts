@@ -1,9 +1,10 @@
 import { ApiError } from '$lib/api/client';
-import { agentOfKey, AgentRunFailed, replyText, runAgentTurn } from '$lib/chat/agent-reply';
-import { generate, parseModelKey, type ModelRef } from '$lib/chat/backends';
+import { agentOfKey, AgentRunFailed } from '$lib/chat/agent-reply';
+import { parseModelKey, type ModelRef } from '$lib/chat/backends';
 import { fork, removeTurn, showVersion, versionAt } from '$lib/chat/branches';
-import { fitConversation, promptBudget, systemTokens, type FitResult, type OverflowPolicy } from '$lib/chat/context';
-import { charsOf, contextExceeded, contextMessages, ContextOverflow, failedTurn, rateFor, sendable } from '$lib/chat/history';
+import { fitConversation, promptBudget, systemTokens, type OverflowPolicy } from '$lib/chat/context';
+import { contextExceeded, contextMessages, ContextOverflow, failedTurn, rateFor, sendable } from '$lib/chat/history';
+import { agentTurn, modelTurn, type Plan, type Turn } from '$lib/chat/turns';
 import { EngineError } from '$lib/engines/types';
 import {
   DEFAULT_SETTINGS,
@@ -38,7 +39,6 @@ const FIT_ATTEMPTS = 4;
 
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
 const isAbort = (error: unknown) => error instanceof DOMException && error.name === 'AbortError';
-const sameIds = (a: string[], b: string[]) => a.length === b.length && a.every((id, index) => id === b[index]);
 
 function titleFrom(text: string): string {
   const line = text.trim().split('\n')[0] ?? '';
@@ -53,9 +53,6 @@ function readJson<T>(key: string, fallback: T): T {
     return fallback;
   }
 }
-
-/** What one request sends, after the overflow policy. */
-type Plan = FitResult & { rate: number; window: number | null };
 
 export class ChatStore {
   conversations = $state<Conversation[]>([]);
@@ -319,14 +316,29 @@ export class ChatStore {
       for (let attempt = 1; ; attempt++) {
         try {
           Object.assign(reply, { content: '', steps: undefined, runId: undefined });
-          if (agentId) await this.#agentTurn(conversation, reply, agentId, controller.signal, progress);
-          else await this.#modelTurn(conversation, reply, ref!, controller.signal, progress);
+          const turn: Turn = {
+            conversation,
+            reply,
+            signal: controller.signal,
+            progress,
+            plan: (window, fixedText, fixedTokens) => this.#plan(conversation, window, fixedText, fixedTokens),
+          };
+          if (agentId) {
+            const agent = agents.agents.find((candidate) => candidate.id === agentId);
+            const window = agent?.model ? (models.option(`companion:${agent.model}`)?.contextWindow ?? null) : null;
+            await agentTurn(turn, agentId, agent, window, () => void agents.refreshApprovals());
+          } else {
+            const option = models.option(conversation.model);
+            await modelTurn(turn, ref!, option?.contextWindow ?? null, option?.label ?? ref!.id);
+          }
           break;
         } catch (error) {
           // The companion counted more than estimated: estimate longer and fit again (a stop policy stops here).
           if (!contextExceeded(error) || conversation.settings.overflow === 'stop' || attempt >= FIT_ATTEMPTS) throw error;
           this.#rates[conversation.model] = rateFor(conversation, conversation.model, this.#rates) * 1.6;
           conversation.agentThread = null;
+          // The context window may not have been known yet (the model list not read): read it now.
+          if (attempt === 1) await models.refreshCompanion();
         }
       }
       reply.status = 'done';
@@ -346,75 +358,6 @@ export class ChatStore {
     }
   }
 
-  async #modelTurn(conversation: Conversation, reply: StoredMessage, ref: ModelRef, signal: AbortSignal, progress: () => void): Promise<void> {
-    const { settings } = conversation;
-    const system = settings.systemPrompt.trim();
-    const plan = this.#plan(conversation, models.option(conversation.model)?.contextWindow ?? null, system);
-    if (!plan.fits) throw new ContextOverflow(plan, plan.window!, models.option(conversation.model)?.label ?? ref.id);
-    reply.omitted = plan.omitted;
-    const messages = [...(system ? [{ role: 'system' as const, content: system }] : []), ...plan.kept.map(({ role, content }) => ({ role, content }))];
-    let firstToken: number | null = null;
-    const result = await generate({
-      model: ref,
-      messages,
-      temperature: settings.temperature ?? undefined,
-      top_p: settings.topP ?? undefined,
-      max_tokens: settings.maxTokens ?? undefined,
-      signal,
-      onDelta: (text) => {
-        firstToken ??= performance.now();
-        reply.content += text;
-        progress();
-      },
-    });
-    const seconds = firstToken === null ? 0 : (performance.now() - firstToken) / 1000;
-    reply.finishReason = result.finishReason;
-    reply.stats = {
-      promptTokens: result.promptTokens,
-      completionTokens: result.completionTokens,
-      tokensPerSecond: result.tokensPerSecond ?? (result.completionTokens && seconds > 0 ? result.completionTokens / seconds : null),
-      durationMs: null,
-      promptChars: charsOf(messages),
-    };
-  }
-
-  /** A turn with an agent: its run continues the agent's conversation when that holds exactly what is kept, else starts one from it. */
-  async #agentTurn(conversation: Conversation, reply: StoredMessage, agentId: string, signal: AbortSignal, progress: () => void): Promise<void> {
-    const agent = agents.agents.find((candidate) => candidate.id === agentId);
-    const window = agent?.model ? (models.option(`companion:${agent.model}`)?.contextWindow ?? null) : null;
-    // Besides the messages the run sends the agent's instructions, what memory recalls and its tools' descriptions.
-    const recalled = agent?.memory.enabled ? (agent.memory.budget_tokens ?? 800) : 0;
-    const plan = this.#plan(conversation, window, agent?.instructions ?? '', recalled + (agent?.tools.length ?? 0) * 150);
-    if (!plan.fits) throw new ContextOverflow(plan, window!, agent?.name ?? agentId);
-    reply.omitted = plan.omitted;
-    const before = plan.kept.slice(0, -1).map((message) => message.id);
-    const thread = conversation.agentThread;
-    const continuing = thread?.agent === agentId && sameIds(thread.messages, before);
-    const question = plan.kept.at(-1)!;
-    const run = await runAgentTurn({
-      agentId,
-      input: continuing ? question.content : plan.kept.map(({ role, content }) => ({ role, content })),
-      conversationId: continuing ? thread!.conversationId : undefined,
-      signal,
-      onView: (view) => {
-        reply.runId = view.id;
-        reply.steps = view.steps;
-        reply.content = replyText(view);
-        progress();
-      },
-      onApproval: () => void agents.refreshApprovals(),
-    });
-    reply.content = run.output_text;
-    conversation.agentThread = { agent: agentId, conversationId: run.conversation_id, messages: [...before, question.id, reply.id] };
-    const seconds = run.completed_at ? run.completed_at - run.created_at : 0;
-    reply.stats = {
-      promptTokens: run.usage.prompt_tokens,
-      completionTokens: run.usage.completion_tokens,
-      tokensPerSecond: seconds > 0 ? run.usage.completion_tokens / seconds : null,
-      durationMs: null,
-    };
-  }
-
   async #failed(conversation: Conversation, reply: StoredMessage, ref: ModelRef | null, error: unknown): Promise<void> {
     const companion = !ref || ref.runtime === 'companion';
     const question = conversation.messages.at(-2);
@@ -423,8 +366,11 @@ export class ChatStore {
     const fail = (kind: ChatProblem['kind'], message: string) => {
       reply.error = message;
       this.problem = { kind, message, messageId: reply.id };
-      // Nothing came back: the question goes back into the composer, to send again or change.
-      if (!reply.content.trim() && question?.role === 'user' && !this.draft.trim()) this.draft = question.content;
+      // Nothing came back: the question goes back into that conversation's composer, to send again or change.
+      if (!reply.content.trim() && question?.role === 'user' && !this.drafts[conversation.id]?.trim()) {
+        this.drafts[conversation.id] = question.content;
+        globalThis.localStorage?.setItem(DRAFTS_KEY, JSON.stringify(this.drafts));
+      }
     };
     if (error instanceof ContextOverflow) return fail(error.fit.reason === 'message' ? 'too_long' : 'overflow', error.message);
     if (companion && isKeyProblem(error)) {
