@@ -89,7 +89,20 @@ describe('the frame every screen shares', () => {
     expect(offsets.problem).toBe(offsets.heading);
   });
 
-  it('themes checkboxes and file pickers with the accent', async () => {
+  it('themes checkboxes, file pickers and the search field’s clear button', async () => {
+    await page.goto(server.url);
+    const search = page.getByLabel('Search conversations');
+    await search.fill('x');
+    const [clear, muted] = await search.evaluate((input) => {
+      const probe = document.createElement('span');
+      probe.style.color = 'var(--muted)';
+      document.body.append(probe);
+      const value = getComputedStyle(probe).color;
+      probe.remove();
+      return [getComputedStyle(input, '::-webkit-search-cancel-button').backgroundColor, value];
+    });
+    expect(clear).toBe(muted);
+    await search.fill('');
     await go('/models');
     const accent = await page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue('--accent').trim());
     const file = page.locator('input[type="file"]').first();

@@ -28,6 +28,8 @@ export interface ChatProblem {
   message: string;
   /** The reply it is about: the problem is shown there, once. */
   messageId: string | null;
+  /** The question went back into the composer. */
+  returned?: boolean;
 }
 
 const DRAFTS_KEY = 'hearth.drafts';
@@ -365,12 +367,13 @@ export class ChatStore {
     reply.stats = undefined;
     const fail = (kind: ChatProblem['kind'], message: string) => {
       reply.error = message;
-      this.problem = { kind, message, messageId: reply.id };
       // Nothing came back: the question goes back into that conversation's composer, to send again or change.
-      if (!reply.content.trim() && question?.role === 'user' && !this.drafts[conversation.id]?.trim()) {
+      const returned = !reply.content.trim() && question?.role === 'user' && !this.drafts[conversation.id]?.trim();
+      if (returned) {
         this.drafts[conversation.id] = question.content;
         globalThis.localStorage?.setItem(DRAFTS_KEY, JSON.stringify(this.drafts));
       }
+      this.problem = { kind, message, messageId: reply.id, returned };
     };
     if (error instanceof ContextOverflow) return fail(error.fit.reason === 'message' ? 'too_long' : 'overflow', error.message);
     if (companion && isKeyProblem(error)) {
