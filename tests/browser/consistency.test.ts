@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import sharp from 'sharp';
 import { parse } from 'yaml';
 import { imageDataDir } from '../helpers/images.js';
 import { tinyModelPath } from '../helpers/models.js';
@@ -93,15 +94,22 @@ describe('the frame every screen shares', () => {
     await page.goto(server.url);
     const search = page.getByLabel('Search conversations');
     await search.fill('x');
-    const [clear, muted] = await search.evaluate((input) => {
-      const probe = document.createElement('span');
-      probe.style.color = 'var(--muted)';
-      document.body.append(probe);
-      const value = getComputedStyle(probe).color;
-      probe.remove();
-      return [getComputedStyle(input, '::-webkit-search-cancel-button').backgroundColor, value];
-    });
-    expect(clear).toBe(muted);
+    // The clear button is drawn in the theme's muted colour: dark strokes at the field's right end, nothing blue.
+    const { data, info } = await sharp(await search.screenshot())
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    let strokes = 0;
+    let blue = 0;
+    for (let y = 0; y < info.height; y++) {
+      for (let x = info.width - 36; x < info.width; x++) {
+        const at = (y * info.width + x) * info.channels;
+        const [red, green, bluePart] = [data[at]!, data[at + 1]!, data[at + 2]!];
+        if (red + green + bluePart < 450) strokes++;
+        if (bluePart > red + 40 && bluePart > green + 20) blue++;
+      }
+    }
+    expect(strokes).toBeGreaterThan(4);
+    expect(blue).toBe(0);
     await search.fill('');
     await go('/models');
     const accent = await page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue('--accent').trim());

@@ -168,6 +168,25 @@ describe('editing and resending', () => {
     expect(await users().first().getByRole('group', { name: 'Versions' }).innerText()).toContain('1 / 2');
   });
 
+  it('folds a long question, and unfolds it on demand', async () => {
+    const long = Array.from({ length: 30 }, (_, line) => `Line ${line + 1} of a long question.`).join('\n');
+    await box().fill(long);
+    await box().press('Enter');
+    await replyEnds(page, 'done');
+    const question = users().last();
+    const text = question.locator('.plain');
+    expect(await text.getAttribute('class')).toContain('folded');
+    const folded = (await text.boundingBox())!.height;
+    await question.getByRole('button', { name: 'Show all' }).click();
+    expect((await text.boundingBox())!.height).toBeGreaterThan(folded * 2);
+    await question.getByRole('button', { name: 'Show less' }).click();
+    expect(await text.getAttribute('class')).toContain('folded');
+    await screenshot(page, 'chat-long-question-desktop-light');
+    await question.getByRole('button', { name: 'Delete message' }).click();
+    await page.getByRole('group', { name: 'Delete this message?' }).getByRole('button', { name: 'Delete' }).click();
+    await expect.poll(() => users().count()).toBe(2);
+  });
+
   it('regenerates an earlier reply as a new version, and deletes a turn', async () => {
     const replies = page.locator('article[data-role="assistant"]');
     await replies.first().getByRole('button', { name: 'Regenerate reply' }).click();
