@@ -106,7 +106,9 @@ describe('a conversation longer than the context', () => {
     expect(status).toBe('error');
     expect(turn).toBeGreaterThan(2);
     const alert = page.getByRole('alert');
-    await expect.poll(() => alert.innerText()).toMatch(/no longer fits tiny's context \(about [\d,]+ tokens of 2,048\)/);
+    await expect
+      .poll(() => alert.innerText())
+      .toMatch(/no longer fits: it is about [\d,]+ tokens, and tiny's context holds 2,048 tokens, 1,648 of them for the conversation/);
     // Nothing was sent: the question is back in the composer, and the error is said once.
     expect(await box().inputValue()).toBe(`Turn ${turn}: tell me more about the hearth and the house.`);
     expect(await page.getByText(/no longer fits/).count()).toBe(1);

@@ -210,7 +210,9 @@ describe('context overflow', () => {
     await chat.send('and now?');
     expect(chats.length).toBe(before);
     expect(chat.problem).toMatchObject({ kind: 'overflow' });
-    expect(chat.problem!.message).toMatch(/no longer fits tiny's context .* of 1,000\)/);
+    expect(chat.problem!.message).toMatch(
+      /^This conversation no longer fits: it is about [\d,]+ tokens, and tiny's context holds 1,000 tokens, 750 of them for the conversation/,
+    );
     expect(chat.draft).toBe('and now?');
 
     await chat.continueWithPolicy('rolling-window');

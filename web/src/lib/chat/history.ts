@@ -54,13 +54,17 @@ export function contextExceeded(error: unknown): boolean {
 export class ContextOverflow extends Error {
   constructor(
     readonly fit: Pick<FitResult, 'tokens' | 'reason'>,
+    /** The model's context, and the part of it the prompt may use (the rest is kept for the reply). */
     readonly window: number,
+    readonly budget: number,
     model: string,
   ) {
+    const count = (tokens: number) => tokens.toLocaleString('en');
+    const room = `${model}'s context holds ${count(window)} tokens, ${count(budget)} of them for the conversation and the rest for the reply`;
     super(
       fit.reason === 'message'
-        ? `This message is too long for ${model}: about ${fit.tokens.toLocaleString('en')} tokens, and its context holds ${window.toLocaleString('en')} with the reply. Shorten it, or split it into parts.`
-        : `This conversation no longer fits ${model}'s context (about ${fit.tokens.toLocaleString('en')} tokens of ${window.toLocaleString('en')}), and it is set to stop at the limit. Let Hearth leave out older messages, or start a new conversation.`,
+        ? `This message is too long: about ${count(fit.tokens)} tokens, and ${room}. Shorten it, or split it into parts.`
+        : `This conversation no longer fits: it is about ${count(fit.tokens)} tokens, and ${room}. It is set to stop at the limit: let Hearth leave out older messages, or start a new conversation.`,
     );
     this.name = 'ContextOverflow';
   }

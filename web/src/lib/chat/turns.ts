@@ -7,7 +7,7 @@ import type { FitResult } from './context';
 import { charsOf, ContextOverflow } from './history';
 
 /** What one request sends, after the overflow policy. */
-export type Plan = FitResult & { rate: number; window: number | null };
+export type Plan = FitResult & { rate: number; window: number | null; budget: number };
 
 export interface Turn {
   conversation: Conversation;
@@ -28,7 +28,7 @@ export async function modelTurn(turn: Turn, ref: ModelRef, window: number | null
   const { settings } = conversation;
   const system = settings.systemPrompt.trim();
   const plan = turn.plan(window, system);
-  if (!plan.fits) throw new ContextOverflow(plan, plan.window!, label);
+  if (!plan.fits) throw new ContextOverflow(plan, plan.window!, plan.budget, label);
   reply.omitted = plan.omitted;
   const messages = [...(system ? [{ role: 'system' as const, content: system }] : []), ...plan.kept.map(({ role, content }) => ({ role, content }))];
   let firstToken: number | null = null;
@@ -65,7 +65,7 @@ export async function agentTurn(turn: Turn, agentId: string, agent: AgentRecord 
   // Besides the messages the run sends the agent's instructions, what memory recalls and its tools' descriptions.
   const recalled = agent?.memory.enabled ? (agent.memory.budget_tokens ?? 800) : 0;
   const plan = turn.plan(window, agent?.instructions ?? '', recalled + (agent?.tools.length ?? 0) * 150);
-  if (!plan.fits) throw new ContextOverflow(plan, window!, agent?.name ?? agentId);
+  if (!plan.fits) throw new ContextOverflow(plan, window!, plan.budget, agent?.name ?? agentId);
   reply.omitted = plan.omitted;
   const before = plan.kept.slice(0, -1).map((message) => message.id);
   const thread = conversation.agentThread;

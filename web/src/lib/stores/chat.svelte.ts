@@ -288,7 +288,7 @@ export class ChatStore {
       policy: conversation.settings.overflow,
       tokensPerChar: rate,
     });
-    return { ...fit, rate, window };
+    return { ...fit, rate, window, budget };
   }
 
   async #reply(conversation: Conversation): Promise<void> {
