@@ -187,7 +187,8 @@ describe('the agent editor and run view', () => {
     await go('/agent');
     await page.getByRole('button', { name: 'New agent' }).click();
     const editor = page.locator('form.editor');
-    expect(await editor.getByLabel('Model', { exact: true }).inputValue()).toBe('tiny');
+    // Filled in as soon as the model list is there.
+    await expect.poll(() => editor.getByLabel('Model', { exact: true }).inputValue()).toBe('tiny');
     await editor.locator('details.more summary').click();
     for (const id of [
       'agent-id',
@@ -265,9 +266,9 @@ describe('the chat on a phone', () => {
 describe('screenshots', () => {
   it('of Images, Agents, Models and the chat, in light and dark, on a phone and a desktop', async () => {
     const screens: [string, string, () => Promise<void>][] = [
-      ['images', '/images', () => page.getByTestId('gallery-item').first().locator('img').waitFor()],
-      ['agents', '/agent', () => page.getByRole('heading', { name: 'Run history' }).waitFor()],
-      ['models', '/models', () => page.getByRole('button', { name: 'Use in chat' }).first().waitFor()],
+      ['images-page', '/images', () => page.getByTestId('gallery-item').first().locator('img').waitFor()],
+      ['agents-page', '/agent', () => page.getByRole('heading', { name: 'Run history' }).waitFor()],
+      ['models-cards', '/models', () => page.getByRole('button', { name: 'Use in chat' }).first().waitFor()],
       ['chat-empty', '/', () => page.getByLabel('Message', { exact: true }).waitFor()],
     ];
     for (const scheme of ['light', 'dark'] as const) {
@@ -280,7 +281,7 @@ describe('screenshots', () => {
         for (const [name, path, ready] of screens) {
           await page.goto(`${server.url}${path}`);
           await ready();
-          await screenshot(page, `${name}-${size}-${scheme}`, { fullPage: name === 'images' });
+          await screenshot(page, `${name}-${size}-${scheme}`, { fullPage: name === 'images-page' });
         }
       }
     }

@@ -299,7 +299,7 @@ describe('screenshots of the chat', () => {
           await page.getByTestId('left-out').first().scrollIntoViewIfNeeded();
         },
       ],
-      ['memory', () => page.goto(`${server.url}/memory`).then(() => page.locator('#agent-heading').waitFor())],
+      ['memory-agent', () => page.goto(`${server.url}/memory`).then(() => page.locator('#agent-heading').waitFor())],
     ];
     for (const scheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme: scheme });
