@@ -216,6 +216,7 @@ describe('the agent editor and run view', () => {
     // One primary button: "Save anyway" while the risk waits, and Save is not another one.
     const accent = await background('.risks button');
     expect(await background('form.editor .actions button[type="submit"]')).not.toBe(accent);
+    await editor.locator('.actions').scrollIntoViewIfNeeded();
     await screenshot(page, 'agents-editor-risk-desktop-light');
     await risks.getByRole('button', { name: 'Save anyway' }).click();
     await page.getByRole('heading', { name: 'scribe', level: 2 }).waitFor();
