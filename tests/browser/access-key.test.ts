@@ -117,7 +117,7 @@ describe('a companion that requires an access key', () => {
     await box.press('Enter');
     const text = await replyEnds(page);
     expect(text.length).toBeGreaterThan(0);
-    expect(await page.locator('article[data-role="user"]').innerText()).toBe(DRAFT);
+    expect(await page.locator('article[data-role="user"] .plain').innerText()).toBe(DRAFT);
     expect(await box.inputValue()).toBe('');
   });
 

@@ -114,10 +114,11 @@ export class AgentService {
     const model = await resolveAgentModel(this.options.models, agent.model);
     const workspace = await this.workspace(agent);
     if (this.busy.has(key)) throw new HearthError('conversation_busy', undefined, { param: 'conversation_id' });
+    // The run's own turn is its last user message: earlier input messages are history the caller kept.
     const query = input
-      .filter((message) => message.role === 'user')
       .map((message) => messageText(message.content))
-      .join('\n');
+      .filter((text, index) => input[index]!.role === 'user' && text.trim())
+      .at(-1)!;
     const history: HistoryItem[] = [
       ...systemMessage(agent, this.recall(agent, query)),
       ...this.store.history(agent.id, conversationId),

@@ -96,6 +96,13 @@ export class Engine {
     return this.options.memoryBudgetBytes;
   }
 
+  /** Tokens one request to this model may use: its loaded context, else the context it would be loaded with. */
+  contextWindow(id: string, trained: number | null): number {
+    const loaded = this.loaded.get(id);
+    if (loaded) return loaded.runtime.contextSize;
+    return trained ? Math.min(this.options.contextSize, trained) : this.options.contextSize;
+  }
+
   isLoaded(id: string): boolean {
     return this.loaded.has(id) || this.residents.has(id);
   }

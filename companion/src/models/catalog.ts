@@ -71,6 +71,7 @@ export class ModelCatalog {
       loaded: this.engine.isLoaded(info.id),
       size_bytes: info.sizeBytes,
       context_length: info.contextLength,
+      context_window: info.capabilities.includes('chat') ? this.engine.contextWindow(info.id, info.contextLength) : null,
       quantization: quantizationOf(info.path),
       capabilities: info.capabilities,
       ...(error ? { error } : {}),

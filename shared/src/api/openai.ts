@@ -11,7 +11,13 @@ export interface ModelRecord {
   source?: 'local' | 'remote';
   loaded?: boolean;
   size_bytes?: number | null;
+  /** What the model was trained for (from its file). */
   context_length?: number | null;
+  /**
+   * Tokens one request may use on this server (prompt and reply together): the loaded context's
+   * size, or the size it will be loaded with (the configured context size, at most context_length).
+   */
+  context_window?: number | null;
   /** Read from the file name (Q4_K_M, Q8_0, F16, …); null when it does not say. */
   quantization?: string | null;
   capabilities?: Capability[];

@@ -15,6 +15,7 @@ const modelRecord = {
     loaded: { type: 'boolean' },
     size_bytes: { type: ['integer', 'null'] },
     context_length: { type: ['integer', 'null'] },
+    context_window: { type: ['integer', 'null'] },
     quantization: { type: ['string', 'null'] },
     capabilities: { type: 'array', items: capability },
     error: { type: 'string' },
