@@ -1,7 +1,7 @@
 import type { AgentRun } from '#shared/api/agents.js';
 import type { Logger } from '../logger.js';
 import type { RunStore } from './store.js';
-import { endMarked } from './tools/containment.js';
+import { endMarked } from '../tools/builtin/containment.js';
 
 const UNFINISHED_CALL = 'Error: Hearth stopped during this call, so it did not finish and its result never reached the model.';
 

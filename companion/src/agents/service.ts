@@ -6,7 +6,7 @@ import { HearthError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { HistoryItem } from '../inference/types.js';
 import type { Logger } from '../logger.js';
-import type { CatalogEntry } from '../mcp/catalog.js';
+import type { CatalogEntry } from '../tools/catalog.js';
 import type { MemoryService } from '../memory/service.js';
 import type { Db } from '../store/database.js';
 import { ApprovalBroker } from './approvals.js';
@@ -15,11 +15,11 @@ import { executeRun, runError, type RunEffects, type RunOutcome } from './loop.j
 import { resolveAgentModel, withCallSignal, type ModelSources } from './model.js';
 import { systemMessage } from './prompt.js';
 import { RunStore } from './store.js';
-import type { AnyToolResult } from './tool-calls.js';
+import type { ToolResult } from '../tools/result.js';
 import { agentToolbox, type AgentTool } from './toolbox.js';
 import { endLeftovers, recoverRuns } from './recovery.js';
 import { EVENT_PAGE, followRun, type Following } from './replay.js';
-import type { ProcessLedger } from './tools/containment.js';
+import type { ProcessLedger } from '../tools/builtin/containment.js';
 
 export interface AgentServiceOptions {
   db: Db;
@@ -27,7 +27,7 @@ export interface AgentServiceOptions {
   config(): ConfigDocument;
   models: ModelSources;
   /** The tool catalog and the MCP services behind it. */
-  tools: { entries(): readonly CatalogEntry[]; call(entry: CatalogEntry, args: Record<string, unknown>, signal?: AbortSignal): Promise<AnyToolResult> };
+  tools: { entries(): readonly CatalogEntry[]; call(entry: CatalogEntry, args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolResult> };
   memory: MemoryService;
   log: Logger;
 }

@@ -12,9 +12,10 @@ import {
 import type { McpCallFailure, McpFailureLayer, McpServiceState, McpServiceStatus } from '#shared/api/bridge.js';
 import type { McpServiceSettings } from '#shared/api/config.js';
 import type { Logger } from '../logger.js';
-import type { ToolCatalog } from './catalog.js';
+import type { ToolCatalog } from '../tools/catalog.js';
 import { discovered, listAllTools, unusableList, usableTools } from './discovery.js';
-import { callFailure, ConnectFailure, describeConnectError, errorResult, resultText } from './failures.js';
+import { contentText, failure } from '../tools/result.js';
+import { callFailure, ConnectFailure, describeConnectError } from './failures.js';
 import { StoredOAuthProvider, signedIn, type SecretAccess } from './oauth.js';
 import { redact, redactValue } from '../redaction.js';
 import { argumentsProblem } from './arguments.js';
@@ -173,13 +174,13 @@ export class ServiceConnection {
       const why = this.message ? `: ${this.message}` : '.';
       const message = `The service "${this.name}" is not connected (${this.state}${this.layer ? `, ${this.layer}` : ''})${why}`;
       this.noteCall(tool, this.layer ?? 'transport', message);
-      return errorResult(message);
+      return failure(message);
     }
     // Arguments Hearth itself cannot send fail this call only: the connection is fine.
     const unsendable = argumentsProblem(args);
     if (unsendable) {
       this.noteCall(tool, 'tool_error', unsendable);
-      return errorResult(unsendable);
+      return failure(unsendable);
     }
     const timeout = this.settings.tool_call_timeout_ms;
     // Hearth routes progress itself: the SDK forgets a call's progress listener as soon as its result
@@ -197,7 +198,8 @@ export class ServiceConnection {
         },
       )) as CallToolResult;
       if (result.isError) {
-        const text = this.clean(resultText(result));
+        // What the service wrote as text: the owner's note keeps only that.
+        const text = this.clean(contentText({ content: result.content.filter((block) => block.type === 'text') }));
         this.noteCall(
           tool,
           /denied|not allowed|outside|permission|forbidden|EACCES|EPERM|unauthori[sz]ed/i.test(text) ? 'execution_denied' : 'tool_error',
@@ -207,12 +209,11 @@ export class ServiceConnection {
       return result;
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
-      const failure = callFailure(error, this.name, tool, timeout);
-      this.noteCall(tool, failure.layer, this.clean(failure.message));
+      const failed = callFailure(error, this.name, tool, timeout);
+      this.noteCall(tool, failed.layer, this.clean(failed.message));
       // The connection itself is broken (an HTTP service that went away, a lost session): start over.
-      if (failure.layer === 'transport' && this.session === session)
-        this.drop(session, `The connection to the service failed during a call: ${failure.message}`);
-      return errorResult(this.clean(failure.message));
+      if (failed.layer === 'transport' && this.session === session) this.drop(session, `The connection to the service failed during a call: ${failed.message}`);
+      return failure(this.clean(failed.message));
     } finally {
       if (token) this.progress.delete(token);
     }
