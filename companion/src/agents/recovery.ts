@@ -1,4 +1,5 @@
 import type { AgentRun } from '#shared/api/agents.js';
+import { unixSeconds } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { RunStore } from './store.js';
 import { endMarked } from '../tools/builtin/containment.js';
@@ -31,7 +32,7 @@ export function recoverRuns(store: RunStore, log: Logger): number {
         });
       });
     const error = { code: 'interrupted', message: 'Hearth stopped during this run, so it was not finished. Start it again to retry.' };
-    const failed: AgentRun = { ...run, status: 'failed', error, completed_at: Math.floor(Date.now() / 1000) };
+    const failed: AgentRun = { ...run, status: 'failed', error, completed_at: unixSeconds() };
     store.update(failed);
     store.appendEvent({ type: 'run.failed', sequence: sequence + 1, run_id: run.id, run: failed, error });
   }

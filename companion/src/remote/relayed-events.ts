@@ -1,6 +1,6 @@
 import type { AgentRunEventBody, AgentRunStep, AgentRunUsage, AgentToolCall, ToolCallDecision } from '#shared/api/agents.js';
 import type { ToolApproval, ToolClass } from '#shared/api/config.js';
-import type { DrivenOutcome } from '../agents/service.js';
+import type { DrivenOutcome } from '../agents/driven-run.js';
 
 /**
  * One event of a paired host's run stream, as this companion will use it: rebuilt field by field

@@ -1,7 +1,7 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentTarget, scopeAllowsAgent } from '../../../companion/src/access/agent-target.js';
-import type { DrivenOutcome } from '../../../companion/src/agents/service.js';
+import type { DrivenOutcome } from '../../../companion/src/agents/driven-run.js';
 import type { Services } from '../../../companion/src/services.js';
 import { testApp } from '../../helpers/app.js';
 
