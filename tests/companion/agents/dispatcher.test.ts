@@ -41,7 +41,9 @@ describe('the agent dispatcher', () => {
       ...structuredClone(services.config),
       agents: [{ id: 'helper' }],
       remote_hosts: [{ name: 'lab', url: 'https://127.0.0.1:9', fingerprint: Array(32).fill('AB').join(':'), credential: 'secret:REMOTE_HOST_LAB' }],
-      cloud_workspaces: [{ name: 'acme', workspace_id: 'acme', issuer: 'https://login.example.org', client_id: 'hearth', agent_cards: ['https://agents.example.org/card.json'] }],
+      cloud_workspaces: [
+        { name: 'acme', workspace_id: 'acme', issuer: 'https://login.example.org', client_id: 'hearth', agent_cards: ['https://agents.example.org/card.json'] },
+      ],
     });
     services.reconfigure(document!);
   });
