@@ -2,12 +2,12 @@
 // and when two top-level parts of companion/src (its folders, and its root files) do: a folder may
 // use another only if that one never comes back to it, so each folder can be read and changed on
 // its own. (Which folders may import what is ESLint's job: see eslint.config.js.)
-// Usage: node scripts/check-imports.js
+// Usage: node scripts/check-imports.js [repository root, default: this one]
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const root = process.argv[2] ? resolve(process.argv[2]) : resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const source = join(root, 'companion/src');
 
 function filesUnder(folder) {
