@@ -10,12 +10,14 @@ import { ResponseStore } from './store/responses.js';
 import { AdminCredential } from './access/admin-credential.js';
 import { KeyStore } from './access/keys.js';
 import type { Logger } from './logger.js';
+import { AgentDispatcher } from './agents/dispatcher.js';
 import { AgentService } from './agents/service.js';
 import { ImageService } from './images/service.js';
 import { McpManager } from './mcp/manager.js';
 import { RemoteChannel } from './remote/channel.js';
 import { RemoteHosts } from './remote/hosts.js';
-import { AgentSources } from './remote/agent-sources.js';
+import { HostAgents } from './remote/host-agents.js';
+import { CloudAgentSource } from './cloud/agent-source.js';
 import { CloudAgents } from './cloud/agents.js';
 import { CloudSignIn } from './cloud/sign-in.js';
 import { MediaService } from './media/service.js';
@@ -71,8 +73,8 @@ export interface Services {
   cloud: { signIn: CloudSignIn; agents: CloudAgents };
   /** Agent runs, their events and approvals. */
   agents: AgentService;
-  /** Agents elsewhere: a paired host's (`<host>/<agent>`) and cloud workspaces' (`cloud:<workspace>/<agent>`). */
-  agentSources: AgentSources;
+  /** Where an agent runs: this machine, a paired host (`<host>/<agent>`) or a cloud workspace (`cloud:<workspace>/<agent>`). */
+  dispatcher: AgentDispatcher;
   /** Image models, generation/edit/upscale jobs and the gallery. */
   images: ImageService;
   /** Hosted (paid) media: quotes, confirmed jobs, artifacts. */
@@ -147,8 +149,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       get agents(): AgentService {
         return agents;
       },
-      get agentSources(): AgentSources {
-        return agentSources;
+      get dispatcher(): AgentDispatcher {
+        return dispatcher;
       },
       images: new ImageService({
         db,
@@ -206,13 +208,11 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       log: options.log,
     });
     agents.recover();
-    const agentSources = new AgentSources({
+    const dispatcher = new AgentDispatcher({
       config: () => services.config,
-      agents,
-      hosts: services.remoteHosts,
-      cloud: services.cloud,
-      artifacts: paths.artifacts,
-      log: options.log,
+      local: agents,
+      hosts: new HostAgents({ config: () => services.config, runs: agents, hosts: services.remoteHosts, log: options.log }),
+      cloud: new CloudAgentSource({ config: () => services.config, runs: agents, cloud: services.cloud, artifacts: paths.artifacts, log: options.log }),
     });
     services.memory.start();
     monitor.start();

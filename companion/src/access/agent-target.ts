@@ -1,11 +1,14 @@
 import { AGENT_ID_PATTERN } from '#shared/api/agents.js';
 
 /**
- * Where an agent id points. Local agents' ids have neither "/" nor ":"; a paired host's agent is
- * `<host>/<agent>`; a cloud workspace's published agent is `cloud:<workspace>/<agent>`.
+ * Where an agent id points, with the id it was read from. Local agents' ids have neither "/" nor
+ * ":"; a paired host's agent is `<host>/<agent>`; a cloud workspace's published agent is
+ * `cloud:<workspace>/<agent>`.
  */
-export type AgentTarget =
-  { kind: 'local'; agent: string } | { kind: 'host'; host: string; agent: string } | { kind: 'cloud'; workspace: string; agent: string };
+export type AgentTarget = LocalTarget | HostTarget | CloudTarget;
+export type LocalTarget = { kind: 'local'; id: string; agent: string };
+export type HostTarget = { kind: 'host'; id: string; host: string; agent: string };
+export type CloudTarget = { kind: 'cloud'; id: string; workspace: string; agent: string };
 
 /** A paired host's or cloud workspace's name, as the configuration takes it. */
 const PLACE = '[a-z0-9][a-z0-9._-]{0,63}';
@@ -19,26 +22,26 @@ const host = new RegExp(`^(${PLACE})/(${AGENT})$`);
 const cloud = new RegExp(`^cloud:(${PLACE})/(${AGENT})$`);
 
 /**
- * The one parser of agent ids: the perimeter checks a key's agent scope with it, and the agents
- * routes pick where to run with it, so both always agree on what an id names. Undefined for
- * anything that is not an agent id (an id still percent-encoded, an empty workspace, a stray "/").
+ * The one parser of agent ids. The agent dispatcher (agents/dispatcher.ts) is its only caller:
+ * the perimeter checks a key's agent scope on the dispatcher's answer, and the agents routes run
+ * where it says, so both always agree on what an id names. Undefined for anything that is not an
+ * agent id (an id still percent-encoded, an empty workspace, a stray "/").
  */
 export function agentTarget(id: string): AgentTarget | undefined {
-  if (local.test(id)) return { kind: 'local', agent: id };
+  if (local.test(id)) return { kind: 'local', id, agent: id };
   const remote = host.exec(id);
-  if (remote) return { kind: 'host', host: remote[1]!, agent: remote[2]! };
+  if (remote) return { kind: 'host', id, host: remote[1]!, agent: remote[2]! };
   const published = cloud.exec(id);
-  if (published) return { kind: 'cloud', workspace: published[1]!, agent: published[2]! };
+  if (published) return { kind: 'cloud', id, workspace: published[1]!, agent: published[2]! };
   return undefined;
 }
 
 /**
- * Whether a key scoped to `scope` (a local agent id; null: any agent) may use the agent `id`.
- * A scoped key uses exactly its own local agent: never `<host>/…` or `cloud:…`, even when the
- * host or workspace carries the same name.
+ * Whether a key scoped to `scope` (a local agent id; null: any agent) may use the agent `target`
+ * points to (undefined: no agent id at all). A scoped key uses exactly its own local agent: never
+ * `<host>/…` or `cloud:…`, even when the host or workspace carries the same name.
  */
-export function scopeAllowsAgent(scope: string | null | undefined, id: string): boolean {
+export function scopeAllowsAgent(scope: string | null | undefined, target: AgentTarget | undefined): boolean {
   if (!scope) return true;
-  const target = agentTarget(id);
   return target?.kind === 'local' && target.agent === scope;
 }

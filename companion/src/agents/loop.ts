@@ -1,6 +1,7 @@
 import type { AgentRunError, AgentRunEventBody, AgentRunStep, AgentRunUsage } from '#shared/api/agents.js';
 import type { AgentSettings } from '#shared/api/config.js';
 import { HearthError } from '../errors.js';
+import { unixSeconds } from '../ids.js';
 import type { HistoryItem } from '../inference/types.js';
 import type { AgentModel, ModelTurn } from './model.js';
 import { refuseOverCap, runToolCall, type ToolCallEffects } from './tool-calls.js';
@@ -35,8 +36,6 @@ export interface RunOutcome {
   /** What the run adds to its conversation's history (assistant turns and tool results). */
   messages: HistoryItem[];
 }
-
-const now = () => Math.floor(Date.now() / 1000);
 
 function add(usage: AgentRunUsage, turn: Pick<ModelTurn, 'promptTokens' | 'completionTokens'>): void {
   usage.prompt_tokens += turn.promptTokens;
@@ -78,7 +77,7 @@ export async function executeRun(setup: RunSetup, effects: RunEffects): Promise<
 
   for (let index = 0; ; index++) {
     if (signal.aborted) return end('cancelled');
-    const step: AgentRunStep = { index, text: '', tool_calls: [], usage: zeroUsage(), started_at: now(), completed_at: null };
+    const step: AgentRunStep = { index, text: '', tool_calls: [], usage: zeroUsage(), started_at: unixSeconds(), completed_at: null };
     run.steps.push(step);
     effects.progress(run.steps, false);
     const turn = await callModel(setup, effects, run, step);
@@ -116,7 +115,7 @@ export async function executeRun(setup: RunSetup, effects: RunEffects): Promise<
       effects.progress(run.steps, false);
       if (signal.aborted) return end('cancelled');
     }
-    step.completed_at = now();
+    step.completed_at = unixSeconds();
   }
 }
 
@@ -162,6 +161,6 @@ async function callModel(setup: RunSetup, effects: RunEffects, run: RunState, st
   } catch (error) {
     return { error: runError(error) };
   } finally {
-    step.completed_at = now();
+    step.completed_at = unixSeconds();
   }
 }

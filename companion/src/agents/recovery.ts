@@ -1,8 +1,9 @@
 import type { AgentRun } from '#shared/api/agents.js';
 import { runFailure } from '../failures.js';
+import { unixSeconds } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { RunStore } from './store.js';
-import { endMarked } from './tools/containment.js';
+import { endMarked } from '../tools/builtin/containment.js';
 
 const UNFINISHED_CALL = 'Error: Hearth stopped during this call, so it did not finish and its result never reached the model.';
 
@@ -32,7 +33,7 @@ export function recoverRuns(store: RunStore, log: Logger): number {
         });
       });
     const error = runFailure('interrupted');
-    const failed: AgentRun = { ...run, status: 'failed', error, completed_at: Math.floor(Date.now() / 1000) };
+    const failed: AgentRun = { ...run, status: 'failed', error, completed_at: unixSeconds() };
     store.update(failed);
     store.appendEvent({ type: 'run.failed', sequence: sequence + 1, run_id: run.id, run: failed, error });
   }

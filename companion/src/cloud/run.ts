@@ -1,6 +1,6 @@
 import type { AgentInputMessage, AgentRecord } from '#shared/api/agents.js';
 import { messageText } from '../agents/definitions.js';
-import type { DriveEffects, DrivenOutcome } from '../agents/service.js';
+import type { DriveEffects, DrivenOutcome } from '../agents/driven-run.js';
 import type { CloudAgent, CloudAgents } from './agents.js';
 import { ArtifactFolder } from './artifacts.js';
 import { RUN_FAILURES, runFailure } from '../failures.js';

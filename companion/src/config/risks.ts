@@ -1,8 +1,8 @@
 import type { AgentSettings, ConfigDocument, ToolClass } from '#shared/api/config.js';
 import type { ConfigChange, ConfigRisk } from '#shared/api/admin-config.js';
 import { isLoopbackBind } from '../access/hosts.js';
-import { agentLists, toolDecision } from '../agents/policy.js';
-import { builtinTool } from '../agents/tools/index.js';
+import { agentLists, toolDecision } from '../tools/policy.js';
+import { builtinTool } from '../tools/builtin/index.js';
 import { referencesIn, secretDestinations, signInDestinations } from './destinations.js';
 
 /** The high-risk parts of a change: each needs confirm_high_risk before it is applied. */

@@ -7,6 +7,7 @@ import type { ServerSettings } from '#shared/api/config.js';
 import { ROUTE_TABLE, type RouteFamily } from '#shared/api/routes.js';
 import type { AdminCredential } from '../access/admin-credential.js';
 import { scopeAllowsAgent } from '../access/agent-target.js';
+import type { AgentDispatcher } from '../agents/dispatcher.js';
 import { hostName, isLoopbackAddress, isLoopbackBind, isLoopbackName, ownOrigin, proxyHeaderOf } from '../access/hosts.js';
 import { presentsAdminCredential } from './admin-session.js';
 
@@ -39,6 +40,8 @@ export interface PerimeterInputs {
   server(): ServerSettings;
   keys: Pick<KeyStore, 'verify'>;
   admin: Pick<AdminCredential, 'acceptsToken' | 'acceptsSession'>;
+  /** Where an agent id points: the dispatcher's reading, the one the agents routes act on. */
+  agents: Pick<AgentDispatcher, 'place'>;
 }
 
 /**
@@ -117,12 +120,12 @@ export function installPerimeter(app: FastifyInstance, inputs: PerimeterInputs):
       throw new HearthError('permission_denied', `This key may not use ${family} routes (its scopes: ${request.grant.scopes.join(', ') || 'none'}).`);
     }
     const named = request.headers['x-service-agent-id'];
-    if (typeof named === 'string') assertAgent(request, named, 'X-Service-Agent-Id');
+    if (typeof named === 'string') assertAgent(request, inputs.agents, named, 'X-Service-Agent-Id');
     // The agent the route will act for is its decoded `id` parameter, exactly as the route reads it
     // (`/agents/home%2Fshell/run` names `home/shell`, not `home`). Routes without one (/agents/runs/…)
     // name a run, and check the run's agent themselves.
     const routeAgent = family === 'agents' ? (request.params as Record<string, unknown> | undefined)?.id : undefined;
-    if (typeof routeAgent === 'string') assertAgent(request, routeAgent, 'id');
+    if (typeof routeAgent === 'string') assertAgent(request, inputs.agents, routeAgent, 'id');
     limitConcurrency(request.grant.id, server.limits.streams_per_key, open, reply);
   });
 }
@@ -188,10 +191,10 @@ function authenticate(
   return verified.grant;
 }
 
-/** Refuses a key scoped to one agent acting for another. */
-export function assertAgent(request: FastifyRequest, agentId: string, param: string): void {
+/** Refuses a key scoped to one agent acting for another (the agent as the dispatcher places the id). */
+function assertAgent(request: FastifyRequest, agents: PerimeterInputs['agents'], agentId: string, param: string): void {
   const agent = request.grant?.agent;
-  if (!scopeAllowsAgent(agent, agentId)) {
+  if (!scopeAllowsAgent(agent, agents.place(agentId))) {
     throw new HearthError('permission_denied', `This key may only act for agent "${agent}", not "${agentId}".`, { param });
   }
 }

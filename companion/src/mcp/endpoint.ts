@@ -9,7 +9,7 @@ import type { ToolCaller } from './bridge.js';
 import { ENDPOINT_CAPABILITIES, registerHandlers } from './endpoint-handlers.js';
 import { SessionEventStore } from './event-store.js';
 import type { McpManager, ServiceEvent } from './manager.js';
-import { serviceOffered } from './permitted.js';
+import { serviceOffered } from '../tools/permitted.js';
 
 export interface EndpointRequest {
   req: IncomingMessage;

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { AgentRecord, AgentRunRequest } from '#shared/api/agents.js';
 import type { ErrorBody } from '#shared/api/errors.js';
 import type { RunFailureCode } from '#shared/api/failures.js';
-import type { DriveEffects, DrivenOutcome } from '../agents/service.js';
+import type { DriveEffects, DrivenOutcome } from '../agents/driven-run.js';
 import { HearthError } from '../errors.js';
 import { runFailure } from '../failures.js';
 import { relayedEvent } from './relayed-events.js';

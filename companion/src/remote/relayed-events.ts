@@ -1,7 +1,7 @@
 import type { AgentRunEventBody, AgentRunStep, AgentRunUsage, AgentToolCall, ToolCallDecision } from '#shared/api/agents.js';
 import type { ToolApproval, ToolClass } from '#shared/api/config.js';
 import type { RunFailureCode } from '#shared/api/failures.js';
-import type { DrivenOutcome } from '../agents/service.js';
+import type { DrivenOutcome } from '../agents/driven-run.js';
 import { isRunFailureCode } from '../failures.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentTarget, scopeAllowsAgent } from '../../../companion/src/access/agent-target.js';
-import type { DrivenOutcome } from '../../../companion/src/agents/service.js';
+import type { DrivenOutcome } from '../../../companion/src/agents/driven-run.js';
 import type { Services } from '../../../companion/src/services.js';
 import { testApp } from '../../helpers/app.js';
 
@@ -48,19 +48,19 @@ function refused(response: LightMyRequestResponse, url: string): void {
 
 describe('the agent id parser the perimeter and the routes share', () => {
   it('tells local, paired-host and cloud agents apart, and refuses anything else', () => {
-    expect(agentTarget('helper')).toEqual({ kind: 'local', agent: 'helper' });
-    expect(agentTarget('helper/sheller')).toEqual({ kind: 'host', host: 'helper', agent: 'sheller' });
-    expect(agentTarget('cloud:helper/writer')).toEqual({ kind: 'cloud', workspace: 'helper', agent: 'writer' });
+    expect(agentTarget('helper')).toEqual({ kind: 'local', id: 'helper', agent: 'helper' });
+    expect(agentTarget('helper/sheller')).toEqual({ kind: 'host', id: 'helper/sheller', host: 'helper', agent: 'sheller' });
+    expect(agentTarget('cloud:helper/writer')).toEqual({ kind: 'cloud', id: 'cloud:helper/writer', workspace: 'helper', agent: 'writer' });
     for (const id of ['', 'helper%2Fsheller', 'a/b/c', 'cloud:helper', 'cloud:/x', 'Helper/x', '/x', 'x/', '.hidden', 'runs/../x']) {
       expect(agentTarget(id), id).toBeUndefined();
     }
   });
 
   it('lets a scoped key use only its own local agent', () => {
-    expect(scopeAllowsAgent('helper', 'helper')).toBe(true);
+    expect(scopeAllowsAgent('helper', agentTarget('helper'))).toBe(true);
     for (const id of ['helper/sheller', 'cloud:helper/helper', 'helper/helper', 'other', 'HELPER', 'helper%2Fsheller'])
-      expect(scopeAllowsAgent('helper', id), id).toBe(false);
-    expect(scopeAllowsAgent(null, 'helper/sheller')).toBe(true);
+      expect(scopeAllowsAgent('helper', agentTarget(id)), id).toBe(false);
+    expect(scopeAllowsAgent(null, agentTarget('helper/sheller'))).toBe(true);
   });
 });
 

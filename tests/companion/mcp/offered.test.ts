@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkDocument } from '../../../companion/src/config/document.js';
 import { SessionEventStore } from '../../../companion/src/mcp/event-store.js';
-import { serviceOffered } from '../../../companion/src/mcp/permitted.js';
+import { serviceOffered } from '../../../companion/src/tools/permitted.js';
 import type { ConfigDocument } from '#shared/api/config.js';
 
 function config(): ConfigDocument {

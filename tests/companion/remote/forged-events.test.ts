@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { AgentRun, AgentRunEvent, AgentRunEventList } from '#shared/api/agents.js';
-import type { DrivenOutcome } from '../../../companion/src/agents/service.js';
+import type { DrivenOutcome } from '../../../companion/src/agents/driven-run.js';
 import { relayedEvent } from '../../../companion/src/remote/relayed-events.js';
 import { createDeviceAuthority, createDeviceRequest, createHostCertificate, fingerprintOf, signDeviceRequest } from '../../../companion/src/remote/x509.js';
 import type { Services } from '../../../companion/src/services.js';

@@ -2,11 +2,9 @@ import { createReadStream, existsSync, statSync } from 'node:fs';
 import { basename, resolve, sep } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentRun, AgentRunEventList, AgentRunList, AgentRunRequest } from '#shared/api/agents.js';
-import { findAgent } from '../../agents/definitions.js';
 import { EVENT_PAGE, isTerminal } from '../../agents/replay.js';
 import { plainMediaType } from '../../cloud/artifacts.js';
 import { HearthError } from '../../errors.js';
-import { AgentSources } from '../../remote/agent-sources.js';
 import { openEventStream } from '../../http/sse.js';
 import type { Services } from '../../services.js';
 import type { RouteOptions } from '../plugin.js';
@@ -24,8 +22,7 @@ export async function runRoutes(app: FastifyInstance, { services }: RouteOptions
     '/agents/:id/run',
     { schema: { params: anyAgentParams, body: runBody } },
     async (request, reply): Promise<AgentRun | undefined> => {
-      const { id } = request.params;
-      const started = AgentSources.elsewhere(id) ? await services.agentSources.start(id, request.body) : await services.agents.start(id, request.body);
+      const started = await services.dispatcher.start(request.params.id, request.body);
       return answerRun(services, started, request, reply);
     },
   );
@@ -34,9 +31,9 @@ export async function runRoutes(app: FastifyInstance, { services }: RouteOptions
     '/agents/:id/runs',
     { schema: { params: anyAgentParams, querystring: runsQuery } },
     async (request): Promise<AgentRunList> => {
-      const agent = AgentSources.elsewhere(request.params.id) ? { id: request.params.id } : findAgent(services.config, request.params.id);
       const limit = Math.min(100, Math.max(1, Number(request.query.limit ?? 20)));
-      const { runs, hasMore } = services.agents.list(agent.id, limit, request.query.before === undefined ? undefined : Number(request.query.before));
+      const before = request.query.before === undefined ? undefined : Number(request.query.before);
+      const { runs, hasMore } = services.dispatcher.runs(request.params.id, limit, before);
       return { object: 'list', data: runs, has_more: hasMore };
     },
   );

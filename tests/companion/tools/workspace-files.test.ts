@@ -3,8 +3,8 @@ import { existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { builtinTool } from '../../../companion/src/agents/tools/index.js';
-import type { ToolContext, ToolResult } from '../../../companion/src/agents/tools/tool.js';
+import { builtinTool } from '../../../companion/src/tools/builtin/index.js';
+import type { BuiltinResult, ToolContext } from '../../../companion/src/tools/builtin/tool.js';
 import type { MemoryService } from '../../../companion/src/memory/service.js';
 
 /**
@@ -14,8 +14,8 @@ import type { MemoryService } from '../../../companion/src/memory/service.js';
 function context(workspace: string, signal = new AbortController().signal): ToolContext {
   return { agentId: 'tester', workspace, signal, memory: {} as MemoryService, shellTimeoutSeconds: 30 };
 }
-const call = (name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> => builtinTool(name)!.run(args, ctx);
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('\n');
+const call = (name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<BuiltinResult> => builtinTool(name)!.run(args, ctx);
+const text = (result: BuiltinResult) => result.content.map((block) => block.text).join('\n');
 const folder = (name: string) => realpathSync(mkdtempSync(join(tmpdir(), `hearth-${name}-`)));
 
 describe('FIFOs in a workspace', () => {

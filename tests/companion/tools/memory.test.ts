@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
-import { MEMORY_TOOLS } from '../../../companion/src/memory/tools.js';
-import type { ToolContext } from '../../../companion/src/agents/tools/tool.js';
+import { MEMORY_TOOLS } from '../../../companion/src/tools/builtin/memory.js';
+import type { ToolContext } from '../../../companion/src/tools/builtin/tool.js';
 import type { MemoryService } from '../../../companion/src/memory/service.js';
-import { memoryService, scriptedModels } from './helpers.js';
+import { memoryService, scriptedModels } from '../memory/helpers.js';
 
 function context(memory: MemoryService, agentId: string): ToolContext {
   return { agentId, memory, workspace: null, signal: new AbortController().signal, shellTimeoutSeconds: 1 };

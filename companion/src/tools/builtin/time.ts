@@ -1,4 +1,5 @@
-import { attempt, checkCancelled, stringArgument, success, ToolError, type BuiltinTool } from './tool.js';
+import { success } from '../result.js';
+import { attempt, checkCancelled, stringArgument, ToolError, type BuiltinTool } from './tool.js';
 
 /** Building a formatter loads time-zone data (about a millisecond); one per zone is kept. */
 const formatters = new Map<string, Intl.DateTimeFormat>();

@@ -1,12 +1,12 @@
-import { MEMORY_TOOLS } from '../../memory/tools.js';
 import { listFilesTool, readFileTool, searchFilesTool } from './files-read.js';
 import { editFileTool, writeFileTool } from './files-write.js';
 import { shellTool } from './shell.js';
+import { MEMORY_TOOLS } from './memory.js';
 import { currentTimeTool } from './time.js';
 import type { BuiltinTool } from './tool.js';
 
 /**
- * Every tool Hearth itself provides, in catalog order. The MCP catalog reserves their names and
+ * Every tool Hearth itself provides, in catalog order. The tool catalog reserves their names and
  * never exposes them to external callers; agent runs call their `run`.
  */
 export const BUILTIN_TOOLS: readonly BuiltinTool[] = [

@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeF
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BUILTIN_TOOLS, builtinTool } from '../../../companion/src/agents/tools/index.js';
-import type { ToolContext, ToolResult } from '../../../companion/src/agents/tools/tool.js';
+import { BUILTIN_TOOLS, builtinTool } from '../../../companion/src/tools/builtin/index.js';
+import type { BuiltinResult, ToolContext } from '../../../companion/src/tools/builtin/tool.js';
 import type { MemoryService } from '../../../companion/src/memory/service.js';
 import { alive } from '../../helpers/mcp.js';
 import { waitFor } from '../../helpers/agents.js';
@@ -27,8 +27,8 @@ function context(workspace: string | null, extra: Partial<ToolContext> = {}): To
   return { agentId: 'tester', workspace, signal: new AbortController().signal, memory: {} as MemoryService, shellTimeoutSeconds: 30, ...extra };
 }
 
-const call = (name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> => builtinTool(name)!.run(args, ctx);
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('\n');
+const call = (name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<BuiltinResult> => builtinTool(name)!.run(args, ctx);
+const text = (result: BuiltinResult) => result.content.map((block) => block.text).join('\n');
 
 describe('the built-in tools', () => {
   it('are one shape: name, schema, class, host-only flag and an implementation', () => {

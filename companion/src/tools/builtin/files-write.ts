@@ -3,7 +3,8 @@ import type { Stats } from 'node:fs';
 import { lstat, rename, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { HeldFolder, refuseUnlessPlainFile } from './held-folder.js';
-import { attempt, checkCancelled, stringArgument, success, ToolError, type BuiltinTool } from './tool.js';
+import { success } from '../result.js';
+import { attempt, checkCancelled, stringArgument, ToolError, type BuiltinTool } from './tool.js';
 import { displayPath, resolveInWorkspace, workspaceOf } from './workspace.js';
 
 /**

@@ -1,6 +1,7 @@
 import type { MemorySearchScope } from '#shared/api/memory.js';
 import type { ToolInputSchema } from '#shared/api/bridge.js';
-import { attempt, checkCancelled, failure, success, untilCancelled, type BuiltinTool } from '../agents/tools/tool.js';
+import { failure, success } from '../result.js';
+import { attempt, checkCancelled, untilCancelled, type BuiltinTool } from './tool.js';
 
 const searchSchema: ToolInputSchema = {
   type: 'object',

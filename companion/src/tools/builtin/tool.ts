@@ -1,13 +1,19 @@
 import type { ToolInputSchema } from '#shared/api/bridge.js';
 import type { ToolClass } from '#shared/api/config.js';
-import type { MemoryService } from '../../memory/service.js';
+import type { MemorySearchItem, MemorySearchScope } from '#shared/api/memory.js';
+import { failure, type TextContent, type ToolResult } from '../result.js';
 import type { ProcessLedger } from './containment.js';
 
-/** An MCP-shaped tool result: failures are data (`isError`), not exceptions. */
-export interface ToolResult {
-  content: { type: 'text'; text: string }[];
-  structuredContent?: Record<string, unknown>;
-  isError: boolean;
+/** What a built-in tool answers: text blocks, failures as data. */
+export type BuiltinResult = ToolResult<TextContent>;
+
+/**
+ * What the memory tools need of memory, handed in by whoever runs the tool (the agent run), so
+ * that tools never import the memory store: a search of one material, and pinning a fact.
+ */
+export interface MemoryAccess {
+  search(agentId: string, query: string, scope: MemorySearchScope, limit: number): Promise<MemorySearchItem[]>;
+  editor: { pin(agentId: string, text: string): { id: number; merged: boolean } };
 }
 
 /** What a built-in tool runs with: the agent it acts for and that agent's limits. */
@@ -18,7 +24,7 @@ export interface ToolContext {
   workspace: string | null;
   /** Aborted when the run is cancelled: a running command is killed. */
   signal: AbortSignal;
-  memory: MemoryService;
+  memory: MemoryAccess;
   /** The longest a shell command may run, in seconds. */
   shellTimeoutSeconds: number;
   /** Records the markers of running shell calls (see containment.ts); none in tests that need no crash recovery. */
@@ -38,19 +44,11 @@ export interface BuiltinTool {
   hostOnly: boolean;
   /** Whether the tool needs the agent's workspace (file and shell tools). */
   needsWorkspace: boolean;
-  run(args: Record<string, unknown>, context: ToolContext): Promise<ToolResult>;
-}
-
-export function success(text: string, structured?: Record<string, unknown>): ToolResult {
-  return { content: [{ type: 'text', text }], ...(structured ? { structuredContent: structured } : {}), isError: false };
-}
-
-export function failure(message: string): ToolResult {
-  return { content: [{ type: 'text', text: message }], isError: true };
+  run(args: Record<string, unknown>, context: ToolContext): Promise<BuiltinResult>;
 }
 
 /** Runs a tool body; a thrown error becomes a tool error whose text is the error's message. */
-export async function attempt(work: () => Promise<ToolResult> | ToolResult): Promise<ToolResult> {
+export async function attempt(work: () => Promise<BuiltinResult> | BuiltinResult): Promise<BuiltinResult> {
   try {
     return await work();
   } catch (error) {

@@ -2,9 +2,9 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { builtinTool } from '../../../companion/src/agents/tools/index.js';
-import type { ProcessLedger } from '../../../companion/src/agents/tools/containment.js';
-import type { ToolContext, ToolResult } from '../../../companion/src/agents/tools/tool.js';
+import { builtinTool } from '../../../companion/src/tools/builtin/index.js';
+import type { ProcessLedger } from '../../../companion/src/tools/builtin/containment.js';
+import type { BuiltinResult, ToolContext } from '../../../companion/src/tools/builtin/tool.js';
 import type { MemoryService } from '../../../companion/src/memory/service.js';
 import { waitFor } from '../../helpers/agents.js';
 import { alive } from '../../helpers/mcp.js';
@@ -22,8 +22,8 @@ afterAll(() => {
 function context(extra: Partial<ToolContext> = {}): ToolContext {
   return { agentId: 'tester', workspace: root, signal: new AbortController().signal, memory: {} as MemoryService, shellTimeoutSeconds: 60, ...extra };
 }
-const shell = (args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> => builtinTool('shell')!.run(args, ctx);
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('\n');
+const shell = (args: Record<string, unknown>, ctx: ToolContext): Promise<BuiltinResult> => builtinTool('shell')!.run(args, ctx);
+const text = (result: BuiltinResult) => result.content.map((block) => block.text).join('\n');
 
 /**
  * A command that starts a setsid process, and a daemon the classic way (fork, setsid, fork again,

@@ -1,7 +1,7 @@
 import type { ToolClass } from '#shared/api/config.js';
 import type { ToolInputSchema } from '#shared/api/bridge.js';
-import { BUILTIN_TOOLS } from '../agents/tools/index.js';
-import type { BuiltinTool } from '../agents/tools/tool.js';
+import { BUILTIN_TOOLS } from './builtin/index.js';
+import type { BuiltinTool } from './builtin/tool.js';
 import type { ToolHints } from './classes.js';
 import { assignNames, type NameRequest } from './names.js';
 import { SchemaCompiler, type ArgumentValidator } from './schemas.js';

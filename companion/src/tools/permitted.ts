@@ -1,7 +1,7 @@
 import type { KeyGrant } from '../access/keys.js';
 import type { ConfigDocument } from '#shared/api/config.js';
 import type { CatalogEntry } from './catalog.js';
-import { agentLists, toolDecision } from '../agents/policy.js';
+import { agentLists, toolDecision } from './policy.js';
 import { exposedUnder } from './classes.js';
 
 /**

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ToolCatalog, type DiscoveredTool } from '../../../companion/src/mcp/catalog.js';
-import { exposedUnder, toolClass } from '../../../companion/src/mcp/classes.js';
-import { assignNames, baseName, MAX_NAME_LENGTH } from '../../../companion/src/mcp/names.js';
-import { permittedTools } from '../../../companion/src/mcp/permitted.js';
-import { SchemaCompiler } from '../../../companion/src/mcp/schemas.js';
+import { ToolCatalog, type DiscoveredTool } from '../../../companion/src/tools/catalog.js';
+import { exposedUnder, toolClass } from '../../../companion/src/tools/classes.js';
+import { assignNames, baseName, MAX_NAME_LENGTH } from '../../../companion/src/tools/names.js';
+import { permittedTools } from '../../../companion/src/tools/permitted.js';
+import { SchemaCompiler } from '../../../companion/src/tools/schemas.js';
 import { checkDocument } from '../../../companion/src/config/document.js';
 import type { ConfigDocument, ToolClass } from '#shared/api/config.js';
 

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { endMarked, killGroup, MARKER_VARIABLE, newMarker, type ProcessLedger } from './containment.js';
-import { attempt, failure, stringArgument, success, ToolError, type BuiltinTool, type ToolResult } from './tool.js';
+import { failure, success } from '../result.js';
+import { attempt, stringArgument, ToolError, type BuiltinTool, type BuiltinResult } from './tool.js';
 import { displayPath, resolveInWorkspace, workspaceOf } from './workspace.js';
 
 /** Output kept from one command; the run loop cuts what the model sees further. */
@@ -93,7 +94,7 @@ export function runCommand(command: string, cwd: string, timeoutSeconds: number,
   }).finally(() => ledger?.ended(marker));
 }
 
-function describe(finished: Finished, timeoutSeconds: number): ToolResult {
+function describe(finished: Finished, timeoutSeconds: number): BuiltinResult {
   const cut = finished.dropped > 0 ? `\n[${finished.dropped} more bytes of output were dropped]` : '';
   const output = finished.output + cut;
   if (finished.why === 'timeout')

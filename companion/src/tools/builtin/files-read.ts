@@ -2,7 +2,8 @@ import type { Dirent } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { HeldFolder } from './held-folder.js';
-import { attempt, checkCancelled, stringArgument, success, ToolError, type BuiltinTool, type ToolContext } from './tool.js';
+import { success } from '../result.js';
+import { attempt, checkCancelled, stringArgument, ToolError, type BuiltinTool, type ToolContext } from './tool.js';
 import { displayPath, resolveInWorkspace, workspaceOf } from './workspace.js';
 
 /** Most bytes read_file reads of one file; longer files are read in line ranges. */
