@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../helpers/hearth-process.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
 import { tempFolder } from '../helpers/temp.js';
 import { newSignInLink, signIn } from './app-helpers.js';
@@ -195,6 +196,29 @@ describe('signed out', () => {
       });
     }
   }
+});
+
+describe('the companion stopped', () => {
+  it('the banner says how to start it, as it was started on that machine', async () => {
+    const other = await startServer({ withModel: false });
+    const context = await browser.newContext({ viewport: PHONE });
+    const page = await context.newPage();
+    try {
+      await page.goto(`${other.url}/server`);
+      // The companion told this browser how it is run there (while it answered).
+      await page.getByTestId('sign-in-notice').waitFor();
+      await other.stop();
+      const banner = page.getByTestId('unreachable');
+      await banner.waitFor({ timeout: 30_000 });
+      expect(await banner.innerText()).toBe(
+        `The companion is not answering. To start it, run npm start in the Hearth folder (${REPO_ROOT.replace(/\/$/, '')}). Your conversations are here, and models stored in this browser keep working.`,
+      );
+      await screenshot(page, 'first-hour-unreachable-phone-light');
+    } finally {
+      await context.close();
+      await other.stop();
+    }
+  });
 });
 
 describe('the theme', () => {
