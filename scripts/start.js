@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // `npm start`: builds the PWA when its sources are newer than the build (one line of progress,
-// the build's own output only when it fails), then runs `hearth serve` with the arguments given
-// after `--`, in this same process: a terminal's Ctrl+C then reaches one Hearth, not two.
+// the build's own output only when it fails) and the companion when its sources are newer than
+// build/companion, then runs `hearth serve` with the arguments given after `--`, in this same
+// process: a terminal's Ctrl+C then reaches one Hearth, not two.
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildBundle, bundleIsFresh } from './companion-bundle.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const built = join(root, 'build', 'web', 'index.html');
@@ -49,6 +51,16 @@ if (stale) {
     process.exit(code);
   }
   process.stderr.write(` done in ${Math.round((Date.now() - started) / 1000)} s.\n`);
+}
+
+// The companion compiled ahead starts in about half the time; made again after any change (about a second).
+if (!bundleIsFresh()) {
+  try {
+    await buildBundle();
+  } catch (error) {
+    // Not fatal: bin/hearth.js runs the sources through tsx instead.
+    process.stderr.write(`The companion could not be compiled ahead (${error.message.split('\n')[0]}); starting from its sources.\n`);
+  }
 }
 
 // `npm start -- --port 0` means `hearth serve --port 0`; `npm start -- open` runs that command.

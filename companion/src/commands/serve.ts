@@ -1,12 +1,12 @@
 import { rmSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from '../app.js';
 import { buildRemoteApp } from '../remote-app.js';
 import { ConfigError } from '../config/document.js';
 import { createServices, type Services } from '../services.js';
 import { isLoopbackBind } from '../access/hosts.js';
-import { command } from '../invocation.js';
+import { command, installFolder } from '../invocation.js';
 import { createLogger } from '../log-format.js';
 import { writeFileAtomic } from '../store/files.js';
 import { DataDirectoryBusyError } from '../store/lock.js';
@@ -19,7 +19,8 @@ import { announceSignIn, warnAtStart } from './start-up.js';
 
 export const usage = SERVE_USAGE;
 
-const WEB_ROOT = fileURLToPath(new URL('../../../build/web', import.meta.url));
+// From the Hearth folder, not from this file: the companion may run compiled ahead from build/companion.
+const WEB_ROOT = join(installFolder(), 'build', 'web');
 
 /** `hearth serve`: resolves when the server has stopped; the exit code is the result. */
 export async function run(argv: string[], context: CommandContext): Promise<number> {
