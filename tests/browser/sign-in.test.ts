@@ -198,6 +198,39 @@ describe('signed out', () => {
   }
 });
 
+describe('no model yet', () => {
+  it('the Server and Models empty states name every way to get a model that works here', async () => {
+    const empty = await startServer({ withModel: false });
+    try {
+      for (const [name, viewport] of [
+        ['desktop', DESKTOP],
+        ['phone', PHONE],
+      ] as const) {
+        for (const colorScheme of ['light', 'dark'] as const) {
+          const context = await browser.newContext({ viewport, colorScheme });
+          const page = await context.newPage();
+          const problems = problemsOf(page);
+          for (const screen of ['server', 'models']) {
+            await page.goto(`${empty.url}/${screen}`);
+            const help = page.getByTestId('no-models');
+            await help.getByText(`${empty.dataDir}/models`).waitFor();
+            const text = await help.innerText();
+            expect(text).toContain('Discover searches Hugging Face');
+            expect(text).toMatch(/LM Studio or Ollama/);
+            expect(await help.getByLabel('Test model command').innerText()).toBe(`npm run model:tiny -- --data-dir ${empty.dataDir}`);
+            expect(await help.getByRole('link', { name: 'Discover' }).getAttribute('href')).toBe('/models#discover');
+            await screenshot(page, `first-hour-empty-${screen}-${name}-${colorScheme}`, { fullPage: true });
+          }
+          expect(problems).toEqual([]);
+          await context.close();
+        }
+      }
+    } finally {
+      await empty.stop();
+    }
+  });
+});
+
 describe('the companion stopped', () => {
   it('the banner says how to start it, as it was started on that machine', async () => {
     const other = await startServer({ withModel: false });

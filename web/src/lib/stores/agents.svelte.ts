@@ -202,7 +202,9 @@ export class AgentsStore {
   async refreshApprovals(signal?: AbortSignal): Promise<void> {
     if (!this.signedIn) {
       this.approvals = [];
-      this.approvalsError = this.approvalsAvailable ? `Sign in to see approvals. ${session.howToSignIn}` : 'Only the machine the companion runs on can see approvals.';
+      this.approvalsError = this.approvalsAvailable
+        ? `Sign in to see approvals. ${session.howToSignIn}`
+        : 'Only the machine the companion runs on can see approvals.';
       return;
     }
     try {
