@@ -233,6 +233,17 @@ describe('refusals at startup', () => {
     expect(existsSync(join(dataDir, 'hearth.lock'))).toBe(false);
   });
 
+  it('hearth config plan FILE shows each problem with what is allowed, at its line of FILE', async () => {
+    const server = await start({ withModel: false });
+    const file = join(server.dataDir, 'change.yaml');
+    writeFileSync(file, 'version: 1\nmodels:\n  gpu: cuda\n  threads: lots\n');
+    const result = await runNode(HEARTH_BIN, ['config', 'plan', file, '--data-dir', server.dataDir]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('  models.gpu: must be one of: "auto", "cpu" (line 3)\n      2 | models:\n    > 3 |   gpu: cuda\n        |        ^');
+    expect(result.stderr).toContain('  models.threads: must be "auto" or a whole number from 1 to 256 (line 4)');
+    expect(result.stderr).not.toMatch(/anyOf|must be equal to/);
+  });
+
   it('invalid YAML makes hearth serve exit 1 naming the line', async () => {
     const dataDir = await newDataDir(false);
     writeFileSync(join(dataDir, 'config.yaml'), 'version: 1\nserver:\n  host: [oops\n');
