@@ -109,7 +109,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     refusal: browserRefusal({ noBrowser: options.noBrowser, env: context.env, interactive: isTerminal(context.stdout) && isTerminal(context.stderr) }),
     openBrowser: context.openBrowser ?? systemBrowser(context.env),
   });
-  await warnAtStart(services, log);
+  await warnAtStart(services, log, WEB_ROOT);
   return exit.code;
 }
 

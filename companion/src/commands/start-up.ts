@@ -1,5 +1,6 @@
 /** What `hearth serve` tells the person at the terminal once it listens: the sign-in, then what needs attention. */
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { SIGN_IN_LINK_MINUTES } from '../access/admin-credential.js';
 import { missingModelWarnings } from '../config/model-references.js';
@@ -45,8 +46,11 @@ export async function announceSignIn(options: {
   stderr.write(`Opening Hearth in your browser, signed in. For another browser: ${command('open')} prints a sign-in link.\n`);
 }
 
-/** Warnings at start: no model to run, and configuration that names models that are not there. */
-export async function warnAtStart(services: Services, log: FastifyBaseLogger): Promise<void> {
+/** Warnings at start: no app to serve, no model to run, and configuration that names models that are not there. */
+export async function warnAtStart(services: Services, log: FastifyBaseLogger, webRoot: string): Promise<void> {
+  if (!existsSync(join(webRoot, 'index.html'))) {
+    log.warn(`The app is not built yet, so the address shows only a notice. In the Hearth folder (${installFolder()}), run: npm run build (npm start does it).`);
+  }
   const local = (await services.catalog.local()).map((model) => model.id);
   if (local.length === 0) log.warn(noModelsAdvice(services));
   for (const warning of missingModelWarnings(services.config as unknown as Record<string, unknown>, local)) log.warn(warning);

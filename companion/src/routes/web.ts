@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import { errorBody } from '../errors.js';
+import { installFolder } from '../invocation.js';
 import { FRAME_DENIAL, policyForPage } from '../http/content-security.js';
 import type { RouteOptions } from './plugin.js';
 
@@ -42,7 +43,9 @@ export async function webRoutes(app: FastifyInstance, options: RouteOptions): Pr
     app.get('/', async (_request, reply) =>
       reply
         .type('text/plain; charset=utf-8')
-        .send('Hearth is running, but the web app is not built. Run `npm run build` (npm start does it for you) and reload.\nThe API is at /v1.'),
+        .send(
+          `Hearth is running, but the app is not built yet. In the Hearth folder (${installFolder()}), run npm run build (npm start does it for you), then reload this page.\nThe API is at /v1.`,
+        ),
     );
   }
   app.setNotFoundHandler((request, reply) => {
