@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import type { ConfigDocument, ToolClass } from '#shared/api/config.js';
 import type { ConfigChange, ConfigPlan, ConfigProblem, ConfigRisk } from '#shared/api/admin-config.js';
 import { isLoopbackBind } from '../access/hosts.js';
+import { command } from '../invocation.js';
 import { checkDocument } from './document.js';
 import { renameLegacyKeys } from './legacy-keys.js';
 import { changedFields, desiredDocument, isPlainObject, NAMED_LISTS } from './merge.js';
@@ -101,7 +102,7 @@ function references(document: Record<string, unknown>, context: PlanContext): Co
       const [kind, name] = value.split(':');
       problems.push({
         path,
-        message: kind === 'secret' ? `the secret ${name} is not set (hearth secret set ${name})` : `the environment variable ${name} is not set`,
+        message: kind === 'secret' ? `the secret ${name} is not set (${command(`secret set ${name}`)})` : `the environment variable ${name} is not set`,
       });
     } else if (Array.isArray(value)) value.forEach((item, index) => walk(item, `${path}[${index}]`));
     else if (isPlainObject(value)) for (const [key, item] of Object.entries(value)) walk(item, path ? `${path}.${key}` : key);
@@ -129,7 +130,7 @@ function exposure(document: ConfigDocument, context: PlanContext): ConfigProblem
   const where = exposed === document.server.host ? `to listen on ${exposed}` : `while the server listens on ${exposed}`;
   if (!document.server.auth.required) return [{ path: 'server.auth.required', message: `must be true ${where}, beyond loopback` }];
   if (context.activeKeys === 0)
-    return [{ path: 'server.host', message: `listening beyond loopback (${exposed}) needs at least one access key first (hearth keys create)` }];
+    return [{ path: 'server.host', message: `listening beyond loopback (${exposed}) needs at least one access key first (${command('keys create')})` }];
   return [];
 }
 
