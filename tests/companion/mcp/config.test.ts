@@ -115,7 +115,10 @@ describe('plan: risks of mcp_services changes', () => {
       context,
     );
     expect(result.plan).toBeUndefined();
-    expect(result.problems).toContainEqual({ path: 'mcp_services[0].auth.token', message: 'the secret MISSING is not set (npm run hearth -- secret set MISSING)' });
+    expect(result.problems).toContainEqual({
+      path: 'mcp_services[0].auth.token',
+      message: 'the secret MISSING is not set (npm run hearth -- secret set MISSING)',
+    });
     expect(
       planChange(
         { version: 1, mcp_services: [{ name: 'r', transport: 'http', url: 'http://127.0.0.1:1/mcp', auth: { type: 'token', token: 'secret:SET' } }] },
