@@ -49,7 +49,9 @@ export async function announceSignIn(options: {
 /** Warnings at start: no app to serve, no model to run, and configuration that names models that are not there. */
 export async function warnAtStart(services: Services, log: FastifyBaseLogger, webRoot: string): Promise<void> {
   if (!existsSync(join(webRoot, 'index.html'))) {
-    log.warn(`The app is not built yet, so the address shows only a notice. In the Hearth folder (${installFolder()}), run: npm run build (npm start does it).`);
+    log.warn(
+      `The app is not built yet, so the address shows only a notice. In the Hearth folder (${installFolder()}), run: npm run build (npm start does it).`,
+    );
   }
   const local = (await services.catalog.local()).map((model) => model.id);
   if (local.length === 0) log.warn(noModelsAdvice(services));

@@ -86,7 +86,9 @@ describe('the app not built yet', () => {
   it('the address says how to build it, in the Hearth folder', async () => {
     const response = await test.app.inject({ method: 'GET', url: '/' });
     expect(response.statusCode).toBe(200);
-    expect(response.body).toMatch(/^Hearth is running, but the app is not built yet\. In the Hearth folder \(\/.+\), run npm run build \(npm start does it for you\)/);
+    expect(response.body).toMatch(
+      /^Hearth is running, but the app is not built yet\. In the Hearth folder \(\/.+\), run npm run build \(npm start does it for you\)/,
+    );
     expect(response.body).not.toContain('`');
   });
 });
