@@ -1,4 +1,5 @@
 import type { ErrorBody, ErrorCode, ErrorType } from '#shared/api/errors.js';
+import { spellCommands } from './invocation.js';
 
 interface ErrorRow {
   status: number;
@@ -59,7 +60,7 @@ export const ERRORS: Record<ErrorCode, ErrorRow> = {
     status: 401,
     type: 'authentication_error',
     message:
-      'Admin routes need the local admin credential: Authorization: Bearer <the contents of admin-token in the data folder>, or the app signed in with `hearth open`.',
+      'Admin routes need the local admin credential: Authorization: Bearer <the contents of admin-token in the data folder>, or the app signed in (hearth open prints a sign-in link).',
   },
   permission_denied: { status: 403, type: 'permission_error', message: 'This key may not use this route.' },
   upgrade_required: { status: 426, type: 'invalid_request_error', message: 'This route requires a secure channel.' },
@@ -156,6 +157,7 @@ export class HearthError extends Error {
   }
 }
 
+/** An error in the OpenAI shape; a `hearth <command>` in its message is spelled the way it runs here (invocation.ts). */
 export function errorBody(code: ErrorCode, message?: string, param: string | null = null): ErrorBody {
-  return { error: { message: message ?? ERRORS[code].message, type: ERRORS[code].type, code, param } };
+  return { error: { message: spellCommands(message ?? ERRORS[code].message), type: ERRORS[code].type, code, param } };
 }

@@ -29,8 +29,8 @@ function companion(handler: (path: string, authorization: string | null) => Resp
 }
 
 const refusal = (message: string) => Response.json({ error: { message, type: 'authentication_error', code: 'invalid_api_key', param: null } }, { status: 401 });
-const NEEDS_KEY = 'This server requires an access key: send Authorization: Bearer <key>. Create one with `hearth keys create`.';
-const REVOKED = 'The access key has been revoked. Check the key, or create a new one with `hearth keys create`.';
+const NEEDS_KEY = 'This server requires an access key: send Authorization: Bearer <key>. Create one with hearth keys create.';
+const REVOKED = 'The access key has been revoked. Check the key, or create a new one with hearth keys create.';
 
 beforeEach(() => {
   localStorage.clear();
@@ -141,7 +141,7 @@ describe('the client', () => {
   });
 
   it("reports the companion's message for a refused key, without the key in it", async () => {
-    companion(() => refusal('The access key is not a valid key. Check the key, or create a new one with `hearth keys create`.'));
+    companion(() => refusal('The access key is not a valid key. Check the key, or create a new one with hearth keys create.'));
     const error = await verifyKey(KEY).catch((error: unknown) => error);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ status: 401, code: 'invalid_api_key', message: expect.stringMatching(/^The access key is not a valid key/) });

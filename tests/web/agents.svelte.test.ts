@@ -222,7 +222,7 @@ describe('AgentsStore', () => {
     const store = new AgentsStore();
     await store.refreshApprovals();
     expect(store.pendingCount).toBe(0);
-    expect(store.approvalsError).toMatch(/^Sign in to see approvals: run hearth open/);
+    expect(store.approvalsError).toMatch(/^Sign in to see approvals. To sign in, run npm run hearth -- open/);
     // Not signed in: not one request that would be refused.
     expect(fetch).not.toHaveBeenCalled();
     session.markSignedIn();

@@ -192,7 +192,7 @@ describe('when the companion goes away', () => {
 
 describe('when the companion wants an access key', () => {
   it('says so, points the status at the key form, and keeps the message to try again', async () => {
-    const message = 'This server requires an access key: send Authorization: Bearer <key>. Create one with `hearth keys create`.';
+    const message = 'This server requires an access key: send Authorization: Bearer <key>. Create one with hearth keys create.';
     companion({ chat: () => Response.json({ error: { message, type: 'authentication_error', code: 'invalid_api_key', param: null } }, { status: 401 }) });
     const chat = await ready();
     await chat.send('Hello');

@@ -81,8 +81,8 @@ describe('ServerStore', () => {
 
 const KEY = 'hth_RIGHTkey0123456789abcdefghijklmnopqrstuvwxyz';
 const WRONG = 'hth_WRONGkey0123456789abcdefghijklmnopqrstuvwxyz';
-const NEEDS_KEY = 'This server requires an access key: send Authorization: Bearer <key>. Create one with `hearth keys create`.';
-const INVALID = 'The access key is not a valid key. Check the key, or create a new one with `hearth keys create`.';
+const NEEDS_KEY = 'This server requires an access key: send Authorization: Bearer <key>. Create one with hearth keys create.';
+const INVALID = 'The access key is not a valid key. Check the key, or create a new one with hearth keys create.';
 const fail = (status: number, code: string, message: string) =>
   Response.json({ error: { message, type: 'authentication_error', code, param: null } }, { status });
 

@@ -8,14 +8,20 @@ export interface ServeOptions {
   dataDir: string;
   modelsDirs?: string[];
   externalSources?: boolean;
+  /** Print the sign-in link instead of opening the browser on it. */
+  noBrowser: boolean;
 }
 
-export const SERVE_USAGE = `Usage: hearth serve [--host 127.0.0.1] [--port 4777] [--data-dir DIR] [--models-dir DIR ...] [--no-external-models]
+export const SERVE_USAGE = `Usage: hearth serve [--host 127.0.0.1] [--port 4777] [--data-dir DIR] [--models-dir DIR ...] [--no-external-models] [--no-browser]
 
-Starts the companion: the app and the API on http://HOST:PORT (the default command).
+Starts the companion: the app and the API on http://HOST:PORT (the default command). Started
+from a terminal on a machine with a display, it opens the app in the default browser, signed
+in; with --no-browser (or without a display, under CI, or with no terminal) it prints a
+one-time sign-in link instead.
 
 Environment: HEARTH_HOST, HEARTH_PORT, HEARTH_DATA_DIR, HEARTH_MODELS_DIR (a path list),
 HEARTH_EXTERNAL_MODELS=0 (do not list LM Studio, Ollama, Hugging Face or llama.cpp models),
+HEARTH_BROWSER (the command that opens the sign-in page, given its file; none: never open one),
 HEARTH_LOG_LEVEL (info; debug shows every request), HEARTH_LOG_FORMAT=json (JSON lines even on a terminal).
 Flags win over the environment, which wins over config.yaml.`;
 
@@ -29,6 +35,7 @@ export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv): Serve
       'data-dir': { type: 'string' },
       'models-dir': { type: 'string', multiple: true },
       'no-external-models': { type: 'boolean' },
+      'no-browser': { type: 'boolean' },
     },
     strict: true,
     allowPositionals: false,
@@ -51,5 +58,6 @@ export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv): Serve
     dataDir: resolve(values['data-dir'] ?? env.HEARTH_DATA_DIR ?? defaultDataDirectory()),
     modelsDirs: modelsDirs?.map((dir) => resolve(dir)),
     externalSources: external,
+    noBrowser: values['no-browser'] === true,
   };
 }

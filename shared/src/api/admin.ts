@@ -84,3 +84,27 @@ export interface SignInLink {
   url: string;
   expires_at: string;
 }
+
+/**
+ * GET /admin/session (loopback, no credential needed): whether this browser is signed in, and
+ * how the person at this machine runs Hearth's commands, so the app can tell them exactly.
+ */
+export interface SessionState {
+  signed_in: boolean;
+  /** The command that prints a sign-in link, as it runs here: `hearth open` or `npm run hearth -- open`. */
+  sign_in_command: string;
+  /** The command that creates an access key, as it runs here. */
+  key_command: string;
+  /** How Hearth is started here: `hearth` or `npm start`. */
+  start_command: string;
+  /** The npm script that writes a small test model into this server's models folder. */
+  test_model_command: string;
+  /** The Hearth folder, where the npm forms run; absent when `hearth` is installed as a command. */
+  folder?: string;
+  /** The folder where the test model script runs (always the Hearth folder). */
+  scripts_folder: string;
+  /** This server's own models folder. */
+  models_dir: string;
+  /** Whether models of LM Studio, Ollama, the Hugging Face cache and llama.cpp are listed. */
+  external_models: boolean;
+}

@@ -51,7 +51,7 @@ export function configTarget(services: Services, app: FastifyInstance): ConfigTa
     path: services.paths.config,
     db: services.db,
     resolves: (reference) => services.secrets.resolve(reference) !== undefined,
-    localModelIds: async () => (await services.catalog.local()).map((model) => model.id),
+    localModelIds: async () => (await services.catalog.local(true)).map((model) => model.id),
     activeKeys: () => services.keys.activeCount(),
     toolClass: (name) => services.mcp.catalog.get(name)?.class,
     listening: () => {

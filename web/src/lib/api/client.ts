@@ -25,8 +25,9 @@ export function isErrorBody(value: unknown): value is ErrorBody {
   return typeof error === 'object' && error !== null && typeof error.message === 'string';
 }
 
+/** The companion's message as a person reads it: Markdown code spans (`hearth open`) lose their backticks. */
 export function fromErrorBody(status: number, body: ErrorBody): ApiError {
-  return new ApiError(status, body.error.code, body.error.message, body.error.param ?? null);
+  return new ApiError(status, body.error.code, body.error.message.replace(/`([^`\n]+)`/g, '$1'), body.error.param ?? null);
 }
 
 async function errorFrom(response: Response): Promise<ApiError> {

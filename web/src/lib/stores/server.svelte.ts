@@ -165,7 +165,7 @@ export class ServerStore {
       if (error instanceof ApiError && error.code === 'permission_denied') {
         this.detailsError = 'Server details are only shown on the machine the companion runs on (loopback).';
       } else if (error instanceof ApiError && error.code === 'admin_credential_required') {
-        this.detailsError = 'Sign in to manage the companion: run hearth open on the machine it runs on and open the link it prints.';
+        this.detailsError = `Sign in to see the companion's folders and loaded models. ${session.howToSignIn}`;
         session.markSignedOut();
       } else if (!(error instanceof ApiError) || error.code === 'unreachable') this.#failed(error);
     }
