@@ -49,7 +49,8 @@ export async function webRoutes(app: FastifyInstance, options: RouteOptions): Pr
   }
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!;
-    const isPage = request.method === 'GET' && familyOf(path) === 'web' && !/\.[a-z0-9]+$/i.test(path);
+    // `/api/…` is no page: Ollama clients get the JSON answer that says to use /v1.
+    const isPage = request.method === 'GET' && familyOf(path) === 'web' && !path.startsWith('/api/') && !/\.[a-z0-9]+$/i.test(path);
     const shell = isPage ? prerendered.get(path.replace(/\/+$/, '')) : undefined;
     const page = shell ?? (isPage && hasFallback ? '200.html' : undefined);
     if (page)

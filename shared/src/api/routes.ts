@@ -32,8 +32,6 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
   { family: 'images', pattern: /^\/v1\/images\// },
   { family: 'images', pattern: /^\/v1\/media\// },
   { family: 'inference', pattern: /^\/v1(?:[/?]|$)/ },
-  // Ollama's API is not served: its paths get a JSON answer saying to use /v1, never the app's page.
-  { family: 'inference', pattern: /^\/api(?:[/?]|$)/ },
   { family: 'agents', pattern: /^\/agents(?:[/?]|$)/ },
   { family: 'tools', pattern: /^\/mcp(?:[/?]|$)/ },
   // Below /memory/ only: /memory itself is the app's Memory screen.

@@ -93,11 +93,16 @@ describe('400 messages of request validation', () => {
 });
 
 describe('the same wording elsewhere', () => {
-  it('in configuration problems', () => {
+  it('in configuration problems, which also say the whole range a setting accepts', () => {
     const { problems } = checkDocument({ version: 1, server: { port: 'x', body_limit_mb: 0 }, models: { parallel: 0 } });
     expect(problems).toEqual(
-      expect.arrayContaining(['server.port: must be an integer', 'server.body_limit_mb: must be greater than 0', 'models.parallel: must be at least 1']),
+      expect.arrayContaining([
+        'server.port: must be a whole number from 0 to 65535',
+        'server.body_limit_mb: must be a number (more than 0, at most 1024)',
+        'models.parallel: must be "auto" or a whole number from 1 to 64',
+      ]),
     );
+    expect(problems.join('\n')).not.toMatch(/integer|anyOf|must match|schema/);
   });
 
   it('for each keyword', () => {
