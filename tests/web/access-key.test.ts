@@ -83,7 +83,8 @@ describe('takesKey', () => {
     ['/health', false],
     ['/', false],
     ['/server', false],
-    ['/v1', false],
+    // Not a page: the companion answers it (a JSON 404 that says which /v1 routes exist).
+    ['/v1', true],
     ['/agentsx', false],
     ['//evil.example/v1/models', false],
     ['http://evil.example/v1/models', false],
