@@ -3,13 +3,13 @@ import type { ModelRecord } from '#shared/api/openai.js';
 import type { Engine } from '../inference/engine.js';
 import { quantizationOf } from './hub.js';
 import { scanModels, type LocalModel, type ScanOptions } from './registry.js';
-import type { RemoteProviders } from '../providers/remote.js';
+import type { ProviderClient } from '../providers/client.js';
 
-export type ModelTarget = { kind: 'local'; info: LocalModel } | { kind: 'remote'; id: string };
+export type ModelTarget = { kind: 'local'; info: LocalModel } | { kind: 'provider'; id: string };
 
 /**
- * Every model a request may name: local GGUF files (scanned, cached briefly) and remote
- * provider models. A bare id is only ever local; only "<provider>/<model>" reaches a provider.
+ * Every model a request may name: local GGUF files (scanned, cached briefly) and the
+ * configured providers' models. A bare id is only ever local; only "<provider>/<model>" reaches a provider.
  */
 export class ModelCatalog {
   private scanned: LocalModel[] = [];
@@ -19,13 +19,13 @@ export class ModelCatalog {
   constructor(
     private scan: ScanOptions,
     private readonly engine: Engine,
-    private remote: RemoteProviders,
+    private providers: ProviderClient,
     private readonly freshForMs = 5000,
   ) {}
 
-  configure(scan: ScanOptions, remote: RemoteProviders): void {
+  configure(scan: ScanOptions, providers: ProviderClient): void {
     this.scan = scan;
-    this.remote = remote;
+    this.providers = providers;
     this.scannedAt = 0;
   }
 
@@ -38,15 +38,15 @@ export class ModelCatalog {
   }
 
   async list(): Promise<ModelRecord[]> {
-    const [local, remote] = await Promise.all([this.local(), this.remote.listModels()]);
+    const [local, atProviders] = await Promise.all([this.local(), this.providers.listModels()]);
     return [
       ...local.map((info) => this.localRecord(info)),
-      ...remote.map((model): ModelRecord => ({ id: model.id, object: 'model', created: 0, owned_by: model.owned_by, source: 'remote' })),
+      ...atProviders.map((model): ModelRecord => ({ id: model.id, object: 'model', created: 0, owned_by: model.owned_by, source: 'provider' })),
     ];
   }
 
   async resolve(id: string): Promise<ModelTarget> {
-    if (this.remote.resolve(id)) return { kind: 'remote', id };
+    if (this.providers.resolve(id)) return { kind: 'provider', id };
     const find = (models: LocalModel[]) => models.find((model) => model.id === id);
     const info = find(await this.local()) ?? find(await this.local(true));
     if (!info) {
