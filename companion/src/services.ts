@@ -5,7 +5,7 @@ import { Engine } from './inference/engine.js';
 import { EngineMonitor } from './inference/monitor.js';
 import { DownloadManager } from './models/downloads.js';
 import { Embeddings } from './inference/embeddings.js';
-import { RemoteProviders } from './providers/remote.js';
+import { ProviderClient } from './providers/client.js';
 import { ResponseStore } from './store/responses.js';
 import { AdminCredential } from './access/admin-credential.js';
 import { KeyStore } from './access/keys.js';
@@ -14,9 +14,9 @@ import { AgentDispatcher } from './agents/dispatcher.js';
 import { AgentService } from './agents/service.js';
 import { ImageService } from './images/service.js';
 import { McpManager } from './mcp/manager.js';
-import { RemoteChannel } from './remote/channel.js';
-import { RemoteHosts } from './remote/hosts.js';
-import { HostAgents } from './remote/host-agents.js';
+import { ChannelHost } from './channel/host/service.js';
+import { PairedHosts } from './channel/device/hosts.js';
+import { HostAgents } from './channel/device/host-agents.js';
 import { CloudAgentSource } from './cloud/agent-source.js';
 import { CloudAgents } from './cloud/agents.js';
 import { CloudSignIn } from './cloud/sign-in.js';
@@ -58,7 +58,8 @@ export interface Services {
   downloads: DownloadManager;
   /** Embedding models, loaded through the engine (one loader, one memory budget). */
   embeddings: Embeddings;
-  remote: RemoteProviders;
+  /** The configured model providers (`<provider>/<model>`): listing, forwarding, status. */
+  providers: ProviderClient;
   catalog: ModelCatalog;
   responses: ResponseStore;
   /** Memory: transcript, signals, distillation, search, recall, consolidation. */
@@ -66,9 +67,9 @@ export interface Services {
   /** Outbound MCP tool services and the tool catalog they fill. */
   mcp: McpManager;
   /** The secure channel's host side: certificates, paired devices, pairing, revocation. */
-  channel: RemoteChannel;
+  channel: ChannelHost;
   /** The device side: hosts this companion is paired with, reached over mutual TLS. */
-  remoteHosts: RemoteHosts;
+  pairedHosts: PairedHosts;
   /** Cloud workspaces: OAuth sign-in bound to account and workspace, and their published A2A agents. */
   cloud: { signIn: CloudSignIn; agents: CloudAgents };
   /** Agent runs, their events and approvals. */
@@ -101,12 +102,12 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const threads = threadMemory(db);
     const monitor: EngineMonitor = new EngineMonitor({ engine: (): Engine => engine });
     const engine = new Engine({ ...engineSettings(config), threadMemory: threads, log: options.log, onLoad: monitor.onLoad });
-    const remote = new RemoteProviders(config.providers, secrets.resolve);
+    const providers = new ProviderClient(config.providers, secrets.resolve);
     const scanOf = (document: ConfigDocument) => ({
       modelsDirs: [paths.models, ...(options.modelsDirs ?? document.models.dirs)],
       externalSources: options.externalSources ?? document.models.external_sources,
     });
-    const catalog = new ModelCatalog(scanOf(config), engine, remote);
+    const catalog = new ModelCatalog(scanOf(config), engine, providers);
     const shutdown = new AbortController();
     let closed = false;
     const embeddings = new Embeddings(engine, () => engineSettings(services.config), options.log, threads);
@@ -127,7 +128,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         log: options.log,
       }),
       embeddings,
-      remote,
+      providers,
       catalog,
       responses: new ResponseStore(db),
       memory: new MemoryService({
@@ -138,13 +139,13 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         log: options.log,
       }),
       mcp: new McpManager({ services: config.mcp_services, secrets, log: options.log, version: options.version }),
-      channel: new RemoteChannel({
+      channel: new ChannelHost({
         db,
         folder: paths.remote,
         settings: () => services.config.server.remote,
         agentIds: () => services.config.agents.map((agent) => agent.id),
       }),
-      remoteHosts: new RemoteHosts({ hosts: () => services.config.remote_hosts, secrets }),
+      pairedHosts: new PairedHosts({ hosts: () => services.config.remote_hosts, secrets }),
       cloud: cloudWorkspaces(() => services.config, secrets, options.log),
       get agents(): AgentService {
         return agents;
@@ -157,7 +158,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         imagesDir: paths.images,
         folders: () => [...scanOf(services.config).modelsDirs, ...services.config.images.dirs],
         providers: () => services.config.providers,
-        remote: () => services.remote,
+        providerClient: () => services.providers,
         memory: engine,
         threads: () => services.config.models.threads,
         log: options.log,
@@ -173,8 +174,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       reconfigure(next: ConfigDocument) {
         services.config = next;
         engine.configure(engineSettings(next));
-        services.remote = new RemoteProviders(next.providers, secrets.resolve);
-        catalog.configure(scanOf(next), services.remote);
+        services.providers = new ProviderClient(next.providers, secrets.resolve);
+        catalog.configure(scanOf(next), services.providers);
         services.mcp.configure(next.mcp_services);
         services.images.invalidate();
         services.media.configure(next);
@@ -190,7 +191,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         await services.memory.close();
         // Every MCP connection and service process ends before the data directory is released.
         await services.mcp.close();
-        services.remoteHosts.close();
+        services.pairedHosts.close();
         services.cloud.signIn.close();
         await services.images.close();
         await services.media.close();
@@ -202,7 +203,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const agents = new AgentService({
       db,
       config: () => services.config,
-      models: { catalog, engine, remote: () => services.remote },
+      models: { catalog, engine, providers: () => services.providers },
       tools: services.mcp,
       memory: services.memory,
       log: options.log,
@@ -211,7 +212,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const dispatcher = new AgentDispatcher({
       config: () => services.config,
       local: agents,
-      hosts: new HostAgents({ config: () => services.config, runs: agents, hosts: services.remoteHosts, log: options.log }),
+      hosts: new HostAgents({ config: () => services.config, runs: agents, hosts: services.pairedHosts, log: options.log }),
       cloud: new CloudAgentSource({ config: () => services.config, runs: agents, cloud: services.cloud, artifacts: paths.artifacts, log: options.log }),
     });
     services.memory.start();

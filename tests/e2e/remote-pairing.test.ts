@@ -4,8 +4,8 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeviceList, RemoteHostList } from '#shared/api/remote.js';
 import { request as httpsRequest } from 'node:https';
-import { CLIENT_PAIRING_TRIES } from '../../companion/src/remote/channel.js';
-import { createDeviceAuthority, createDeviceRequest, signDeviceRequest } from '../../companion/src/remote/x509.js';
+import { CLIENT_PAIRING_TRIES } from '../../companion/src/channel/host/service.js';
+import { createDeviceAuthority, createDeviceRequest, signDeviceRequest } from '../../companion/src/channel/x509.js';
 import { addRemote, channelRequest, deviceCredential, freePort, hearth, hostCertificate, openConnection, pairingCode, startHost } from '../helpers/remote.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 
@@ -63,7 +63,7 @@ function pairFrom(localAddress: string, body: { code: string; csr: string; name:
   });
 }
 
-async function remoteHosts(): Promise<RemoteHostList['data']> {
+async function pairedHosts(): Promise<RemoteHostList['data']> {
   return ((await (await fetch(`${device.url}/admin/remote-hosts`)).json()) as RemoteHostList).data;
 }
 
@@ -104,7 +104,7 @@ describe('pairing end to end', () => {
     expect(added.stdout).toMatch(/Paired with home .* as device dev_/);
     expect(added.stdout).toContain('home/helper');
 
-    const [listed] = await remoteHosts();
+    const [listed] = await pairedHosts();
     expect(listed).toMatchObject({ name: 'home', state: 'connected', agents: ['helper'], fingerprint: pairing.fingerprint });
     const credential = deviceCredential(device, 'home');
     expect(credential.key).toContain('PRIVATE KEY');
@@ -137,7 +137,7 @@ describe('pairing end to end', () => {
     expect(again.stderr).toMatch(/already been used/);
     // Forgetting a host removes its entry and its credential.
     expect((await hearth(device, ['remote', 'remove', 'first'])).code).toBe(0);
-    expect((await remoteHosts()).map((entry) => entry.name)).not.toContain('first');
+    expect((await pairedHosts()).map((entry) => entry.name)).not.toContain('first');
     expect(() => deviceCredential(device, 'first')).toThrow();
   });
 
@@ -182,7 +182,7 @@ describe('pairing end to end', () => {
     const refused = await addRemote(device, 'spoofed', { ...pairing, fingerprint: forged });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/presented a certificate with fingerprint .* Nothing was sent/);
-    expect((await remoteHosts()).map((entry) => entry.name)).not.toContain('spoofed');
+    expect((await pairedHosts()).map((entry) => entry.name)).not.toContain('spoofed');
     expect((await addRemote(device, 'checked', pairing)).code).toBe(0);
   });
 
@@ -213,7 +213,7 @@ describe('revocation and a changed host certificate', () => {
     const revoked = await hearth(host, ['devices', 'revoke', credential.device_id]);
     expect(revoked.code).toBe(0);
     await closed;
-    const status = (await remoteHosts()).find((entry) => entry.name === 'doomed')!;
+    const status = (await pairedHosts()).find((entry) => entry.name === 'doomed')!;
     expect(status.state).toBe('not_paired');
     expect(status.message).toMatch(/no longer accepts this device/);
     expect((await devices()).find((entry) => entry.id === credential.device_id)).toMatchObject({ connections: 0 });
@@ -224,7 +224,7 @@ describe('revocation and a changed host certificate', () => {
     await host.stop();
     for (const file of ['host-key.pem', 'host-cert.pem']) rmSync(join(host.dataDir, 'remote', file));
     host = await startServer({ dataDir: host.dataDir, withModel: false });
-    const status = (await remoteHosts()).find((entry) => entry.name === 'home')!;
+    const status = (await pairedHosts()).find((entry) => entry.name === 'home')!;
     expect(status.state).toBe('certificate_changed');
     expect(status.message).toMatch(/different certificate than the one pinned at pairing/);
     // Running one of its agents is refused before anything is sent, and its agents leave the list.

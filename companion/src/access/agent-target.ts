@@ -29,8 +29,8 @@ const cloud = new RegExp(`^cloud:(${PLACE})/(${AGENT})$`);
  */
 export function agentTarget(id: string): AgentTarget | undefined {
   if (local.test(id)) return { kind: 'local', id, agent: id };
-  const remote = host.exec(id);
-  if (remote) return { kind: 'host', id, host: remote[1]!, agent: remote[2]! };
+  const onHost = host.exec(id);
+  if (onHost) return { kind: 'host', id, host: onHost[1]!, agent: onHost[2]! };
   const published = cloud.exec(id);
   if (published) return { kind: 'cloud', id, workspace: published[1]!, agent: published[2]! };
   return undefined;

@@ -9,7 +9,7 @@ import type { AgentService } from './service.js';
 /** How long listing waits for one paired host or workspace before leaving it out. */
 export const LIST_TIMEOUT_MS = 5_000;
 
-/** Agents that run somewhere else than this machine: a paired host's (remote/), a cloud workspace's (cloud/). */
+/** Agents that run somewhere else than this machine: a paired host's (channel/device/), a cloud workspace's (cloud/). */
 export interface AgentSource<Target extends AgentTarget> {
   /** Every agent this source reaches now; a host or workspace that fails is left out (and logged). */
   list(): Promise<AgentRecord[]>;

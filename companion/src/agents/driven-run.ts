@@ -7,7 +7,7 @@ import { runError, type RunOutcome } from './loop.js';
 /** A run whose work happens elsewhere, as it is recorded here. */
 export interface DrivenRunSpec {
   agentId: string;
-  /** What the run object shows as its model (the remote agent's, or the cloud agent's name). */
+  /** What the run object shows as its model (the paired host's agent id, or the cloud agent's name). */
   model: string;
   input: AgentInputMessage[];
   conversationId?: string;

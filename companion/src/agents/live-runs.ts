@@ -31,7 +31,7 @@ export interface LiveRun extends Numbered {
 export interface NewRun {
   agentId: string;
   conversationId: string;
-  /** What the run shows as its model (a local model's id, the remote agent's, the cloud agent's name). */
+  /** What the run shows as its model (a local model's id, a paired host's agent id, the cloud agent's name). */
   model: string;
   input: AgentInputMessage[];
 }

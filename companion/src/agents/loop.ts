@@ -54,7 +54,7 @@ export function runError(error: unknown): AgentRunError {
  * policy (auto runs, deny answers a tool error, ask waits for the owner), and again, until the
  * model answers without tool calls (completed) or `max_steps` model calls were made (failed,
  * max_steps_exceeded). Cancellation (the signal) stops a model call or a tool at once. It emits
- * typed events and never touches HTTP: routes, remote devices and tests share it.
+ * typed events and never touches HTTP: routes, paired devices and tests share it.
  */
 export async function executeRun(setup: RunSetup, effects: RunEffects): Promise<RunOutcome> {
   const { agent, toolbox, signal } = setup;

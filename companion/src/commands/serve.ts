@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from '../app.js';
-import { buildRemoteApp } from '../remote-app.js';
+import { buildChannelApp } from '../channel-app.js';
 import { ConfigError } from '../config/document.js';
 import { createServices, type Services } from '../services.js';
 import { isLoopbackBind } from '../access/hosts.js';
@@ -186,18 +186,18 @@ async function openSecureChannel(services: Services, log: FastifyBaseLogger): Pr
   const settings = services.config.server.remote;
   if (!settings.enabled) return undefined;
   const tls = await services.channel.prepare();
-  const remote = await buildRemoteApp({ services, tls, logger: log });
+  const channelApp = await buildChannelApp({ services, tls, logger: log });
   try {
-    await remote.listen({ host: settings.host, port: settings.port });
+    await channelApp.listen({ host: settings.host, port: settings.port });
   } catch (error) {
-    await remote.close();
+    await channelApp.close();
     throw error;
   }
-  const address = remote.server.address();
+  const address = channelApp.server.address();
   services.channel.listening(typeof address === 'object' && address ? { host: address.address, port: address.port } : undefined);
   const status = services.channel.status();
   log.info({ url: status.url, fingerprint: status.fingerprint }, 'secure channel listening (TLS 1.3, paired devices only)');
-  return remote;
+  return channelApp;
 }
 
 /** Listening beyond loopback is a deliberate choice: it needs auth on and a key to use. */

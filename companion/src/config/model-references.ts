@@ -33,7 +33,7 @@ export function missingModelWarnings(document: Record<string, unknown>, localMod
   return modelReferences(document)
     .filter((reference) => !reference.model.includes('/') && !local.includes(reference.model))
     .map((reference) => {
-      const meant = closestModel(reference.model, { local, remote: [], providers: [] });
+      const meant = closestModel(reference.model, { local, providerModels: [], providers: [] });
       return `${reference.path}: ${reference.user} uses the model "${reference.model}", which is not installed${meant ? ` (did you mean "${meant}"?)` : ''}; it fails until that model is in a models folder (Models → Discover in the app downloads one).`;
     });
 }

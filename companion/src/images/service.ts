@@ -6,7 +6,7 @@ import type { ImageJob, ImageModelRecord, ImageResponse } from '#shared/api/imag
 import type { Db } from '../store/database.js';
 import { HearthError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { RemoteProviders } from '../providers/remote.js';
+import type { ProviderClient } from '../providers/client.js';
 import { ImageJobManager, type SubmitOptions } from './jobs/job-manager.js';
 import { ImageJobStore, type JobViewer } from './jobs/job-store.js';
 import { LoadedImageEngines, type LanguageModelMemory } from './loaded-engines.js';
@@ -20,7 +20,7 @@ export interface ImageServiceOptions {
   /** Folders scanned for model folders, in order. */
   folders(): string[];
   providers(): ProviderSettings[];
-  remote(): RemoteProviders;
+  providerClient(): ProviderClient;
   memory: LanguageModelMemory;
   threads(): number | 'auto';
   log: Logger;
@@ -41,7 +41,7 @@ export class ImageService {
       store: this.store,
       imagesDir: options.imagesDir,
       engines: this.engines,
-      remote: options.remote,
+      providerClient: options.providerClient,
       log: options.log,
     });
   }

@@ -73,9 +73,9 @@ export class MediaStore {
     return row?.total ?? 0;
   }
 
-  /** Whether a job already follows this remote video (a lookup must not claim it twice). */
-  remoteTaken(provider: string, remoteId: string): boolean {
-    return this.db.prepare('SELECT 1 FROM media_jobs WHERE provider = ? AND remote_id = ?').get(provider, remoteId) !== undefined;
+  /** Whether a job already follows this provider video (a lookup must not claim it twice). */
+  providerVideoTaken(provider: string, videoId: string): boolean {
+    return this.db.prepare('SELECT 1 FROM media_jobs WHERE provider = ? AND remote_id = ?').get(provider, videoId) !== undefined;
   }
 
   /**

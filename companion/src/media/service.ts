@@ -14,11 +14,11 @@ import { HearthError } from '../errors.js';
 import { mediaFailure } from '../failures.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
-import { RemoteProviders, type ResolveSecret } from '../providers/remote.js';
+import { ProviderClient, type ResolveSecret } from '../providers/client.js';
 import type { Db } from '../store/database.js';
 import { MediaStore, toMediaJob, type JobRow } from './media-store.js';
 import type { JobViewer } from '../images/jobs/job-store.js';
-import { OpenAiVideos, type RemoteVideo } from './openai-videos.js';
+import { OpenAiVideos, type ProviderVideo } from './openai-videos.js';
 import { buildQuote, quoteRecord } from './quotes.js';
 import { track } from './tracker.js';
 
@@ -38,12 +38,12 @@ const RECONCILE_LOOKUPS = 3;
 const SWEEP_MS = 60_000;
 
 const sees = (viewer: JobViewer, owner: string | null) => 'all' in viewer || viewer.key === owner;
-const remoteStatus = (video: RemoteVideo): JobRow['status'] =>
+const jobStatusOf = (video: ProviderVideo): JobRow['status'] =>
   video.status === 'completed' ? 'downloading' : video.status === 'failed' ? 'failed' : video.status;
 
 export class MediaService {
   private readonly store: MediaStore;
-  private providerClients: RemoteProviders | undefined;
+  private providerClients: ProviderClient | undefined;
   private readonly trackers = new Map<string, Promise<void>>();
   private readonly stopping = new AbortController();
   private sweeper: NodeJS.Timeout | undefined;
@@ -53,8 +53,8 @@ export class MediaService {
     mkdirSync(options.mediaDir, { recursive: true, mode: 0o700 });
   }
 
-  private providersOf(config: ConfigDocument): RemoteProviders {
-    return new RemoteProviders(
+  private providersOf(config: ConfigDocument): ProviderClient {
+    return new ProviderClient(
       config.media_providers.map(({ name, base_url, api_key, headers, timeout_ms }) => ({ name, base_url, api_key, headers, timeout_ms })),
       this.options.resolveSecret,
     );
@@ -64,7 +64,7 @@ export class MediaService {
     this.providerClients = this.providersOf(next);
   }
 
-  private get remote(): RemoteProviders {
+  private get client(): ProviderClient {
     return (this.providerClients ??= this.providersOf(this.options.config()));
   }
 
@@ -196,7 +196,7 @@ export class MediaService {
   }
 
   private videos(provider: string): OpenAiVideos {
-    return new OpenAiVideos(this.remote, provider);
+    return new OpenAiVideos(this.client, provider);
   }
 
   /**
@@ -218,8 +218,8 @@ export class MediaService {
   }
 
   /** Records the provider's job found for a submission, and follows it. */
-  private adopt(row: JobRow, video: RemoteVideo): void {
-    this.store.update(row.id, { remote_id: video.id, status: remoteStatus(video), progress: video.progress ?? 0 });
+  private adopt(row: JobRow, video: ProviderVideo): void {
+    this.store.update(row.id, { remote_id: video.id, status: jobStatusOf(video), progress: video.progress ?? 0 });
     this.sweepInputs();
     this.follow(row.id, row.provider);
   }
@@ -264,7 +264,7 @@ export class MediaService {
             video.size === row.size &&
             String(video.seconds) === String(row.seconds) &&
             (video.created_at ?? 0) >= since &&
-            !this.store.remoteTaken(row.provider, video.id),
+            !this.store.providerVideoTaken(row.provider, video.id),
         );
         if (match) return this.adopt(row, match);
         if (++lookups >= RECONCILE_LOOKUPS) {

@@ -4,16 +4,16 @@ import type { Engine } from '../inference/engine.js';
 import { quantizationOf } from './hub.js';
 import { scanModels, type LocalModel, type ScanOptions } from './registry.js';
 import { unknownModelAdvice, type KnownModels } from './suggest.js';
-import type { RemoteProviders } from '../providers/remote.js';
+import type { ProviderClient } from '../providers/client.js';
 
-export type ModelTarget = { kind: 'local'; info: LocalModel } | { kind: 'remote'; id: string };
+export type ModelTarget = { kind: 'local'; info: LocalModel } | { kind: 'provider'; id: string };
 
 /** How long an unknown-model error waits for the providers' lists it names. */
 const PROVIDER_LIST_WAIT_MS = 2000;
 
 /**
- * Every model a request may name: local GGUF files (scanned, cached briefly) and remote
- * provider models. A bare id is only ever local; only "<provider>/<model>" reaches a provider.
+ * Every model a request may name: local GGUF files (scanned, cached briefly) and the
+ * configured providers' models. A bare id is only ever local; only "<provider>/<model>" reaches a provider.
  */
 export class ModelCatalog {
   private scanned: LocalModel[] = [];
@@ -25,13 +25,13 @@ export class ModelCatalog {
   constructor(
     private scan: ScanOptions,
     private readonly engine: Engine,
-    private remote: RemoteProviders,
+    private providers: ProviderClient,
     private readonly freshForMs = 5000,
   ) {}
 
-  configure(scan: ScanOptions, remote: RemoteProviders): void {
+  configure(scan: ScanOptions, providers: ProviderClient): void {
     this.scan = scan;
-    this.remote = remote;
+    this.providers = providers;
     this.scannedAt = 0;
   }
 
@@ -54,15 +54,15 @@ export class ModelCatalog {
    * metadata of a file seen before comes from the cache.
    */
   async list(): Promise<ModelRecord[]> {
-    const [local, remote] = await Promise.all([this.local(true), this.remote.listModels()]);
+    const [local, atProviders] = await Promise.all([this.local(true), this.providers.listModels()]);
     return [
       ...local.map((info) => this.localRecord(info)),
-      ...remote.map((model): ModelRecord => ({ id: model.id, object: 'model', created: 0, owned_by: model.owned_by, source: 'remote' })),
+      ...atProviders.map((model): ModelRecord => ({ id: model.id, object: 'model', created: 0, owned_by: model.owned_by, source: 'provider' })),
     ];
   }
 
   async resolve(id: string): Promise<ModelTarget> {
-    if (this.remote.resolve(id)) return { kind: 'remote', id };
+    if (this.providers.resolve(id)) return { kind: 'provider', id };
     const find = (models: LocalModel[]) => models.find((model) => model.id === id);
     const info = find(await this.local()) ?? find(await this.local(true));
     if (!info) throw new HearthError('model_not_found', `The model "${id}" does not exist here. ${await this.advice(id)}`, { param: 'model' });
@@ -90,11 +90,11 @@ export class ModelCatalog {
 
   /** The ids a request could have meant, as known now (the providers' lists only as far as they answer promptly). */
   async known(): Promise<KnownModels> {
-    const remote = await this.remote.listModels(AbortSignal.timeout(PROVIDER_LIST_WAIT_MS)).catch(() => []);
+    const atProviders = await this.providers.listModels(AbortSignal.timeout(PROVIDER_LIST_WAIT_MS)).catch(() => []);
     return {
       local: this.scanned.map((model) => model.id),
-      remote: remote.map((model) => model.id),
-      providers: this.remote.status().map((provider) => provider.name),
+      providerModels: atProviders.map((model) => model.id),
+      providers: this.providers.status().map((provider) => provider.name),
     };
   }
 

@@ -8,7 +8,7 @@ export interface KnownModels {
   /** Local model ids. */
   local: string[];
   /** `<provider>/<model>` ids the providers listed. */
-  remote: string[];
+  providerModels: string[];
   /** Names of the configured providers. */
   providers: string[];
 }
@@ -18,12 +18,12 @@ const LISTED = 12;
 
 /** The id meant by `id`, when exactly one known id is the same ignoring case or the provider prefix. */
 export function closestModel(id: string, known: KnownModels): string | undefined {
-  const all = [...known.local, ...known.remote];
+  const all = [...known.local, ...known.providerModels];
   const lower = id.toLowerCase();
   const sameLetters = all.filter((candidate) => candidate.toLowerCase() === lower);
   if (sameLetters.length === 1) return sameLetters[0];
   if (id.includes('/')) return undefined;
-  const prefixed = known.remote.filter((candidate) => candidate.slice(candidate.indexOf('/') + 1).toLowerCase() === lower);
+  const prefixed = known.providerModels.filter((candidate) => candidate.slice(candidate.indexOf('/') + 1).toLowerCase() === lower);
   return prefixed.length === 1 ? prefixed[0] : undefined;
 }
 
@@ -45,7 +45,7 @@ export function unknownModelAdvice(id: string, known: KnownModels): string {
   } else if (!meant && known.providers.length > 0) {
     sentences.push(`Provider models are named <provider>/<model>, for example ${known.providers[0]}/${id}.`);
   }
-  const all = [...known.local, ...known.remote];
+  const all = [...known.local, ...known.providerModels];
   if (all.length === 0) sentences.push('No models are installed yet.');
   else {
     const more = all.length > LISTED ? `, and ${all.length - LISTED} more` : '';

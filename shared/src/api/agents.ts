@@ -40,6 +40,11 @@ export interface AgentRecord {
   max_tokens: number | null;
 }
 
+/**
+ * Where an agent runs: `local` on this machine; `remote` on a paired host, listed as
+ * `<host>/<agent>` and reached over the secure channel (the code calls it a host agent); `cloud`
+ * in a signed-in cloud workspace. On the wire `remote` names nothing else.
+ */
 export type AgentSource = 'local' | 'remote' | 'cloud';
 
 export interface AgentList {

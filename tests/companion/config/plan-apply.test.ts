@@ -10,6 +10,7 @@ import { dataPaths } from '../../../companion/src/store/data-dir.js';
 import { SecretStore } from '../../../companion/src/store/secrets.js';
 import type { ApplyResult, ConfigChange, ConfigPlan, ConfigProblem, ConfigRisk } from '#shared/api/admin-config.js';
 import type { ConfigDocument } from '#shared/api/config.js';
+import type { ModelList } from '#shared/api/openai.js';
 import { testApp } from '../../helpers/app.js';
 import { startMockProvider, type MockProvider } from '../../helpers/mock-provider.js';
 import { tinyModelPath } from '../../helpers/models.js';
@@ -603,6 +604,10 @@ describe('POST /admin/config/apply', () => {
       expect(await ids()).not.toContain('fresh/mock-small');
       await apply({ providers: [mockProvider('fresh')] });
       expect(await ids()).toEqual(expect.arrayContaining(['fresh/mock-small', 'fresh/mock-large']));
+      // On the wire a provider's model says source "provider" (before this release: "remote"), in the list and alone.
+      const listed = (await app.inject({ method: 'GET', url: '/v1/models' })).json() as ModelList;
+      expect(listed.data.find((model) => model.id === 'fresh/mock-small')).toMatchObject({ source: 'provider', owned_by: 'mock-org' });
+      expect((await app.inject({ method: 'GET', url: '/v1/models/fresh/mock-small' })).json()).toMatchObject({ source: 'provider' });
       const chat = await app.inject({
         method: 'POST',
         url: '/v1/chat/completions',

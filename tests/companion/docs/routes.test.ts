@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { familyOf } from '../../../companion/src/http/perimeter.js';
-import { buildRemoteApp } from '../../../companion/src/remote-app.js';
+import { buildChannelApp } from '../../../companion/src/channel-app.js';
 import { webRoutes } from '../../../companion/src/routes/web.js';
 import { ROUTE_TABLE } from '#shared/api/routes.js';
 import { testApp } from '../../helpers/app.js';
@@ -26,16 +26,16 @@ let channel: ListedRoute[];
 /** The routes routes/web.ts adds for the app itself (with no build: `GET /`); their family is web. */
 let web: ListedRoute[];
 let close: () => Promise<void>;
-let remote: FastifyInstance;
+let channelApp: FastifyInstance;
 
 beforeAll(async () => {
   const built = await testApp({ withModel: false });
   close = built.close;
   await built.app.ready();
   local = appRoutes(built.app);
-  remote = await buildRemoteApp({ services: built.services, tls: {} });
-  await remote.ready();
-  channel = appRoutes(remote);
+  channelApp = await buildChannelApp({ services: built.services, tls: {} });
+  await channelApp.ready();
+  channel = appRoutes(channelApp);
   const bare = Fastify();
   await bare.register(webRoutes, { services: built.services, webRoot: '/nonexistent' });
   await bare.ready();
@@ -44,7 +44,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await remote?.close();
+  await channelApp?.close();
   await close?.();
 });
 

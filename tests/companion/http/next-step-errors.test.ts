@@ -44,7 +44,7 @@ describe('an unknown model', () => {
   });
 
   it('suggests the provider prefix for a provider model named without it', () => {
-    const known = { local: ['tiny'], remote: ['mock/mock-small'], providers: ['mock'] };
+    const known = { local: ['tiny'], providerModels: ['mock/mock-small'], providers: ['mock'] };
     expect(closestModel('mock-small', known)).toBe('mock/mock-small');
     expect(unknownModelAdvice('MOCK-SMALL', known)).toBe('Did you mean "mock/mock-small"? Models here: tiny, mock/mock-small.');
     expect(unknownModelAdvice('gpt-4o', known)).toBe(
@@ -54,7 +54,7 @@ describe('an unknown model', () => {
   });
 
   it('says so when there are no models at all', () => {
-    expect(unknownModelAdvice('tiny', { local: [], remote: [], providers: [] })).toBe('No models are installed yet.');
+    expect(unknownModelAdvice('tiny', { local: [], providerModels: [], providers: [] })).toBe('No models are installed yet.');
   });
 });
 

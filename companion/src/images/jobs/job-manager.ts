@@ -12,7 +12,7 @@ import type { ImageData, ImageJob, ImageJobResult, ImageResponse, ImageStreamEve
 import { HearthError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import type { Logger } from '../../logger.js';
-import type { RemoteProviders } from '../../providers/remote.js';
+import type { ProviderClient } from '../../providers/client.js';
 import type { LoadedImageEngines } from '../loaded-engines.js';
 import { planSummary, type JobPlan } from '../requests.js';
 import { EVERY_JOB, isTerminal, type ImageJobStore, type JobViewer } from './job-store.js';
@@ -46,7 +46,7 @@ export interface JobManagerOptions {
   store: ImageJobStore;
   imagesDir: string;
   engines: LoadedImageEngines;
-  remote: () => RemoteProviders;
+  providerClient: () => ProviderClient;
   log: Logger;
 }
 
@@ -173,7 +173,7 @@ export class ImageJobManager {
       const outputs = await runPlan(plan, {
         signal: active.controller.signal,
         engines: this.options.engines,
-        remote: this.options.remote(),
+        providers: this.options.providerClient(),
         stage: () => {
           store.stage(id, 'generating');
           active.emit({ type: 'image.stage', job_id: id, stage: 'generating' });

@@ -1,7 +1,7 @@
 /** Executes one planned image job on its engine, reporting stages, steps and previews. */
 import sharp from 'sharp';
 import { HearthError } from '../../errors.js';
-import type { RemoteProviders } from '../../providers/remote.js';
+import type { ProviderClient } from '../../providers/client.js';
 import { encodePng, MAX_INPUT_PIXELS } from '../image-io.js';
 import type { LoadedImageEngines } from '../loaded-engines.js';
 import { latentPreview } from '../preview.js';
@@ -11,7 +11,7 @@ import { lanczosUpscale } from '../upscale/lanczos.js';
 export interface RunContext {
   signal: AbortSignal;
   engines: LoadedImageEngines;
-  remote: RemoteProviders;
+  providers: ProviderClient;
   stage(stage: 'generating'): void;
   notice(text: string): void;
   progress(step: number, steps: number): void;
@@ -104,7 +104,7 @@ async function runProvider(plan: Extract<JobPlan, { kind: 'provider' }>, context
     body = form;
   }
   const path = plan.operation === 'generate' ? '/images/generations' : '/images/edits';
-  const answer = (await context.remote.images(path, plan.model.id, body, context.signal)) as { data?: { b64_json?: unknown; url?: unknown }[] };
+  const answer = (await context.providers.images(path, plan.model.id, body, context.signal)) as { data?: { b64_json?: unknown; url?: unknown }[] };
   if (!Array.isArray(answer?.data) || answer.data.length === 0) {
     throw new HearthError('provider_error', `Provider "${plan.model.provider}" answered ${path} without images.`);
   }

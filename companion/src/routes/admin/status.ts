@@ -23,7 +23,7 @@ export async function statusRoutes(app: FastifyInstance, { services }: RouteOpti
         generated_tokens: model.generatedTokens,
         memory_bytes: model.memoryBytes,
       })),
-      providers: services.remote.status(),
+      providers: services.providers.status(),
       memory_budget_bytes: services.engine.memoryBudgetBytes,
     };
   });
@@ -31,7 +31,7 @@ export async function statusRoutes(app: FastifyInstance, { services }: RouteOpti
   app.post<{ Params: { id: string } }>('/admin/models/:id/load', async (request) => {
     const target = await services.catalog.resolve(request.params.id);
     if (target.kind !== 'local')
-      throw new HearthError('invalid_request_error', 'Only local models are loaded by Hearth; remote models live at their provider.', { param: 'id' });
+      throw new HearthError('invalid_request_error', 'Only local models are loaded by Hearth; provider models live at their provider.', { param: 'id' });
     await services.engine.load(target.info);
     return { id: target.info.id, loaded: true };
   });

@@ -34,6 +34,6 @@ export async function modelRoutes(app: FastifyInstance, { services }: RouteOptio
     const id = request.params['*'];
     const target = await services.catalog.resolve(id);
     if (target.kind === 'local') return services.catalog.localRecord(target.info);
-    return { id, object: 'model', created: 0, owned_by: id.split('/')[0]!, source: 'remote' };
+    return { id, object: 'model', created: 0, owned_by: id.split('/')[0]!, source: 'provider' };
   });
 }

@@ -33,7 +33,7 @@ export interface AgentDraft {
  * are), else the only one there is; none when the choice is the user's to make.
  */
 export function defaultModel(models: ModelRecord[]): string {
-  const local = models.filter((model) => model.source !== 'remote' && (!model.capabilities?.length || model.capabilities.includes('chat')) && !model.error);
+  const local = models.filter((model) => model.source !== 'provider' && (!model.capabilities?.length || model.capabilities.includes('chat')) && !model.error);
   const loaded = local.find((model) => model.loaded);
   if (loaded) return loaded.id;
   const chat = models.filter((model) => (!model.capabilities?.length || model.capabilities.includes('chat')) && !model.error);

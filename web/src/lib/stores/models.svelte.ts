@@ -49,8 +49,8 @@ export function formatBytes(bytes: number | null | undefined): string {
 }
 
 function companionOption(model: ModelRecord): ModelOption {
-  const remote = model.source === 'remote';
-  const facts = remote
+  const atProvider = model.source === 'provider';
+  const facts = atProvider
     ? [`provider ${model.owned_by}`]
     : [
         formatBytes(model.size_bytes),
@@ -67,7 +67,7 @@ function companionOption(model: ModelRecord): ModelOption {
     quantization: model.quantization ?? null,
     contextLength: model.context_length ?? null,
     contextWindow: model.context_window ?? null,
-    loaded: remote ? null : (model.loaded ?? false),
+    loaded: atProvider ? null : (model.loaded ?? false),
   };
 }
 
@@ -99,8 +99,8 @@ export class ModelsStore {
   runnableInBrowser = $derived(this.browser.filter((model) => model.stored && model.runnable));
 
   groups = $derived<ModelGroup[]>([
-    { label: 'This machine', where: 'local', options: this.chatModels.filter((model) => model.source !== 'remote').map(companionOption) },
-    { label: 'Providers', where: 'provider', options: this.chatModels.filter((model) => model.source === 'remote').map(companionOption) },
+    { label: 'This machine', where: 'local', options: this.chatModels.filter((model) => model.source !== 'provider').map(companionOption) },
+    { label: 'Providers', where: 'provider', options: this.chatModels.filter((model) => model.source === 'provider').map(companionOption) },
     {
       label: 'In this browser',
       where: 'browser',

@@ -1,10 +1,10 @@
 import { hostname } from 'node:os';
-import { HearthError } from '../errors.js';
+import { HearthError } from '../../errors.js';
 import type { AgentList, AgentRecord } from '#shared/api/agents.js';
 import type { RemoteHostSettings } from '#shared/api/config.js';
 import type { ErrorBody } from '#shared/api/errors.js';
 import type { AddRemoteHostRequest, RemoteHostStatus } from '#shared/api/remote.js';
-import { pairWithHost, type RemoteCredential } from './pair-client.js';
+import { pairWithHost, type HostCredential } from './pair-client.js';
 import { ChannelClient } from './tls-client.js';
 
 /** Where the device credentials live: the secrets file (0600), never the configuration document. */
@@ -14,7 +14,7 @@ export interface CredentialStore {
   delete(name: string): boolean;
 }
 
-export interface RemoteHostsInputs {
+export interface PairedHostsInputs {
   /** The remote_hosts section in force. */
   hosts(): RemoteHostSettings[];
   secrets: CredentialStore;
@@ -29,10 +29,10 @@ export function credentialSecretName(host: string): string {
  * The device side of the secure channel: pairing with hosts, and a pinned, mutually
  * authenticated client per host (kept while its settings and credential stay the same).
  */
-export class RemoteHosts {
+export class PairedHosts {
   private readonly clients = new Map<string, { key: string; client: ChannelClient }>();
 
-  constructor(private readonly inputs: RemoteHostsInputs) {}
+  constructor(private readonly inputs: PairedHostsInputs) {}
 
   /** Pairs with a host and stores the credential; returns the remote_hosts entry to put in the configuration. */
   async pair(request: AddRemoteHostRequest): Promise<{ settings: RemoteHostSettings; agents: string[]; deviceId: string }> {
@@ -118,11 +118,11 @@ export class RemoteHosts {
     return settings;
   }
 
-  private credential(settings: RemoteHostSettings): RemoteCredential | undefined {
+  private credential(settings: RemoteHostSettings): HostCredential | undefined {
     const text = this.inputs.secrets.resolve(settings.credential);
     if (!text) return undefined;
     try {
-      return JSON.parse(text) as RemoteCredential;
+      return JSON.parse(text) as HostCredential;
     } catch {
       return undefined;
     }

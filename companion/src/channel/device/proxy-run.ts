@@ -2,18 +2,18 @@ import type { IncomingMessage } from 'node:http';
 import type { AgentRecord, AgentRunRequest } from '#shared/api/agents.js';
 import type { ErrorBody } from '#shared/api/errors.js';
 import type { RunFailureCode } from '#shared/api/failures.js';
-import type { DriveEffects, DrivenOutcome } from '../agents/driven-run.js';
-import { HearthError } from '../errors.js';
-import { runFailure } from '../failures.js';
+import type { DriveEffects, DrivenOutcome } from '../../agents/driven-run.js';
+import { HearthError } from '../../errors.js';
+import { runFailure } from '../../failures.js';
 import { relayedEvent } from './relayed-events.js';
 import { readEvents } from './sse-reader.js';
 import type { ChannelClient } from './tls-client.js';
 
-/** How long a cancelled remote run may take to confirm before this side stops listening. */
+/** How long a run cancelled on the host may take to confirm before this side stops listening. */
 const CANCEL_GRACE_MS = 10_000;
 
-/** A paired host's agent as this companion lists it: `<host>/<agent>`, source remote. */
-export function remoteRecord(host: string, record: AgentRecord): AgentRecord {
+/** A paired host's agent as this companion lists it: `<host>/<agent>`, with `source: "remote"` (the wire's word for a paired host's agent). */
+export function hostAgentRecord(host: string, record: AgentRecord): AgentRecord {
   return { ...record, id: `${host}/${record.id}`, source: 'remote', workspace: null };
 }
 
@@ -22,7 +22,7 @@ export function remoteRecord(host: string, record: AgentRecord): AgentRecord {
  * (not granted, unknown agent, busy conversation, revoked device) is thrown before anything
  * is recorded here.
  */
-export async function openRemoteRun(client: ChannelClient, host: string, agent: string, request: AgentRunRequest): Promise<IncomingMessage> {
+export async function openHostRun(client: ChannelClient, host: string, agent: string, request: AgentRunRequest): Promise<IncomingMessage> {
   const body = { input: request.input, stream: true, ...(request.conversation_id ? { conversation_id: request.conversation_id } : {}) };
   const response = await client.request('POST', `/agents/${encodeURIComponent(agent)}/run`, { body, accept: 'text/event-stream' });
   if (response.statusCode === 200) return response;
@@ -61,7 +61,7 @@ interface Following {
  * again from the last event (GET /agents/runs/{id}/events?after=N) a few times; a host that
  * then refuses this device (revoked) ends the run with that reason.
  */
-export async function followRemoteRun(client: ChannelClient, host: string, response: IncomingMessage, effects: DriveEffects): Promise<DrivenOutcome> {
+export async function followHostRun(client: ChannelClient, host: string, response: IncomingMessage, effects: DriveEffects): Promise<DrivenOutcome> {
   const following: Following = { last: 0, response, cancelSent: false };
   const cancel = () => {
     if (!following.hostRun || following.cancelSent) return;

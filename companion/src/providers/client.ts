@@ -13,7 +13,7 @@ export type ProviderConfig = Omit<ProviderSettings, 'api_key'> & { api_key?: str
 /** `secret:NAME` / `env:NAME` -> value, or undefined when not set. */
 export type ResolveSecret = (reference: string) => string | undefined;
 
-export interface RemoteModel {
+export interface ProviderModel {
   /** `${provider}/${model}`: the id /v1/models shows and requests use. */
   id: string;
   provider: string;
@@ -41,17 +41,17 @@ interface Prepared {
 interface ProviderState {
   ok: boolean;
   error?: string;
-  models: RemoteModel[];
+  models: ProviderModel[];
 }
 
 /** The configured OpenAI-compatible model providers: listing, resolving ids, forwarding requests. */
-export class RemoteProviders {
+export class ProviderClient {
   private readonly providers: ProviderConfig[];
   private readonly byName = new Map<string, ProviderConfig>();
   private readonly fetchImpl: typeof fetch;
   private readonly states = new Map<string, ProviderState>();
-  private cache: { models: RemoteModel[]; expires: number } | undefined;
-  private inflight: Promise<RemoteModel[]> | undefined;
+  private cache: { models: ProviderModel[]; expires: number } | undefined;
+  private inflight: Promise<ProviderModel[]> | undefined;
 
   constructor(
     providers: ProviderConfig[],
@@ -68,7 +68,7 @@ export class RemoteProviders {
   }
 
   /** Listed models of every provider; a provider that fails is skipped (see status()). Cached for 60 s. */
-  async listModels(signal?: AbortSignal): Promise<RemoteModel[]> {
+  async listModels(signal?: AbortSignal): Promise<ProviderModel[]> {
     if (this.cache && Date.now() < this.cache.expires) return this.cache.models;
     if (!this.inflight) {
       this.inflight = this.refresh().finally(() => {
@@ -175,9 +175,9 @@ export class RemoteProviders {
     return upstreamError(response, name, provider ? this.prepare(provider).secrets : []);
   }
 
-  private async refresh(): Promise<RemoteModel[]> {
+  private async refresh(): Promise<ProviderModel[]> {
     const results = await Promise.all(this.providers.map((provider) => this.listProvider(provider)));
-    const models: RemoteModel[] = [];
+    const models: ProviderModel[] = [];
     this.providers.forEach((provider, index) => {
       const state = results[index]!;
       this.states.set(provider.name, state);
@@ -188,7 +188,7 @@ export class RemoteProviders {
   }
 
   private async listProvider(provider: ProviderConfig): Promise<ProviderState> {
-    const toModel = (entry: ModelEntry): RemoteModel => ({
+    const toModel = (entry: ModelEntry): ProviderModel => ({
       id: `${provider.name}/${entry.id}`,
       provider: provider.name,
       model: entry.id,

@@ -4,10 +4,10 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { clientOf } from '../../../companion/src/access/failures.js';
-import { CLIENT_PAIRING_TRIES } from '../../../companion/src/remote/channel.js';
-import { CODE_TRIES } from '../../../companion/src/remote/devices.js';
-import { createDeviceRequest } from '../../../companion/src/remote/x509.js';
-import { buildRemoteApp } from '../../../companion/src/remote-app.js';
+import { CLIENT_PAIRING_TRIES } from '../../../companion/src/channel/host/service.js';
+import { CODE_TRIES } from '../../../companion/src/channel/host/devices.js';
+import { createDeviceRequest } from '../../../companion/src/channel/x509.js';
+import { buildChannelApp } from '../../../companion/src/channel-app.js';
 import type { Services } from '../../../companion/src/services.js';
 import { testApp } from '../../helpers/app.js';
 import { newDataDir } from '../../helpers/server.js';
@@ -30,7 +30,7 @@ beforeAll(async () => {
   ({ services, close } = await testApp({ dataDir, withModel: false }));
   const tls = await services.channel.prepare();
   services.channel.listening({ host: '127.0.0.1', port: 4778 });
-  channel = await buildRemoteApp({ services, tls });
+  channel = await buildChannelApp({ services, tls });
   csr = (await createDeviceRequest('laptop')).csr;
 });
 

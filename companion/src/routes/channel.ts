@@ -2,11 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import { errorBody } from '../errors.js';
 import { healthRoutes } from './health.js';
 import type { RouteOptions } from './plugin.js';
-import { deviceAgentRoutes } from './remote/agents.js';
-import { pairingRoutes } from './remote/pairing.js';
+import { deviceAgentRoutes } from './channel/agents.js';
+import { pairingRoutes } from './channel/pairing.js';
 
 /** The secure channel's routes: pairing for anyone, the granted agents for paired devices, and no admin route. */
-export async function remoteRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
+export async function channelRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
   await app.register(healthRoutes, options);
   await app.register(pairingRoutes, options);
   await app.register(deviceAgentRoutes, options);

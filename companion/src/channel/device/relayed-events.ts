@@ -1,8 +1,8 @@
 import type { AgentRunEventBody, AgentRunStep, AgentRunUsage, AgentToolCall, ToolCallDecision } from '#shared/api/agents.js';
 import type { ToolApproval, ToolClass } from '#shared/api/config.js';
 import type { RunFailureCode } from '#shared/api/failures.js';
-import type { DrivenOutcome } from '../agents/driven-run.js';
-import { isRunFailureCode } from '../failures.js';
+import type { DrivenOutcome } from '../../agents/driven-run.js';
+import { isRunFailureCode } from '../../failures.js';
 
 /**
  * One event of a paired host's run stream, as this companion will use it: rebuilt field by field

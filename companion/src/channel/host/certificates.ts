@@ -1,8 +1,8 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../store/files.js';
-import { createDeviceAuthority, createHostCertificate, fingerprintOf, type KeyAndCertificate } from './x509.js';
+import { writeFileAtomic } from '../../store/files.js';
+import { createDeviceAuthority, createHostCertificate, fingerprintOf, type KeyAndCertificate } from '../x509.js';
 
 /** The host's TLS identity and the CA that signs paired devices' certificates. */
 export interface ChannelCertificates {

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AgentList, AgentRecord, AgentRun, AgentRunEventList, AgentRunRequest } from '#shared/api/agents.js';
 import { agentRecord } from '../../agents/definitions.js';
 import { HearthError } from '../../errors.js';
-import { assertGranted } from '../../http/device-perimeter.js';
+import { assertGranted } from '../../http/channel-perimeter.js';
 import type { Services } from '../../services.js';
 import { answerRun, runEvents } from '../agents/runs.js';
 import { agentParams, eventsQuery, runBody, runParams } from '../agents/schemas.js';

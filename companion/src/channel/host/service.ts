@@ -1,14 +1,14 @@
 import { networkInterfaces, hostname } from 'node:os';
 import type { TLSSocket, TlsOptions } from 'node:tls';
-import { FailureLimiter, clientOf } from '../access/failures.js';
-import { HearthError } from '../errors.js';
-import type { Db } from '../store/database.js';
+import { FailureLimiter, clientOf } from '../../access/failures.js';
+import { HearthError } from '../../errors.js';
+import type { Db } from '../../store/database.js';
 import type { RemoteChannelSettings } from '#shared/api/config.js';
 import type { ChannelStatus, DeviceRecord, PairingCode, PairRequest, PairResponse } from '#shared/api/remote.js';
 import { loadOrCreateCertificates, type ChannelCertificates } from './certificates.js';
 import { DeviceConnections } from './connections.js';
 import { CODE_LIFETIME_MS, DeviceStore, type Device } from './devices.js';
-import { CertificateRequestError, fingerprintOf, signDeviceRequest } from './x509.js';
+import { CertificateRequestError, fingerprintOf, signDeviceRequest } from '../x509.js';
 
 /**
  * Failed pairings one client may make before it is refused outright: far fewer than burn a code
@@ -32,7 +32,7 @@ export interface ChannelInputs {
  * device each TLS connection belongs to, and revocation that cuts a device's connections at once.
  * The listener itself is started by `hearth serve`; this knows what it needs.
  */
-export class RemoteChannel {
+export class ChannelHost {
   readonly devices: DeviceStore;
   private readonly connections = new DeviceConnections();
   private readonly pairingFailures = new FailureLimiter(CLIENT_PAIRING_TRIES, CLIENT_WINDOW_MS);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readEvents } from '../../../companion/src/remote/sse-reader.js';
+import { readEvents } from '../../../companion/src/channel/device/sse-reader.js';
 
 async function all(chunks: string[]) {
   const events = [];

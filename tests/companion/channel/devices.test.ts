@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HearthError } from '../../../companion/src/errors.js';
-import { CODE_LIFETIME_MS, CODE_TRIES, DeviceStore, normaliseCode } from '../../../companion/src/remote/devices.js';
-import { createDeviceAuthority, createDeviceRequest, fingerprintOf, normaliseFingerprint, signDeviceRequest } from '../../../companion/src/remote/x509.js';
+import { CODE_LIFETIME_MS, CODE_TRIES, DeviceStore, normaliseCode } from '../../../companion/src/channel/host/devices.js';
+import { createDeviceAuthority, createDeviceRequest, fingerprintOf, normaliseFingerprint, signDeviceRequest } from '../../../companion/src/channel/x509.js';
 import { openDatabase, type Db } from '../../../companion/src/store/database.js';
 
 /* Pairing codes and device certificates, with a clock the test moves instead of waiting five minutes. */

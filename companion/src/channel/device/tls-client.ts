@@ -1,7 +1,7 @@
 import { request as httpsRequest, Agent } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { connect, type PeerCertificate } from 'node:tls';
-import { HearthError } from '../errors.js';
+import { HearthError } from '../../errors.js';
 
 /** How this companion reaches one host's secure channel: its pinned certificate, and the device's own. */
 export interface ChannelPeer {

@@ -1,13 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { HearthError } from '../../../companion/src/errors.js';
 import {
-  RemoteProviders,
+  ProviderClient,
   rewriteModelJson,
   rewriteModelStream,
   upstreamError,
   type ProviderConfig,
   type ResolveSecret,
-} from '../../../companion/src/providers/remote.js';
+} from '../../../companion/src/providers/client.js';
 import { closedPort, startMockProvider, type MockProvider } from '../../helpers/mock-provider.js';
 
 const KEY = 'sk-test-0123456789abcdef';
@@ -53,7 +53,7 @@ function split(bytes: Uint8Array, size: number): Uint8Array[] {
   return pieces;
 }
 
-describe('RemoteProviders with a mock OpenAI provider', () => {
+describe('ProviderClient with a mock OpenAI provider', () => {
   let open: MockProvider;
   let guarded: MockProvider;
   let fixed: MockProvider;
@@ -80,9 +80,9 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
   }
 
   it('lists discovered and fixed models with Hearth ids, and caches the list for 60 s', async () => {
-    const remote = new RemoteProviders(providers(), resolveSecret);
+    const client = new ProviderClient(providers(), resolveSecret);
     const before = guarded.requests.length + open.requests.length + fixed.requests.length;
-    const models = await remote.listModels();
+    const models = await client.listModels();
     expect(models).toEqual([
       { id: 'local-ollama/llama3', provider: 'local-ollama', model: 'llama3', owned_by: 'mock-org' },
       { id: 'local-ollama/org/nested-model', provider: 'local-ollama', model: 'org/nested-model', owned_by: 'mock-org' },
@@ -96,7 +96,7 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
     expect(listed.method).toBe('GET');
     expect(listed.path).toBe('/v1/models');
     expect(listed.headers.authorization).toBe(`Bearer ${KEY}`);
-    expect(remote.status()).toEqual([
+    expect(client.status()).toEqual([
       { name: 'local-ollama', base_url: open.baseUrl, ok: true, models: 2 },
       { name: 'openai', base_url: guarded.baseUrl, ok: true, models: 2 },
       { name: 'fixed', base_url: fixed.baseUrl, ok: true, models: 1 },
@@ -104,31 +104,31 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
 
     const after = guarded.requests.length + open.requests.length + fixed.requests.length;
     expect(after - before).toBe(2);
-    await Promise.all([remote.listModels(), remote.listModels()]);
+    await Promise.all([client.listModels(), client.listModels()]);
     expect(guarded.requests.length + open.requests.length + fixed.requests.length).toBe(after);
 
     const now = Date.now();
     vi.spyOn(Date, 'now').mockReturnValue(now + 61_000);
-    await remote.listModels();
+    await client.listModels();
     expect(guarded.requests.length + open.requests.length + fixed.requests.length).toBe(after + 2);
   });
 
   it('resolves only ids with a configured provider prefix', () => {
-    const remote = new RemoteProviders(providers(), resolveSecret);
-    expect(remote.resolve('openai/gpt-4o-mini')).toEqual({ provider: providers()[1], model: 'gpt-4o-mini' });
-    expect(remote.resolve('local-ollama/org/nested-model')?.model).toBe('org/nested-model');
-    expect(remote.resolve('llama3')).toBeNull(); // a bare (local) id is never remote
-    expect(remote.resolve('qwen2.5-0.5b-instruct-q4_k_m.gguf')).toBeNull();
-    expect(remote.resolve('anthropic/claude')).toBeNull(); // unknown prefix
-    expect(remote.resolve('openai/')).toBeNull();
-    expect(remote.resolve('/gpt-4o')).toBeNull();
-    expect(remote.resolve('OpenAI/gpt-4o')).toBeNull();
+    const client = new ProviderClient(providers(), resolveSecret);
+    expect(client.resolve('openai/gpt-4o-mini')).toEqual({ provider: providers()[1], model: 'gpt-4o-mini' });
+    expect(client.resolve('local-ollama/org/nested-model')?.model).toBe('org/nested-model');
+    expect(client.resolve('llama3')).toBeNull(); // a bare (local) id never reaches a provider
+    expect(client.resolve('qwen2.5-0.5b-instruct-q4_k_m.gguf')).toBeNull();
+    expect(client.resolve('anthropic/claude')).toBeNull(); // unknown prefix
+    expect(client.resolve('openai/')).toBeNull();
+    expect(client.resolve('/gpt-4o')).toBeNull();
+    expect(client.resolve('OpenAI/gpt-4o')).toBeNull();
   });
 
   it('forwards a non-streaming chat completion with the key and the provider model name', async () => {
-    const remote = new RemoteProviders(providers(), resolveSecret);
+    const client = new ProviderClient(providers(), resolveSecret);
     const body = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], temperature: 0.2 };
-    const response = await remote.forward('/chat/completions', 'openai/gpt-4o-mini', body, new AbortController().signal);
+    const response = await client.forward('/chat/completions', 'openai/gpt-4o-mini', body, new AbortController().signal);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/json');
     const received = guarded.requests.at(-1)!;
@@ -148,9 +148,9 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
   it('forwards a streaming chat completion and rewrites every chunk, lines split across writes', async () => {
     const splitting = await startMockProvider({ models: ['m1'], splitBytes: 7, reply: 'Grüße aus dem Mock 🙂 fertig' });
     try {
-      const remote = new RemoteProviders([{ name: 'split', base_url: splitting.baseUrl }], resolveSecret);
+      const client = new ProviderClient([{ name: 'split', base_url: splitting.baseUrl }], resolveSecret);
       const body = { model: 'split/m1', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Hi' }] };
-      const response = await remote.forward('/chat/completions', 'split/m1', body, new AbortController().signal);
+      const response = await client.forward('/chat/completions', 'split/m1', body, new AbortController().signal);
       expect(response.headers.get('content-type')).toBe('text/event-stream');
       expect(splitting.requests.at(-1)!.body.model).toBe('m1');
       const events = dataLines(await readText(rewriteModelStream(response.body!, 'split/m1')));
@@ -168,9 +168,9 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
   });
 
   it('forwards /responses and /embeddings', async () => {
-    const remote = new RemoteProviders(providers(), resolveSecret);
+    const client = new ProviderClient(providers(), resolveSecret);
     const signal = new AbortController().signal;
-    const plain = await remote.forward('/responses', 'fixed/fixed-a', { model: 'fixed/fixed-a', input: 'Hi' }, signal);
+    const plain = await client.forward('/responses', 'fixed/fixed-a', { model: 'fixed/fixed-a', input: 'Hi' }, signal);
     expect(rewriteModelJson(await plain.json(), 'fixed/fixed-a')).toMatchObject({
       object: 'response',
       model: 'fixed/fixed-a',
@@ -178,7 +178,7 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
     });
     expect(fixed.requests.at(-1)!.body).toEqual({ model: 'fixed-a', input: 'Hi' });
 
-    const streamed = await remote.forward('/responses', 'fixed/fixed-a', { model: 'fixed/fixed-a', input: 'Hi', stream: true }, signal);
+    const streamed = await client.forward('/responses', 'fixed/fixed-a', { model: 'fixed/fixed-a', input: 'Hi', stream: true }, signal);
     const text = await readText(rewriteModelStream(streamed.body!, 'fixed/fixed-a'));
     expect(text).toContain('event: response.created\n');
     const events = dataLines(text) as any[];
@@ -186,7 +186,7 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
     expect(events[0].response.model).toBe('fixed/fixed-a');
     expect(events[2].response.model).toBe('fixed/fixed-a');
 
-    const embedded = await remote.forward('/embeddings', 'openai/text-embedding-3-small', { model: 'x', input: ['a', 'b'] }, signal);
+    const embedded = await client.forward('/embeddings', 'openai/text-embedding-3-small', { model: 'x', input: ['a', 'b'] }, signal);
     const json = rewriteModelJson((await embedded.json()) as any, 'openai/text-embedding-3-small');
     expect(json.model).toBe('openai/text-embedding-3-small');
     expect(json.data).toHaveLength(2);
@@ -194,8 +194,8 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
   });
 
   it('returns upstream error answers untouched and reads them with upstreamError', async () => {
-    const remote = new RemoteProviders(providers(), resolveSecret);
-    const response = await remote.forward('/chat/completions', 'openai/no-such-model', { messages: [] }, new AbortController().signal);
+    const client = new ProviderClient(providers(), resolveSecret);
+    const response = await client.forward('/chat/completions', 'openai/no-such-model', { messages: [] }, new AbortController().signal);
     expect(response.status).toBe(404);
     const error = await upstreamError(response, 'openai', [KEY]);
     expect(error).toBeInstanceOf(HearthError);
@@ -204,8 +204,8 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
   });
 
   it('rejects an id without a configured provider as model_not_found', async () => {
-    const remote = new RemoteProviders(providers(), resolveSecret);
-    await expect(remote.forward('/chat/completions', 'llama3', {}, new AbortController().signal)).rejects.toMatchObject({
+    const client = new ProviderClient(providers(), resolveSecret);
+    await expect(client.forward('/chat/completions', 'llama3', {}, new AbortController().signal)).rejects.toMatchObject({
       code: 'model_not_found',
       param: 'model',
     });
@@ -213,14 +213,14 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
 
   it('takes the key from an env: reference', async () => {
     process.env.HEARTH_TEST_PROVIDER_KEY = KEY;
-    const remote = new RemoteProviders([{ name: 'viaenv', base_url: guarded.baseUrl, api_key: 'env:HEARTH_TEST_PROVIDER_KEY' }], resolveSecret);
-    expect((await remote.listModels()).map((model) => model.id)).toEqual(['viaenv/gpt-4o-mini', 'viaenv/text-embedding-3-small']);
+    const client = new ProviderClient([{ name: 'viaenv', base_url: guarded.baseUrl, api_key: 'env:HEARTH_TEST_PROVIDER_KEY' }], resolveSecret);
+    expect((await client.listModels()).map((model) => model.id)).toEqual(['viaenv/gpt-4o-mini', 'viaenv/text-embedding-3-small']);
     expect(guarded.requests.at(-1)!.headers.authorization).toBe(`Bearer ${KEY}`);
   });
 
   it('resolves references in extra headers, and sends them', async () => {
-    const remote = new RemoteProviders([{ name: 'hdr', base_url: open.baseUrl, headers: { 'X-Org': 'acme', 'X-Token': 'secret:OPENAI_KEY' } }], resolveSecret);
-    await remote.listModels();
+    const client = new ProviderClient([{ name: 'hdr', base_url: open.baseUrl, headers: { 'X-Org': 'acme', 'X-Token': 'secret:OPENAI_KEY' } }], resolveSecret);
+    await client.listModels();
     const received = open.requests.at(-1)!;
     expect(received.headers['x-org']).toBe('acme');
     expect(received.headers['x-token']).toBe(KEY);
@@ -229,7 +229,7 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
 
   it('skips a provider whose secret is missing, naming the reference but no value', async () => {
     const before = guarded.requests.length;
-    const remote = new RemoteProviders(
+    const client = new ProviderClient(
       [
         { name: 'nokey', base_url: guarded.baseUrl, api_key: 'secret:MISSING_KEY' },
         { name: 'noenv', base_url: guarded.baseUrl, api_key: 'env:HEARTH_TEST_UNSET_VARIABLE' },
@@ -237,10 +237,10 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
       ],
       resolveSecret,
     );
-    const models = await remote.listModels();
+    const models = await client.listModels();
     expect(models.map((model) => model.provider)).toEqual(['local-ollama', 'local-ollama']);
     expect(guarded.requests.length).toBe(before); // nothing was sent without the key
-    const [nokey, noenv] = remote.status();
+    const [nokey, noenv] = client.status();
     expect(nokey).toEqual({
       name: 'nokey',
       base_url: guarded.baseUrl,
@@ -249,49 +249,47 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
       models: 0,
     });
     expect(noenv!.error).toBe('Provider "noenv" api_key: env:HEARTH_TEST_UNSET_VARIABLE is not set.');
-    await expect(remote.forward('/chat/completions', 'nokey/gpt-4o-mini', {}, new AbortController().signal)).rejects.toMatchObject({
+    await expect(client.forward('/chat/completions', 'nokey/gpt-4o-mini', {}, new AbortController().signal)).rejects.toMatchObject({
       code: 'provider_error',
       message: expect.stringContaining('secret:MISSING_KEY'),
     });
   });
 
   it('refuses a literal api_key without echoing it', async () => {
-    const remote = new RemoteProviders([{ name: 'literal', base_url: guarded.baseUrl, api_key: KEY }], resolveSecret);
-    await remote.listModels();
-    const [status] = remote.status();
+    const client = new ProviderClient([{ name: 'literal', base_url: guarded.baseUrl, api_key: KEY }], resolveSecret);
+    await client.listModels();
+    const [status] = client.status();
     expect(status!.ok).toBe(false);
     expect(status!.error).toContain('must be a reference');
-    expect(JSON.stringify(remote.status())).not.toContain(KEY);
+    expect(JSON.stringify(client.status())).not.toContain(KEY);
   });
 
   it('keeps a rejected key out of the status error', async () => {
     const wrong = 'sk-wrong-key-abcdef123456';
-    const remote = new RemoteProviders([{ name: 'bad', base_url: guarded.baseUrl, api_key: 'secret:BAD' }], (ref) =>
-      ref === 'secret:BAD' ? wrong : undefined,
-    );
-    expect(await remote.listModels()).toEqual([]);
-    const [status] = remote.status();
+    const client = new ProviderClient([{ name: 'bad', base_url: guarded.baseUrl, api_key: 'secret:BAD' }], (ref) => (ref === 'secret:BAD' ? wrong : undefined));
+    expect(await client.listModels()).toEqual([]);
+    const [status] = client.status();
     expect(status!.ok).toBe(false);
     expect(status!.error).toMatch(/^Provider "bad" answered 401 Unauthorized: Incorrect API key provided/);
-    expect(JSON.stringify(remote.status())).not.toContain(wrong);
+    expect(JSON.stringify(client.status())).not.toContain(wrong);
   });
 
   it('reports an unreachable provider as provider_unreachable, quickly, without the key', async () => {
     const port = await closedPort();
-    const remote = new RemoteProviders(
+    const client = new ProviderClient(
       [{ name: 'gone', base_url: `http://user:pw@127.0.0.1:${port}/v1?tenant=x`, api_key: 'secret:OPENAI_KEY' }],
       resolveSecret,
     );
     const started = performance.now();
-    const error = await remote.forward('/chat/completions', 'gone/m', { messages: [] }, new AbortController().signal).catch((e: unknown) => e);
+    const error = await client.forward('/chat/completions', 'gone/m', { messages: [] }, new AbortController().signal).catch((e: unknown) => e);
     expect(performance.now() - started).toBeLessThan(5_000);
     expect(error).toBeInstanceOf(HearthError);
     expect((error as HearthError).code).toBe('provider_unreachable');
     expect((error as HearthError).message).toBe(`Provider "gone" (127.0.0.1:${port}) could not be reached: ECONNREFUSED.`);
     expect((error as HearthError).message).not.toContain(KEY);
 
-    expect(await remote.listModels()).toEqual([]);
-    const [status] = remote.status();
+    expect(await client.listModels()).toEqual([]);
+    const [status] = client.status();
     expect(status).toMatchObject({ name: 'gone', base_url: `http://127.0.0.1:${port}/v1`, ok: false, models: 0 });
     expect(status!.error).toContain('could not be reached: ECONNREFUSED');
     expect(JSON.stringify(status)).not.toContain(KEY);
@@ -302,11 +300,11 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
     const target = await startMockProvider({ prefix: '' });
     const redirecting = await startMockProvider({ redirectTo: `http://127.0.0.1:${target.port}` });
     try {
-      const remote = new RemoteProviders(
+      const client = new ProviderClient(
         [{ name: 'moved', base_url: redirecting.baseUrl, api_key: 'secret:OPENAI_KEY', headers: { 'X-Api-Key': 'secret:OPENAI_KEY' } }],
         resolveSecret,
       );
-      const error = await remote.forward('/chat/completions', 'moved/m', {}, new AbortController().signal).catch((e: unknown) => e);
+      const error = await client.forward('/chat/completions', 'moved/m', {}, new AbortController().signal).catch((e: unknown) => e);
       expect(error).toMatchObject({
         code: 'provider_unreachable',
         message: `Provider "moved" (127.0.0.1:${redirecting.port}) could not be reached: unexpected redirect.`,
@@ -320,9 +318,9 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
   it('aborting mid-stream closes the upstream connection', async () => {
     const slow = await startMockProvider({ models: ['slow'], chunkDelayMs: 30, reply: Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ') });
     try {
-      const remote = new RemoteProviders([{ name: 'slow', base_url: slow.baseUrl }], resolveSecret);
+      const client = new ProviderClient([{ name: 'slow', base_url: slow.baseUrl }], resolveSecret);
       const controller = new AbortController();
-      const response = await remote.forward('/chat/completions', 'slow/slow', { stream: true, messages: [] }, controller.signal);
+      const response = await client.forward('/chat/completions', 'slow/slow', { stream: true, messages: [] }, controller.signal);
       const reader = rewriteModelStream(response.body!, 'slow/slow').getReader();
       const first = await reader.read();
       expect(new TextDecoder().decode(first.value)).toContain('"model":"slow/slow"');
@@ -340,8 +338,8 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
   it('cancelling the relayed stream also closes the upstream connection', async () => {
     const slow = await startMockProvider({ models: ['slow'], chunkDelayMs: 30, reply: Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ') });
     try {
-      const remote = new RemoteProviders([{ name: 'slow', base_url: slow.baseUrl }], resolveSecret);
-      const response = await remote.forward('/chat/completions', 'slow/slow', { stream: true, messages: [] }, new AbortController().signal);
+      const client = new ProviderClient([{ name: 'slow', base_url: slow.baseUrl }], resolveSecret);
+      const response = await client.forward('/chat/completions', 'slow/slow', { stream: true, messages: [] }, new AbortController().signal);
       const reader = rewriteModelStream(response.body!, 'slow/slow').getReader();
       await reader.read();
       await reader.cancel();
@@ -356,10 +354,10 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
   it('an abort before the answer rejects with the abort reason, not a provider error', async () => {
     const slow = await startMockProvider({ models: ['slow'] });
     try {
-      const remote = new RemoteProviders([{ name: 'slow', base_url: slow.baseUrl }], resolveSecret);
+      const client = new ProviderClient([{ name: 'slow', base_url: slow.baseUrl }], resolveSecret);
       const controller = new AbortController();
       controller.abort();
-      const error = await remote.forward('/chat/completions', 'slow/slow', {}, controller.signal).catch((e: unknown) => e);
+      const error = await client.forward('/chat/completions', 'slow/slow', {}, controller.signal).catch((e: unknown) => e);
       expect(error).not.toBeInstanceOf(HearthError);
       expect((error as Error).name).toBe('AbortError');
     } finally {
@@ -370,13 +368,13 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
   it('a provider that does not start answering in time is provider_unreachable', async () => {
     const silent = await startMockProvider({ models: ['m'], headerDelayMs: 2_000 });
     try {
-      const remote = new RemoteProviders([{ name: 'silent', base_url: silent.baseUrl, timeout_ms: 200 }], resolveSecret);
-      const error = await remote.forward('/chat/completions', 'silent/m', { stream: true }, new AbortController().signal).catch((e: unknown) => e);
+      const client = new ProviderClient([{ name: 'silent', base_url: silent.baseUrl, timeout_ms: 200 }], resolveSecret);
+      const error = await client.forward('/chat/completions', 'silent/m', { stream: true }, new AbortController().signal).catch((e: unknown) => e);
       expect(error).toMatchObject({ code: 'provider_unreachable', message: `Provider "silent" (127.0.0.1:${silent.port}) did not answer within 200 ms.` });
       await silent.requests.at(-1)!.done;
       expect(silent.requests.at(-1)!.closedEarly).toBe(true);
-      expect(await remote.listModels()).toEqual([]);
-      expect(remote.status()[0]!.error).toContain('did not answer within');
+      expect(await client.listModels()).toEqual([]);
+      expect(client.status()[0]!.error).toContain('did not answer within');
     } finally {
       await silent.close();
     }
@@ -385,8 +383,8 @@ describe('RemoteProviders with a mock OpenAI provider', () => {
   it('the whole-request limit breaks off a stream that runs too long', async () => {
     const slow = await startMockProvider({ models: ['slow'], chunkDelayMs: 1_000 });
     try {
-      const remote = new RemoteProviders([{ name: 'slow', base_url: slow.baseUrl, timeout_ms: 300 }], resolveSecret);
-      const response = await remote.forward('/chat/completions', 'slow/slow', { stream: true }, new AbortController().signal);
+      const client = new ProviderClient([{ name: 'slow', base_url: slow.baseUrl, timeout_ms: 300 }], resolveSecret);
+      const response = await client.forward('/chat/completions', 'slow/slow', { stream: true }, new AbortController().signal);
       // headers came; the whole-request limit then breaks the body off
       await expect(readText(response.body!)).rejects.toThrow();
     } finally {

@@ -1,12 +1,12 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { HearthError } from '../errors.js';
+import { HearthError } from '../../errors.js';
 import type { ErrorBody } from '#shared/api/errors.js';
 import type { PairResponse } from '#shared/api/remote.js';
 import { ChannelClient, presentedCertificate } from './tls-client.js';
-import { createDeviceRequest, normaliseFingerprint } from './x509.js';
+import { createDeviceRequest, normaliseFingerprint } from '../x509.js';
 
 /** What a device keeps for one host (as one secret, JSON): its key and certificate, and the pinned host certificate. */
-export interface RemoteCredential {
+export interface HostCredential {
   device_id: string;
   key: string;
   certificate: string;
@@ -42,7 +42,7 @@ export async function pairWithHost(target: { url: string; code: string; fingerpr
     }
     const issued = new X509Certificate(answer.body.certificate);
     if (!issued.checkPrivateKey(createPrivateKey(key))) throw new HearthError('pairing_failed', 'The host returned a certificate for another key.');
-    const credential: RemoteCredential = { device_id: answer.body.device_id, key, certificate: answer.body.certificate, host_certificate: presented.pem };
+    const credential: HostCredential = { device_id: answer.body.device_id, key, certificate: answer.body.certificate, host_certificate: presented.pem };
     return { credential, fingerprint: expected, agents: answer.body.agents };
   } finally {
     client.close();

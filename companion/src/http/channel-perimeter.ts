@@ -1,8 +1,8 @@
 import type { TLSSocket } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import { HearthError } from '../errors.js';
-import type { RemoteChannel } from '../remote/channel.js';
-import type { Device } from '../remote/devices.js';
+import type { ChannelHost } from '../channel/host/service.js';
+import type { Device } from '../channel/host/devices.js';
 import { familyOf } from './perimeter.js';
 
 declare module 'fastify' {
@@ -18,7 +18,7 @@ declare module 'fastify' {
  * (checked on every request). Anything else reaches only the pairing route. Browsers have no
  * business here: a request with an Origin is refused.
  */
-export function installDevicePerimeter(app: FastifyInstance, channel: Pick<RemoteChannel, 'deviceOf'>): void {
+export function installChannelPerimeter(app: FastifyInstance, channel: Pick<ChannelHost, 'deviceOf'>): void {
   app.decorateRequest('device', null);
   app.addHook('onRequest', async (request) => {
     if (request.headers.origin !== undefined) throw new HearthError('origin_not_allowed', 'The secure channel accepts no browser requests.');

@@ -1,19 +1,19 @@
 import type { AgentRecord, AgentRunRequest } from '#shared/api/agents.js';
 import type { ConfigDocument } from '#shared/api/config.js';
-import type { HostTarget } from '../access/agent-target.js';
-import { inputMessages } from '../agents/definitions.js';
-import { LIST_TIMEOUT_MS, type AgentSource } from '../agents/dispatcher.js';
-import type { StartedRun } from '../agents/live-runs.js';
-import type { AgentService } from '../agents/service.js';
-import type { Logger } from '../logger.js';
-import type { RemoteHosts } from './hosts.js';
-import { followRemoteRun, openRemoteRun, remoteRecord } from './proxy-run.js';
+import type { HostTarget } from '../../access/agent-target.js';
+import { inputMessages } from '../../agents/definitions.js';
+import { LIST_TIMEOUT_MS, type AgentSource } from '../../agents/dispatcher.js';
+import type { StartedRun } from '../../agents/live-runs.js';
+import type { AgentService } from '../../agents/service.js';
+import type { Logger } from '../../logger.js';
+import type { PairedHosts } from './hosts.js';
+import { followHostRun, openHostRun, hostAgentRecord } from './proxy-run.js';
 
 export interface HostAgentsInputs {
   config(): ConfigDocument;
   /** Where a run on a host is recorded here (as a driven run), and its conversation held. */
   runs: Pick<AgentService, 'startDriven' | 'assertConversationFree'>;
-  hosts: RemoteHosts;
+  hosts: PairedHosts;
   log: Logger;
 }
 
@@ -52,10 +52,10 @@ export class HostAgents implements AgentSource<HostTarget> {
     const client = this.inputs.hosts.client(target.host);
     // Refused here first, so a busy conversation never starts a run on the host that nobody follows.
     runs.assertConversationFree(target.id, request.conversation_id);
-    const response = await openRemoteRun(client, target.host, target.agent, { ...request, input });
+    const response = await openHostRun(client, target.host, target.agent, { ...request, input });
     const spec = { agentId: target.id, input, model: target.id, ...(request.conversation_id ? { conversationId: request.conversation_id } : {}) };
     try {
-      return runs.startDriven(spec, (effects) => followRemoteRun(client, target.host, response, effects));
+      return runs.startDriven(spec, (effects) => followHostRun(client, target.host, response, effects));
     } catch (error) {
       response.destroy();
       throw error;
@@ -64,6 +64,6 @@ export class HostAgents implements AgentSource<HostTarget> {
 
   private async agentsOf(host: string): Promise<AgentRecord[]> {
     const records = await this.inputs.hosts.agents(host, AbortSignal.timeout(LIST_TIMEOUT_MS));
-    return records.map((record) => remoteRecord(host, record));
+    return records.map((record) => hostAgentRecord(host, record));
   }
 }

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
-import { HearthError } from '../errors.js';
-import type { Db } from '../store/database.js';
+import { HearthError } from '../../errors.js';
+import type { Db } from '../../store/database.js';
 import type { DeviceRecord } from '#shared/api/remote.js';
 
 /** A code lives five minutes, and twenty failed attempts (from all clients together) burn it. */
@@ -40,7 +40,7 @@ export interface Device {
  * Paired devices and one-time pairing codes, in SQLite. A code is stored only as a hash, is
  * redeemed at most once, expires after five minutes, and is burned after CODE_TRIES failed
  * attempts (a failed attempt cannot say which code it was aimed at, so it counts against every
- * live one). The channel limits each client's failures first (RemoteChannel.pair), far below
+ * live one). The channel limits each client's failures first (ChannelHost.pair), far below
  * CODE_TRIES, so no single client can burn the codes meant for others.
  */
 export class DeviceStore {
