@@ -64,7 +64,8 @@ describe('configuration', () => {
     for (const command of ['devices', 'remote', 'cloud']) {
       const result = await runHearth([command, '--help']);
       expect(result.code, command).toBe(0);
-      expect(result.stdout, command).toMatch(new RegExp(`^Usage:\\n  hearth ${command} `));
+      // Spelled as a clone runs it: the tests take any npm-linked `hearth` off the PATH.
+      expect(result.stdout, command).toMatch(new RegExp(`^Usage:\\n  npm run hearth -- ${command} `));
     }
   });
 });
