@@ -2,6 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { installDrain } from './http/drain.js';
 import { frameworkError, installErrorHandling } from './http/error-handler.js';
 import { installPerimeter } from './http/perimeter.js';
+import { installRequestMetrics } from './http/request-metrics.js';
 import { installUpgradeRule } from './http/upgrade-rule.js';
 import { RequestLog } from './http/request-log.js';
 import { adminRoutes } from './routes/admin.js';
@@ -11,6 +12,7 @@ import { imageRoutes } from './routes/images.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { mediaRoutes } from './routes/media.js';
 import { memoryRoutes } from './routes/memory.js';
+import { metricsRoutes } from './routes/metrics.js';
 import { openaiRoutes } from './routes/openai.js';
 import type { RouteOptions } from './routes/plugin.js';
 import { webRoutes } from './routes/web.js';
@@ -31,12 +33,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // JSON only: a text/plain body must be 415, not a string that fails validation later.
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
+  // First of the hooks: a request the perimeter refuses is counted too.
+  installRequestMetrics(app, () => services.metrics);
   // Before the perimeter: no key makes a plain-HTTP agent call from another machine acceptable.
   installUpgradeRule(app, () => services.channel.status());
   installDrain(app, () => services.stopWork());
   installPerimeter(app, { server: () => services.config.server, keys: services.keys, admin: services.admin, agents: services.dispatcher });
   const routeOptions: RouteOptions = { services, webRoot: options.webRoot };
   await app.register(healthRoutes, routeOptions);
+  await app.register(metricsRoutes, routeOptions);
   await app.register(openaiRoutes, routeOptions);
   await app.register(imageRoutes, routeOptions);
   await app.register(mediaRoutes, routeOptions);

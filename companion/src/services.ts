@@ -1,11 +1,15 @@
 import { totalmem } from 'node:os';
 import { loadConfigFile } from './config/document.js';
 import { ModelCatalog } from './models/catalog.js';
-import { Engine } from './inference/engine.js';
+import { type Engine, type LoadEvent } from './inference/engine.js';
 import { EngineMonitor } from './inference/monitor.js';
 import { DownloadManager } from './models/downloads.js';
 import { Embeddings } from './inference/embeddings.js';
 import { ProviderClient } from './providers/client.js';
+import { ProviderPools } from './providers/pools.js';
+import { Metrics } from './metrics/metrics.js';
+import { MeteredEngine } from './metrics/metered-engine.js';
+import { storedStates } from './metrics/stored-states.js';
 import { ResponseStore } from './store/responses.js';
 import { AdminCredential } from './access/admin-credential.js';
 import { KeyStore } from './access/keys.js';
@@ -60,6 +64,10 @@ export interface Services {
   embeddings: Embeddings;
   /** The configured model providers (`<provider>/<model>`): listing, forwarding, status. */
   providers: ProviderClient;
+  /** Every provider's endpoints (a pool, or one): health checks, circuits, load, conversation affinity; kept across configuration changes. */
+  pools: ProviderPools;
+  /** What GET /metrics reports (Prometheus text format). */
+  metrics: Metrics;
   catalog: ModelCatalog;
   responses: ResponseStore;
   /** Memory: transcript, signals, distillation, search, recall, consolidation. */
@@ -101,8 +109,21 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const secrets = new SecretStore(paths.secrets);
     const threads = threadMemory(db);
     const monitor: EngineMonitor = new EngineMonitor({ engine: (): Engine => engine });
-    const engine = new Engine({ ...engineSettings(config), threadMemory: threads, log: options.log, onLoad: monitor.onLoad });
-    const providers = new ProviderClient(config.providers, secrets.resolve);
+    const pools = new ProviderPools(secrets.resolve);
+    const metrics: Metrics = new Metrics({
+      engine: () => engine,
+      pools: () => pools.list(),
+      stored: () => storedStates(db),
+      localModels: () => catalog.knownLocal(),
+    });
+    pools.observer = metrics;
+    const onLoad = (event: LoadEvent): void => {
+      monitor.onLoad(event);
+      metrics.onLoad(event);
+    };
+    const engine: Engine = new MeteredEngine({ ...engineSettings(config), threadMemory: threads, log: options.log, onLoad }, metrics);
+    pools.configure(config.providers);
+    const providers = new ProviderClient(config.providers, secrets.resolve, undefined, pools);
     const scanOf = (document: ConfigDocument) => ({
       modelsDirs: [paths.models, ...(options.modelsDirs ?? document.models.dirs)],
       externalSources: options.externalSources ?? document.models.external_sources,
@@ -129,6 +150,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       }),
       embeddings,
       providers,
+      pools,
+      metrics,
       catalog,
       responses: new ResponseStore(db),
       memory: new MemoryService({
@@ -174,7 +197,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       reconfigure(next: ConfigDocument) {
         services.config = next;
         engine.configure(engineSettings(next));
-        services.providers = new ProviderClient(next.providers, secrets.resolve);
+        pools.configure(next.providers);
+        services.providers = new ProviderClient(next.providers, secrets.resolve, undefined, pools);
         catalog.configure(scanOf(next), services.providers);
         services.mcp.configure(next.mcp_services);
         services.images.invalidate();
@@ -187,6 +211,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         // Runs end first: they still write their outcome, their conversation and memory.
         await agents.close();
         monitor.stop();
+        pools.close();
         await services.downloads.close();
         await services.memory.close();
         // Every MCP connection and service process ends before the data directory is released.

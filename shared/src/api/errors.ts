@@ -65,6 +65,8 @@ export const ERROR_CODES = [
   'server_busy',
   'provider_unreachable',
   'provider_error',
+  'provider_unavailable',
+  'provider_interrupted',
   'internal_error',
   'model_capability_missing',
   'model_incomplete',
