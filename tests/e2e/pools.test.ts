@@ -37,7 +37,9 @@ async function startEndpoint(dataDir?: string, port = 0): Promise<Endpoint> {
 async function served(endpoint: Endpoint): Promise<number> {
   const families = parsePrometheus(await (await fetch(`${endpoint.server.url}/metrics`)).text());
   const family = families.get('hearth_requests_total');
-  return (family?.samples ?? []).filter((sample) => sample.labels.family === 'inference' && sample.labels.model === 'tiny').reduce((sum, sample) => sum + sample.value, 0);
+  return (family?.samples ?? [])
+    .filter((sample) => sample.labels.family === 'inference' && sample.labels.model === 'tiny')
+    .reduce((sum, sample) => sum + sample.value, 0);
 }
 
 async function servedAll(): Promise<number[]> {
@@ -165,7 +167,9 @@ describe('a provider pool of three hearth serve processes', () => {
     });
     expect(byHeader.sort()).toEqual([0, 0, 4]);
 
-    const byUser = await delta(() => Promise.all([ok(chat({ user: 'u-1' }))]).then(() => Promise.all(Array.from({ length: 3 }, () => ok(chat({ user: 'u-1', max_tokens: 200 }))))));
+    const byUser = await delta(() =>
+      Promise.all([ok(chat({ user: 'u-1' }))]).then(() => Promise.all(Array.from({ length: 3 }, () => ok(chat({ user: 'u-1', max_tokens: 200 }))))),
+    );
     expect(byUser.sort()).toEqual([0, 0, 4]);
 
     // Each endpoint stores its own responses: a chain continued elsewhere would be 404 response_not_found.
@@ -256,27 +260,47 @@ describe('a provider pool of three hearth serve processes', () => {
     expect(sampleValue(up, 'hearth_provider_endpoint_circuit_transitions_total', { ...label, to: 'half_open' })).toBeGreaterThanOrEqual(1);
     expect(sampleValue(up, 'hearth_provider_endpoint_circuit_transitions_total', { ...label, to: 'closed' })).toBeGreaterThanOrEqual(1);
     // It takes its share of the load again.
-    await ok(fetch(`${endpoints[victim]!.server.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'warm up' }], max_tokens: 1 }) }));
+    await ok(
+      fetch(`${endpoints[victim]!.server.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'warm up' }], max_tokens: 1 }),
+      }),
+    );
     const spread = await delta(() => Promise.all(Array.from({ length: 6 }, () => ok(chat({ max_tokens: 400 })))));
     expect(spread[victim]).toBeGreaterThan(0);
   });
 
   it('reports metrics in the Prometheus text format, and its counters move with the traffic', async () => {
     const before = await frontMetrics();
-    const requests = (families: typeof before) => sampleValue(families, 'hearth_requests_total', { family: 'inference', model: 'pool/tiny', status: '200' }) ?? 0;
+    const requests = (families: typeof before) =>
+      sampleValue(families, 'hearth_requests_total', { family: 'inference', model: 'pool/tiny', status: '200' }) ?? 0;
     const generated = (families: typeof before) => sampleValue(families, 'hearth_generated_tokens_total', { model: 'pool/tiny' }) ?? 0;
     const answer = await fetch(`${front.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'pool/tiny', messages: [{ role: 'user', content: 'count me' }], max_tokens: 7, stream: true, stream_options: { include_usage: true } }),
+      body: JSON.stringify({
+        model: 'pool/tiny',
+        messages: [{ role: 'user', content: 'count me' }],
+        max_tokens: 7,
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
     });
-    const usage = events(await answer.text()).find((event) => (event as { usage?: unknown }).usage) as { usage: { completion_tokens: number; prompt_tokens: number } };
+    const usage = events(await answer.text()).find((event) => (event as { usage?: unknown }).usage) as {
+      usage: { completion_tokens: number; prompt_tokens: number };
+    };
     const after = await frontMetrics();
     expect(requests(after)).toBe(requests(before) + 1);
     expect(generated(after)).toBe(generated(before) + usage.usage.completion_tokens);
     expect(after.get('hearth_first_token_seconds')!.type).toBe('histogram');
-    expect(sampleValue(after, 'hearth_first_token_seconds_count', { model: 'pool/tiny' })).toBe((sampleValue(before, 'hearth_first_token_seconds_count', { model: 'pool/tiny' }) ?? 0) + 1);
-    for (const index of [0, 1, 2]) expect(sampleValue(after, 'hearth_provider_endpoint_outstanding', { provider: 'pool', endpoint: `http://127.0.0.1:${endpoints[index]!.port}/v1` })).toBe(0);
+    expect(sampleValue(after, 'hearth_first_token_seconds_count', { model: 'pool/tiny' })).toBe(
+      (sampleValue(before, 'hearth_first_token_seconds_count', { model: 'pool/tiny' }) ?? 0) + 1,
+    );
+    for (const index of [0, 1, 2])
+      expect(sampleValue(after, 'hearth_provider_endpoint_outstanding', { provider: 'pool', endpoint: `http://127.0.0.1:${endpoints[index]!.port}/v1` })).toBe(
+        0,
+      );
     expect(sampleValue(after, 'hearth_agent_runs', { state: 'completed' })).toBe(3);
 
     // An endpoint counts its own local model: its load, its tokens, its sequences.

@@ -6,7 +6,7 @@ import { prepare, type Prepared, type ProviderConfig, type ResolveSecret } from 
 import { relayResponse } from './relay.js';
 import { endpointsOf } from './settings.js';
 import { redact, upstreamError } from './stream.js';
-import { displayUrl, endpoint, networkReason, parseModelList, raceAbort, retryAfterSeconds, type ModelEntry } from './wire.js';
+import { displayUrl, endpoint, networkReason, parseModelList, raceAbort, reasonInWords, retryAfterSeconds, type ModelEntry } from './wire.js';
 
 export { redact, rewriteModelJson, rewriteModelStream, upstreamError } from './stream.js';
 export type { ProviderConfig, ResolveSecret } from './prepare.js';
@@ -313,7 +313,7 @@ export class ProviderClient {
       } catch (error) {
         lease.release();
         if (signal?.aborted || !(error instanceof HearthError)) throw error;
-        pool.failed(chosen, String(error.cause ?? 'no answer in time'));
+        pool.failed(chosen, `not reachable (${reasonInWords(String(error.cause ?? 'no answer in time'))})`);
         failures.push(`${chosen.display}: ${String(error.cause ?? error.message)}`);
         last =
           failures.length > 1
@@ -325,7 +325,7 @@ export class ProviderClient {
       }
       const retryAfter = retryAfterSeconds(response.headers.get('retry-after'));
       if (response.status === 429 || (response.status === 503 && retryAfter !== undefined)) pool.rateLimited(chosen, retryAfter ?? 1);
-      else if (response.status >= 500) pool.failed(chosen, `answered ${response.status}`);
+      else if (response.status >= 500) pool.failed(chosen, `answered with an error (${response.status})`);
       else pool.succeeded(chosen);
       const refused = response.status >= 500 || response.status === 429;
       if (refused && options.failover && pool.hasAlternative(tried)) {

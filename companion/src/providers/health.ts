@@ -1,6 +1,6 @@
 import { redact } from '../redaction.js';
 import type { Endpoint, Pool } from './pool.js';
-import { endpoint as join, networkReason } from './wire.js';
+import { endpoint as join, networkReason, reasonInWords } from './wire.js';
 
 /**
  * Periodic health checks of a pool's endpoints: every `interval_seconds` while an endpoint's
@@ -96,14 +96,14 @@ export class HealthChecks {
         }
         // No /health here (404, 405, or a server that guards it): the OpenAI model list tells as much.
         const absent = !configured && path.kind === 'unknown' && response.status >= 400 && response.status < 500;
-        if (!absent) return `${healthUrl.pathname} answered ${response.status}`;
+        if (!absent) return response.status === 503 ? 'not ready yet (503)' : `its health check answered with an error (${response.status})`;
         this.paths.set(endpoint, { kind: 'models' });
       }
       const models = join(target.base, '/models');
       const response = await this.get(models, target.headers);
-      return response.ok ? undefined : `GET ${models.pathname} answered ${response.status}`;
+      return response.ok ? undefined : `its model list answered with an error (${response.status})`;
     } catch (error) {
-      return `not reachable: ${redact(networkReason(error), target.secrets)}`;
+      return `not reachable (${reasonInWords(redact(networkReason(error), target.secrets))})`;
     }
   }
 

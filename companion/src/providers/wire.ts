@@ -69,3 +69,20 @@ export function retryAfterSeconds(header: string | null): number | undefined {
   if (!Number.isFinite(seconds)) return undefined;
   return Math.min(3600, Math.max(0, Math.ceil(seconds)));
 }
+
+const REASONS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host not found',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'timed out connecting',
+  UND_ERR_SOCKET: 'connection closed',
+};
+
+/** A failure reason (`ECONNREFUSED`, …) in words a person reads on the Server screen. */
+export function reasonInWords(reason: string): string {
+  return REASONS[reason] ?? reason;
+}

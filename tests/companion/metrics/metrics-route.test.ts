@@ -76,7 +76,11 @@ describe('what /metrics reports', () => {
     });
     expect(chat.statusCode).toBe(200);
     const secret = 'a prompt the metrics must never show';
-    const unknown = await built.app.inject({ method: 'POST', url: '/v1/chat/completions', payload: { model: `made-up ${secret}`, messages: [{ role: 'user', content: secret }] } });
+    const unknown = await built.app.inject({
+      method: 'POST',
+      url: '/v1/chat/completions',
+      payload: { model: `made-up ${secret}`, messages: [{ role: 'user', content: secret }] },
+    });
     expect(unknown.statusCode).toBe(404);
     const text = (await scrape()).body;
     const after = parsePrometheus(text);
@@ -93,7 +97,8 @@ describe('what /metrics reports', () => {
     expect(value(after, 'hearth_first_token_seconds_count', { model: 'tiny' })).toBe(value(before, 'hearth_first_token_seconds_count', { model: 'tiny' }) + 1);
     expect(value(after, 'hearth_prompt_tokens_total', { model: 'tiny' })).toBeGreaterThan(value(before, 'hearth_prompt_tokens_total', { model: 'tiny' }));
     expect(value(after, 'hearth_model_loads_total', { model: 'tiny', outcome: 'ready' })).toBe(1);
-    for (const state of ['running', 'awaiting_approval', 'completed', 'failed', 'cancelled']) expect(sampleValue(after, 'hearth_agent_runs', { state })).toBe(0);
+    for (const state of ['running', 'awaiting_approval', 'completed', 'failed', 'cancelled'])
+      expect(sampleValue(after, 'hearth_agent_runs', { state })).toBe(0);
     expect(sampleValue(after, 'hearth_image_jobs', { state: 'completed' })).toBe(0);
     const status = (await built.app.inject({ method: 'GET', url: '/admin/status' })).json();
     const tiny = status.loaded.find((model: { id: string }) => model.id === 'tiny');
