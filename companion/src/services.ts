@@ -109,7 +109,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const secrets = new SecretStore(paths.secrets);
     const threads = threadMemory(db);
     const monitor: EngineMonitor = new EngineMonitor({ engine: (): Engine => engine });
-    const pools = new ProviderPools(secrets.resolve);
+    const pools = new ProviderPools(secrets.resolve, { log: options.log });
     const metrics: Metrics = new Metrics({
       engine: () => engine,
       pools: () => pools.list(),

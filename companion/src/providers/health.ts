@@ -21,7 +21,8 @@ const MAX_TIMEOUT_MS = 10_000;
 export class HealthChecks {
   private readonly timers = new Map<Endpoint, NodeJS.Timeout>();
   private readonly paths = new WeakMap<Endpoint, Path>();
-  private readonly running = new Set<Endpoint>();
+  /** Checks in flight: a second ask for the same endpoint waits for this one. */
+  private readonly running = new Map<Endpoint, Promise<void>>();
   private stopped = false;
 
   constructor(
@@ -32,7 +33,10 @@ export class HealthChecks {
     pool.onChange = () => this.schedule();
   }
 
-  /** Plans the next check of every endpoint (and forgets endpoints no longer in the pool). */
+  /**
+   * Plans checks after a change: a new endpoint is checked at once, an endpoint whose circuit just
+   * opened when its wait is over; endpoints no longer in the pool are forgotten.
+   */
   schedule(): void {
     if (this.stopped) return;
     for (const [endpoint, timer] of this.timers)
@@ -40,7 +44,10 @@ export class HealthChecks {
         clearTimeout(timer);
         this.timers.delete(endpoint);
       }
-    for (const endpoint of this.pool.endpoints) this.plan(endpoint);
+    for (const endpoint of this.pool.endpoints) {
+      if (!this.timers.has(endpoint)) this.plan(endpoint, 0);
+      else if (endpoint.circuit === 'open' && !this.running.has(endpoint)) this.plan(endpoint);
+    }
   }
 
   stop(): void {
@@ -49,12 +56,22 @@ export class HealthChecks {
     this.timers.clear();
   }
 
-  /** Runs one check of an endpoint now (and plans the next). */
-  async check(endpoint: Endpoint): Promise<void> {
-    if (this.running.has(endpoint) || this.stopped) return;
+  /** Runs one check of an endpoint now (and plans the next); while one is in flight, its result. */
+  check(endpoint: Endpoint): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    const inFlight = this.running.get(endpoint);
+    if (inFlight) return inFlight;
     const probe = endpoint.circuit === 'open' ? this.pool.probeDue(endpoint) : false;
-    if (endpoint.circuit !== 'closed' && !probe) return this.plan(endpoint);
-    this.running.add(endpoint);
+    if (endpoint.circuit !== 'closed' && !probe) {
+      this.plan(endpoint);
+      return Promise.resolve();
+    }
+    const running = this.run(endpoint, probe);
+    this.running.set(endpoint, running);
+    return running;
+  }
+
+  private async run(endpoint: Endpoint, probe: boolean): Promise<void> {
     try {
       const failure = await this.ask(endpoint);
       if (this.stopped || !this.pool.endpoints.includes(endpoint)) return;
@@ -67,10 +84,10 @@ export class HealthChecks {
     }
   }
 
-  private plan(endpoint: Endpoint): void {
+  private plan(endpoint: Endpoint, soon?: number): void {
     if (this.stopped || !this.pool.endpoints.includes(endpoint)) return;
     clearTimeout(this.timers.get(endpoint));
-    const delay = endpoint.circuit === 'closed' ? this.pool.health.intervalMs : Math.max(250, endpoint.openUntil - Date.now());
+    const delay = soon ?? (endpoint.circuit === 'closed' ? this.pool.health.intervalMs : Math.max(250, endpoint.openUntil - Date.now()));
     const timer = setTimeout(() => void this.check(endpoint), delay);
     timer.unref();
     this.timers.set(endpoint, timer);

@@ -45,10 +45,15 @@ export class Endpoint {
     this.display = displayUrl(url);
   }
 
+  /** Hears every move of the circuit (the pool sets it; the log reports downs and recoveries). */
+  onMove: (to: EndpointCircuit, from: EndpointCircuit) => void = () => undefined;
+
   move(to: EndpointCircuit): void {
-    if (this.circuit === to) return;
+    const from = this.circuit;
+    if (from === to) return;
     this.circuit = to;
     this.transitions[to]++;
+    this.onMove(to, from);
   }
 }
 
@@ -68,6 +73,8 @@ export class Pool {
   private readonly affinity = new Map<string, string>();
   /** Called when a circuit opens or a probe is due sooner than planned (health.ts reschedules). */
   onChange: () => void = () => undefined;
+  /** Hears an endpoint's circuit move (ProviderPools logs it). */
+  onCircuit: (endpoint: Endpoint, to: EndpointCircuit, from: EndpointCircuit) => void = () => undefined;
 
   constructor(
     readonly name: string,
@@ -93,6 +100,7 @@ export class Pool {
       if (!circuits) kept.move('closed');
       return kept;
     });
+    for (const endpoint of this.endpoints) endpoint.onMove = (to, from) => this.onCircuit(endpoint, to, from);
   }
 
   /**

@@ -1,5 +1,7 @@
+import type { EndpointCircuit } from '#shared/api/admin.js';
+import type { Logger } from '../logger.js';
 import { HealthChecks } from './health.js';
-import { Pool, type EndpointSpec } from './pool.js';
+import { Pool, type Endpoint, type EndpointSpec } from './pool.js';
 import { prepare, type ProviderConfig, type ResolveSecret } from './prepare.js';
 import { endpointsOf, healthOf, isPool } from './settings.js';
 
@@ -26,7 +28,7 @@ export class ProviderPools {
 
   constructor(
     private readonly resolveSecret: ResolveSecret,
-    private readonly options: { fetch?: typeof fetch; checks?: boolean } = {},
+    private readonly options: { fetch?: typeof fetch; checks?: boolean; log?: Pick<Logger, 'warn' | 'info'> } = {},
   ) {}
 
   /** Puts a configuration's providers in force: pools are created, updated or dropped by name. */
@@ -60,7 +62,9 @@ export class ProviderPools {
     const circuits = isPool(provider);
     let entry = this.pools.get(provider.name);
     if (!entry) {
-      entry = { pool: new Pool(provider.name, specs, health, circuits), provider };
+      const pool = new Pool(provider.name, specs, health, circuits);
+      pool.onCircuit = (endpoint, to, from) => this.report(provider.name, endpoint, to, from);
+      entry = { pool, provider };
       this.pools.set(provider.name, entry);
     } else {
       entry.pool.reconcile(specs, health, circuits);
@@ -88,6 +92,15 @@ export class ProviderPools {
   async checkNow(name: string): Promise<void> {
     const entry = this.pools.get(name);
     if (entry?.checks) await Promise.all(entry.pool.endpoints.map((endpoint) => entry.checks!.check(endpoint)));
+  }
+
+  /** An endpoint going down or coming back is worth a line in the log; a failed probe is not. */
+  private report(name: string, endpoint: Endpoint, to: EndpointCircuit, from: EndpointCircuit): void {
+    if (to === 'open' && from === 'closed')
+      this.options.log?.warn(
+        `Provider "${name}": ${endpoint.display} is down (${endpoint.lastError ?? 'failing'}); its requests go to the other endpoints until it answers again.`,
+      );
+    else if (to === 'closed') this.options.log?.info(`Provider "${name}": ${endpoint.display} answers again.`);
   }
 
   close(): void {

@@ -1,9 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { HearthError } from '../../../companion/src/errors.js';
 import { HealthChecks } from '../../../companion/src/providers/health.js';
 import { Pool, type Endpoint, type Lease } from '../../../companion/src/providers/pool.js';
+import { ProviderPools } from '../../../companion/src/providers/pools.js';
 import { relayResponse, type RelayOutcome, type RelayTap } from '../../../companion/src/providers/relay.js';
 import { healthOf } from '../../../companion/src/providers/settings.js';
 import { retryAfterSeconds } from '../../../companion/src/providers/wire.js';
@@ -244,6 +245,47 @@ describe('health checks against a real server', () => {
       expect(closed.status()[0]!.last_error).toBe('not reachable (connection refused)');
     } finally {
       refused.stop();
+    }
+  });
+
+  it('checks a new endpoint at once, and logs an endpoint going down and coming back once each (not each failed probe)', async () => {
+    const lines: { level: string; text: string }[] = [];
+    const log = {
+      warn: (text: object | string) => void lines.push({ level: 'warn', text: String(text) }),
+      info: (text: object | string) => void lines.push({ level: 'info', text: String(text) }),
+    };
+    const pools = new ProviderPools(() => undefined, { log });
+    try {
+      asked.length = 0;
+      pools.configure([{ name: 'gpu', endpoints: [{ url: base }], health: { failures_to_open: 1, open_seconds: 1, interval_seconds: 3600 } }]);
+      // Checked at once, not after the hour-long interval; checkNow joins the check in flight.
+      await vi.waitFor(() => expect(asked).toContain('/health'), { timeout: 30_000, interval: 20 });
+      await pools.checkNow('gpu');
+      expect(asked.slice(0, 2)).toEqual(['/health', '/v1/models']);
+      const endpoint = pools.list()[0]!.pool.endpoints[0]!;
+      expect(lines).toEqual([]);
+      modelsStatus = 500;
+      await pools.checkNow('gpu');
+      expect(endpoint.circuit).toBe('open');
+      // A failed probe keeps it open without another line.
+      endpoint.openUntil = 0;
+      await pools.checkNow('gpu');
+      expect(endpoint.transitions).toMatchObject({ open: 2, half_open: 1 });
+      modelsStatus = 200;
+      endpoint.openUntil = 0;
+      await pools.checkNow('gpu');
+      expect(endpoint.circuit).toBe('closed');
+      const shown = endpoint.display;
+      expect(lines).toEqual([
+        {
+          level: 'warn',
+          text: `Provider "gpu": ${shown} is down (its model list answered with an error (500)); its requests go to the other endpoints until it answers again.`,
+        },
+        { level: 'info', text: `Provider "gpu": ${shown} answers again.` },
+      ]);
+    } finally {
+      pools.close();
+      modelsStatus = 200;
     }
   });
 });
