@@ -52,6 +52,8 @@ export class Metrics implements GenerationObserver, ProviderObserver {
   private readonly providerTokens = new Map<string, number>();
   /** Models loaded by id, for the unload count (loads that are no longer loaded). */
   private readonly loaded = new Map<string, number>();
+  /** The stored runs and jobs read once for the scrape in progress (render sets it). */
+  private scrapeStates: StoredStates | undefined;
 
   constructor(private readonly sources: MetricSources) {
     const registers = [this.registry];
@@ -107,8 +109,14 @@ export class Metrics implements GenerationObserver, ProviderObserver {
   }
 
   /** The metrics in the Prometheus text exposition format. */
-  render(): Promise<string> {
-    return this.registry.metrics();
+  async render(): Promise<string> {
+    // One read of the database serves the three stored-state gauges of this scrape.
+    this.scrapeStates = this.sources.stored();
+    try {
+      return await this.registry.metrics();
+    } finally {
+      this.scrapeStates = undefined;
+    }
   }
 
   /** One answered HTTP request. */
@@ -223,13 +231,7 @@ export class Metrics implements GenerationObserver, ProviderObserver {
   }
 
   private storedMetrics(registers: Registry[]): void {
-    const { sources } = this;
-    let read: { at: number; states: StoredStates } | undefined;
-    // One read of the database serves the three gauges of one scrape.
-    const states = () => {
-      if (!read || Date.now() - read.at > 500) read = { at: Date.now(), states: sources.stored() };
-      return read.states;
-    };
+    const states = () => this.scrapeStates ?? this.sources.stored();
     const stateGauge = (name: string, help: string, pick: (stored: StoredStates) => Record<string, number>) =>
       new Gauge({
         name,

@@ -1,6 +1,8 @@
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RouteScope } from '#shared/api/access.js';
+import type { AgentRun } from '#shared/api/agents.js';
+import { RunStore } from '../../../companion/src/agents/store.js';
 import type { Services } from '../../../companion/src/services.js';
 import { parsePrometheus, sampleValue } from '../../helpers/prometheus.js';
 import { testApp, type TestApp } from '../../helpers/app.js';
@@ -112,5 +114,35 @@ describe('what /metrics reports', () => {
     expect(sampleValue(unloaded, 'hearth_model_unloads_total', { model: 'tiny' })).toBe(1);
     expect(sampleValue(unloaded, 'hearth_model_sequences', { model: 'tiny' })).toBeUndefined();
     expect(sampleValue(unloaded, 'hearth_memory_budget_used_bytes')).toBe(0);
+  });
+
+  it('counts agent runs by state as the store holds them at each scrape, however soon scrapes follow each other', async () => {
+    const runs = new RunStore(services.db);
+    const states = async () => {
+      const families = parsePrometheus((await scrape()).body);
+      return {
+        running: sampleValue(families, 'hearth_agent_runs', { state: 'running' }),
+        completed: sampleValue(families, 'hearth_agent_runs', { state: 'completed' }),
+      };
+    };
+    const before = await states();
+    const run: AgentRun = {
+      id: `run_metrics_${Date.now()}`,
+      object: 'agent.run',
+      agent_id: 'keeper',
+      conversation_id: 'conv_metrics',
+      model: 'tiny',
+      status: 'running',
+      input: [{ role: 'user', content: 'hi' }],
+      output_text: '',
+      steps: [],
+      usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+      created_at: Math.floor(Date.now() / 1000),
+      completed_at: null,
+    };
+    runs.insert(run);
+    expect(await states()).toEqual({ running: before.running! + 1, completed: before.completed });
+    runs.update({ ...run, status: 'completed', completed_at: run.created_at });
+    expect(await states()).toEqual({ running: before.running, completed: before.completed! + 1 });
   });
 });
