@@ -11,6 +11,7 @@ export const BUNDLE = join(root, 'build', 'companion', 'main.js');
 // This file too: a build made by an older recipe is stale.
 const SOURCES = ['companion/src', 'shared/src', 'package.json', 'tsconfig.companion.json', 'scripts/companion-bundle.js'].map((name) => join(root, name));
 
+/** @param {string} path @returns {number} */
 function newestChange(path) {
   const stat = statSync(path);
   if (!stat.isDirectory()) return stat.mtimeMs;

@@ -7,7 +7,6 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-// @ts-expect-error: a plain ES module of the repository's scripts, without types.
 import { buildBundle, bundleIsFresh } from '../../scripts/companion-bundle.js';
 import { imageDataDir, sseEvents } from '../helpers/images.js';
 import { startServer } from '../helpers/server.js';
