@@ -252,5 +252,11 @@ function engineSettings(config: ConfigDocument) {
     queueLimit: settings.queue_limit,
     idleUnloadSeconds: settings.idle_unload_seconds,
     memoryBudgetBytes: (settings.memory_budget_mb || Math.floor(totalmem() / 2 / 1048576)) * 1048576,
+    overrides: Object.fromEntries(
+      Object.entries(settings.overrides).map(([id, own]) => [
+        id,
+        { contextSize: own.context_size, gpuLayers: own.gpu_layers, threads: own.threads, parallel: own.parallel },
+      ]),
+    ),
   };
 }
