@@ -33,26 +33,28 @@ describe('the access settings form', () => {
   it("puts the companion's refusals, risks and restarts in words, without setting names", () => {
     const form = { ...accessFormFrom(server()), exposure: 'network' as const };
     const texts = [
-      problemText({ path: 'server.auth.required', message: 'must be true to listen on 0.0.0.0, beyond loopback' }, 'hearth keys create'),
+      problemText({ path: 'server.auth.required', message: 'must be true to listen on 0.0.0.0, beyond loopback' }, 'hearth keys create').text,
       problemText(
         { path: 'server.host', message: 'listening beyond loopback (0.0.0.0) needs at least one access key first (hearth keys create)' },
         'hearth keys create',
-      ),
-      problemText({ path: 'server.cors.origins[0]', message: 'must be "*" or an origin such as http://localhost:5173 (no path)' }, 'hearth keys create'),
-      riskText({ level: 'high', code: 'listen_beyond_loopback', path: 'server.host', message: 'The server would listen on 0.0.0.0.' }, form),
-      riskText({ level: 'high', code: 'auth_disabled', path: 'server.auth.required', message: 'Access keys would no longer be required.' }, form),
+      ).text,
+      problemText({ path: 'server.cors.origins[0]', message: 'must be "*" or an origin such as http://localhost:5173 (no path)' }, 'hearth keys create').text,
+      riskText({ level: 'high', code: 'listen_beyond_loopback', path: 'server.host', message: 'The server would listen on 0.0.0.0.' }, form, 4777),
+      riskText({ level: 'high', code: 'auth_disabled', path: 'server.auth.required', message: 'Access keys would no longer be required.' }, form, 4777),
       riskText(
         { level: 'high', code: 'cors_widened', path: 'server.cors.origins', message: 'Web pages from http://a.example could call Hearth from a browser.' },
         form,
+        4777,
       ),
-      riskText({ level: 'high', code: 'cors_widened', path: 'server.cors.origins', message: 'Web pages from * could call Hearth from a browser.' }, form),
+      riskText({ level: 'high', code: 'cors_widened', path: 'server.cors.origins', message: 'Web pages from * could call Hearth from a browser.' }, form, 4777),
       restartText(['server.host'], 'run npm start in the Hearth folder')!,
     ];
     expect(texts[0]).toMatch(/only when an access key is required: tick “Require an access key”/);
-    expect(texts[1]).toBe(
-      'Other machines can be let in only with an access key, and none exists yet. Create one first: run hearth keys create on this machine, then save again.',
+    expect(texts[1]).toBe('Other machines can be let in only with an access key, and none exists yet. Create one on this machine first, then save again:');
+    expect(problemText({ path: 'server.host', message: 'needs at least one access key first' }, 'hearth keys create').command).toBe('hearth keys create');
+    expect(texts[3]).toBe(
+      "Other machines on your networks could reach Hearth at this computer's addresses, port 4777. They need an access key to use it; managing Hearth stays possible on this machine only.",
     );
-    expect(texts[3]).toMatch(/^Hearth would be reachable from other machines on your networks \(at 0\.0\.0\.0\)/);
     expect(texts[5]).toBe('Web pages from http://a.example could call Hearth from a browser.');
     expect(texts[6]).toBe('Any web page open in a browser on this machine could call Hearth.');
     expect(texts[7]).toBe(
@@ -124,7 +126,7 @@ describe('ServerAccessStore', () => {
     expect(store.changed).toBe(true);
     await store.save();
     expect(state.applied).toEqual([]);
-    expect(store.risks).toEqual([expect.stringMatching(/^Hearth would be reachable from other machines/)]);
+    expect(store.risks).toEqual([expect.stringMatching(/^Other machines on your networks could reach Hearth/)]);
     await store.confirm();
     expect(state.applied).toEqual([expect.objectContaining({ confirm_high_risk: true })]);
     expect(state.config.server).toMatchObject({ host: '0.0.0.0', auth: { required: true } });
@@ -141,11 +143,13 @@ describe('ServerAccessStore', () => {
     store.form!.requireKeys = false;
     await store.save();
     expect(store.risks).toBeNull();
-    expect(store.problems).toEqual([expect.stringMatching(/only when an access key is required/)]);
+    expect(store.problems).toEqual([{ text: expect.stringMatching(/only when an access key is required/) }]);
     store.form!.requireKeys = true;
     store.edited();
     await store.save();
-    expect(store.problems).toEqual([expect.stringMatching(/^Other machines can be let in only with an access key, and none exists yet/)]);
+    expect(store.problems).toEqual([
+      { text: expect.stringMatching(/^Other machines can be let in only with an access key, and none exists yet/), command: 'npm run hearth -- keys create' },
+    ]);
     expect(state.applied).toEqual([]);
     expect(state.config.server.host).toBe('127.0.0.1');
   });

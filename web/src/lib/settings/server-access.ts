@@ -62,22 +62,27 @@ export function originProblem(text: string, origins: string[]): string | null {
   return null;
 }
 
-/** A problem the companion found in the change, in words for this form. */
-export function problemText(problem: ConfigProblem, keyCommand: string): string {
+/** A problem the companion found in the change, in words for this form, with the command that solves it when there is one. */
+export function problemText(problem: ConfigProblem, keyCommand: string): { text: string; command?: string } {
   if (problem.path === 'server.auth.required')
-    return 'Other machines can be let in only when an access key is required: tick “Require an access key”, or keep Hearth on this machine only.';
+    return { text: 'Other machines can be let in only when an access key is required: tick “Require an access key”, or keep Hearth on this machine only.' };
   if (problem.path === 'server.host' && /access key/.test(problem.message))
-    return `Other machines can be let in only with an access key, and none exists yet. Create one first: run ${keyCommand} on this machine, then save again.`;
-  const origin = /^server\.cors\.origins\[(\d+)\]$/.exec(problem.path);
-  if (origin) return `One of the web pages is not written as an address such as http://localhost:5173 (scheme, host and port only).`;
-  return `The companion refused this change: ${problem.message}.`;
+    return {
+      text: 'Other machines can be let in only with an access key, and none exists yet. Create one on this machine first, then save again:',
+      command: keyCommand,
+    };
+  if (/^server\.cors\.origins\[\d+\]$/.test(problem.path))
+    return { text: 'One of the web pages is not written as an address such as http://localhost:5173 (scheme, host and port only).' };
+  return { text: `The companion refused this change: ${problem.message}.` };
 }
 
 /** A high-risk part of the change, in words: what it would open up. */
-export function riskText(risk: ConfigRisk, form: AccessForm): string {
+export function riskText(risk: ConfigRisk, form: AccessForm, port: number): string {
   switch (risk.code) {
     case 'listen_beyond_loopback':
-      return `Hearth would be reachable from other machines on your networks (at ${hostOf(form)}). They need an access key for the API; this app's own settings stay on this machine.`;
+      return form.exposure === 'other'
+        ? `Other machines could reach Hearth at ${form.host}, port ${port}. They need an access key to use it; managing Hearth stays possible on this machine only.`
+        : `Other machines on your networks could reach Hearth at this computer's addresses, port ${port}. They need an access key to use it; managing Hearth stays possible on this machine only.`;
     case 'auth_disabled':
       return 'Programs on this machine could use the API without an access key.';
     case 'cors_widened': {

@@ -37,8 +37,8 @@ export class ServerAccessStore {
   newOrigin = $state('');
   originError = $state<string | null>(null);
   saving = $state(false);
-  /** The companion's refusals of the last change, in words. */
-  problems = $state<string[]>([]);
+  /** The companion's refusals of the last change, in words (and a command to run, where one solves it). */
+  problems = $state<{ text: string; command?: string }[]>([]);
   /** The high-risk parts of the change, in words, while it waits for confirmation. */
   risks = $state<string[] | null>(null);
   error = $state<string | null>(null);
@@ -100,7 +100,7 @@ export class ServerAccessStore {
       const plan = await planChange(change);
       if (plan.risks.length > 0) {
         this.#pending = change;
-        this.risks = plan.risks.map((risk) => riskText(risk, this.form!));
+        this.risks = plan.risks.map((risk) => riskText(risk, this.form!, this.#port()));
         return;
       }
       await this.#apply(change, false);
@@ -125,6 +125,12 @@ export class ServerAccessStore {
     }
   }
 
+  /** The port Hearth listens on now (this app is served by it), which it keeps when it starts again the same way. */
+  #port(): number {
+    const here = typeof location === 'undefined' ? 0 : Number(location.port);
+    return here || this.current?.port || 4777;
+  }
+
   cancel(): void {
     this.risks = null;
     this.#pending = null;
@@ -139,7 +145,7 @@ export class ServerAccessStore {
       if (error instanceof ApiError && error.code === 'confirmation_required' && !confirm) {
         const plan = await planChange(change);
         this.#pending = change;
-        this.risks = plan.risks.map((risk) => riskText(risk, this.form!));
+        this.risks = plan.risks.map((risk) => riskText(risk, this.form!, this.#port()));
         return;
       }
       throw error;
@@ -155,7 +161,10 @@ export class ServerAccessStore {
     this.#pending = null;
     const problems = error instanceof ApiError && error.code === 'config_invalid' ? (error.details.problems as ConfigProblem[] | undefined) : undefined;
     const keyCommand = session.commands?.key_command ?? 'npm run hearth -- keys create';
-    if (problems?.length) this.problems = problems.map((problem) => problemText(problem, keyCommand)).filter((text, index, all) => all.indexOf(text) === index);
+    if (problems?.length)
+      this.problems = problems
+        .map((problem) => problemText(problem, keyCommand))
+        .filter((entry, index, all) => all.findIndex((other) => other.text === entry.text) === index);
     else this.error = describe(error);
   }
 }
