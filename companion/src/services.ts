@@ -1,5 +1,6 @@
 import { totalmem } from 'node:os';
 import { loadConfigFile } from './config/document.js';
+import { modelLoadSettings } from './config/model-overrides.js';
 import { ModelCatalog } from './models/catalog.js';
 import { Engine } from './inference/engine.js';
 import { EngineMonitor } from './inference/monitor.js';
@@ -134,7 +135,12 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       memory: new MemoryService({
         db,
         settings: () => services.config.memory,
-        models: localMemoryModels({ catalog, engine, modelId: () => services.config.memory.model, contextSize: () => services.config.models.context_size }),
+        models: localMemoryModels({
+          catalog,
+          engine,
+          modelId: () => services.config.memory.model,
+          contextSize: () => modelLoadSettings(services.config.models, services.config.memory.model ?? '').context_size,
+        }),
         embeddings: localEmbeddingModels({ catalog, embeddings, modelId: () => services.config.memory.embedding_model, log: options.log }),
         log: options.log,
       }),
@@ -253,5 +259,11 @@ function engineSettings(config: ConfigDocument) {
     queueLimit: settings.queue_limit,
     idleUnloadSeconds: settings.idle_unload_seconds,
     memoryBudgetBytes: (settings.memory_budget_mb || Math.floor(totalmem() / 2 / 1048576)) * 1048576,
+    overrides: Object.fromEntries(
+      Object.entries(settings.overrides).map(([id, own]) => [
+        id,
+        { contextSize: own.context_size, gpuLayers: own.gpu_layers, threads: own.threads, parallel: own.parallel },
+      ]),
+    ),
   };
 }

@@ -6,6 +6,7 @@ import { diagnoseLoadFailure } from './diagnose.js';
 import { GrammarCache, generate, type ModelRuntime } from './generate.js';
 import { BatchSteps, secondsUntilFirstFree, type StepListener } from './batch-steps.js';
 import { loadLlama, threadCandidates, type GpuSetting } from './llama.js';
+import { loadOptionsFor, type ModelOverrides } from './load-options.js';
 import { defaultParallel } from './parallel.js';
 import { SequencePool } from './pool.js';
 import { ThreadTuner, type ThreadChoice } from './thread-tuner.js';
@@ -21,6 +22,8 @@ export interface EngineOptions {
   queueLimit: number;
   idleUnloadSeconds: number;
   memoryBudgetBytes: number;
+  /** Load options of single models (context size, threads, parallel, GPU layers) in place of the ones above. */
+  overrides?: ModelOverrides;
   /** Remembers the thread count chosen for one-token decodes across restarts: the next trial starts there. */
   threadMemory?: { get(key: string): number | undefined; set(key: string, threads: number): void };
   log: Logger;
@@ -100,7 +103,8 @@ export class Engine {
   contextWindow(id: string, trained: number | null): number {
     const loaded = this.loaded.get(id);
     if (loaded) return loaded.runtime.contextSize;
-    return trained ? Math.min(this.options.contextSize, trained) : this.options.contextSize;
+    const { contextSize } = loadOptionsFor(this.options, id);
+    return trained ? Math.min(contextSize, trained) : contextSize;
   }
 
   isLoaded(id: string): boolean {
@@ -238,12 +242,13 @@ export class Engine {
     const onLoad = this.options.onLoad;
     const { llama, model } = await this.openFile(info, onLoad && ((fraction) => onLoad({ id: info.id, state: 'loading', fraction })));
     try {
-      const tuner = this.threadTuner(info, llama.cpuMathCores);
-      const threads = tuner?.maxThreads ?? (this.options.threads as number);
-      const contextSize = Math.min(this.options.contextSize, model.trainContextSize);
+      const settings = loadOptionsFor(this.options, info.id);
+      const tuner = this.threadTuner(info, llama.cpuMathCores, settings.threads);
+      const threads = tuner?.maxThreads ?? (settings.threads as number);
+      const contextSize = Math.min(settings.contextSize, model.trainContextSize);
       const batchSize = Math.min(512, contextSize);
       const perSequence = bytesPerSequence(model, contextSize, batchSize);
-      const parallel = this.options.parallel === 'auto' ? await this.autoParallel(llama, model, info, perSequence) : this.options.parallel;
+      const parallel = settings.parallel === 'auto' ? await this.autoParallel(llama, model, info, perSequence) : settings.parallel;
       const steps = new BatchSteps();
       const context = await model.createContext({
         contextSize,
@@ -289,8 +294,8 @@ export class Engine {
     }
   }
 
-  private threadTuner(info: ModelFile, cores: number): ThreadTuner | undefined {
-    if (this.options.threads !== 'auto') return undefined;
+  private threadTuner(info: ModelFile, cores: number, setting: number | 'auto'): ThreadTuner | undefined {
+    if (setting !== 'auto') return undefined;
     const key = stamp(info);
     const memory = this.options.threadMemory;
     return new ThreadTuner({
@@ -419,7 +424,8 @@ export class Engine {
   private async openFile(info: ModelFile, onLoadProgress?: (fraction: number) => void): Promise<{ llama: Llama; model: LlamaModel }> {
     const llama = await loadLlama(this.options.gpu);
     try {
-      return { llama, model: await llama.loadModel({ modelPath: info.path, onLoadProgress }) };
+      const { gpuLayers } = loadOptionsFor(this.options, info.id);
+      return { llama, model: await llama.loadModel({ modelPath: info.path, onLoadProgress, gpuLayers }) };
     } catch (error) {
       const reason = (await diagnoseLoadFailure(info.path)) ?? (error instanceof Error ? error.message : String(error));
       const message = `${info.id} could not be loaded from ${info.path}: ${reason}`;
@@ -441,8 +447,8 @@ export class Engine {
   }
 }
 
-/** Memory one more sequence adds to the context, by node-llama-cpp's own estimate. */
-function bytesPerSequence(model: LlamaModel, contextSize: number, batchSize: number): number {
+/** Memory one more sequence adds to the context, by node-llama-cpp's own estimate (also what POST /admin/models/{id}/estimate counts). */
+export function bytesPerSequence(model: Pick<LlamaModel, 'fileInsights' | 'gpuLayers'>, contextSize: number, batchSize: number): number {
   const estimate = (sequences: number) => {
     const requirement = model.fileInsights.estimateContextResourceRequirements({ contextSize, modelGpuLayers: model.gpuLayers, sequences, batchSize });
     return model.gpuLayers > 0 ? requirement.gpuVram : requirement.cpuRam;

@@ -1,5 +1,6 @@
 /** Wire types of the loopback-only /admin routes. */
-import type { ModelDownload } from './model-library.js';
+import type { ModelOverride } from './config.js';
+import type { MemoryFit, ModelDownload } from './model-library.js';
 
 export interface LoadedModelStatus {
   id: string;
@@ -107,4 +108,46 @@ export interface SessionState {
   models_dir: string;
   /** Whether models of LM Studio, Ollama, the Hugging Face cache and llama.cpp are listed. */
   external_models: boolean;
+}
+
+/**
+ * POST /admin/models/{id}/estimate: the load settings to try (any left out: the model's saved ones,
+ * else the models section's). Nothing is saved or loaded.
+ */
+export type ModelEstimateRequest = ModelOverride;
+
+/** What a local model would take in memory with the settings asked (or saved), as the engine counts it. */
+export interface ModelEstimate {
+  id: string;
+  /** The settings estimated. */
+  settings: Required<ModelOverride>;
+  /** The model's own saved settings (its entry in models.overrides; empty when it has none). */
+  saved: ModelOverride;
+  /** What the model follows where it sets nothing itself. */
+  defaults: Required<ModelOverride>;
+  /** The context the model was trained on; the context size is capped there. */
+  trained_context: number | null;
+  /** Tokens per sequence it would load with (the setting, capped at the trained context). */
+  context_size: number;
+  /** Whether a GPU is in use on this machine (models.gpu auto and a GPU llama.cpp can use). */
+  gpu: boolean;
+  total_layers: number;
+  /** Layers that would go to the GPU (auto resolved against its free memory; 0 without a GPU). */
+  gpu_layers: number;
+  /** Sequences it would load with (auto resolved as the engine does, against the memory left now). */
+  parallel: number;
+  /** Weights plus a margin for compute buffers. */
+  weights_bytes: number;
+  /** The context state of all its sequences. */
+  context_bytes: number;
+  /** weights_bytes + context_bytes. */
+  memory_bytes: number;
+  /** The part of memory_bytes in GPU memory. */
+  gpu_bytes: number;
+  /** What the engine would count against its memory budget (contexts on a GPU are not counted). */
+  budget_share_bytes: number;
+  budget_bytes: number;
+  /** budget_share_bytes against budget_bytes, by the rule Discover uses: yes up to 3/4, tight up to all of it, else no. */
+  fits: MemoryFit;
+  loaded: boolean;
 }

@@ -58,6 +58,7 @@ export function configTarget(services: Services, app: FastifyInstance): ConfigTa
       const address = app.server.address();
       return typeof address === 'object' && address ? address.address : undefined;
     },
+    loadedModels: () => services.engine.status().map((model) => model.id),
     reconfigure: (next) => services.reconfigure(next),
   };
 }
