@@ -1,4 +1,6 @@
 import { delimiter, resolve } from 'node:path';
+import type { EngineSetting } from '#shared/api/admin.js';
+import { ENGINE_SETTINGS } from '../inference/engine-choice.js';
 import { defaultDataDirectory } from '../store/data-dir.js';
 import { parseCommandArgs, UsageError } from './arguments.js';
 
@@ -8,6 +10,7 @@ export interface ServeOptions {
   dataDir: string;
   modelsDirs?: string[];
   externalSources?: boolean;
+  engine?: EngineSetting;
 }
 
 export const SERVE_USAGE = `Usage: hearth serve [--host 127.0.0.1] [--port 4777] [--data-dir DIR] [--models-dir DIR ...] [--no-external-models]
@@ -16,6 +19,8 @@ Starts the companion: the app and the API on http://HOST:PORT (the default comma
 
 Environment: HEARTH_HOST, HEARTH_PORT, HEARTH_DATA_DIR, HEARTH_MODELS_DIR (a path list),
 HEARTH_EXTERNAL_MODELS=0 (do not list LM Studio, Ollama, Hugging Face or llama.cpp models),
+HEARTH_ENGINE=auto|server|in-process (which engine runs chat models; models.engine in config.yaml),
+HEARTH_ENGINE_CACHE (where the llama-server build is kept; default ~/.cache/hearth),
 HEARTH_LOG_LEVEL (info; debug shows every request), HEARTH_LOG_FORMAT=json (JSON lines even on a terminal).
 Flags win over the environment, which wins over config.yaml.`;
 
@@ -45,11 +50,15 @@ export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv): Serve
     : env.HEARTH_EXTERNAL_MODELS !== undefined
       ? !/^(0|false|no|off)$/i.test(env.HEARTH_EXTERNAL_MODELS)
       : undefined;
+  const engine = env.HEARTH_ENGINE || undefined;
+  if (engine !== undefined && !ENGINE_SETTINGS.includes(engine as EngineSetting))
+    throw new UsageError(`HEARTH_ENGINE must be one of ${ENGINE_SETTINGS.join(', ')}, not "${engine}".`);
   return {
     host: values.host ?? env.HEARTH_HOST,
     port,
     dataDir: resolve(values['data-dir'] ?? env.HEARTH_DATA_DIR ?? defaultDataDirectory()),
     modelsDirs: modelsDirs?.map((dir) => resolve(dir)),
     externalSources: external,
+    engine: engine as EngineSetting | undefined,
   };
 }

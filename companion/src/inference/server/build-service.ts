@@ -1,0 +1,51 @@
+/**
+ * The companion's view of the llama-server build: its state for the status page and the engine's
+ * choice, and the background build started after the first start when there is none. The build
+ * runs as its own detached process (`hearth engine build --quiet`), so it is not cut short when
+ * the companion stops and is shared with any other companion on this machine.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { EngineBuildStatus } from '#shared/api/admin.js';
+import type { Logger } from '../../logger.js';
+import { readBuildState, serverBuildPaths, type ServerBuildPaths } from './build.js';
+
+const HEARTH = fileURLToPath(new URL('../../../../bin/hearth.js', import.meta.url));
+
+export class ServerBuild {
+  private resolved?: ServerBuildPaths | { unavailable: string };
+  private started = false;
+
+  constructor(
+    private readonly env: NodeJS.ProcessEnv = process.env,
+    private readonly log?: Logger,
+  ) {}
+
+  get paths(): ServerBuildPaths | { unavailable: string } {
+    this.resolved ??= serverBuildPaths(this.env);
+    return this.resolved;
+  }
+
+  status(): EngineBuildStatus {
+    return readBuildState(this.paths, this.env);
+  }
+
+  /** The built binary and its paths, when the build is ready. */
+  ready(): ServerBuildPaths | undefined {
+    const paths = this.paths;
+    return 'unavailable' in paths || this.status().state !== 'ready' ? undefined : paths;
+  }
+
+  /** Starts the build in the background when there is none and this machine can build it; returns the state. */
+  startInBackground(): EngineBuildStatus {
+    const status = this.status();
+    if (this.started || status.state !== 'absent' || status.reason || !existsSync(HEARTH)) return status;
+    this.started = true;
+    const child = spawn(process.execPath, [HEARTH, 'engine', 'build', '--quiet'], { detached: true, stdio: 'ignore', env: this.env });
+    child.once('error', (error) => this.log?.warn({ err: error }, 'the llama-server build could not be started'));
+    child.unref();
+    this.log?.info({ pid: child.pid }, 'building the llama-server engine in the background (the in-process engine runs models meanwhile)');
+    return this.status();
+  }
+}
