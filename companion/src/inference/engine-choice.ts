@@ -26,7 +26,7 @@ export function chooseEngine(setting: EngineSetting, build: EngineBuildStatus, i
       ? { refused: new HearthError('server_busy', `${id} waits for the llama-server engine: ${why}. Retry in a minute, or set the engine to auto.`, { retryAfter: 30 }) }
       : { refused: new HearthError('model_load_failed', `${id} cannot run on the llama-server engine: ${why}.`, { param: 'model' }) };
   }
-  return { engine: 'in-process', reason: `${capitalise(why)}; the in-process engine runs models meanwhile.` };
+  return { engine: 'in-process', reason: `${why}; the in-process engine runs models meanwhile.` };
 }
 
 /** The build's state as the reason for not using it. */
@@ -46,8 +46,4 @@ export function buildWords(build: EngineBuildStatus): string {
 /** The in-process engine runs a model the server engine could not. */
 export function fallbackReason(problem: string): string {
   return `llama-server cannot run this model: ${problem}. The in-process engine runs it instead.`;
-}
-
-function capitalise(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
 }
