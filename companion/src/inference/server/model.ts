@@ -5,6 +5,7 @@
  * copy of the model in the companion. A crash fails the requests in flight and restarts the
  * process; repeated crashes end the model with the reason, and the engine unloads it.
  */
+import { readFileSync } from 'node:fs';
 import { freemem } from 'node:os';
 import { resolveChatWrapper, type ChatWrapper, type Llama, type LlamaModel } from 'node-llama-cpp';
 import { HearthError } from '../../errors.js';
@@ -62,6 +63,16 @@ export function serverIncompatibility(wrapper: ChatWrapper): string | undefined 
     return `its chat format (${wrapper.wrapperName}) steers generation in stages that only node-llama-cpp's in-process loop performs`;
   }
   return undefined;
+}
+
+/** The memory a process holds (its resident set), from /proc. */
+function residentBytes(pid: number): number | undefined {
+  try {
+    const kib = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kib ? Number(kib) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function hiddenSpans(wrapper: ChatWrapper): HiddenSpan[] {
@@ -139,9 +150,10 @@ export class ServerModel implements LoadedModel {
     const parallel =
       settings.parallel === 'auto' ? defaultParallel({ bytesPerSequence: perSequence, availableBytes: room, gpu, cores: llama.cpuMathCores }) : settings.parallel;
     const kvBytes = gpu ? 0 : parallel * perSequence;
-    // A quarter of what is left holds evicted conversations' prompts in RAM (llama-server's default is 8 GiB).
+    // Evicted conversations' prompts wait in host RAM (llama-server's --cache-ram, 8 GiB by default):
+    // room for two full sets of slot states, at most a quarter of what the budget leaves, at least 64 MiB.
     const hostRoom = Math.min(load.roomBytes - kvBytes, freemem());
-    const cacheMiB = Math.max(0, Math.min(8192, Math.floor((hostRoom * 0.25) / MiB)));
+    const cacheMiB = Math.max(0, Math.min(8192, Math.floor((hostRoom * 0.25) / MiB), Math.max(64, Math.ceil((2 * parallel * perSequence) / MiB))));
     const args = [
       ['-m', info.path, '--alias', info.id],
       ['-c', String(contextSize * parallel), '-np', String(parallel), '--kv-unified'],
@@ -241,7 +253,7 @@ export class ServerModel implements LoadedModel {
       busy: this.queue.busy,
       queued: this.queue.queued,
       generatedTokens: this.generatedTokens,
-      memoryBytes: this.bytes,
+      memoryBytes: residentBytes(this.process.pid) ?? this.bytes,
       process: { pid: this.process.pid, restarts: this.restarts },
       promptTokens: { ...this.prompt },
     };
