@@ -33,7 +33,15 @@ export async function llamaServer(log: (line: string) => void): Promise<BuildOut
   mkdirSync(dirname(root), { recursive: true });
   if (!existsSync(join(root, 'CMakeLists.txt'))) await runTool(toolchain.git, ['clone', '--quiet', source.bundle, root], { cwd: dirname(root) });
   log(`building the native llama-server peer from ${source.tag} in ${root} (about ten minutes on two cores, once)…`);
-  const flags = ['-DCMAKE_BUILD_TYPE=Release', '-DLLAMA_CURL=OFF', '-DLLAMA_BUILD_UI=OFF', '-DLLAMA_USE_PREBUILT_UI=OFF', '-DGGML_NATIVE=ON', '-DLLAMA_BUILD_TESTS=OFF', '-DLLAMA_BUILD_EXAMPLES=OFF'];
+  const flags = [
+    '-DCMAKE_BUILD_TYPE=Release',
+    '-DLLAMA_CURL=OFF',
+    '-DLLAMA_BUILD_UI=OFF',
+    '-DLLAMA_USE_PREBUILT_UI=OFF',
+    '-DGGML_NATIVE=ON',
+    '-DLLAMA_BUILD_TESTS=OFF',
+    '-DLLAMA_BUILD_EXAMPLES=OFF',
+  ];
   await runTool(toolchain.cmake, ['-S', '.', '-B', 'build', ...toolchain.generator, ...flags], { cwd: root });
   await runTool(toolchain.cmake, ['--build', 'build', '--target', 'llama-server', '--parallel'], { cwd: root });
   return existsSync(binary) ? { binary } : { skipped: `the build finished but ${binary} is missing` };
@@ -53,13 +61,7 @@ export interface RunningServer {
 }
 
 /** Starts a server process and waits until it answers GET /health. */
-export async function startServer(
-  command: string,
-  args: string[],
-  port: number,
-  env: NodeJS.ProcessEnv = process.env,
-  cwd?: string,
-): Promise<RunningServer> {
+export async function startServer(command: string, args: string[], port: number, env: NodeJS.ProcessEnv = process.env, cwd?: string): Promise<RunningServer> {
   const child: ChildProcess = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], env, cwd });
   let stderr = '';
   child.stderr!.on('data', (piece: Buffer) => {

@@ -142,8 +142,11 @@ try {
   }
   const inProcess = hearths.find((entry) => entry.label.includes('in-process'))!;
   const adminToken = readFileSync(join(inProcess.folder, 'admin-token'), 'utf8').trim();
-  const status = (await (await fetch(`${inProcess.url}/admin/status`, { headers: { authorization: `Bearer ${adminToken}` } })).json().catch(() => undefined)) as
-    { loaded?: { thread_choices?: { tokens: string; threads: number; ms_per_token: Record<string, number> }[] }[] } | undefined;
+  const status = (await (
+    await fetch(`${inProcess.url}/admin/status`, { headers: { authorization: `Bearer ${adminToken}` } })
+  )
+    .json()
+    .catch(() => undefined)) as { loaded?: { thread_choices?: { tokens: string; threads: number; ms_per_token: Record<string, number> }[] }[] } | undefined;
   const choices = status?.loaded?.[0]?.thread_choices ?? [];
   print('');
   print(
@@ -171,16 +174,25 @@ const row = (cells: string[]) => print(`| ${cells.join(' | ')} |`);
 const cell = (run: StreamsRun) => `${run.tokensPerSecond.toFixed(1)} tok/s, ${run.firstTokenMs.toFixed(0)} ms`;
 const ratio = (a: StreamsRun | undefined, b: StreamsRun | undefined) => (a && b ? (a.tokensPerSecond / b.tokensPerSecond).toFixed(2) : '–');
 const gain = (best: Best) => (best[8] && best[1] ? `${(best[8].tokensPerSecond / best[1].tokensPerSecond).toFixed(2)}×` : '–');
-const short = (label: string) => label.replace('Hearth HTTP (llama-server engine)', 'Hearth (server)').replace('Hearth HTTP (in-process)', 'Hearth (in-process)');
+const short = (label: string) =>
+  label.replace('Hearth HTTP (llama-server engine)', 'Hearth (server)').replace('Hearth HTTP (in-process)', 'Hearth (in-process)');
 const ratioColumns = [
   ...ours.flatMap((hearth) => peers.map((peer) => ({ label: `${short(hearth.label)} / ${peer.label}`, of: hearth, to: peer }))),
-  ...(standAlone ? ours.filter((hearth) => hearth.label.includes('server')).map((hearth) => ({ label: `${short(hearth.label)} / stand-alone (HTTP over engine)`, of: hearth, to: standAlone })) : []),
+  ...(standAlone
+    ? ours
+        .filter((hearth) => hearth.label.includes('server'))
+        .map((hearth) => ({ label: `${short(hearth.label)} / stand-alone (HTTP over engine)`, of: hearth, to: standAlone }))
+    : []),
 ];
 print('');
 row(['streams', ...all.map((entry) => entry.label), ...ratioColumns.map((column) => column.label)]);
 row(Array.from({ length: 1 + all.length + ratioColumns.length }, () => '---'));
 for (const streams of STREAMS) {
-  row([String(streams), ...all.map((entry) => cell(entry.best[streams]!)), ...ratioColumns.map((column) => ratio(column.of.best[streams], column.to.best[streams]))]);
+  row([
+    String(streams),
+    ...all.map((entry) => cell(entry.best[streams]!)),
+    ...ratioColumns.map((column) => ratio(column.of.best[streams], column.to.best[streams])),
+  ]);
 }
 row(['gain of 8 streams over 1', ...all.map((entry) => gain(entry.best)), ...ratioColumns.map(() => '')]);
 print('');

@@ -25,10 +25,17 @@ try {
   const tools = has('cmake') && has('git') && ['c++', 'g++', 'clang++'].some(has);
   if (wanted && tools && existsSync(hearth)) {
     // A short pause lets npm finish the install (other packages' scripts) before the build reads node_modules.
-    const child = spawn(process.execPath, ['-e', `setTimeout(() => require('node:child_process').spawn(process.execPath, [${JSON.stringify(hearth)}, 'engine', 'build', '--quiet', '--if-possible'], { stdio: 'ignore' }), 30000)`], {
-      detached: true,
-      stdio: 'ignore',
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '-e',
+        `setTimeout(() => require('node:child_process').spawn(process.execPath, [${JSON.stringify(hearth)}, 'engine', 'build', '--quiet', '--if-possible'], { stdio: 'ignore' }), 30000)`,
+      ],
+      {
+        detached: true,
+        stdio: 'ignore',
+      },
+    );
     child.unref();
     console.log('hearth: building the llama-server engine in the background (see `hearth engine status`).');
   }

@@ -63,7 +63,9 @@ describe('the engine when the llama-server build is not there', () => {
     );
     expect((await status(url)).engine.build).toMatchObject({ state: 'building', progress: 0.4 });
     expect((await chat(url)).status).toBe(200);
-    expect((await status(url)).loaded[0]!.engine_reason).toMatch(/being built \(40 %, compiling \(30 of 75 steps\)\); the in-process engine runs models meanwhile/);
+    expect((await status(url)).loaded[0]!.engine_reason).toMatch(
+      /being built \(40 %, compiling \(30 of 75 steps\)\); the in-process engine runs models meanwhile/,
+    );
   });
 
   it('runs models in process after a failed build, with its reason', async () => {

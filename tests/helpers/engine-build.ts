@@ -18,5 +18,6 @@ export default async function setup(): Promise<void> {
       last = line;
     },
   });
-  if (result.state !== 'ready') throw new Error(`The llama-server build for the server-engine tests failed: ${result.state === 'failed' ? result.reason : result.state}`);
+  if (result.state !== 'ready')
+    throw new Error(`The llama-server build for the server-engine tests failed: ${result.state === 'failed' ? result.reason : result.state}`);
 }

@@ -23,7 +23,11 @@ export function chooseEngine(setting: EngineSetting, build: EngineBuildStatus, i
   const why = buildWords(build);
   if (setting === 'server') {
     return build.state === 'building' || (build.state === 'absent' && !build.reason)
-      ? { refused: new HearthError('server_busy', `${id} waits for the llama-server engine: ${why}. Retry in a minute, or set the engine to auto.`, { retryAfter: 30 }) }
+      ? {
+          refused: new HearthError('server_busy', `${id} waits for the llama-server engine: ${why}. Retry in a minute, or set the engine to auto.`, {
+            retryAfter: 30,
+          }),
+        }
       : { refused: new HearthError('model_load_failed', `${id} cannot run on the llama-server engine: ${why}.`, { param: 'model' }) };
   }
   return { engine: 'in-process', reason: `${why}; the in-process engine runs models meanwhile.` };

@@ -148,7 +148,8 @@ export class Engine extends MemoryBudget {
     let choice = chooseEngine(this.options.engine ?? 'in-process', this.buildStatus(), info.id);
     if ('refused' in choice) throw choice.refused;
     const refusal = this.serverRefusals.get(info.id);
-    if (choice.engine === 'server' && refusal?.stamp === stamp(info) && this.options.engine !== 'server') choice = { engine: 'in-process', reason: refusal.reason };
+    if (choice.engine === 'server' && refusal?.stamp === stamp(info) && this.options.engine !== 'server')
+      choice = { engine: 'in-process', reason: refusal.reason };
     let entry: LoadedModel | undefined;
     if (choice.engine === 'server') {
       const started = await this.startOnServer(info, choice.reason);
@@ -213,7 +214,8 @@ export class Engine extends MemoryBudget {
       await vocab.dispose();
       const problem = error instanceof Error ? error.message : String(error);
       this.options.log.warn({ model: info.id, problem }, 'llama-server could not run this model');
-      if (this.options.engine === 'server') throw new HearthError('model_load_failed', `${info.id} cannot run on the llama-server engine: ${problem}`, { param: 'model' });
+      if (this.options.engine === 'server')
+        throw new HearthError('model_load_failed', `${info.id} cannot run on the llama-server engine: ${problem}`, { param: 'model' });
       this.serverRefusals.set(info.id, { stamp: stamp(info), reason: fallbackReason(problem) });
       return { problem };
     }
@@ -231,7 +233,10 @@ export class Engine extends MemoryBudget {
   }
 
   /** llama.loadModel with the reason of a failure diagnosed and remembered while the file is unchanged. */
-  protected async openFile(info: ModelFile, options: { onLoadProgress?: (fraction: number) => void; vocabOnly?: boolean } = {}): Promise<{ llama: Llama; model: LlamaModel }> {
+  protected async openFile(
+    info: ModelFile,
+    options: { onLoadProgress?: (fraction: number) => void; vocabOnly?: boolean } = {},
+  ): Promise<{ llama: Llama; model: LlamaModel }> {
     const llama = await loadLlama(this.options.gpu);
     try {
       return { llama, model: await llama.loadModel({ modelPath: info.path, onLoadProgress: options.onLoadProgress, vocabOnly: options.vocabOnly }) };

@@ -116,7 +116,13 @@ export async function generate(runtime: ModelRuntime, sequence: LlamaContextSequ
   }
 }
 
-export function forcedCall(text: string, request: GenerationRequest, finishReason: StopReason, promptTokens: number, completionTokens: number): GenerationResult {
+export function forcedCall(
+  text: string,
+  request: GenerationRequest,
+  finishReason: StopReason,
+  promptTokens: number,
+  completionTokens: number,
+): GenerationResult {
   const call = readForcedCall(
     text,
     chosenTools(request).map((index) => request.tools[index]!.name),

@@ -83,7 +83,9 @@ export class InProcessModel implements LoadedModel {
     const gpu = model.gpuLayers > 0;
     const room = gpu ? (await llama.getVramState()).free : Math.min(load.roomBytes, freemem());
     const parallel =
-      settings.parallel === 'auto' ? defaultParallel({ bytesPerSequence: perSequence, availableBytes: room, gpu, cores: llama.cpuMathCores }) : settings.parallel;
+      settings.parallel === 'auto'
+        ? defaultParallel({ bytesPerSequence: perSequence, availableBytes: room, gpu, cores: llama.cpuMathCores })
+        : settings.parallel;
     const steps = new BatchSteps();
     const context = await model.createContext({
       contextSize,
@@ -220,6 +222,7 @@ export function blend(previous: number | undefined, next: number): number {
 /** An in-process model asked for something only the in-process engine has (decode steps, sequence ids). */
 export function inProcessOnly(model: LoadedModel | undefined, id: string): InProcessModel {
   if (!model) throw new Error(`${id} is not loaded`);
-  if (!(model instanceof InProcessModel)) throw new HearthError('invalid_request_error', `${id} runs on the llama-server engine, which has no per-step report.`);
+  if (!(model instanceof InProcessModel))
+    throw new HearthError('invalid_request_error', `${id} runs on the llama-server engine, which has no per-step report.`);
   return model;
 }

@@ -35,7 +35,10 @@ export abstract class MemoryBudget {
     private readonly budget: () => number,
   ) {}
 
-  protected abstract openFile(info: ModelFile, options?: { onLoadProgress?: (fraction: number) => void; vocabOnly?: boolean }): Promise<{ llama: Llama; model: LlamaModel }>;
+  protected abstract openFile(
+    info: ModelFile,
+    options?: { onLoadProgress?: (fraction: number) => void; vocabOnly?: boolean },
+  ): Promise<{ llama: Llama; model: LlamaModel }>;
 
   isLoaded(id: string): boolean {
     return this.loaded.has(id) || this.residents.has(id);

@@ -7,7 +7,14 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildServer, clearFailure, compileProgress, readBuildState, serverBuildPaths, type ServerBuildPaths } from '../../../companion/src/inference/server/build.js';
+import {
+  buildServer,
+  clearFailure,
+  compileProgress,
+  readBuildState,
+  serverBuildPaths,
+  type ServerBuildPaths,
+} from '../../../companion/src/inference/server/build.js';
 import { ServerBuild } from '../../../companion/src/inference/server/build-service.js';
 import { tempFolder } from '../../helpers/temp.js';
 

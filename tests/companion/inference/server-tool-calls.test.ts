@@ -27,7 +27,13 @@ beforeAll(async () => {
   const path = await tinyModelPath();
   const paths = new ServerBuild().ready();
   if (!paths) throw new Error('The llama-server build is not ready (the server-engine project builds it first).');
-  server = await ServerProcess.start({ paths, gpu: false, args: ['-m', path, '-c', '2048', '-np', '1', '-t', '1', '-ngl', '0', '--fit', 'off'], runDir: tempFolder('run'), log: silentLogger });
+  server = await ServerProcess.start({
+    paths,
+    gpu: false,
+    args: ['-m', path, '-c', '2048', '-np', '1', '-t', '1', '-ngl', '0', '--fit', 'off'],
+    runDir: tempFolder('run'),
+    log: silentLogger,
+  });
   client = new ServerClient(() => server.port, server.apiKey);
   const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
   vocab = await llama.loadModel({ modelPath: path, vocabOnly: true });
@@ -49,10 +55,7 @@ const request = (onText: (text: string) => void, maxTokens = 200): GenerationReq
   maxTokens,
   sampling: { seed: 3, temperature: 0.8 },
   stop: [],
-  tools: [
-    { name: 'get_weather', parameters: { type: 'object', properties: { city: { enum: ['Paris', 'Rome'] } }, required: ['city'] } },
-    { name: 'get_time' },
-  ],
+  tools: [{ name: 'get_weather', parameters: { type: 'object', properties: { city: { enum: ['Paris', 'Rome'] } }, required: ['city'] } }, { name: 'get_time' }],
   toolMode: { type: 'auto' },
   output: { type: 'text' },
   signal: new AbortController().signal,
@@ -62,7 +65,11 @@ const request = (onText: (text: string) => void, maxTokens = 200): GenerationReq
 describe('a lazy tool-call grammar on llama-server', () => {
   it('lets text through until the trigger, then holds the call to an offered tool and its parameters', async () => {
     let streamed = '';
-    const result = await generateOnServer(runtime, client, request((text) => (streamed += text)));
+    const result = await generateOnServer(
+      runtime,
+      client,
+      request((text) => (streamed += text)),
+    );
     expect(result.finishReason).toBe('tool_calls');
     expect(result.toolCalls).toHaveLength(1);
     const call = result.toolCalls[0]!;

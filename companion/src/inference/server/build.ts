@@ -74,8 +74,7 @@ interface BuildInfo {
 }
 
 type StateFile =
-  | { state: 'building'; pid: number; progress: number; step: string; started_at: string }
-  | { state: 'failed'; reason: string; failed_at: string };
+  { state: 'building'; pid: number; progress: number; step: string; started_at: string } | { state: 'failed'; reason: string; failed_at: string };
 
 /** The build's state as the files show it; a build whose process is gone counts as absent. */
 export function readBuildState(paths: ServerBuildPaths | { unavailable: string }, env: NodeJS.ProcessEnv = process.env): EngineBuildStatus {

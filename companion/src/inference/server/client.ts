@@ -106,7 +106,9 @@ function readAll(response: IncomingMessage, signal?: AbortSignal): Promise<strin
     let text = '';
     response.on('data', (piece: Buffer) => (text += piece.toString()));
     response.once('end', () => resolve(text));
-    response.once('error', (error) => reject(signal?.aborted ? signal.reason : new EngineConnectionError(`the connection to llama-server broke: ${error.message}`)));
+    response.once('error', (error) =>
+      reject(signal?.aborted ? signal.reason : new EngineConnectionError(`the connection to llama-server broke: ${error.message}`)),
+    );
   });
 }
 

@@ -22,7 +22,7 @@ function parseRules(grammar: string): Rule[] {
 /** Replaces rule references outside string literals and character classes. */
 function renameReferences(body: string, rename: (name: string) => string | undefined): string {
   let out = '';
-  for (let index = 0; index < body.length; ) {
+  for (let index = 0; index < body.length;) {
     const char = body[index]!;
     if (char === '"' || char === '[') {
       const close = char === '"' ? '"' : ']';

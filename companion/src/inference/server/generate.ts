@@ -133,10 +133,14 @@ async function lazyToolGrammar(runtime: ServerRuntime, plan: GenerationPlan, nam
 export function engineFailure(error: unknown): unknown {
   if (error instanceof HearthError) return error;
   if (error instanceof EngineConnectionError) {
-    return new HearthError('engine_crashed', `The model's engine process stopped during this request (${error.message}). It is being restarted; retry the request.`, {
-      retryAfter: 1,
-      cause: error,
-    });
+    return new HearthError(
+      'engine_crashed',
+      `The model's engine process stopped during this request (${error.message}). It is being restarted; retry the request.`,
+      {
+        retryAfter: 1,
+        cause: error,
+      },
+    );
   }
   if (error instanceof EngineHttpError) {
     return new HearthError(error.status === 503 ? 'server_busy' : 'internal_error', `llama-server refused the request: ${error.message}`, {

@@ -81,7 +81,8 @@ function hiddenSpans(wrapper: ChatWrapper): HiddenSpan[] {
   for (const segment of [segments?.thought, segments?.comment]) {
     if (!segment) continue;
     const close = plainText(segment.suffix) ?? '';
-    if (typeof segment.prefix === 'object' && 'type' in segment.prefix && segment.prefix.type === 'openedOnStart') spans.push({ open: '', close, openAtStart: true });
+    if (typeof segment.prefix === 'object' && 'type' in segment.prefix && segment.prefix.type === 'openedOnStart')
+      spans.push({ open: '', close, openAtStart: true });
     else {
       const open = plainText(segment.prefix as never);
       if (open) spans.push({ open, close });
@@ -148,7 +149,9 @@ export class ServerModel implements LoadedModel {
     const perSequence = bytesPerSequence(vocab, contextSize, Math.min(512, contextSize), 0);
     const room = gpu ? (await llama.getVramState()).free : Math.min(load.roomBytes, freemem());
     const parallel =
-      settings.parallel === 'auto' ? defaultParallel({ bytesPerSequence: perSequence, availableBytes: room, gpu, cores: llama.cpuMathCores }) : settings.parallel;
+      settings.parallel === 'auto'
+        ? defaultParallel({ bytesPerSequence: perSequence, availableBytes: room, gpu, cores: llama.cpuMathCores })
+        : settings.parallel;
     const kvBytes = gpu ? 0 : parallel * perSequence;
     // Evicted conversations' prompts wait in host RAM (llama-server's --cache-ram, 8 GiB by default):
     // room for two full sets of slot states, at most a quarter of what the budget leaves, at least 64 MiB.

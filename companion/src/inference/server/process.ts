@@ -79,9 +79,7 @@ export class ServerProcess {
     const { env, cwd } = runtime(launch.paths, launch.gpu);
     const apiKey = randomBytes(24).toString('base64url');
     const args = [...launch.args, '--host', '127.0.0.1', '--port', '0', '--no-webui', '--metrics', '--slots', '--log-colors', 'off'];
-    const [command, commandArgs] = canSetPdeathsig()
-      ? ['setpriv', ['--pdeathsig', 'KILL', '--', launch.paths.binary, ...args]]
-      : [launch.paths.binary, args];
+    const [command, commandArgs] = canSetPdeathsig() ? ['setpriv', ['--pdeathsig', 'KILL', '--', launch.paths.binary, ...args]] : [launch.paths.binary, args];
     mkdirSync(launch.runDir, { recursive: true });
     const child = spawn(command as string, commandArgs as string[], { cwd, env: { ...env, LLAMA_API_KEY: apiKey }, stdio: ['ignore', 'pipe', 'pipe'] });
     const pidFile = join(launch.runDir, `llama-server-${child.pid ?? 'unknown'}.pid`);
@@ -153,7 +151,11 @@ export class ServerProcess {
   reason(): string {
     const errors = this.lines.filter((line) => /error|failed|abort|exception|what\(\)|GGML_ASSERT/i.test(line)).slice(-4);
     const picked = (errors.length > 0 ? errors : this.lines.slice(-3)).map((line) => line.replace(/^[\d.]+ [A-Z] /, '').trim());
-    const ended = this.child.signalCode ? `ended by ${this.child.signalCode}` : this.child.exitCode !== null ? `exited with status ${this.child.exitCode}` : 'is running';
+    const ended = this.child.signalCode
+      ? `ended by ${this.child.signalCode}`
+      : this.child.exitCode !== null
+        ? `exited with status ${this.child.exitCode}`
+        : 'is running';
     return `llama-server ${ended}${picked.length > 0 ? `: ${picked.join(' / ')}` : ''}`;
   }
 

@@ -87,7 +87,9 @@ export function toolCallGrammar(syntax: CallSyntax, tools: { name: string; param
   ];
   tools.forEach((tool, index) => {
     const params = tool.paramsGrammar ? `t${index}-root` : syntax.emptyParams ? literal(syntax.emptyParams) : '';
-    rules.push(`tool${index} ::= ${[literal(tool.name), literal(syntax.paramsPrefix(tool.name)), params, literal(syntax.suffix(tool.name))].filter((part) => part && part !== '""').join(' ')}`);
+    rules.push(
+      `tool${index} ::= ${[literal(tool.name), literal(syntax.paramsPrefix(tool.name)), params, literal(syntax.suffix(tool.name))].filter((part) => part && part !== '""').join(' ')}`,
+    );
     if (tool.paramsGrammar) rules.push(embedJsonGrammar(tool.paramsGrammar, `t${index}-`));
   });
   return rules.join('\n');

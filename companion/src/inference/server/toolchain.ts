@@ -22,7 +22,8 @@ export function findToolchain(env: NodeJS.ProcessEnv = process.env): Toolchain |
   if (!has('cmake', env)) missing.push('CMake');
   if (!['c++', 'g++', 'clang++'].some((compiler) => has(compiler, env))) missing.push('a C++ compiler');
   if (!has('git', env)) missing.push('git (it unpacks the llama.cpp source that node-llama-cpp bundles)');
-  if (missing.length > 0) return { missing: `${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not installed (Debian: apt-get install cmake ninja-build g++ git)` };
+  if (missing.length > 0)
+    return { missing: `${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not installed (Debian: apt-get install cmake ninja-build g++ git)` };
   return { cmake: 'cmake', generator: has('ninja', env) ? ['-G', 'Ninja'] : [], git: 'git' };
 }
 
