@@ -49,6 +49,7 @@ const generationFiles = [
   'tests/e2e/structured-output.test.ts',
   'tests/e2e/responses.test.ts',
   'tests/e2e/cancel.test.ts',
+  'tests/e2e/shutdown.test.ts',
   'tests/companion/agents/local-model.test.ts',
   'tests/companion/memory/tiny-model.test.ts',
 ];

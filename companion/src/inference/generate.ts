@@ -8,6 +8,7 @@ import {
   type LlamaContextSequence,
   type LlamaGrammar,
   type LlamaModel,
+  type LlamaText,
   type Token,
 } from 'node-llama-cpp';
 import { HearthError } from '../errors.js';
@@ -39,6 +40,8 @@ export interface GenerationPlan {
   schemas: (GbnfJsonSchema | undefined)[];
   /** The rendered prompt as tokens, measured against the context before anything runs. */
   promptTokens: Token[];
+  /** The chat wrapper's stop triggers for this prompt (the end-of-turn marks). */
+  stopTriggers: LlamaText[];
   maxTokens: number;
   grammar?: LlamaGrammar;
 }
@@ -58,7 +61,8 @@ export async function planGeneration(runtime: ModelRuntime, request: GenerationR
     throw new HearthError('invalid_request_error', `${fields.history} must contain at least one user or assistant message.`, { param: fields.history });
   }
 
-  const promptTokens = renderPrompt(runtime, history, offered);
+  const state = runtime.wrapper.generateContextState({ chatHistory: history, availableFunctions: offered, documentFunctionParams: true });
+  const promptTokens = state.contextText.tokenize(runtime.model.tokenizer);
   const room = runtime.contextSize - promptTokens.length;
   if (room <= 0) {
     throw new HearthError(
@@ -71,7 +75,7 @@ export async function planGeneration(runtime: ModelRuntime, request: GenerationR
   const grammar = forced
     ? await runtime.grammars.forTools(chosenTools(request).map((index) => [request.tools[index]!.name, schemas[index]]))
     : await grammarForOutput(runtime, request);
-  return { history, forced, offered, schemas, promptTokens, maxTokens, grammar };
+  return { history, forced, offered, schemas, promptTokens, stopTriggers: state.stopGenerationTriggers, maxTokens, grammar };
 }
 
 /** Runs one generation on a sequence the caller owns (the in-process engine). */
@@ -148,11 +152,6 @@ function chosenTools(request: GenerationRequest): number[] {
 
 function toFunctions(tools: ToolSpec[], schemas: (GbnfJsonSchema | undefined)[]): ChatModelFunctions {
   return Object.fromEntries(tools.map((tool, index) => [tool.name, { description: tool.description, params: schemas[index] }])) as ChatModelFunctions;
-}
-
-function renderPrompt(runtime: ModelRuntime, history: ChatHistoryItem[], functions: ChatModelFunctions | undefined): Token[] {
-  const state = runtime.wrapper.generateContextState({ chatHistory: history, availableFunctions: functions, documentFunctionParams: true });
-  return state.contextText.tokenize(runtime.model.tokenizer);
 }
 
 export function penalties(request: GenerationRequest) {

@@ -63,7 +63,7 @@ export async function generateOnServer(
     presence_penalty: request.sampling.presencePenalty ?? 0,
     frequency_penalty: request.sampling.frequencyPenalty ?? 0,
     repeat_penalty: 1,
-    stop: [...request.stop, ...stopTexts(runtime, plan, grammar)],
+    stop: [...request.stop, ...stopTexts(plan, grammar)],
     ...(grammar ? { grammar: grammar.grammar } : {}),
     ...(lazy ? { grammar: lazy.grammar, grammar_lazy: true, grammar_triggers: lazy.triggers, preserved_tokens: lazy.preserved } : {}),
     response_fields: ['content', 'stop', 'stop_type', 'tokens_predicted', 'timings/prompt_n', 'timings/cache_n'],
@@ -105,9 +105,8 @@ export async function generateOnServer(
 }
 
 /** The wrapper's and the grammar's stop texts (special tokens such as EOS need none: the server stops at them). */
-function stopTexts(runtime: ServerRuntime, plan: GenerationPlan, grammar: LlamaGrammar | undefined): string[] {
-  const state = runtime.wrapper.generateContextState({ chatHistory: plan.history, availableFunctions: plan.offered, documentFunctionParams: true });
-  const triggers = [...state.stopGenerationTriggers, ...(grammar?.stopGenerationTriggers ?? []).map((trigger) => LlamaText(trigger as never))];
+function stopTexts(plan: GenerationPlan, grammar: LlamaGrammar | undefined): string[] {
+  const triggers = [...plan.stopTriggers, ...(grammar?.stopGenerationTriggers ?? []).map((trigger) => LlamaText(trigger as never))];
   const texts = triggers.map((trigger) => plainText(trigger)).filter((text): text is string => text !== undefined && text !== '');
   return [...new Set(texts)];
 }
