@@ -46,7 +46,8 @@ print(
 );
 print(`load average at start: ${load()}`);
 
-const server = await llamaServer(print);
+// HEARTH_BENCH_NATIVE=0 leaves the native peer out (it takes ten minutes to build the first time).
+const server = process.env.HEARTH_BENCH_NATIVE === '0' ? { skipped: 'left out (HEARTH_BENCH_NATIVE=0)' } : await llamaServer(print);
 if ('skipped' in server) print(`llama-server (native peer): skipped — ${server.skipped}`);
 const engineBuild = await engineServer(print);
 if ('skipped' in engineBuild) print(`Hearth's llama-server engine: skipped — ${engineBuild.skipped}`);
