@@ -2,16 +2,17 @@
  * llama-server for the benchmarks, from the llama.cpp source that node-llama-cpp itself bundles, so a
  * benchmark compares engine with engine: same source, same model file, same machine. Two builds:
  * - the peer: a full native build (`-DGGML_NATIVE=ON`, every library compiled here), the yardstick
- *   the engine goals are set against. Cached outside the repository ($HEARTH_BENCH_CACHE, else
- *   beside the engine's build in ~/.cache/hearth); about ten minutes on two cores the first time.
+ *   the engine goals are set against. Cached outside the repository (~/.cache/hearth-bench, or
+ *   $HEARTH_BENCH_CACHE); about ten minutes on two cores the first time.
  * - Hearth's own engine build (server only, on node-llama-cpp's prebuilt libraries), run stand-alone.
  * Both use the engine's build helpers (companion/src/inference/server/).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { buildServer, engineCacheDir, serverBuildPaths, type ServerBuildPaths } from '../companion/src/inference/server/build.js';
+import { buildServer, serverBuildPaths, type ServerBuildPaths } from '../companion/src/inference/server/build.js';
 import { llamaSource } from '../companion/src/inference/server/prebuilt.js';
 import { findToolchain, runTool } from '../companion/src/inference/server/toolchain.js';
 
@@ -25,7 +26,7 @@ export async function llamaServer(log: (line: string) => void): Promise<BuildOut
     .update(`${source.tag}:${statSync(source.bundle).size}`)
     .digest('hex')
     .slice(0, 12);
-  const root = join(process.env.HEARTH_BENCH_CACHE ?? engineCacheDir(), `peer-llama.cpp-${source.tag}-${key}`);
+  const root = join(process.env.HEARTH_BENCH_CACHE ?? join(homedir(), '.cache', 'hearth-bench'), `llama.cpp-${source.tag}-${key}`);
   const binary = join(root, 'build', 'bin', 'llama-server');
   if (existsSync(binary)) return { binary };
   const toolchain = findToolchain();
