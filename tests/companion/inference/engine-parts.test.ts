@@ -5,7 +5,7 @@ import { autoThreads } from '../../../companion/src/inference/server/model.js';
 import { embedJsonGrammar, literal } from '../../../companion/src/inference/server/gbnf.js';
 import { OutputFilter, withoutHidden } from '../../../companion/src/inference/server/output-filter.js';
 import { SlotQueue } from '../../../companion/src/inference/server/slot-queue.js';
-import { HearthError } from '../../../companion/src/errors.js';
+import { type HearthError } from '../../../companion/src/errors.js';
 
 describe('which engine runs a model', () => {
   const building = { state: 'building' as const, progress: 0.25, step: 'configuring', started_at: '2026-11-26T10:00:00Z' };
