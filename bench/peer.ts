@@ -116,13 +116,27 @@ if ('binary' in server) {
     systems.push({ label, run: (streams) => streamsRun(running.url, 'small', TOKENS, streams) });
   }
 }
-if ('paths' in engineBuild) {
-  // The engine's binary on node-llama-cpp's libraries, stand-alone with llama-server's defaults: HTTP over engine.
+const serverHearth = hearths.find((entry) => entry.label.includes('llama-server'));
+if ('paths' in engineBuild && serverHearth) {
+  // The engine's binary on node-llama-cpp's libraries, stand-alone with the very flags Hearth gave it: HTTP over engine.
   const { libraries, binary } = engineBuild.paths;
   const port = 19000 + Math.floor(Math.random() * 1000);
-  const running = await startServer(binary, [...common, '--port', String(port)], port, { ...process.env, LD_LIBRARY_PATH: libraries.dir }, libraries.dir);
+  const args = await hearthServerArgs(serverHearth.url, serverHearth.folder);
+  args[args.indexOf('--port') + 1] = String(port);
+  print(`engine llama-server stand-alone: ${args.join(' ')}`);
+  const running = await startServer(binary, args, port, { ...process.env, LD_LIBRARY_PATH: libraries.dir }, libraries.dir);
   started.push(running);
   systems.push({ label: 'engine llama-server stand-alone', run: (streams) => streamsRun(running.url, 'small', TOKENS, streams) });
+}
+
+/** Loads the model on Hearth's llama-server engine and reads the command line of its process. */
+async function hearthServerArgs(url: string, folder: string): Promise<string[]> {
+  const headers = { authorization: `Bearer ${readFileSync(join(folder, 'admin-token'), 'utf8').trim()}` };
+  await fetch(`${url}/admin/models/small/load`, { method: 'POST', headers });
+  const status = (await (await fetch(`${url}/admin/status`, { headers })).json()) as { loaded: { id: string; process?: { pid: number } }[] };
+  const pid = status.loaded.find((model) => model.id === 'small')?.process?.pid;
+  if (!pid) throw new Error('Hearth did not start llama-server for the small model.');
+  return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).slice(1);
 }
 
 type Best = Record<number, StreamsRun>;

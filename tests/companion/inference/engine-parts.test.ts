@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { chooseEngine } from '../../../companion/src/inference/engine-choice.js';
 import { autoThreads } from '../../../companion/src/inference/server/model.js';
 import { embedJsonGrammar, literal } from '../../../companion/src/inference/server/gbnf.js';
-import { OutputFilter, withoutHidden } from '../../../companion/src/inference/server/output-filter.js';
+import { OutputFilter, withoutHidden, type HiddenSpan } from '../../../companion/src/inference/server/output-filter.js';
 import { SlotQueue } from '../../../companion/src/inference/server/slot-queue.js';
 import { type HearthError } from '../../../companion/src/errors.js';
 
@@ -35,7 +35,7 @@ describe('which engine runs a model', () => {
 });
 
 describe("what of the server's output a client sees", () => {
-  const run = (triggers: string[], chunks: string[], hidden = [{ open: '<think>', close: '</think>' }]) => {
+  const run = (triggers: string[], chunks: string[], hidden: HiddenSpan[] = [{ open: '<think>', close: '</think>' }]) => {
     const seen: string[] = [];
     const filter = new OutputFilter(triggers, hidden, (text) => seen.push(text));
     const afterEach: string[] = [];
