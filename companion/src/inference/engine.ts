@@ -68,7 +68,8 @@ export class Engine extends MemoryBudget {
   }
 
   /** The engine setting in force and the llama-server build's state. */
-  engineStatus(): { setting: EngineSetting; build: EngineBuildStatus } {
+  async engineStatus(): Promise<{ setting: EngineSetting; build: EngineBuildStatus }> {
+    await this.options.build?.checkTools();
     return { setting: this.options.engine ?? 'in-process', build: this.buildStatus() };
   }
 
@@ -145,6 +146,7 @@ export class Engine extends MemoryBudget {
 
   private async loadNow(info: ModelFile): Promise<LoadedModel> {
     await this.makeRoom(info.id, this.weightBytes(info));
+    await this.options.build?.checkTools();
     let choice = chooseEngine(this.options.engine ?? 'in-process', this.buildStatus(), info.id);
     if ('refused' in choice) throw choice.refused;
     const refusal = this.serverRefusals.get(info.id);

@@ -10,12 +10,18 @@ import { fileURLToPath } from 'node:url';
 import type { EngineBuildStatus } from '#shared/api/admin.js';
 import type { Logger } from '../../logger.js';
 import { readBuildState, serverBuildPaths, type ServerBuildPaths } from './build.js';
+import { missingToolchainAsync } from './toolchain.js';
+
+/** How long the answer to "are CMake, a compiler and git installed?" is kept (finding out runs them). */
+const TOOLS_CHECKED_FOR_MS = 60_000;
 
 const HEARTH = fileURLToPath(new URL('../../../../bin/hearth.js', import.meta.url));
 
 export class ServerBuild {
   private resolved?: ServerBuildPaths | { unavailable: string };
   private started = false;
+  private tools?: { missing: string | undefined; at: number };
+  private checking?: Promise<void>;
 
   constructor(
     private readonly env: NodeJS.ProcessEnv = process.env,
@@ -27,8 +33,19 @@ export class ServerBuild {
     return this.resolved;
   }
 
+  /** The state; what keeps an absent build from being made is the last answer of checkTools(). */
   status(): EngineBuildStatus {
-    return readBuildState(this.paths, this.env);
+    void this.checkTools();
+    return readBuildState(this.paths, this.env, () => this.tools?.missing);
+  }
+
+  /** Finds out (again, after a minute) whether CMake, a compiler and git are installed, without blocking. */
+  checkTools(): Promise<void> {
+    if (this.tools && Date.now() - this.tools.at < TOOLS_CHECKED_FOR_MS) return Promise.resolve();
+    this.checking ??= missingToolchainAsync(this.env)
+      .then((missing) => void (this.tools = { missing, at: Date.now() }))
+      .finally(() => (this.checking = undefined));
+    return this.checking;
   }
 
   /** The built binary and its paths, when the build is ready. */
@@ -41,6 +58,11 @@ export class ServerBuild {
   startInBackground(): EngineBuildStatus {
     const status = this.status();
     if (this.started || status.state !== 'absent' || status.reason || !existsSync(HEARTH)) return status;
+    if (!this.tools) {
+      // The tools are being looked for: start once they are known to be there.
+      void this.checkTools().then(() => this.startInBackground());
+      return status;
+    }
     this.started = true;
     const child = spawn(process.execPath, [HEARTH, 'engine', 'build', '--quiet'], { detached: true, stdio: 'ignore', env: this.env });
     child.once('error', (error) => this.log?.warn({ err: error }, 'the llama-server build could not be started'));

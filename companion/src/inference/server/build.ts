@@ -76,16 +76,30 @@ interface BuildInfo {
 type StateFile =
   { state: 'building'; pid: number; progress: number; step: string; started_at: string } | { state: 'failed'; reason: string; failed_at: string };
 
-/** The build's state as the files show it; a build whose process is gone counts as absent. */
-export function readBuildState(paths: ServerBuildPaths | { unavailable: string }, env: NodeJS.ProcessEnv = process.env): EngineBuildStatus {
+/**
+ * The build's state as the files show it; a build whose process is gone counts as absent.
+ * `missingTools` says what keeps an absent build from being made (it runs the tools, so a
+ * long-lived caller passes a remembered answer).
+ */
+export function readBuildState(
+  paths: ServerBuildPaths | { unavailable: string },
+  env: NodeJS.ProcessEnv = process.env,
+  missingTools: () => string | undefined = () => missingToolchain(env),
+): EngineBuildStatus {
   if ('unavailable' in paths) return { state: 'absent', reason: paths.unavailable };
   const info = readJson<BuildInfo>(paths.info);
   if (info && existsSync(paths.binary)) return { state: 'ready', built_at: info.built_at, build_seconds: info.build_seconds };
   const state = readJson<StateFile>(paths.state);
   if (state?.state === 'building' && alive(state.pid)) return { state: 'building', progress: state.progress, step: state.step, started_at: state.started_at };
   if (state?.state === 'failed') return { state: 'failed', reason: state.reason, failed_at: state.failed_at };
+  const missing = missingTools();
+  return missing ? { state: 'absent', reason: missing } : { state: 'absent' };
+}
+
+/** What of the build tools is missing, in words, or undefined. */
+export function missingToolchain(env: NodeJS.ProcessEnv = process.env): string | undefined {
   const toolchain = findToolchain(env);
-  return 'missing' in toolchain ? { state: 'absent', reason: toolchain.missing } : { state: 'absent' };
+  return 'missing' in toolchain ? toolchain.missing : undefined;
 }
 
 export interface BuildOptions {

@@ -5,7 +5,7 @@
  * through `setpriv --pdeathsig KILL`, so the kernel ends it when the companion dies however it dies,
  * and each process leaves a pid file that the next companion on the same data folder sweeps.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -34,10 +34,11 @@ export interface ServerExit {
   reason: string;
 }
 
-let setprivAvailable: boolean | undefined;
+let setprivAvailable: Promise<boolean> | undefined;
 
-function canSetPdeathsig(): boolean {
-  setprivAvailable ??= spawnSync('setpriv', ['--version'], { stdio: 'ignore' }).status === 0;
+/** Whether util-linux's setpriv is there to set the parent-death signal (found out once, without blocking). */
+function canSetPdeathsig(): Promise<boolean> {
+  setprivAvailable ??= new Promise((resolve) => execFile('setpriv', ['--version'], { timeout: 10_000 }, (error) => resolve(!error)));
   return setprivAvailable;
 }
 
@@ -79,7 +80,9 @@ export class ServerProcess {
     const { env, cwd } = runtime(launch.paths, launch.gpu);
     const apiKey = randomBytes(24).toString('base64url');
     const args = [...launch.args, '--host', '127.0.0.1', '--port', '0', '--no-webui', '--metrics', '--slots', '--log-colors', 'off'];
-    const [command, commandArgs] = canSetPdeathsig() ? ['setpriv', ['--pdeathsig', 'KILL', '--', launch.paths.binary, ...args]] : [launch.paths.binary, args];
+    const [command, commandArgs] = (await canSetPdeathsig())
+      ? ['setpriv', ['--pdeathsig', 'KILL', '--', launch.paths.binary, ...args]]
+      : [launch.paths.binary, args];
     mkdirSync(launch.runDir, { recursive: true });
     const child = spawn(command as string, commandArgs as string[], { cwd, env: { ...env, LLAMA_API_KEY: apiKey }, stdio: ['ignore', 'pipe', 'pipe'] });
     const pidFile = join(launch.runDir, `llama-server-${child.pid ?? 'unknown'}.pid`);

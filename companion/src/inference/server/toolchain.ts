@@ -1,5 +1,5 @@
 /** The programs a llama.cpp build needs, found on PATH; shared with the benchmarks' native peer build. */
-import { spawn, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 
 export function has(command: string, env: NodeJS.ProcessEnv = process.env): boolean {
   try {
@@ -25,6 +25,24 @@ export function findToolchain(env: NodeJS.ProcessEnv = process.env): Toolchain |
   if (missing.length > 0)
     return { missing: `${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not installed (Debian: apt-get install cmake ninja-build g++ git)` };
   return { cmake: 'cmake', generator: has('ninja', env) ? ['-G', 'Ninja'] : [], git: 'git' };
+}
+
+function hasAsync(command: string, env: NodeJS.ProcessEnv): Promise<boolean> {
+  return new Promise((resolve) => execFile(command, ['--version'], { env, timeout: 10_000 }, (error) => resolve(!error)));
+}
+
+/** What of the toolchain is missing, in words, without blocking the event loop (the companion asks this). */
+export async function missingToolchainAsync(env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
+  const [cmake, cxx, gxx, clang, git] = await Promise.all(['cmake', 'c++', 'g++', 'clang++', 'git'].map((command) => hasAsync(command, env)));
+  const missing: string[] = [];
+  if (!cmake) missing.push('CMake');
+  if (!cxx && !gxx && !clang) missing.push('a C++ compiler');
+  if (!git) missing.push('git (it unpacks the llama.cpp source that node-llama-cpp bundles)');
+  return missing.length > 0 ? missingWords(missing) : undefined;
+}
+
+function missingWords(missing: string[]): string {
+  return `${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not installed (Debian: apt-get install cmake ninja-build g++ git)`;
 }
 
 /** Runs a build tool at low priority; each output line goes to `onLine`. Rejects with the last lines when it fails. */

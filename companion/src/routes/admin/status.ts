@@ -29,7 +29,7 @@ export async function statusRoutes(app: FastifyInstance, { services }: RouteOpti
       })),
       providers: services.remote.status(),
       memory_budget_bytes: services.engine.memoryBudgetBytes,
-      engine: services.engine.engineStatus(),
+      engine: await services.engine.engineStatus(),
     };
   });
 
