@@ -32,6 +32,8 @@ export interface EngineOptions {
   build?: ServerBuild;
   /** Where the server engine's processes leave pid files (the data folder's engine/). */
   runDir?: string;
+  /** How often a llama-server process's health is checked (default 15 s). */
+  healthCheckMs?: number;
   /** Remembers the thread count chosen for one-token decodes across restarts: the next trial starts there. */
   threadMemory?: { get(key: string): number | undefined; set(key: string, threads: number): void };
   log: Logger;

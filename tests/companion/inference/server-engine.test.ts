@@ -18,8 +18,9 @@ import { tempFolder } from '../../helpers/temp.js';
 let model: ModelFile;
 const engines: Engine[] = [];
 
-function engine(parallel: number): Engine {
+function engine(parallel: number, healthCheckMs?: number): Engine {
   const created = new Engine({
+    healthCheckMs,
     gpu: 'cpu',
     threads: 1,
     contextSize: 1024,
@@ -187,5 +188,15 @@ describe('the llama-server engine', () => {
     const status = subject.status()[0]!;
     expect(status.process!.restarts).toBe(1);
     expect(status.process!.pid).not.toBe(firstPid);
+  });
+
+  it('ends a process that stops answering its health check, and restarts it', async () => {
+    const subject = engine(1, 300);
+    await subject.run(model, ask([{ role: 'user', text: 'warm up' }]));
+    const stuck = subject.status()[0]!.process!.pid;
+    process.kill(stuck, 'SIGSTOP');
+    await expect.poll(() => subject.status()[0]?.process?.pid, { timeout: 30_000, interval: 100 }).not.toBe(stuck);
+    expect(subject.status()[0]!.process!.restarts).toBe(1);
+    expect((await subject.run(model, ask([{ role: 'user', text: 'Awake?' }]))).completionTokens).toBe(8);
   });
 });

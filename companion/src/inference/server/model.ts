@@ -39,7 +39,15 @@ export interface ServerModelLoad {
   paths: ServerBuildPaths;
   /** The GPU library to run on, or false for the CPU. */
   gpu: GpuVariant;
-  settings: { threads: number | 'auto'; contextSize: number; parallel: number | 'auto'; queueLimit: number; log: Logger };
+  settings: {
+    threads: number | 'auto';
+    contextSize: number;
+    parallel: number | 'auto';
+    queueLimit: number;
+    log: Logger;
+    /** How often the process's /health is asked (default 15 s); two unanswered checks in a row end it as a crash. */
+    healthCheckMs?: number;
+  };
   weightBytes: number;
   /** What the budget and the other loaded models leave for this one (weights excluded). */
   roomBytes: number;
@@ -193,9 +201,30 @@ export class ServerModel implements LoadedModel {
     this.process = process;
     this.client = new ServerClient(() => process.port, process.apiKey);
     void process.exited.then((exit) => {
+      clearInterval(watchdog);
       if (this.disposed || this.process !== process) return;
       this.onCrash(exit.reason);
     });
+    // A process that stops answering (hung, or stopped) is ended, and restarted like a crash.
+    let unanswered = 0;
+    let asking = false;
+    const every = this.load.settings.healthCheckMs ?? 15_000;
+    const watchdog = setInterval(() => {
+      if (asking || !process.running) return;
+      asking = true;
+      this.client
+        .json('GET', '/health', undefined, AbortSignal.timeout(Math.max(every, 2000)))
+        .then(
+          () => (unanswered = 0),
+          () => {
+            if (++unanswered < 2 || this.disposed || this.process !== process) return;
+            this.load.settings.log.error({ model: this.info.id, pid: process.pid }, 'llama-server stopped answering; ending it');
+            process.kill();
+          },
+        )
+        .finally(() => (asking = false));
+    }, every);
+    watchdog.unref();
   }
 
   private onCrash(reason: string): void {
