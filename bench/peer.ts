@@ -105,23 +105,31 @@ for (const [label, engine] of [
 }
 
 const common = ['-m', modelPath, '--host', '127.0.0.1', '-np', String(PARALLEL), '-c', String(CONTEXT * PARALLEL)];
+const serverHearth = hearths.find((entry) => entry.label.includes('llama-server'));
+const engineArgs = 'paths' in engineBuild && serverHearth ? await hearthServerArgs(serverHearth.url, serverHearth.folder) : undefined;
+// The thread count Hearth's engine chose from the load when it started its process: the native
+// peer also runs with it when it differs from llama-server's default (every core), since
+// llama.cpp's threads collapse on a machine with no free core.
+const engineThreads = engineArgs?.[engineArgs.indexOf('-t') + 1];
 if ('binary' in server) {
-  for (const [label, extra] of [
+  const variants: [string, string[]][] = [
     ['llama-server', []],
     ['llama-server --cache-ram 0', ['--cache-ram', '0']],
-  ] as const) {
+  ];
+  if (engineThreads && Number(engineThreads) !== cpus().length)
+    variants.push([`llama-server -t ${engineThreads}`, ['-t', engineThreads, '-tb', engineThreads]]);
+  for (const [label, extra] of variants) {
     const port = 19000 + Math.floor(Math.random() * 1000);
     const running = await startServer(server.binary, [...common, '--port', String(port), ...extra], port);
     started.push(running);
     systems.push({ label, run: (streams) => streamsRun(running.url, 'small', TOKENS, streams) });
   }
 }
-const serverHearth = hearths.find((entry) => entry.label.includes('llama-server'));
-if ('paths' in engineBuild && serverHearth) {
+if ('paths' in engineBuild && engineArgs) {
   // The engine's binary on node-llama-cpp's libraries, stand-alone with the very flags Hearth gave it: HTTP over engine.
   const { libraries, binary } = engineBuild.paths;
   const port = 19000 + Math.floor(Math.random() * 1000);
-  const args = await hearthServerArgs(serverHearth.url, serverHearth.folder);
+  const args = [...engineArgs];
   args[args.indexOf('--port') + 1] = String(port);
   print(`engine llama-server stand-alone: ${args.join(' ')}`);
   const running = await startServer(binary, args, port, { ...process.env, LD_LIBRARY_PATH: libraries.dir }, libraries.dir);
