@@ -177,7 +177,9 @@ export class ServerModel implements LoadedModel {
     const cacheMiB = Math.max(0, Math.min(8192, Math.floor((hostRoom * 0.25) / MiB), Math.max(64, Math.ceil((2 * parallel * perSequence) / MiB))));
     const args = [
       ['-m', info.path, '--alias', info.id],
-      ['-c', String(contextSize * parallel), '-np', String(parallel), '--kv-unified'],
+      // One KV buffer for all slots keeps GPU graphs reusable as the set of busy slots changes; on a
+      // CPU it made every step attend over all slots' cells (16 streams: 420 tok/s against 497 without).
+      ['-c', String(contextSize * parallel), '-np', String(parallel), gpu ? '--kv-unified' : '--no-kv-unified'],
       ['-t', String(threads), '-tb', String(threads)],
       ['--cache-ram', String(cacheMiB)],
       gpu ? [] : ['-ngl', '0', '--fit', 'off'],
