@@ -2,7 +2,11 @@ import { totalmem } from 'node:os';
 import { loadConfigFile } from './config/document.js';
 import { modelLoadSettings } from './config/model-overrides.js';
 import { ModelCatalog } from './models/catalog.js';
+import { join } from 'node:path';
+import type { EngineSetting } from '#shared/api/admin.js';
 import { Engine } from './inference/engine.js';
+import { ServerBuild } from './inference/server/build-service.js';
+import { sweepOrphans } from './inference/server/process.js';
 import { EngineMonitor } from './inference/monitor.js';
 import { DownloadManager } from './models/downloads.js';
 import { Embeddings } from './inference/embeddings.js';
@@ -37,6 +41,8 @@ export interface ServiceOptions {
   modelsDirs?: string[];
   /** Override config.models.external_sources (from --no-external-models / HEARTH_EXTERNAL_MODELS). */
   externalSources?: boolean;
+  /** Override config.models.engine (from HEARTH_ENGINE). */
+  engine?: EngineSetting;
   log: Logger;
   version: string;
 }
@@ -102,7 +108,21 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const secrets = new SecretStore(paths.secrets);
     const threads = threadMemory(db);
     const monitor: EngineMonitor = new EngineMonitor({ engine: (): Engine => engine });
-    const engine = new Engine({ ...engineSettings(config), threadMemory: threads, log: options.log, onLoad: monitor.onLoad });
+    // llama-server processes a killed companion left on this data folder end before any new one starts.
+    const runDir = join(paths.root, 'engine');
+    sweepOrphans(runDir, options.log);
+    const engineOf = (document: ConfigDocument) => ({ ...engineSettings(document), engine: options.engine ?? document.models.engine });
+    const build = new ServerBuild(process.env, options.log);
+    // After the first start the llama-server engine is built in the background (models run in process meanwhile).
+    if (engineOf(config).engine !== 'in-process') build.startInBackground();
+    const engine = new Engine({
+      ...engineOf(config),
+      build,
+      runDir,
+      threadMemory: threads,
+      log: options.log,
+      onLoad: monitor.onLoad,
+    });
     const providers = new ProviderClient(config.providers, secrets.resolve);
     const scanOf = (document: ConfigDocument) => ({
       modelsDirs: [paths.models, ...(options.modelsDirs ?? document.models.dirs)],
@@ -179,7 +199,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       },
       reconfigure(next: ConfigDocument) {
         services.config = next;
-        engine.configure(engineSettings(next));
+        engine.configure(engineOf(next));
         services.providers = new ProviderClient(next.providers, secrets.resolve);
         catalog.configure(scanOf(next), services.providers);
         services.mcp.configure(next.mcp_services);

@@ -76,6 +76,7 @@ export const configSchema = {
         dirs: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
         external_sources: { type: 'boolean', default: true },
         gpu: { enum: ['auto', 'cpu'], default: 'auto' },
+        engine: { enum: ['auto', 'server', 'in-process'], default: 'auto' },
         threads: { anyOf: [{ const: 'auto' }, { type: 'integer', minimum: 1, maximum: 256 }], default: 'auto' },
         context_size: { type: 'integer', minimum: 256, maximum: 1048576, default: 4096 },
         parallel: { anyOf: [{ const: 'auto' }, { type: 'integer', minimum: 1, maximum: 64 }], default: 'auto' },

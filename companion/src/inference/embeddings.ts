@@ -195,7 +195,7 @@ class EmbeddingModel implements Resident {
     return this.used;
   }
 
-  status(): LoadedStatus {
+  status(): Omit<LoadedStatus, 'engine' | 'engineReason'> {
     return {
       id: this.id,
       threads: this.settings.threads,

@@ -6,7 +6,8 @@
  */
 import { freemem } from 'node:os';
 import { GgufInsights, readGgufFileInfo, type Llama } from 'node-llama-cpp';
-import { bytesPerSequence, estimateBytes } from './engine.js';
+import { estimateBytes } from './engine.js';
+import { bytesPerSequence } from './in-process.js';
 import { loadLlama, type GpuSetting } from './llama.js';
 import type { ModelLoadOptions } from './load-options.js';
 import { defaultParallel } from './parallel.js';

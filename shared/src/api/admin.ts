@@ -2,8 +2,26 @@
 import type { ModelOverride } from './config.js';
 import type { MemoryFit, ModelDownload } from './model-library.js';
 
+/** Which engine runs a loaded model: llama.cpp's own server as a child process, or node-llama-cpp inside the companion. */
+export type EngineKind = 'server' | 'in-process';
+
+/** The `models.engine` setting (or HEARTH_ENGINE): auto uses the server engine when its build is ready and works. */
+export type EngineSetting = 'auto' | 'server' | 'in-process';
+
+/** The llama-server build: compiled once per node-llama-cpp version into a cache outside the data folder. */
+export type EngineBuildStatus =
+  /** Not built; `reason` says why it cannot be built here (no compiler, an unsupported platform), if so. */
+  | { state: 'absent'; reason?: string }
+  /** `progress` 0..1; `step` in words (unpacking the source, configuring, compiling 12 of 70). */
+  | { state: 'building'; progress: number; step: string; started_at: string }
+  | { state: 'ready'; built_at: string; build_seconds: number }
+  | { state: 'failed'; reason: string; failed_at: string };
+
 export interface LoadedModelStatus {
   id: string;
+  engine: EngineKind;
+  /** Why this engine runs the model, in plain words. */
+  engine_reason: string;
   /** The most threads one decode may use. */
   threads: number;
   /** With `threads: auto`: the count chosen per batch size (tokens per decode) and each candidate's measured ms per token. */
@@ -15,6 +33,10 @@ export interface LoadedModelStatus {
   generated_tokens: number;
   /** Bytes the model and its context take (weights plus context state). */
   memory_bytes?: number;
+  /** The server engine's process: its id, and how often it was restarted after a crash. */
+  process?: { pid: number; restarts: number };
+  /** Server engine: prompt tokens llama-server evaluated, and reused from its slot or RAM caches, since the model loaded. */
+  prompt_tokens?: { evaluated: number; reused: number };
 }
 
 export interface ProviderStatus {
@@ -35,6 +57,8 @@ export interface ServerStatus {
   providers: ProviderStatus[];
   /** The engine's memory budget for loaded models. */
   memory_budget_bytes?: number;
+  /** The engine setting in force and the state of the llama-server build. */
+  engine: { setting: EngineSetting; build: EngineBuildStatus };
 }
 
 /** Load progress of one local model, as the status stream reports it. */

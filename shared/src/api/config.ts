@@ -37,6 +37,8 @@ export interface ModelSettings {
   /** Also list models already on disk from LM Studio, Ollama, the Hugging Face cache and llama.cpp. */
   external_sources: boolean;
   gpu: 'auto' | 'cpu';
+  /** Which engine runs chat models: auto (llama-server when its build is ready, else in-process), server, in-process. */
+  engine: 'auto' | 'server' | 'in-process';
   threads: number | 'auto';
   context_size: number;
   parallel: number | 'auto';
