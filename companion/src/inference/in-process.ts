@@ -201,7 +201,12 @@ function threadTuner(load: InProcessLoad, cores: number): ThreadTuner | undefine
 }
 
 /** Memory one more sequence adds to the context, by node-llama-cpp's own estimate. */
-export function bytesPerSequence(model: Pick<LlamaModel, 'fileInsights' | 'gpuLayers'>, contextSize: number, batchSize: number, gpuLayers = model.gpuLayers): number {
+export function bytesPerSequence(
+  model: Pick<LlamaModel, 'fileInsights' | 'gpuLayers'>,
+  contextSize: number,
+  batchSize: number,
+  gpuLayers = model.gpuLayers,
+): number {
   const estimate = (sequences: number) => {
     const requirement = model.fileInsights.estimateContextResourceRequirements({ contextSize, modelGpuLayers: gpuLayers, sequences, batchSize });
     return gpuLayers > 0 ? requirement.gpuVram : requirement.cpuRam;
