@@ -41,7 +41,7 @@ function runCommand(line: string, options: { cwd?: string; env?: NodeJS.ProcessE
 function commandsIn(text: string): string[] {
   const found = [
     ...text.matchAll(
-      /(?:npm run (?:-s )?hearth -- |(?<![\w/-])hearth )(serve|pull|keys|secret|config|mcp|devices|remote|cloud|open)(?: (create|list|revoke|set|delete|export|plan|apply|status|reconnect|login|logout|agents|pair|add|remove)\b)?/g,
+      /(?:npm run (?:-s )?hearth -- |(?<![\w/-])hearth )(serve|pull|keys|secret|config|mcp|devices|remote|cloud|open|engine)(?: (create|list|revoke|set|delete|export|plan|apply|status|reconnect|login|logout|agents|pair|add|remove|build)\b)?/g,
     ),
   ].map((match) => match[0]);
   if (/npm run model:tiny/.test(text)) found.push('npm run model:tiny');
