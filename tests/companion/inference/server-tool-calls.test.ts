@@ -39,8 +39,10 @@ beforeAll(async () => {
   vocab = await llama.loadModel({ modelPath: path, vocabOnly: true });
   const wrapper = resolveChatWrapper(vocab);
   const chatml = callSyntax(wrapper) as CallSyntax;
-  // ChatML's syntax (`||call: name(params)`), with a trigger the tiny model writes: "thing".
-  const syntax: CallSyntax = { ...chatml, triggers: ['thing'], opening: 'thing ', prefix: 'thing ' };
+  // ChatML's syntax (`||call: name(params)`), with a trigger the tiny model writes early with this seed: " had".
+  // The space belongs to it: the tiny tokenizer turns a bare "had" into the token " had", and llama.cpp
+  // takes a one-token trigger as that token, whose piece (with the space) the grammar would refuse.
+  const syntax: CallSyntax = { ...chatml, triggers: [' had'], opening: ' had ', prefix: ' had ' };
   runtime = { llama, model: vocab, wrapper, contextSize: 2048, grammars: new GrammarCache(llama), syntax, hidden: [] };
 });
 
@@ -78,7 +80,7 @@ describe('a lazy tool-call grammar on llama-server', () => {
     else expect(JSON.parse(call.arguments)).toEqual({});
     // The client saw the text before the call, and nothing of the call itself.
     expect(streamed).toBe(result.text);
-    expect(streamed).not.toContain('thing');
+    expect(streamed).not.toContain('had');
   });
 
   it('reads the calls back the way the grammar wrote them', () => {
