@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { apply, plan, serialize, type ConfigTarget } from '../../config/apply.js';
 import { configSchema } from '../../config/schema.js';
-import type { Services } from '../../services.js';
-import type { RouteOptions } from '../plugin.js';
+import type { AdminContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
 import type { ApplyRequest, PlanRequest } from '#shared/api/admin-config.js';
 
 const changeBody = {
@@ -12,9 +12,10 @@ const changeBody = {
   properties: { document: { type: 'object' }, prune: { type: 'boolean' }, confirm_high_risk: { type: 'boolean' } },
 } as const;
 
-export async function configRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
-  const bodyLimit = services.config.server.limits.admin_body_kb * 1024;
-  const target = configTarget(services, app);
+export const configRoutes: RoutePlugin<AdminContext, 'config' | 'configTarget'> = async (app, context) => {
+  const { config } = context;
+  const bodyLimit = config().server.limits.admin_body_kb * 1024;
+  const target = configTarget(context, app);
 
   app.get<{ Querystring: { format?: string } }>(
     '/admin/config/export',
@@ -24,7 +25,7 @@ export async function configRoutes(app: FastifyInstance, { services }: RouteOpti
       return reply
         .type(format === 'json' ? 'application/json' : 'application/yaml; charset=utf-8')
         .header('cache-control', 'no-store')
-        .send(serialize(services.config, format));
+        .send(serialize(config(), format));
     },
   );
 
@@ -42,22 +43,15 @@ export async function configRoutes(app: FastifyInstance, { services }: RouteOpti
       peer: request.socket.remoteAddress ?? 'unknown',
     }),
   );
-}
+};
 
-/** What plan and apply need of the running server (also used by routes that change one section). */
-export function configTarget(services: Services, app: FastifyInstance): ConfigTarget {
+/** What plan and apply need of the running server (also used by routes that change one section): the context's, and where the app listens. */
+export function configTarget(context: Pick<AdminContext, 'configTarget'>, app: FastifyInstance): ConfigTarget {
   return {
-    current: () => services.config,
-    path: services.paths.config,
-    db: services.db,
-    resolves: (reference) => services.secrets.resolve(reference) !== undefined,
-    localModelIds: async () => (await services.catalog.local(true)).map((model) => model.id),
-    activeKeys: () => services.keys.activeCount(),
-    toolClass: (name) => services.mcp.catalog.get(name)?.class,
+    ...context.configTarget,
     listening: () => {
       const address = app.server.address();
       return typeof address === 'object' && address ? address.address : undefined;
     },
-    reconfigure: (next) => services.reconfigure(next),
   };
 }

@@ -1,6 +1,6 @@
-import type { FastifyInstance } from 'fastify';
 import type { AgentApproval, AgentApprovalDecision, AgentApprovalList } from '#shared/api/agents.js';
-import type { RouteOptions } from '../plugin.js';
+import type { AgentsContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
 import { approvalParams, decisionBody } from './schemas.js';
 
 /**
@@ -8,12 +8,12 @@ import { approvalParams, decisionBody } from './schemas.js';
  * admin routes (loopback peer, no proxy headers, the local admin credential): approving a write
  * or a shell command is the machine owner's act, and no key lifts that.
  */
-export async function approvalRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
-  app.get('/agents/approvals', async (): Promise<AgentApprovalList> => ({ object: 'list', data: services.agents.approvals.pending() }));
+export const approvalRoutes: RoutePlugin<AgentsContext, 'agents'> = async (app, { agents }) => {
+  app.get('/agents/approvals', async (): Promise<AgentApprovalList> => ({ object: 'list', data: agents.approvals.pending() }));
 
   app.post<{ Params: { approval_id: string }; Body: AgentApprovalDecision }>(
     '/agents/approvals/:approval_id',
     { schema: { params: approvalParams, body: decisionBody } },
-    async (request): Promise<AgentApproval> => services.agents.approvals.decide(request.params.approval_id, request.body.decision, request.body.reason),
+    async (request): Promise<AgentApproval> => agents.approvals.decide(request.params.approval_id, request.body.decision, request.body.reason),
   );
-}
+};

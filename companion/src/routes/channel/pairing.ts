@@ -1,5 +1,5 @@
-import type { FastifyInstance } from 'fastify';
-import type { RouteOptions } from '../plugin.js';
+import type { ChannelContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
 import type { PairRequest, PairResponse } from '#shared/api/remote.js';
 
 const pairBody = {
@@ -14,11 +14,11 @@ const pairBody = {
 } as const;
 
 /** POST /pair: a one-time code and a CSR in, the device's client certificate out. */
-export async function pairingRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
+export const pairingRoutes: RoutePlugin<ChannelContext, 'channel'> = async (app, { channel }) => {
   app.post<{ Body: PairRequest }>('/pair', { schema: { body: pairBody }, bodyLimit: 16 * 1024 }, async (request, reply): Promise<PairResponse> => {
-    const paired = await services.channel.pair(request.body, request.socket.remoteAddress);
+    const paired = await channel.pair(request.body, request.socket.remoteAddress);
     request.log.info({ device: paired.device_id }, 'device paired');
     void reply.status(201).header('cache-control', 'no-store');
     return paired;
   });
-}
+};

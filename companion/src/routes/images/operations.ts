@@ -1,9 +1,10 @@
-import type { FastifyInstance } from 'fastify';
 import type { ImageGenerationRequest } from '#shared/api/images.js';
 import { HearthError } from '../../errors.js';
-import type { RouteOptions } from '../plugin.js';
+import type { ImagesContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
 import { atMost, booleanField, enumField, MAX_FILE_PARTS, numberField, readForm, textField, type FileRule, type Form } from './multipart.js';
 import { respondWithJob } from './respond.js';
+import type { SubmitOptions } from '../../images/jobs/job-manager.js';
 
 const FORMATS = ['b64_json', 'url'] as const;
 
@@ -34,8 +35,9 @@ function required(form: Form, name: string): string {
 }
 
 /** POST /v1/images/generations (JSON), /v1/images/edits and /v1/images/upscale (multipart). */
-export async function imageOperationRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
-  const uploadLimit = () => services.config.server.limits.images_body_mb * 1024 * 1024;
+export const imageOperationRoutes: RoutePlugin<ImagesContext, 'config' | 'images' | 'shutdown'> = async (app, context) => {
+  const { images } = context;
+  const uploadLimit = () => context.config().server.limits.images_body_mb * 1024 * 1024;
   /**
    * Reference images for an edit: one, or (for a model that takes several) up to the most file
    * parts a form may have. When the model is named before the images, a second image for a
@@ -44,7 +46,7 @@ export async function imageOperationRoutes(app: FastifyInstance, { services }: R
   const references: FileRule = (count, fields, name) => {
     const model = fields.get('model');
     if (count > 1 && model) {
-      const { record } = services.images.find(model);
+      const { record } = images.find(model);
       if (!record.capabilities.multiple_references) {
         throw new HearthError('model_capability_missing', `${record.id} takes one reference image; this request sends more.`, { param: 'image' });
       }
@@ -54,9 +56,8 @@ export async function imageOperationRoutes(app: FastifyInstance, { services }: R
 
   app.post<{ Body: ImageGenerationRequest }>('/v1/images/generations', { schema: { body: generationBody } }, async (request, reply) => {
     const body = request.body;
-    return respondWithJob(request, reply, services, { stream: body.stream === true, responseFormat: body.response_format }, (options) =>
-      services.images.generate(body, options),
-    );
+    const start = (options: SubmitOptions) => images.generate(body, options);
+    return respondWithJob(context, { stream: body.stream === true, responseFormat: body.response_format, start }, request, reply);
   });
 
   app.post('/v1/images/edits', async (request, reply) => {
@@ -80,22 +81,21 @@ export async function imageOperationRoutes(app: FastifyInstance, { services }: R
       images: [...(form.files.get('image') ?? []), ...(form.files.get('image[]') ?? [])],
       mask: masks[0],
     };
-    return respondWithJob(request, reply, services, { stream, responseFormat: enumField(form, 'response_format', FORMATS) }, (options) =>
-      services.images.edit(input, options),
-    );
+    const start = (options: SubmitOptions) => images.edit(input, options);
+    return respondWithJob(context, { stream, responseFormat: enumField(form, 'response_format', FORMATS), start }, request, reply);
   });
 
   app.post('/v1/images/upscale', async (request, reply) => {
     const form = await readForm(request, { files: { image: atMost(1) }, fields: ['model', 'scale', 'response_format', 'stream'], maxBytes: uploadLimit() });
-    const images = form.files.get('image') ?? [];
-    if (images.length !== 1) throw new HearthError('invalid_request_error', 'Send exactly one image, in the multipart field "image".', { param: 'image' });
-    const input = { model: required(form, 'model'), scale: numberField(form, 'scale', { integer: true, min: 1, max: 16 }) ?? 2, image: images[0]! };
+    const files = form.files.get('image') ?? [];
+    if (files.length !== 1) throw new HearthError('invalid_request_error', 'Send exactly one image, in the multipart field "image".', { param: 'image' });
+    const input = { model: required(form, 'model'), scale: numberField(form, 'scale', { integer: true, min: 1, max: 16 }) ?? 2, image: files[0]! };
+    const start = (options: SubmitOptions) => images.upscale(input, options);
     return respondWithJob(
+      context,
+      { stream: booleanField(form, 'stream') ?? false, responseFormat: enumField(form, 'response_format', FORMATS), start },
       request,
       reply,
-      services,
-      { stream: booleanField(form, 'stream') ?? false, responseFormat: enumField(form, 'response_format', FORMATS) },
-      (options) => services.images.upscale(input, options),
     );
   });
-}
+};

@@ -1,8 +1,8 @@
-import type { FastifyInstance } from 'fastify';
 import { clientGone } from '../../http/sse.js';
 import { callTool, listTools } from '../../mcp/bridge.js';
 import type { BridgeCallRequest, BridgeCallResult, BridgeToolList } from '#shared/api/bridge.js';
-import type { RouteOptions } from '../plugin.js';
+import type { McpContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
 
 const callBody = {
   type: 'object',
@@ -15,18 +15,17 @@ const callBody = {
  * The tool bridge: GET /mcp/tools lists the tools this caller may use,
  * POST /mcp/call runs one. Not an MCP transport: MCP clients use /mcp (routes/mcp/endpoint.ts).
  */
-export async function bridgeRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
-  const { services } = options;
-  const bodyLimit = services.config.server.limits.tools_body_mb * 1024 * 1024;
+export const bridgeRoutes: RoutePlugin<McpContext, 'config' | 'mcp' | 'shutdown'> = async (app, { config, mcp, shutdown }) => {
+  const bodyLimit = config().server.limits.tools_body_mb * 1024 * 1024;
 
   app.get('/mcp/tools', async (request): Promise<BridgeToolList> => ({
-    tools: listTools({ manager: services.mcp, config: services.config, grant: request.grant }),
+    tools: listTools({ manager: mcp, config: config(), grant: request.grant }),
   }));
 
   app.post<{ Body: BridgeCallRequest }>('/mcp/call', { bodyLimit, schema: { body: callBody } }, async (request, reply): Promise<BridgeCallResult> => {
     // A client that goes away cancels the call at the service.
-    const signal = clientGone(request, reply, services.shutdown);
-    const caller = { manager: services.mcp, config: services.config, grant: request.grant };
+    const signal = clientGone(request, reply, shutdown);
+    const caller = { manager: mcp, config: config(), grant: request.grant };
     return (await callTool(caller, request.body.name, request.body.arguments ?? {}, signal)) as BridgeCallResult;
   });
-}
+};

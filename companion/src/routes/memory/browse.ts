@@ -1,28 +1,27 @@
-import type { FastifyInstance } from 'fastify';
 import type { MemoryFactUpdate, MemoryList } from '#shared/api/memory.js';
 import { assertAgentScope, pageLimit, recordNumber, scopedAgent } from './scope.js';
 import { agentParams, factParams, factUpdateBody, identityBody, identityParams, pageQuery, pinBody } from './schemas.js';
-import type { RouteOptions } from '../plugin.js';
+import type { MemoryContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
 
 type AgentRoute = { Params: { agent_id: string } };
 type Page = { limit?: string; before?: string; conversation_id?: string; status?: 'candidate' | 'pinned' };
 
 /** Browsing and editing one agent's memory (the PWA's memory pages use these). */
-export async function memoryBrowseRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
-  const memory = () => options.services.memory.browse;
+export const memoryBrowseRoutes: RoutePlugin<MemoryContext, 'memory'> = async (app, { memory }) => {
   const page = <T extends { id: string }>(items: T[], limit: number): MemoryList<T> => ({
     items,
     next_before: items.length === limit ? items.at(-1)!.id : null,
   });
 
-  app.get('/memory/agents', async (request) => ({ agents: memory().agents(scopedAgent(request)) }));
+  app.get('/memory/agents', async (request) => ({ agents: memory.browse.agents(scopedAgent(request)) }));
 
   app.addHook('preHandler', async (request) => {
     const agent = (request.params as { agent_id?: string } | undefined)?.agent_id;
     if (agent !== undefined) assertAgentScope(request, agent);
   });
 
-  app.get<AgentRoute>('/memory/agents/:agent_id', { schema: { params: agentParams } }, async (request) => memory().status(request.params.agent_id));
+  app.get<AgentRoute>('/memory/agents/:agent_id', { schema: { params: agentParams } }, async (request) => memory.browse.status(request.params.agent_id));
 
   app.get<AgentRoute & { Querystring: Page }>(
     '/memory/agents/:agent_id/transcript',
@@ -30,7 +29,7 @@ export async function memoryBrowseRoutes(app: FastifyInstance, options: RouteOpt
     async (request) => {
       const limit = pageLimit(request.query.limit);
       const before = request.query.before === undefined ? undefined : recordNumber(request.query.before);
-      return page(memory().turns(request.params.agent_id, { conversationId: request.query.conversation_id, before, limit }), limit);
+      return page(memory.browse.turns(request.params.agent_id, { conversationId: request.query.conversation_id, before, limit }), limit);
     },
   );
 
@@ -40,7 +39,7 @@ export async function memoryBrowseRoutes(app: FastifyInstance, options: RouteOpt
     async (request) => {
       const limit = pageLimit(request.query.limit);
       const before = request.query.before === undefined ? undefined : recordNumber(request.query.before);
-      return page(memory().episodes(request.params.agent_id, before, limit), limit);
+      return page(memory.browse.episodes(request.params.agent_id, before, limit), limit);
     },
   );
 
@@ -50,19 +49,19 @@ export async function memoryBrowseRoutes(app: FastifyInstance, options: RouteOpt
     async (request) => {
       const limit = pageLimit(request.query.limit);
       const before = request.query.before === undefined ? undefined : recordNumber(request.query.before);
-      return page(memory().facts(request.params.agent_id, request.query.status, before, limit), limit);
+      return page(memory.browse.facts(request.params.agent_id, request.query.status, before, limit), limit);
     },
   );
 
   app.get<AgentRoute>('/memory/agents/:agent_id/identity', { schema: { params: agentParams } }, async (request) => ({
-    items: memory().identity(request.params.agent_id),
+    items: memory.browse.identity(request.params.agent_id),
   }));
 
   app.get<AgentRoute & { Querystring: Page }>(
     '/memory/agents/:agent_id/entities',
     { schema: { params: agentParams, querystring: pageQuery } },
     async (request) => ({
-      items: memory().entities(request.params.agent_id, pageLimit(request.query.limit, 100)),
+      items: memory.browse.entities(request.params.agent_id, pageLimit(request.query.limit, 100)),
     }),
   );
 
@@ -70,7 +69,7 @@ export async function memoryBrowseRoutes(app: FastifyInstance, options: RouteOpt
     '/memory/agents/:agent_id/facts',
     { schema: { params: agentParams, body: pinBody } },
     async (request, reply) => {
-      const pinned = memory().pin(request.params.agent_id, request.body.text);
+      const pinned = memory.browse.pin(request.params.agent_id, request.body.text);
       void reply.status(pinned.merged ? 200 : 201);
       return pinned;
     },
@@ -80,12 +79,12 @@ export async function memoryBrowseRoutes(app: FastifyInstance, options: RouteOpt
     '/memory/agents/:agent_id/facts/:id',
     { schema: { params: factParams, body: factUpdateBody } },
     async (request) => {
-      return memory().updateFact(request.params.agent_id, recordNumber(request.params.id), request.body);
+      return memory.browse.updateFact(request.params.agent_id, recordNumber(request.params.id), request.body);
     },
   );
 
   app.delete<{ Params: { agent_id: string; id: string } }>('/memory/agents/:agent_id/facts/:id', { schema: { params: factParams } }, async (request) => {
-    memory().deleteFact(request.params.agent_id, recordNumber(request.params.id));
+    memory.browse.deleteFact(request.params.agent_id, recordNumber(request.params.id));
     return { id: `fact_${recordNumber(request.params.id)}`, deleted: true };
   });
 
@@ -93,7 +92,7 @@ export async function memoryBrowseRoutes(app: FastifyInstance, options: RouteOpt
     '/memory/agents/:agent_id/identity/:key',
     { schema: { params: identityParams, body: identityBody } },
     async (request) => {
-      return memory().setIdentity(request.params.agent_id, request.params.key, request.body.value);
+      return memory.browse.setIdentity(request.params.agent_id, request.params.key, request.body.value);
     },
   );
 
@@ -101,8 +100,8 @@ export async function memoryBrowseRoutes(app: FastifyInstance, options: RouteOpt
     '/memory/agents/:agent_id/identity/:key',
     { schema: { params: identityParams } },
     async (request) => {
-      memory().deleteIdentity(request.params.agent_id, request.params.key);
+      memory.browse.deleteIdentity(request.params.agent_id, request.params.key);
       return { key: request.params.key, deleted: true };
     },
   );
-}
+};

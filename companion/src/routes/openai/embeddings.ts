@@ -1,24 +1,25 @@
-import type { FastifyInstance } from 'fastify';
 import { HearthError } from '../../errors.js';
 import { clientGone } from '../../http/sse.js';
 import type { EmbeddingBatch } from '../../inference/embeddings.js';
-import type { RouteOptions } from '../plugin.js';
+import type { OpenaiContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
 import type { Embedding, EmbeddingList, EmbeddingRequest } from '#shared/api/openai.js';
 import { embeddingBody } from './embeddings-schema.js';
 import { forwardToProvider } from './forward.js';
 
 /** POST /v1/embeddings: local embedding models through the engine, provider models forwarded as they are. */
-export async function embeddingRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
+export const embeddingRoutes: RoutePlugin<OpenaiContext, 'catalog' | 'embeddings' | 'providers' | 'shutdown'> = async (app, context) => {
   app.post<{ Body: EmbeddingRequest }>('/v1/embeddings', { schema: { body: embeddingBody } }, async (request, reply) => {
     const body = request.body;
-    const target = await services.catalog.resolve(body.model);
-    if (target.kind === 'provider') return forwardToProvider(services, '/embeddings', target.id, body as unknown as Record<string, unknown>, request, reply);
+    const target = await context.catalog.resolve(body.model);
+    if (target.kind === 'provider')
+      return forwardToProvider(context, { path: '/embeddings', modelId: target.id, body: body as unknown as Record<string, unknown> }, request, reply);
     const texts = textsOf(body.input);
-    const signal = clientGone(request, reply, services.shutdown);
-    const batch = await services.embeddings.embed(target.info, texts, { signal, dimensions: body.dimensions });
+    const signal = clientGone(request, reply, context.shutdown);
+    const batch = await context.embeddings.embed(target.info, texts, { signal, dimensions: body.dimensions });
     return listOf(target.info.id, batch, body.encoding_format ?? 'float');
   });
-}
+};
 
 function textsOf(input: EmbeddingRequest['input']): string[] {
   if (typeof input === 'string') return [input];

@@ -1,6 +1,6 @@
-import type { FastifyInstance } from 'fastify';
 import { HearthError } from '../../errors.js';
-import type { RouteOptions } from '../plugin.js';
+import type { OpenaiContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
 import type { InputItem, InputItemList, ListedInputItem } from '#shared/api/responses.js';
 import { responseIdParams } from './responses-schema.js';
 
@@ -26,13 +26,13 @@ const inputItemsQuery = {
 } as const;
 
 /** GET /v1/responses/{id}/input_items: the input items of a stored response, as a cursor page. */
-export async function inputItemRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
+export const inputItemRoutes: RoutePlugin<OpenaiContext, 'responses'> = async (app, { responses }) => {
   app.get<{ Params: { id: string }; Querystring: Query }>(
     '/v1/responses/:id/input_items',
     { schema: { params: responseIdParams, querystring: inputItemsQuery } },
     async (request): Promise<InputItemList> => {
       const { id } = request.params;
-      const items = services.responses.inputItems(id);
+      const items = responses.inputItems(id);
       if (!items) throw new HearthError('response_not_found', `No stored response has the id "${id}".`);
       return page(
         items.map((item, index) => listed(item, id, index)),
@@ -40,7 +40,7 @@ export async function inputItemRoutes(app: FastifyInstance, { services }: RouteO
       );
     },
   );
-}
+};
 
 /** OpenAI's paging: `order` first (default newest first), then the items after `after` and before `before`, `limit` of them (default 20). */
 function page(items: ListedInputItem[], query: Query): InputItemList {
