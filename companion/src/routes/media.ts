@@ -3,8 +3,9 @@ import type { MediaJob, MediaJobList, MediaJobRequest, MediaProviderList, MediaQ
 import { ownerOf, viewerOf } from './images/viewer.js';
 import type { MediaContext } from './contexts.js';
 import type { RoutePlugin } from './plugin.js';
+import type { BodySchema } from './schema.js';
 
-const quoteBody = {
+export const quoteBody = {
   type: 'object',
   required: ['provider', 'operation', 'prompt', 'seconds', 'size'],
   additionalProperties: false,
@@ -17,13 +18,19 @@ const quoteBody = {
     size: { type: 'string', pattern: '^[1-9][0-9]{1,4}x[1-9][0-9]{1,4}$' },
     input_image: { type: 'string', maxLength: 48 * 1024 * 1024 },
   },
-} as const;
+} as const satisfies BodySchema<MediaQuoteRequest>;
 
-const jobBody = {
+export const jobBody = {
   type: 'object',
   required: ['quote_id', 'confirm'],
   additionalProperties: false,
   properties: { quote_id: { type: 'string', minLength: 1 }, confirm: { type: 'boolean' } },
+} as const satisfies BodySchema<MediaJobRequest>;
+
+export const jobsQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { limit: { type: 'string', pattern: '^([1-9][0-9]?|100)$' } },
 } as const;
 
 /** The /v1/media family: hosted (paid) video by quote and confirmation. */
@@ -40,11 +47,10 @@ export const mediaRoutes: RoutePlugin<MediaContext, 'config' | 'media'> = async 
     media.confirm(request.body, viewerOf(request)),
   );
 
-  app.get<{ Querystring: { limit?: string } }>(
-    '/v1/media/jobs',
-    { schema: { querystring: { type: 'object', additionalProperties: false, properties: { limit: { type: 'string', pattern: '^([1-9][0-9]?|100)$' } } } } },
-    async (request): Promise<MediaJobList> => ({ object: 'list', data: media.jobs(Number(request.query.limit ?? 20), viewerOf(request)) }),
-  );
+  app.get<{ Querystring: { limit?: string } }>('/v1/media/jobs', { schema: { querystring: jobsQuery } }, async (request): Promise<MediaJobList> => ({
+    object: 'list',
+    data: media.jobs(Number(request.query.limit ?? 20), viewerOf(request)),
+  }));
 
   app.get<{ Params: { id: string } }>('/v1/media/jobs/:id', async (request): Promise<MediaJob> => media.job(request.params.id, viewerOf(request)));
 

@@ -7,7 +7,7 @@ import type { CloudAgentSummary, CloudLoginStart, CloudWorkspaceList, CloudWorks
 /** The loopback redirect of a workspace sign-in (authorization code + PKCE). */
 export const CLOUD_CALLBACK_PATH = '/admin/cloud/oauth/callback';
 
-const nameParams = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
+export const nameParams = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
 
 /** Cloud workspaces: sign-in state, sign-in (browser or device grant), sign-out, and their published agents. */
 export const cloudRoutes: RoutePlugin<AdminContext, 'config' | 'cloud'> = async (app, { config, cloud }) => {

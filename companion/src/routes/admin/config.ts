@@ -3,31 +3,30 @@ import { apply, plan, serialize, type ConfigTarget } from '../../config/apply.js
 import { configSchema } from '../../config/schema.js';
 import type { AdminContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
+import type { BodySchema } from '../schema.js';
 import type { ApplyRequest, PlanRequest } from '#shared/api/admin-config.js';
 
-const changeBody = {
+export const changeBody = {
   type: 'object',
   required: ['document'],
   additionalProperties: false,
   properties: { document: { type: 'object' }, prune: { type: 'boolean' }, confirm_high_risk: { type: 'boolean' } },
-} as const;
+} as const satisfies BodySchema<ApplyRequest>;
+
+export const exportQuery = { type: 'object', properties: { format: { enum: ['yaml', 'json'] } } } as const;
 
 export const configRoutes: RoutePlugin<AdminContext, 'config' | 'configTarget'> = async (app, context) => {
   const { config } = context;
   const bodyLimit = config().server.limits.admin_body_kb * 1024;
   const target = configTarget(context, app);
 
-  app.get<{ Querystring: { format?: string } }>(
-    '/admin/config/export',
-    { schema: { querystring: { type: 'object', properties: { format: { enum: ['yaml', 'json'] } } } } },
-    async (request, reply) => {
-      const format = request.query.format === 'json' ? 'json' : 'yaml';
-      return reply
-        .type(format === 'json' ? 'application/json' : 'application/yaml; charset=utf-8')
-        .header('cache-control', 'no-store')
-        .send(serialize(config(), format));
-    },
-  );
+  app.get<{ Querystring: { format?: string } }>('/admin/config/export', { schema: { querystring: exportQuery } }, async (request, reply) => {
+    const format = request.query.format === 'json' ? 'json' : 'yaml';
+    return reply
+      .type(format === 'json' ? 'application/json' : 'application/yaml; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .send(serialize(config(), format));
+  });
 
   app.get('/admin/config/schema', async () => configSchema);
 

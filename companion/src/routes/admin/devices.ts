@@ -1,14 +1,15 @@
 import type { AdminContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
+import type { BodySchema } from '../schema.js';
 import type { ChannelStatus, CreatePairingRequest, DeviceList, DeviceRecord, PairingCode } from '#shared/api/remote.js';
 
-const pairBody = {
+export const pairBody = {
   type: 'object',
   additionalProperties: false,
   properties: { agents: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$' }, uniqueItems: true, maxItems: 256 } },
-} as const;
+} as const satisfies BodySchema<CreatePairingRequest>;
 
-const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
+export const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
 
 /** Devices paired over the secure channel (host side): pairing codes, the list, revocation. */
 export const deviceRoutes: RoutePlugin<AdminContext, 'channel'> = async (app, { channel }) => {

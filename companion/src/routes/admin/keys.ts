@@ -2,9 +2,10 @@ import { HearthError } from '../../errors.js';
 import { AGENT_ID_PATTERN } from '../../ids.js';
 import type { AdminContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
+import type { BodySchema } from '../schema.js';
 import { ROUTE_SCOPES, type AccessKeyRecord, type CreatedKey, type CreateKeyRequest } from '#shared/api/access.js';
 
-const createBody = {
+export const createBody = {
   type: 'object',
   required: ['label'],
   additionalProperties: false,
@@ -15,7 +16,7 @@ const createBody = {
     expires_at: { type: ['string', 'null'], format: 'date-time' },
     expires_in_days: { type: ['number', 'null'], exclusiveMinimum: 0, maximum: 36500 },
   },
-} as const;
+} as const satisfies BodySchema<CreateKeyRequest>;
 
 export const keyRoutes: RoutePlugin<AdminContext, 'keys'> = async (app, { keys }) => {
   app.post<{ Body: CreateKeyRequest }>('/admin/keys', { schema: { body: createBody } }, async (request, reply): Promise<CreatedKey> => {

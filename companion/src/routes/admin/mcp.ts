@@ -5,7 +5,7 @@ import type { AdminContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
 import type { McpLoginStart, McpServiceList, McpServiceStatus } from '#shared/api/bridge.js';
 
-const nameParams = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
+export const nameParams = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
 
 /** Loopback-only state of the MCP services, reconnects, and OAuth sign-in with its redirect route. */
 export const mcpAdminRoutes: RoutePlugin<AdminContext, 'mcp'> = async (app, { mcp }) => {

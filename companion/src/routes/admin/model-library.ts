@@ -5,9 +5,10 @@ import { HearthError } from '../../errors.js';
 import { openEventStream } from '../../http/sse.js';
 import type { AdminContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
+import type { BodySchema } from '../schema.js';
 import type { DownloadList, DownloadRequest, HubRepoFiles, HubSearchResponse, ModelDownload, RemovedModel } from '#shared/api/model-library.js';
 
-const searchQuery = {
+export const searchQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -17,14 +18,14 @@ const searchQuery = {
   },
 } as const;
 const name = { type: 'string', minLength: 1, maxLength: 96 };
-const repoParams = { type: 'object', required: ['owner', 'repo'], properties: { owner: name, repo: name } } as const;
-const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
-const downloadBody = {
+export const repoParams = { type: 'object', required: ['owner', 'repo'], properties: { owner: name, repo: name } } as const;
+export const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
+export const downloadBody = {
   type: 'object',
   required: ['source'],
   additionalProperties: false,
   properties: { source: { type: 'string', minLength: 1, maxLength: 2048 } },
-} as const;
+} as const satisfies BodySchema<DownloadRequest>;
 
 type IdRoute = { Params: { id: string } };
 

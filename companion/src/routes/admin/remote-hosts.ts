@@ -1,10 +1,11 @@
 import { apply } from '../../config/apply.js';
 import type { AdminContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
+import type { BodySchema } from '../schema.js';
 import { configTarget } from './config.js';
 import type { AddRemoteHostRequest, RemoteHostList, RemoteHostStatus } from '#shared/api/remote.js';
 
-const addBody = {
+export const addBody = {
   type: 'object',
   required: ['name', 'url', 'code', 'fingerprint'],
   additionalProperties: false,
@@ -14,9 +15,9 @@ const addBody = {
     code: { type: 'string', minLength: 1, maxLength: 32 },
     fingerprint: { type: 'string', minLength: 1, maxLength: 200 },
   },
-} as const;
+} as const satisfies BodySchema<AddRemoteHostRequest>;
 
-const nameParams = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
+export const nameParams = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
 
 /** The device side of pairing: hosts this companion is paired with (remote_hosts), added, checked and removed. */
 export const remoteHostRoutes: RoutePlugin<AdminContext, 'config' | 'configTarget' | 'pairedHosts'> = async (app, context) => {

@@ -1,7 +1,20 @@
 import type { AgentApproval, AgentApprovalDecision, AgentApprovalList } from '#shared/api/agents.js';
 import type { AgentsContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import { approvalParams, decisionBody } from './schemas.js';
+import type { BodySchema } from '../schema.js';
+
+export const approvalParams = {
+  type: 'object',
+  required: ['approval_id'],
+  properties: { approval_id: { type: 'string', pattern: '^appr_[A-Za-z0-9_-]{1,64}$' } },
+} as const;
+
+export const decisionBody = {
+  type: 'object',
+  required: ['decision'],
+  additionalProperties: false,
+  properties: { decision: { enum: ['approve', 'deny'] }, reason: { type: 'string', maxLength: 2000 } },
+} as const satisfies BodySchema<AgentApprovalDecision>;
 
 /**
  * The owner's inbox of tool calls waiting for a decision. The perimeter guards these paths like

@@ -9,7 +9,70 @@ import { HearthError } from '../../errors.js';
 import { openEventStream } from '../../http/sse.js';
 import type { AgentsContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import { anyAgentParams, artifactParams, eventsQuery, runBody, runParams, runsQuery } from './schemas.js';
+import type { BodySchema } from '../schema.js';
+import { anyAgentParams } from './definitions.js';
+
+const text = { type: 'string', maxLength: 1_000_000 };
+const textPart = {
+  type: 'object',
+  required: ['type', 'text'],
+  additionalProperties: false,
+  properties: { type: { enum: ['text', 'input_text', 'output_text'] }, text },
+};
+
+/** A run to start (also on the secure channel, routes/channel/agents.ts): types are checked here, meaning in companion/src/agents. */
+export const runBody = {
+  type: 'object',
+  required: ['input'],
+  additionalProperties: false,
+  properties: {
+    input: {
+      anyOf: [
+        { type: 'string', minLength: 1, maxLength: 1_000_000 },
+        {
+          type: 'array',
+          minItems: 1,
+          maxItems: 1000,
+          items: {
+            type: 'object',
+            required: ['role', 'content'],
+            additionalProperties: false,
+            properties: {
+              role: { enum: ['user', 'assistant'] },
+              content: { anyOf: [text, { type: 'array', maxItems: 1000, items: textPart }] },
+            },
+          },
+        },
+      ],
+    },
+    conversation_id: { type: 'string', minLength: 1, maxLength: 256 },
+    stream: { type: 'boolean' },
+  },
+} as const satisfies BodySchema<AgentRunRequest>;
+
+export const runParams = {
+  type: 'object',
+  required: ['run_id'],
+  properties: { run_id: { type: 'string', pattern: '^run_[A-Za-z0-9_-]{1,64}$' } },
+} as const;
+
+export const artifactParams = {
+  type: 'object',
+  required: ['run_id', 'artifact_id'],
+  properties: { run_id: runParams.properties.run_id, artifact_id: { type: 'string', minLength: 1, maxLength: 100 } },
+} as const;
+
+export const eventsQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { after: { type: 'string', pattern: '^[0-9]{1,12}$' } },
+} as const;
+
+export const runsQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { limit: { type: 'string', pattern: '^[0-9]{1,4}$' }, before: { type: 'string', pattern: '^[0-9]{1,12}$' } },
+} as const;
 
 /** Comment lines keep an idle stream (a run waiting for an approval) open through proxies. */
 const HEARTBEAT_MS = 15_000;

@@ -1,13 +1,19 @@
 import type { FastifyRequest } from 'fastify';
-import type { AgentList, AgentRecord, AgentRun, AgentRunEventList, AgentRunRequest } from '#shared/api/agents.js';
+import { AGENT_ID_PATTERN, type AgentList, type AgentRecord, type AgentRun, type AgentRunEventList, type AgentRunRequest } from '#shared/api/agents.js';
 import type { AgentSettings } from '#shared/api/config.js';
 import { agentRecord } from '../../agents/definitions.js';
 import { HearthError } from '../../errors.js';
 import { assertGranted } from '../../http/channel-perimeter.js';
-import { answerRun, runEvents } from '../agents/runs.js';
-import { agentParams, eventsQuery, runBody, runParams } from '../agents/schemas.js';
+import { answerRun, eventsQuery, runBody, runEvents, runParams } from '../agents/runs.js';
 import type { ChannelContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
+
+/** A granted agent: one of this machine's (a device never reaches further through the channel). */
+export const agentParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', pattern: AGENT_ID_PATTERN } },
+} as const;
 
 /**
  * The agents a paired device may use over the secure channel: those it was granted at pairing,

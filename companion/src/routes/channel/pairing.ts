@@ -1,8 +1,9 @@
 import type { ChannelContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
+import type { BodySchema } from '../schema.js';
 import type { PairRequest, PairResponse } from '#shared/api/remote.js';
 
-const pairBody = {
+export const pairBody = {
   type: 'object',
   required: ['code', 'csr', 'name'],
   additionalProperties: false,
@@ -11,7 +12,7 @@ const pairBody = {
     csr: { type: 'string', minLength: 1, maxLength: 8192 },
     name: { type: 'string', minLength: 1, maxLength: 100 },
   },
-} as const;
+} as const satisfies BodySchema<PairRequest>;
 
 /** POST /pair: a one-time code and a CSR in, the device's client certificate out. */
 export const pairingRoutes: RoutePlugin<ChannelContext, 'channel'> = async (app, { channel }) => {

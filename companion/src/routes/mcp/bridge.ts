@@ -3,13 +3,14 @@ import { callTool, listTools } from '../../mcp/bridge.js';
 import type { BridgeCallRequest, BridgeCallResult, BridgeToolList } from '#shared/api/bridge.js';
 import type { McpContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
+import type { BodySchema } from '../schema.js';
 
-const callBody = {
+export const callBody = {
   type: 'object',
   required: ['name'],
   additionalProperties: false,
   properties: { name: { type: 'string', minLength: 1, maxLength: 256 }, arguments: { type: 'object' } },
-} as const;
+} as const satisfies BodySchema<BridgeCallRequest>;
 
 /**
  * The tool bridge: GET /mcp/tools lists the tools this caller may use,

@@ -1,8 +1,53 @@
-import type { MemoryFactUpdate, MemoryList } from '#shared/api/memory.js';
+import type { MemoryFactPin, MemoryFactUpdate, MemoryIdentityValue, MemoryList } from '#shared/api/memory.js';
 import { assertAgentScope, pageLimit, recordNumber, scopedAgent } from './scope.js';
-import { agentParams, factParams, factUpdateBody, identityBody, identityParams, pageQuery, pinBody } from './schemas.js';
+import { agentId, agentParams, conversationId } from './fields.js';
 import type { MemoryContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
+import type { BodySchema } from '../schema.js';
+
+export const factParams = {
+  type: 'object',
+  required: ['agent_id', 'id'],
+  properties: { agent_id: agentId, id: { type: 'string', pattern: '^(fact_)?[0-9]{1,15}$' } },
+} as const;
+
+export const identityParams = {
+  type: 'object',
+  required: ['agent_id', 'key'],
+  properties: { agent_id: agentId, key: { type: 'string', minLength: 1, maxLength: 64 } },
+} as const;
+
+export const pageQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: { type: 'string', pattern: '^[0-9]{1,4}$' },
+    before: { type: 'string', pattern: '^([a-z]+_)?[0-9]{1,15}$' },
+    conversation_id: conversationId,
+    status: { enum: ['candidate', 'pinned'] },
+  },
+} as const;
+
+export const pinBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['text'],
+  properties: { text: { type: 'string', minLength: 1 } },
+} as const satisfies BodySchema<MemoryFactPin>;
+
+export const factUpdateBody = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: { text: { type: 'string', minLength: 1 }, status: { enum: ['candidate', 'pinned'] } },
+} as const satisfies BodySchema<MemoryFactUpdate>;
+
+export const identityBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['value'],
+  properties: { value: { type: 'string', minLength: 1 } },
+} as const satisfies BodySchema<MemoryIdentityValue>;
 
 type AgentRoute = { Params: { agent_id: string } };
 type Page = { limit?: string; before?: string; conversation_id?: string; status?: 'candidate' | 'pinned' };
@@ -65,7 +110,7 @@ export const memoryBrowseRoutes: RoutePlugin<MemoryContext, 'memory'> = async (a
     }),
   );
 
-  app.post<AgentRoute & { Body: { text: string } }>(
+  app.post<AgentRoute & { Body: MemoryFactPin }>(
     '/memory/agents/:agent_id/facts',
     { schema: { params: agentParams, body: pinBody } },
     async (request, reply) => {
@@ -88,7 +133,7 @@ export const memoryBrowseRoutes: RoutePlugin<MemoryContext, 'memory'> = async (a
     return { id: `fact_${recordNumber(request.params.id)}`, deleted: true };
   });
 
-  app.put<{ Params: { agent_id: string; key: string }; Body: { value: string } }>(
+  app.put<{ Params: { agent_id: string; key: string }; Body: MemoryIdentityValue }>(
     '/memory/agents/:agent_id/identity/:key',
     { schema: { params: identityParams, body: identityBody } },
     async (request) => {

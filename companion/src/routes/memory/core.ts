@@ -10,9 +10,75 @@ import type {
   MemorySearchResponse,
 } from '#shared/api/memory.js';
 import { assertAgentScope, scopedAgent } from './scope.js';
-import { consolidateBody, contextBody, delegatedBody, flushBody, ingestBody, searchBody } from './schemas.js';
+import { agentId, conversationId, projectId, query, sessionDate } from './fields.js';
 import type { MemoryContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
+import type { BodySchema } from '../schema.js';
+
+export const ingestBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['agent_id', 'conversation_id', 'turns'],
+  properties: {
+    agent_id: agentId,
+    conversation_id: conversationId,
+    turns: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 10000,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['user'],
+        properties: { user: { type: 'string' }, assistant: { type: 'string' } },
+      },
+    },
+    session_date: sessionDate,
+    skip_extraction: { type: 'boolean' },
+    project_id: projectId,
+  },
+} as const satisfies BodySchema<MemoryIngestRequest>;
+
+export const delegatedBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['agent_id', 'conversation_id', 'task'],
+  properties: {
+    agent_id: agentId,
+    conversation_id: conversationId,
+    task: { type: 'string', minLength: 1 },
+    result: { type: 'string' },
+    session_date: sessionDate,
+    project_id: projectId,
+  },
+} as const satisfies BodySchema<MemoryDelegatedRequest>;
+
+export const flushBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['agent_id'],
+  properties: { agent_id: agentId, conversation_id: conversationId },
+} as const satisfies BodySchema<MemoryFlushRequest>;
+
+export const searchBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['agent_id', 'query', 'scope'],
+  properties: { agent_id: agentId, query, scope: { enum: ['pinned', 'episodes', 'transcript'] }, limit: { type: 'integer', minimum: 1, maximum: 100 } },
+} as const satisfies BodySchema<MemorySearchRequest>;
+
+export const contextBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['agent_id', 'query'],
+  properties: { agent_id: agentId, query, budget_tokens: { type: 'integer', minimum: 1 } },
+} as const satisfies BodySchema<MemoryContextRequest>;
+
+export const consolidateBody = {
+  type: ['object', 'null'],
+  additionalProperties: false,
+  properties: { agent_id: agentId },
+} as const satisfies BodySchema<MemoryConsolidateRequest | null>;
 
 /** Ingestion, flush, search, budgeted recall and on-demand consolidation. */
 export const memoryCoreRoutes: RoutePlugin<MemoryContext, 'memory'> = async (app, { memory }) => {

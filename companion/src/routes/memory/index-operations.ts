@@ -1,7 +1,7 @@
 import { requireLoopback } from '../../http/loopback.js';
 import type { MemoryIndexResponse, MemoryPurgeResponse } from '#shared/api/memory.js';
 import { assertAgentScope } from './scope.js';
-import { agentParams } from './schemas.js';
+import { agentParams } from './fields.js';
 import type { MemoryContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
 

@@ -6,13 +6,115 @@ import type { LocalModel } from '../../models/registry.js';
 import type { GenerationRequest, GenerationResult } from '../../inference/types.js';
 import type { OpenaiContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
+import { nullableNumber, type BodySchema } from '../schema.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, FinishReason } from '#shared/api/openai.js';
-import { chatCompletionBody } from './chat-schema.js';
 import { messagesToHistory, outputOf, stopList, toolModeOf, toolsOf } from './convert.js';
 import { attributionOf, lastUserText, recordAttribution, type Attribution } from './attribution.js';
 import { forwardToProvider } from './forward.js';
 
 const FINGERPRINT = 'hearth';
+
+const content = {
+  anyOf: [
+    { type: 'string' },
+    { type: 'null' },
+    {
+      type: 'array',
+      items: { type: 'object', required: ['type'], properties: { type: { type: 'string' }, text: { type: 'string' } } },
+    },
+  ],
+};
+
+/** POST /v1/chat/completions: types are checked here, meaning in convert.ts. */
+export const chatCompletionBody = {
+  type: 'object',
+  required: ['model', 'messages'],
+  properties: {
+    model: { type: 'string', minLength: 1 },
+    messages: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        required: ['role'],
+        properties: {
+          role: { enum: ['system', 'developer', 'user', 'assistant', 'tool'] },
+          content,
+          name: { type: 'string' },
+          tool_call_id: { type: 'string' },
+          tool_calls: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['id', 'function'],
+              properties: {
+                id: { type: 'string' },
+                type: { const: 'function' },
+                function: { type: 'object', required: ['name', 'arguments'], properties: { name: { type: 'string' }, arguments: { type: 'string' } } },
+              },
+            },
+          },
+        },
+      },
+    },
+    stream: { type: ['boolean', 'null'] },
+    stream_options: { type: ['object', 'null'], properties: { include_usage: { type: 'boolean' } } },
+    max_tokens: { type: ['integer', 'null'], minimum: 1 },
+    max_completion_tokens: { type: ['integer', 'null'], minimum: 1 },
+    temperature: nullableNumber(0, 2),
+    top_p: nullableNumber(0, 1),
+    seed: { type: ['integer', 'null'] },
+    stop: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string', minLength: 1 }, maxItems: 4 }, { type: 'null' }] },
+    presence_penalty: nullableNumber(-2, 2),
+    frequency_penalty: nullableNumber(-2, 2),
+    n: { type: ['integer', 'null'], minimum: 1, maximum: 1 },
+    logprobs: { type: ['boolean', 'null'] },
+    parallel_tool_calls: { type: 'boolean' },
+    user: { type: 'string' },
+    tools: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['type', 'function'],
+        properties: {
+          type: { const: 'function' },
+          function: {
+            type: 'object',
+            required: ['name'],
+            properties: {
+              name: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
+              description: { type: 'string' },
+              parameters: { type: 'object' },
+              strict: { type: ['boolean', 'null'] },
+            },
+          },
+        },
+      },
+    },
+    tool_choice: {
+      anyOf: [
+        { enum: ['auto', 'none', 'required'] },
+        {
+          type: 'object',
+          required: ['type', 'function'],
+          properties: { type: { const: 'function' }, function: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } },
+        },
+      ],
+    },
+    response_format: {
+      type: 'object',
+      required: ['type'],
+      properties: {
+        type: { enum: ['text', 'json_object', 'json_schema'] },
+        json_schema: {
+          type: 'object',
+          required: ['name'],
+          properties: { name: { type: 'string' }, description: { type: 'string' }, schema: { type: 'object' }, strict: { type: ['boolean', 'null'] } },
+        },
+      },
+    },
+  },
+} as const satisfies BodySchema<ChatCompletionRequest>;
 
 type Context = Pick<OpenaiContext, 'config' | 'catalog' | 'engine' | 'providers' | 'agents' | 'shutdown'>;
 

@@ -3,9 +3,33 @@ import { clientGone } from '../../http/sse.js';
 import type { EmbeddingBatch } from '../../inference/embeddings.js';
 import type { OpenaiContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
+import type { BodySchema } from '../schema.js';
 import type { Embedding, EmbeddingList, EmbeddingRequest } from '#shared/api/openai.js';
-import { embeddingBody } from './embeddings-schema.js';
 import { forwardToProvider } from './forward.js';
+
+/** OpenAI's limit on inputs per request. */
+const MAX_INPUTS = 2048;
+
+/** POST /v1/embeddings: types are checked here, meaning below. */
+export const embeddingBody = {
+  type: 'object',
+  required: ['model', 'input'],
+  properties: {
+    model: { type: 'string', minLength: 1 },
+    input: {
+      anyOf: [
+        { type: 'string' },
+        { type: 'array', minItems: 1, maxItems: MAX_INPUTS, items: { type: 'string' } },
+        // Token arrays pass the type check so that the route can say why they are refused.
+        { type: 'array', minItems: 1, items: { type: 'integer' } },
+        { type: 'array', minItems: 1, items: { type: 'array', items: { type: 'integer' } } },
+      ],
+    },
+    encoding_format: { enum: ['float', 'base64'] },
+    dimensions: { type: 'integer', minimum: 1 },
+    user: { type: 'string' },
+  },
+} as const satisfies BodySchema<EmbeddingRequest>;
 
 /** POST /v1/embeddings: local embedding models through the engine, provider models forwarded as they are. */
 export const embeddingRoutes: RoutePlugin<OpenaiContext, 'catalog' | 'embeddings' | 'providers' | 'shutdown'> = async (app, context) => {

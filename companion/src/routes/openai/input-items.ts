@@ -2,7 +2,7 @@ import { HearthError } from '../../errors.js';
 import type { OpenaiContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
 import type { InputItem, InputItemList, ListedInputItem } from '#shared/api/responses.js';
-import { responseIdParams } from './responses-schema.js';
+import { responseIdParams } from './responses.js';
 
 interface Query {
   after?: string;
@@ -12,7 +12,7 @@ interface Query {
   order?: 'asc' | 'desc';
 }
 
-const inputItemsQuery = {
+export const inputItemsQuery = {
   type: 'object',
   properties: {
     after: { type: 'string', minLength: 1 },

@@ -3,7 +3,7 @@ import type { RoutePlugin } from '../plugin.js';
 import type { ModelList, ModelRecord } from '#shared/api/openai.js';
 
 const capability = { type: 'string' };
-const modelRecord = {
+export const modelRecord = {
   type: 'object',
   required: ['id', 'object', 'created', 'owned_by'],
   properties: {
@@ -23,7 +23,7 @@ const modelRecord = {
 } as const;
 
 /** Declared so Fastify serializes the list with a compiled serializer: clients poll this route. */
-const modelList = {
+export const modelList = {
   200: { type: 'object', required: ['object', 'data'], properties: { object: { type: 'string' }, data: { type: 'array', items: modelRecord } } },
 } as const;
 
