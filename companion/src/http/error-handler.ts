@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HearthError } from '../errors.js';
-import { explainSchemaErrors, type SchemaError } from '../schema-messages.js';
+import { explainSchemaErrors, problemAt, type SchemaError } from '../schema-messages.js';
 import type { ErrorCode } from '#shared/api/errors.js';
 
 /** Renders every error, ours or Fastify's, in the OpenAI shape with the status from the table. */
@@ -71,8 +71,8 @@ function translate(error: FastifyError, request: FastifyRequest): HearthError {
 export function invalidRequest(errors: SchemaError[]): HearthError {
   const { error: chosen, message } = explainSchemaErrors(errors);
   // A missing or unknown field is named itself (the param), so it is said plainly.
-  const param = pathToParam(chosen.instancePath, chosen.params);
-  const said = chosen.keyword === 'required' ? 'is required' : chosen.keyword === 'additionalProperties' ? 'is not a known field' : message;
+  const { path, message: said } = problemAt(chosen, message);
+  const param = path || null;
   return new HearthError('invalid_request_error', `${param ?? 'body'} ${said}.`, { param });
 }
 
@@ -93,17 +93,6 @@ function tooLarge(request: FastifyRequest): string {
   const size = limit === undefined ? 'its limit' : setting.endsWith('_kb') ? `${Math.round(limit / 1024)} KB` : `${Number((limit / 1048576).toFixed(1))} MB`;
   const raise = setting ? ` To accept larger ones, raise ${setting} in config.yaml and restart Hearth.` : '';
   return `The request body is larger than ${path} accepts (at most ${size}).${raise}`;
-}
-
-/** `/messages/0/role` -> `messages[0].role`; a missing property is named itself. */
-function pathToParam(instancePath: string, params: Record<string, unknown>): string | null {
-  let path = instancePath
-    .replace(/^\//, '')
-    .replace(/\/(\d+)(?=\/|$)/g, '[$1]')
-    .replace(/\//g, '.');
-  if (typeof params.missingProperty === 'string') path = path ? `${path}.${params.missingProperty}` : params.missingProperty;
-  if (typeof params.additionalProperty === 'string') path = path ? `${path}.${params.additionalProperty}` : params.additionalProperty;
-  return path || null;
 }
 
 /**

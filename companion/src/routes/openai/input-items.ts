@@ -1,4 +1,5 @@
 import { HearthError } from '../../errors.js';
+import { rangeInWords, typesInWords } from '../../schema-messages.js';
 import type { OpenaiContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
 import type { InputItem, InputItemList, ListedInputItem } from '#shared/api/responses.js';
@@ -61,7 +62,9 @@ function limitOf(text: string | undefined): number {
   if (text === undefined) return 20;
   const limit = Number(text);
   if (!/^\d+$/.test(text) || limit < 1 || limit > 100)
-    throw new HearthError('invalid_request_error', 'limit must be an integer from 1 to 100.', { param: 'limit' });
+    throw new HearthError('invalid_request_error', `limit must be ${typesInWords('integer')} ${rangeInWords({ minimum: 1, maximum: 100 })}.`, {
+      param: 'limit',
+    });
   return limit;
 }
 
