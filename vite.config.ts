@@ -42,6 +42,20 @@ const pwa = SvelteKitPWA({
   },
 });
 
+/** Tests of the llama-server engine itself: they need its build. */
+const serverEngineOnly = ['tests/companion/inference/server-*.test.ts', 'tests/e2e/server-engine-*.test.ts'];
+/** Generation tests that run on both engines: in process in the companion project, on llama-server here. */
+const generationFiles = [
+  'tests/e2e/chat.test.ts',
+  'tests/e2e/forced-calls.test.ts',
+  'tests/e2e/structured-output.test.ts',
+  'tests/e2e/responses.test.ts',
+  'tests/e2e/cancel.test.ts',
+  'tests/e2e/shutdown.test.ts',
+  'tests/companion/agents/local-model.test.ts',
+  'tests/companion/memory/tiny-model.test.ts',
+];
+
 const path = (relative: string) => fileURLToPath(new URL(relative, import.meta.url));
 
 /**
@@ -81,8 +95,25 @@ export default defineConfig({
           name: 'companion',
           environment: 'node',
           include: ['tests/companion/**/*.test.ts', 'tests/e2e/**/*.test.ts', 'tests/scripts/**/*.test.ts', 'tests/shared/**/*.test.ts'],
+          exclude: serverEngineOnly,
+          // The in-process engine here; the server-engine project runs the generation files again on llama-server.
+          env: { HEARTH_ENGINE: 'in-process' },
           fileParallelism: false,
           setupFiles: ['tests/helpers/clone-path.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        test: {
+          name: 'server-engine',
+          environment: 'node',
+          include: [...serverEngineOnly, ...generationFiles],
+          env: { HEARTH_ENGINE: 'server' },
+          // Builds llama-server once (cached outside the clone) unless it is built.
+          globalSetup: ['tests/helpers/engine-build.ts'],
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },
@@ -107,8 +138,9 @@ export default defineConfig({
           include: ['tests/browser/**/*.test.ts'],
           // Real Chromium, real `hearth serve`, real wllama: one file at a time on a 2-core machine,
           // and only after the other projects, so their CPU-heavy tests never share the machine.
+          env: { HEARTH_ENGINE: 'in-process' },
           fileParallelism: false,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
           globalSetup: ['tests/browser/global-setup.ts'],
           setupFiles: ['tests/helpers/clone-path.ts'],
           testTimeout: 180_000,

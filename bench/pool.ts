@@ -51,7 +51,7 @@ print(
   `Hearth pool benchmark — ${new Date().toISOString().slice(0, 16)}, ${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
 );
 print(`load average at start: ${load()}`);
-const built = llamaServer(print);
+const built = await llamaServer(print);
 const engine = 'binary' in built ? 'llama-server' : 'hearth serve';
 if ('skipped' in built) print(`llama-server: not available (${built.skipped}); the endpoints are hearth serve processes instead`);
 print(`endpoints: ${engine} with the generated small model (512 wide, 8 layers, F32), ${PARALLEL} parallel sequences, context ${CONTEXT} each`);

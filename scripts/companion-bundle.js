@@ -2,14 +2,16 @@
 // so a start skips compiling TypeScript module by module through tsx's loader (about half the
 // CPU time of a start). bin/hearth.js runs it only while it is newer than every source file;
 // otherwise it runs the sources through tsx, so an edit is never hidden behind an old build.
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 export const BUNDLE = join(root, 'build', 'companion', 'main.js');
-const SOURCES = ['companion/src', 'shared/src', 'package.json', 'tsconfig.companion.json'].map((name) => join(root, name));
+// This file too: a build made by an older recipe is stale.
+const SOURCES = ['companion/src', 'shared/src', 'package.json', 'tsconfig.companion.json', 'scripts/companion-bundle.js'].map((name) => join(root, name));
 
+/** @param {string} path @returns {number} */
 function newestChange(path) {
   const stat = statSync(path);
   if (!stat.isDirectory()) return stat.mtimeMs;
@@ -26,9 +28,12 @@ export function bundleIsFresh() {
 /** Compiles the companion into build/companion (about a second); packages stay in node_modules. */
 export async function buildBundle() {
   const { build } = await import('esbuild');
+  const outdir = join(root, 'build', 'companion');
+  // The image engine thread loads its own entry beside the module that starts it (images/thread/).
+  const thread = join(root, 'companion', 'src', 'images', 'thread');
   await build({
-    entryPoints: { main: join(root, 'companion', 'src', 'main.ts') },
-    outdir: join(root, 'build', 'companion'),
+    entryPoints: { main: join(root, 'companion', 'src', 'main.ts'), 'engine-worker': join(thread, 'engine-worker.ts') },
+    outdir,
     bundle: true,
     splitting: true,
     format: 'esm',
@@ -37,7 +42,7 @@ export async function buildBundle() {
     packages: 'external',
     sourcemap: 'linked',
     logLevel: 'silent',
-    // Written last: the bundle's time stamps when it is complete.
     write: true,
   });
+  copyFileSync(join(thread, 'start.mjs'), join(outdir, 'start.mjs'));
 }

@@ -14,7 +14,7 @@ import { mediaRoutes } from './routes/media.js';
 import { memoryRoutes } from './routes/memory.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { openaiRoutes } from './routes/openai.js';
-import type { RouteOptions } from './routes/plugin.js';
+import { routeContexts } from './routes/contexts.js';
 import { webRoutes } from './routes/web.js';
 import type { Services } from './services.js';
 
@@ -39,19 +39,23 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   installUpgradeRule(app, () => services.channel.status());
   installDrain(app, () => services.stopWork());
   installPerimeter(app, { server: () => services.config.server, keys: services.keys, admin: services.admin, agents: services.dispatcher });
-  const routeOptions: RouteOptions = { services, webRoot: options.webRoot };
-  await app.register(healthRoutes, routeOptions);
-  await app.register(metricsRoutes, routeOptions);
-  await app.register(openaiRoutes, routeOptions);
-  await app.register(imageRoutes, routeOptions);
-  await app.register(mediaRoutes, routeOptions);
-  await app.register(agentRoutes, routeOptions);
-  await app.register(adminRoutes, routeOptions);
-  await app.register(memoryRoutes, routeOptions);
-  await app.register(mcpRoutes, routeOptions);
-  await app.register(webRoutes, routeOptions);
+  // Each family gets only its own context (routes/contexts.ts), never the whole of Services.
+  const contexts = routeContexts(services, options.webRoot);
+  await app.register(healthRoutes, contexts.health);
+  await app.register(metricsRoutes, contexts.metrics);
+  await app.register(openaiRoutes, contexts.openai);
+  await app.register(imageRoutes, contexts.images);
+  await app.register(mediaRoutes, contexts.media);
+  await app.register(agentRoutes, contexts.agents);
+  await app.register(adminRoutes, contexts.admin);
+  await app.register(memoryRoutes, contexts.memory);
+  await app.register(mcpRoutes, contexts.mcp);
+  await app.register(webRoutes, contexts.web);
   return app;
 }
+
+/** How request schemas are applied: clients must get 400 for wrong types, not a silent coercion of "5" into 5. */
+export const VALIDATION = { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } } as const;
 
 /** Fastify settings both listeners share (this one and the secure channel's). */
 export function serverOptions(options: Omit<AppOptions, 'webRoot'>) {
@@ -61,8 +65,7 @@ export function serverOptions(options: Omit<AppOptions, 'webRoot'>) {
     // One line per request at debug, not two JSON lines at info.
     logController: new RequestLog(),
     bodyLimit: services.config.server.body_limit_mb * 1024 * 1024,
-    // Clients must get 400 for wrong types, not a silent coercion of "5" into 5.
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
+    ajv: VALIDATION,
     // Time to receive a whole request (slow-client defence); generating the answer is not limited.
     requestTimeout: services.config.server.limits.request_timeout_seconds * 1000,
     forceCloseConnections: true,

@@ -16,6 +16,7 @@ Usage:
   hearth remote add|list|remove                                                hosts this companion is paired with
   hearth cloud list|login|logout|agents [NAME]                                 cloud workspaces: sign-in and published agents
   hearth open                                                                  a one-time link that signs the app in
+  hearth engine build|status                                                   the llama-server engine's build
   hearth --version | --help
 
 Run "hearth COMMAND --help" for a command's options.`;
@@ -49,6 +50,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   remote: () => import('./commands/remote.js'),
   cloud: () => import('./commands/cloud.js'),
   open: () => import('./commands/open.js'),
+  engine: () => import('./commands/engine.js'),
 };
 
 export async function main(argv: string[]): Promise<number> {

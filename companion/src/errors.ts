@@ -88,6 +88,11 @@ export const ERRORS: Record<ErrorCode, ErrorRow> = {
   cloud_agent_error: { status: 502, type: 'server_error', message: 'The cloud agent answered with an error.' },
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error', message: 'Too many requests are waiting. Retry later.' },
   server_busy: { status: 503, type: 'server_error', message: 'The server is busy. Retry later.' },
+  engine_crashed: {
+    status: 503,
+    type: 'server_error',
+    message: "The model's engine process stopped during this request; it is being restarted. Retry the request.",
+  },
   provider_unreachable: { status: 502, type: 'server_error', message: 'The model provider could not be reached.' },
   provider_error: { status: 502, type: 'server_error', message: 'The model provider answered with an error.' },
   provider_unavailable: {

@@ -25,7 +25,7 @@ export interface Invocation {
  * The subcommands (README: The `hearth` command); `COMMAND` is the placeholder in usage text. A
  * mention followed by a colon is a message's label (`hearth pull: cancelled`), not an instruction.
  */
-const SUBCOMMANDS = ['serve', 'pull', 'keys', 'secret', 'config', 'mcp', 'devices', 'remote', 'cloud', 'open', 'COMMAND'];
+const SUBCOMMANDS = ['serve', 'pull', 'keys', 'secret', 'config', 'mcp', 'devices', 'remote', 'cloud', 'open', 'engine', 'COMMAND'];
 const MENTION = new RegExp(`\\bhearth (?=(?:${SUBCOMMANDS.join('|')})\\b(?!:)|--(?:help|version)\\b)`, 'g');
 
 /** The repository (or installed package) folder: the one holding bin/hearth.js above this file. */

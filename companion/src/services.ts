@@ -1,7 +1,12 @@
 import { totalmem } from 'node:os';
 import { loadConfigFile } from './config/document.js';
+import { modelLoadSettings } from './config/model-overrides.js';
 import { ModelCatalog } from './models/catalog.js';
+import { join } from 'node:path';
+import type { EngineSetting } from '#shared/api/admin.js';
 import { type Engine, type LoadEvent } from './inference/engine.js';
+import { ServerBuild } from './inference/server/build-service.js';
+import { sweepOrphans } from './inference/server/process.js';
 import { EngineMonitor } from './inference/monitor.js';
 import { DownloadManager } from './models/downloads.js';
 import { Embeddings } from './inference/embeddings.js';
@@ -40,6 +45,8 @@ export interface ServiceOptions {
   modelsDirs?: string[];
   /** Override config.models.external_sources (from --no-external-models / HEARTH_EXTERNAL_MODELS). */
   externalSources?: boolean;
+  /** Override config.models.engine (from HEARTH_ENGINE). */
+  engine?: EngineSetting;
   log: Logger;
   version: string;
 }
@@ -121,7 +128,24 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       monitor.onLoad(event);
       metrics.onLoad(event);
     };
-    const engine: Engine = new MeteredEngine({ ...engineSettings(config), threadMemory: threads, log: options.log, onLoad }, metrics);
+    // llama-server processes a killed companion left on this data folder end before any new one starts.
+    const runDir = join(paths.root, 'engine');
+    sweepOrphans(runDir, options.log);
+    const engineOf = (document: ConfigDocument) => ({ ...engineSettings(document), engine: options.engine ?? document.models.engine });
+    const build = new ServerBuild(process.env, options.log);
+    // After the first start the llama-server engine is built in the background (models run in process meanwhile).
+    if (engineOf(config).engine !== 'in-process') build.startInBackground();
+    const engine: Engine = new MeteredEngine(
+      {
+        ...engineOf(config),
+        build,
+        runDir,
+        threadMemory: threads,
+        log: options.log,
+        onLoad,
+      },
+      metrics,
+    );
     pools.configure(config.providers);
     const providers = new ProviderClient(config.providers, secrets.resolve, undefined, pools);
     const scanOf = (document: ConfigDocument) => ({
@@ -157,7 +181,12 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       memory: new MemoryService({
         db,
         settings: () => services.config.memory,
-        models: localMemoryModels({ catalog, engine, modelId: () => services.config.memory.model, contextSize: () => services.config.models.context_size }),
+        models: localMemoryModels({
+          catalog,
+          engine,
+          modelId: () => services.config.memory.model,
+          contextSize: () => modelLoadSettings(services.config.models, services.config.memory.model ?? '').context_size,
+        }),
         embeddings: localEmbeddingModels({ catalog, embeddings, modelId: () => services.config.memory.embedding_model, log: options.log }),
         log: options.log,
       }),
@@ -196,7 +225,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       },
       reconfigure(next: ConfigDocument) {
         services.config = next;
-        engine.configure(engineSettings(next));
+        engine.configure(engineOf(next));
         pools.configure(next.providers);
         services.providers = new ProviderClient(next.providers, secrets.resolve, undefined, pools);
         catalog.configure(scanOf(next), services.providers);
@@ -278,5 +307,11 @@ function engineSettings(config: ConfigDocument) {
     queueLimit: settings.queue_limit,
     idleUnloadSeconds: settings.idle_unload_seconds,
     memoryBudgetBytes: (settings.memory_budget_mb || Math.floor(totalmem() / 2 / 1048576)) * 1048576,
+    overrides: Object.fromEntries(
+      Object.entries(settings.overrides).map(([id, own]) => [
+        id,
+        { contextSize: own.context_size, gpuLayers: own.gpu_layers, threads: own.threads, parallel: own.parallel },
+      ]),
+    ),
   };
 }

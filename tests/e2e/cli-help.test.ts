@@ -14,7 +14,7 @@ import { tempFolder } from '../helpers/temp.js';
  * is never suggested.
  */
 
-const COMMANDS = ['serve', 'pull', 'keys', 'secret', 'config', 'mcp', 'devices', 'remote', 'cloud', 'open'];
+const COMMANDS = ['serve', 'pull', 'keys', 'secret', 'config', 'mcp', 'devices', 'remote', 'cloud', 'open', 'engine'];
 const dataDir = tempFolder('cli');
 const env = cleanEnv({ HEARTH_DATA_DIR: dataDir });
 const hearth = (...args: string[]) => runNode(HEARTH_BIN, args, { env });
@@ -41,7 +41,7 @@ function runCommand(line: string, options: { cwd?: string; env?: NodeJS.ProcessE
 function commandsIn(text: string): string[] {
   const found = [
     ...text.matchAll(
-      /(?:npm run (?:-s )?hearth -- |(?<![\w/-])hearth )(serve|pull|keys|secret|config|mcp|devices|remote|cloud|open)(?: (create|list|revoke|set|delete|export|plan|apply|status|reconnect|login|logout|agents|pair|add|remove)\b)?/g,
+      /(?:npm run (?:-s )?hearth -- |(?<![\w/-])hearth )(serve|pull|keys|secret|config|mcp|devices|remote|cloud|open|engine)(?: (create|list|revoke|set|delete|export|plan|apply|status|reconnect|login|logout|agents|pair|add|remove|build)\b)?/g,
     ),
   ].map((match) => match[0]);
   if (/npm run model:tiny/.test(text)) found.push('npm run model:tiny');
@@ -158,6 +158,12 @@ describe('every printed command runs as written', () => {
 });
 
 describe('a bad command line', () => {
+  it('refuses an unknown HEARTH_ENGINE before starting', async () => {
+    const result = await runNode(HEARTH_BIN, ['serve', '--port', '0'], { env: { ...env, HEARTH_ENGINE: 'turbo' } });
+    expect(result.code).toBe(2);
+    expect(result.stderr.split('\n')[0]).toBe('hearth serve: HEARTH_ENGINE must be one of auto, server, in-process, not "turbo".');
+  });
+
   it.each([
     [['keys', 'create', '--bogus'], 'hearth keys: unknown option --bogus'],
     [['keys', 'create', '--label'], 'hearth keys: --label needs a value'],
@@ -170,6 +176,7 @@ describe('a bad command line', () => {
     [['serve', 'extra'], 'hearth serve: unexpected argument extra'],
     [['secret', 'frobnicate'], 'hearth secret: Unknown or incomplete command "secret frobnicate".'],
     [['keys'], 'hearth keys: Say what to do.'],
+    [['engine', 'frobnicate'], 'hearth engine: unknown action "frobnicate"'],
   ])('hearth %j exits 2 with one readable line and the usage', async (args, line) => {
     const result = await hearth(...args);
     expect(result.code).toBe(2);

@@ -69,6 +69,8 @@ function describe(context: CommandContext, plan: ConfigPlan): void {
   }
   for (const risk of plan.risks) context.stdout.write(`  HIGH RISK ${risk.code} (${risk.path}): ${risk.message}\n`);
   if (plan.restart_required.length) context.stdout.write(`  Takes effect after a restart: ${plan.restart_required.join(', ')}\n`);
+  if (plan.reload_required.length)
+    context.stdout.write(`  Takes effect when the model is loaded again (it keeps its old settings until then): ${plan.reload_required.join(', ')}\n`);
 }
 
 /** The server's refusal; problems are shown at their line of FILE (`text`) when it has them. */

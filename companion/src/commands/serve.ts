@@ -33,6 +33,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
       dataDir: options.dataDir,
       modelsDirs: options.modelsDirs,
       externalSources: options.externalSources,
+      engine: options.engine,
       log,
       version: VERSION,
     });

@@ -78,6 +78,7 @@ version: 1
 # models:
 #   dirs: []                 # extra folders with .gguf files
 #   external_sources: true   # also list LM Studio, Ollama, Hugging Face and llama.cpp models
+#   engine: auto             # llama-server once it is built, else in-process; or: server, in-process
 #   threads: auto            # chosen per batch size by measuring, re-measured when the load changes
 #   parallel: auto           # concurrent requests batched per model; auto follows model size and memory
 # providers:

@@ -1,7 +1,7 @@
 import { closestModel } from '../models/suggest.js';
 import { isPlainObject } from './merge.js';
 
-/** A place in the configuration that names a model: agents' models and memory's models. */
+/** A place in the configuration that names a model: agents' models, memory's models, and models' own load settings. */
 export interface ModelReference {
   path: string;
   /** Who uses it, in words: `the agent "helper"`, `memory`. */
@@ -20,6 +20,10 @@ export function modelReferences(document: Record<string, unknown>): ModelReferen
   });
   if (typeof memory.model === 'string') references.push({ path: 'memory.model', user: 'memory', model: memory.model });
   if (typeof memory.embedding_model === 'string') references.push({ path: 'memory.embedding_model', user: 'memory search', model: memory.embedding_model });
+  const models = isPlainObject(document.models) ? document.models : {};
+  if (isPlainObject(models.overrides))
+    for (const id of Object.keys(models.overrides))
+      if (!id.includes('/')) references.push({ path: `models.overrides.${id}`, user: 'the load settings entry', model: id });
   return references;
 }
 

@@ -7,6 +7,7 @@ import { checkDocument } from './document.js';
 import { renameLegacyKeys } from './legacy-keys.js';
 import { changedFields, desiredDocument, isPlainObject, NAMED_LISTS } from './merge.js';
 import { missingModelWarnings, modelReferences } from './model-references.js';
+import { reloadRequired } from './model-overrides.js';
 import { findRisks } from './risks.js';
 
 export interface PlanContext {
@@ -21,6 +22,8 @@ export interface PlanContext {
   toolClass?(name: string): ToolClass | undefined;
   /** The address the server is listening on now (it may differ from server.host until a restart); undefined when not listening. */
   listening?: string;
+  /** Local models loaded now: a change to their load settings applies when they are loaded again. */
+  loaded?: string[];
 }
 
 /** Validates a change all-or-nothing and describes it; changes nothing. */
@@ -56,10 +59,16 @@ export function planChange(
     'server.remote.enabled',
     'server.remote.host',
     'server.remote.port',
+    // The llama.cpp binding (with or without its GPU backend) is loaded once per process.
+    'models.gpu',
   ];
   const restartRequired = changes.flatMap((change) => change.fields.map((field) => `${change.section}.${field}`)).filter((path) => restart.includes(path));
   const missing = missingModelWarnings(document as unknown as Record<string, unknown>, context.localModels);
-  return { plan: { valid: true, changes, risks, restart_required: restartRequired, warnings: [...warnings, ...missing], document }, problems: [] };
+  const reload = reloadRequired(context.current, document, context.loaded ?? []);
+  return {
+    plan: { valid: true, changes, risks, restart_required: restartRequired, reload_required: reload, warnings: [...warnings, ...missing], document },
+    problems: [],
+  };
 }
 
 function splitProblem(text: string): ConfigProblem {

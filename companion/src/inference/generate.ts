@@ -8,6 +8,8 @@ import {
   type LlamaContextSequence,
   type LlamaGrammar,
   type LlamaModel,
+  type LlamaText,
+  type Token,
 } from 'node-llama-cpp';
 import { HearthError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -27,11 +29,28 @@ export interface ModelRuntime {
 /** Default sampling temperature when a request names none (llama.cpp server and LM Studio use 0.8). */
 export const DEFAULT_TEMPERATURE = 0.8;
 
+/** A request turned into what either engine runs: the rendered prompt, its budget and its grammar. */
+export interface GenerationPlan {
+  history: ChatHistoryItem[];
+  /** Tool calls forced by tool_choice (required or named): one call, under a grammar, no text. */
+  forced: boolean;
+  /** Tools the model may call on its own (tool_choice auto). */
+  offered?: ChatModelFunctions;
+  /** Per tool, its parameters as the grammar converter takes them (undefined: no parameters). */
+  schemas: (GbnfJsonSchema | undefined)[];
+  /** The rendered prompt as tokens, measured against the context before anything runs. */
+  promptTokens: Token[];
+  /** The chat wrapper's stop triggers for this prompt (the end-of-turn marks). */
+  stopTriggers: LlamaText[];
+  maxTokens: number;
+  grammar?: LlamaGrammar;
+}
+
 /**
- * Runs one generation on a sequence the caller owns. The prompt is measured first: a prompt
- * that does not fit the context is refused, never truncated.
+ * Checks and renders a request. The prompt is measured first: a prompt that does not fit the
+ * context is refused, never truncated.
  */
-export async function generate(runtime: ModelRuntime, sequence: LlamaContextSequence, request: GenerationRequest): Promise<GenerationResult> {
+export async function planGeneration(runtime: ModelRuntime, request: GenerationRequest): Promise<GenerationPlan> {
   const fields = request.fields ?? CHAT_FIELDS;
   const schemas = request.tools.map((tool, index) => (tool.parameters ? toGrammarSchema(tool.parameters, fields.toolParameters(index)) : undefined));
   const forced = request.tools.length > 0 && (request.toolMode.type === 'required' || request.toolMode.type === 'named');
@@ -42,12 +61,13 @@ export async function generate(runtime: ModelRuntime, sequence: LlamaContextSequ
     throw new HearthError('invalid_request_error', `${fields.history} must contain at least one user or assistant message.`, { param: fields.history });
   }
 
-  const promptTokens = countPromptTokens(runtime, history, offered);
-  const room = runtime.contextSize - promptTokens;
+  const state = runtime.wrapper.generateContextState({ chatHistory: history, availableFunctions: offered, documentFunctionParams: true });
+  const promptTokens = state.contextText.tokenize(runtime.model.tokenizer);
+  const room = runtime.contextSize - promptTokens.length;
   if (room <= 0) {
     throw new HearthError(
       'context_length_exceeded',
-      `The ${fields.history} use ${promptTokens} tokens, but ${request.model} has a context of ${runtime.contextSize} tokens. Shorten the conversation or start a new one.`,
+      `The ${fields.history} use ${promptTokens.length} tokens, but ${request.model} has a context of ${runtime.contextSize} tokens. Shorten the conversation or start a new one.`,
       { param: fields.history },
     );
   }
@@ -55,7 +75,12 @@ export async function generate(runtime: ModelRuntime, sequence: LlamaContextSequ
   const grammar = forced
     ? await runtime.grammars.forTools(chosenTools(request).map((index) => [request.tools[index]!.name, schemas[index]]))
     : await grammarForOutput(runtime, request);
+  return { history, forced, offered, schemas, promptTokens, stopTriggers: state.stopGenerationTriggers, maxTokens, grammar };
+}
 
+/** Runs one generation on a sequence the caller owns (the in-process engine). */
+export async function generate(runtime: ModelRuntime, sequence: LlamaContextSequence, request: GenerationRequest): Promise<GenerationResult> {
+  const { history, forced, offered, promptTokens, maxTokens, grammar } = await planGeneration(runtime, request);
   const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: runtime.wrapper });
   const outputBefore = sequence.tokenMeter.usedOutputTokens;
   try {
@@ -77,7 +102,7 @@ export async function generate(runtime: ModelRuntime, sequence: LlamaContextSequ
     const stop = response.metadata.stopReason;
     const finishReason = stop === 'abort' ? 'cancelled' : stop === 'maxTokens' ? 'length' : 'stop';
 
-    if (forced) return forcedCall(response.response, request, finishReason, promptTokens, completionTokens);
+    if (forced) return forcedCall(response.response, request, finishReason, promptTokens.length, completionTokens);
     const calls: ToolCallRecord[] = (response.functionCalls ?? []).map((call) => ({
       id: newId('call_'),
       name: call.functionName,
@@ -87,7 +112,7 @@ export async function generate(runtime: ModelRuntime, sequence: LlamaContextSequ
       text: response.response,
       toolCalls: calls,
       finishReason: calls.length > 0 ? 'tool_calls' : finishReason,
-      promptTokens,
+      promptTokens: promptTokens.length,
       completionTokens,
     };
   } finally {
@@ -95,7 +120,13 @@ export async function generate(runtime: ModelRuntime, sequence: LlamaContextSequ
   }
 }
 
-function forcedCall(text: string, request: GenerationRequest, finishReason: StopReason, promptTokens: number, completionTokens: number): GenerationResult {
+export function forcedCall(
+  text: string,
+  request: GenerationRequest,
+  finishReason: StopReason,
+  promptTokens: number,
+  completionTokens: number,
+): GenerationResult {
   const call = readForcedCall(
     text,
     chosenTools(request).map((index) => request.tools[index]!.name),
@@ -123,12 +154,7 @@ function toFunctions(tools: ToolSpec[], schemas: (GbnfJsonSchema | undefined)[])
   return Object.fromEntries(tools.map((tool, index) => [tool.name, { description: tool.description, params: schemas[index] }])) as ChatModelFunctions;
 }
 
-function countPromptTokens(runtime: ModelRuntime, history: ChatHistoryItem[], functions: ChatModelFunctions | undefined): number {
-  const state = runtime.wrapper.generateContextState({ chatHistory: history, availableFunctions: functions, documentFunctionParams: true });
-  return state.contextText.tokenize(runtime.model.tokenizer).length;
-}
-
-function penalties(request: GenerationRequest) {
+export function penalties(request: GenerationRequest) {
   const { presencePenalty, frequencyPenalty } = request.sampling;
   if (!presencePenalty && !frequencyPenalty) return false as const;
   return { penalty: 1, presencePenalty: presencePenalty ?? 0, frequencyPenalty: frequencyPenalty ?? 0 };
@@ -155,6 +181,11 @@ export class GrammarCache {
   forSchema(schema: Record<string, unknown>, param: string): Promise<LlamaGrammar> {
     const converted = toGrammarSchema(schema, param);
     return this.remember(JSON.stringify(converted), () => this.llama.createGrammarForJsonSchema(converted as never));
+  }
+
+  /** A grammar for one tool's parameters (already converted by toGrammarSchema), for the server engine's tool-call grammar. */
+  forParams(schema: GbnfJsonSchema): Promise<LlamaGrammar> {
+    return this.remember(JSON.stringify(schema), () => this.llama.createGrammarForJsonSchema(schema as never));
   }
 
   /** A grammar for `{"name": <one of the tools>, "arguments": <its schema>}`. */

@@ -180,7 +180,7 @@ describe('GET /admin/config/export and /admin/config/schema', () => {
     const document = await exportedDocument();
     for (const prune of [false, true]) {
       const planned = await plan(document as unknown as Record<string, unknown>, prune);
-      expect(planned).toEqual({ valid: true, changes: [], risks: [], restart_required: [], warnings: [] });
+      expect(planned).toEqual({ valid: true, changes: [], risks: [], restart_required: [], reload_required: [], warnings: [] });
     }
     const before = readFileSync(configFile, 'utf8');
     const applied = await apply(parse(await exported('yaml')) as Record<string, unknown>, { prune: true });

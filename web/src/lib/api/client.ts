@@ -14,6 +14,8 @@ export class ApiError extends Error {
     readonly code: ErrorCode | ClientErrorCode,
     message: string,
     readonly param: string | null = null,
+    /** What else the error said, beyond the OpenAI fields (a configuration's `problems`, a change's `risks`). */
+    readonly details: Record<string, unknown> = {},
   ) {
     super(message);
     this.name = 'ApiError';
@@ -27,7 +29,8 @@ export function isErrorBody(value: unknown): value is ErrorBody {
 
 /** The companion's message as a person reads it: Markdown code spans (`hearth open`) lose their backticks. */
 export function fromErrorBody(status: number, body: ErrorBody): ApiError {
-  return new ApiError(status, body.error.code, body.error.message.replace(/`([^`\n]+)`/g, '$1'), body.error.param ?? null);
+  const { message, code, param, type: _type, ...details } = body.error;
+  return new ApiError(status, code, message.replace(/`([^`\n]+)`/g, '$1'), param ?? null, details);
 }
 
 async function errorFrom(response: Response): Promise<ApiError> {

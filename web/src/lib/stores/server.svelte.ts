@@ -171,6 +171,17 @@ export class ServerStore {
     }
   }
 
+  /**
+   * While the llama-server build runs, asks for the status every `interval` ms so its progress
+   * moves on the page; stops asking once the build is done. Returns the stop function.
+   */
+  followBuild(interval = 3000): () => void {
+    const timer = setInterval(() => {
+      if (this.details?.engine?.build.state === 'building') void this.refreshDetails();
+    }, interval);
+    return () => clearInterval(timer);
+  }
+
   async load(id: string): Promise<void> {
     await this.#act(id, 'loading', () => loadModel(id));
   }
