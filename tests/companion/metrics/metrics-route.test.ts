@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RouteScope } from '#shared/api/access.js';
 import type { AgentRun } from '#shared/api/agents.js';
 import { RunStore } from '../../../companion/src/agents/store.js';
+import { ImageJobStore } from '../../../companion/src/images/jobs/job-store.js';
 import type { Services } from '../../../companion/src/services.js';
 import { parsePrometheus, sampleValue } from '../../helpers/prometheus.js';
 import { testApp, type TestApp } from '../../helpers/app.js';
@@ -144,5 +145,24 @@ describe('what /metrics reports', () => {
     expect(await states()).toEqual({ running: before.running! + 1, completed: before.completed });
     runs.update({ ...run, status: 'completed', completed_at: run.created_at });
     expect(await states()).toEqual({ running: before.running, completed: before.completed! + 1 });
+  });
+
+  it('counts image jobs by state as they move', async () => {
+    const jobs = new ImageJobStore(services.db);
+    const states = async () => {
+      const families = parsePrometheus((await scrape()).body);
+      return {
+        queued: sampleValue(families, 'hearth_image_jobs', { state: 'queued' }),
+        generating: sampleValue(families, 'hearth_image_jobs', { state: 'generating' }),
+      };
+    };
+    const before = await states();
+    const id = `img_metrics_${Date.now()}`;
+    jobs.create({ id, operation: 'generate', model: 'sd', steps: 4, prompt: 'a fox', negativePrompt: null, size: '64x64', seed: 1, owner: null });
+    expect(await states()).toEqual({ queued: before.queued! + 1, generating: before.generating });
+    jobs.stage(id, 'generating');
+    expect(await states()).toEqual({ queued: before.queued, generating: before.generating! + 1 });
+    const text = (await scrape()).body;
+    expect(text).not.toContain('a fox');
   });
 });
