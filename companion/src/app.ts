@@ -2,6 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { installDrain } from './http/drain.js';
 import { frameworkError, installErrorHandling } from './http/error-handler.js';
 import { installPerimeter } from './http/perimeter.js';
+import { installRequestMetrics } from './http/request-metrics.js';
 import { installUpgradeRule } from './http/upgrade-rule.js';
 import { RequestLog } from './http/request-log.js';
 import { adminRoutes } from './routes/admin.js';
@@ -11,6 +12,7 @@ import { imageRoutes } from './routes/images.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { mediaRoutes } from './routes/media.js';
 import { memoryRoutes } from './routes/memory.js';
+import { metricsRoutes } from './routes/metrics.js';
 import { openaiRoutes } from './routes/openai.js';
 import { routeContexts } from './routes/contexts.js';
 import { webRoutes } from './routes/web.js';
@@ -31,6 +33,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // JSON only: a text/plain body must be 415, not a string that fails validation later.
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
+  // First of the hooks: a request the perimeter refuses is counted too.
+  installRequestMetrics(app, () => services.metrics);
   // Before the perimeter: no key makes a plain-HTTP agent call from another machine acceptable.
   installUpgradeRule(app, () => services.channel.status());
   installDrain(app, () => services.stopWork());
@@ -38,6 +42,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Each family gets only its own context (routes/contexts.ts), never the whole of Services.
   const contexts = routeContexts(services, options.webRoot);
   await app.register(healthRoutes, contexts.health);
+  await app.register(metricsRoutes, contexts.metrics);
   await app.register(openaiRoutes, contexts.openai);
   await app.register(imageRoutes, contexts.images);
   await app.register(mediaRoutes, contexts.media);

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HearthError } from '../errors.js';
 import { explainSchemaErrors, problemAt, type SchemaError } from '../schema-messages.js';
+import { noteErrorCode } from './request-metrics.js';
 import type { ErrorCode } from '#shared/api/errors.js';
 
 /** Renders every error, ours or Fastify's, in the OpenAI shape with the status from the table. */
@@ -9,6 +10,7 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler(async (error: FastifyError | HearthError, request, reply) => {
     const hearth = error instanceof HearthError ? error : translate(error as FastifyError, request);
     if (hearth.code === 'internal_error') request.log.error({ err: error }, 'unexpected error');
+    noteErrorCode(reply, hearth.code);
     if (hearth.retryAfter !== undefined) void reply.header('retry-after', String(hearth.retryAfter));
     // The connection closes after a refused body; a client still sending would see a broken pipe, not the 413.
     if (hearth.code === 'request_too_large') await discardBody(request.raw);

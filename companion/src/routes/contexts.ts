@@ -20,6 +20,7 @@ import type { Embeddings } from '../inference/embeddings.js';
 import type { Engine } from '../inference/engine.js';
 import type { EngineMonitor } from '../inference/monitor.js';
 import type { McpManager } from '../mcp/manager.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { MediaService } from '../media/service.js';
 import type { MemoryService } from '../memory/service.js';
 import type { ModelCatalog } from '../models/catalog.js';
@@ -34,6 +35,11 @@ type Config = () => ConfigDocument;
 
 export interface HealthContext {
   version: string;
+}
+
+/** GET /metrics: the Prometheus text (the perimeter guards it). */
+export interface MetricsContext {
+  metrics: Pick<Metrics, 'render' | 'contentType'>;
 }
 
 /** /v1/models, chat completions, Responses, embeddings: local models through the engine, provider models forwarded. */
@@ -136,6 +142,7 @@ export interface WebContext {
 
 export interface RouteContexts {
   health: HealthContext;
+  metrics: MetricsContext;
   openai: OpenaiContext;
   images: ImagesContext;
   media: MediaContext;
@@ -153,6 +160,7 @@ export function routeContexts(services: Services, webRoot = ''): RouteContexts {
   const config = () => services.config;
   return {
     health: { version },
+    metrics: { metrics: services.metrics },
     openai: {
       config,
       catalog,

@@ -25,7 +25,7 @@ export async function forwardToProvider(
 ): Promise<unknown> {
   const { modelId, observe } = forward;
   const signal = clientGone(request, reply, context.shutdown);
-  const upstream = await context.providers().forward(forward.path, modelId, forward.body, signal);
+  const upstream = await context.providers().forward(forward.path, modelId, forward.body, signal, { affinity: affinityOf(request, reply, forward.body) });
   if (upstream.status === 401 || upstream.status === 403) {
     // The provider refused Hearth's key for it: that is not the client's key to Hearth.
     await upstream.body?.cancel();
@@ -51,4 +51,19 @@ export async function forwardToProvider(
   } catch {
     return reply.send(text);
   }
+}
+
+/**
+ * What ties this request to earlier ones, for a provider pool's conversation affinity, strongest
+ * first: the Responses chain it continues, the conversation (`X-Service-Conversation-Id`, the one
+ * attribution answered with when it made a new one), then `prompt_cache_key` and `user`.
+ */
+function affinityOf(request: FastifyRequest, reply: FastifyReply, body: Record<string, unknown>): string[] {
+  const keys: string[] = [];
+  if (typeof body.previous_response_id === 'string' && body.previous_response_id) keys.push(`response:${body.previous_response_id}`);
+  const conversation = reply.getHeader('x-service-conversation-id') ?? request.headers['x-service-conversation-id'];
+  const agent = request.headers['x-service-agent-id'];
+  if (typeof conversation === 'string' && conversation) keys.push(`conversation:${typeof agent === 'string' ? agent : ''}:${conversation}`);
+  for (const field of ['prompt_cache_key', 'user']) if (typeof body[field] === 'string' && body[field]) keys.push(`${field}:${body[field] as string}`);
+  return keys;
 }
