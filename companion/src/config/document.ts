@@ -70,7 +70,7 @@ function duplicates(document: Record<string, unknown>): string[] {
   });
 }
 
-export const DEFAULT_DOCUMENT_TEXT = `# Hearth configuration. Every key is optional except version; see README.md.
+export const DEFAULT_DOCUMENT_TEXT = `# Hearth configuration. Every key is optional except version; see docs/configuration.md.
 version: 1
 # server:
 #   host: 127.0.0.1

@@ -75,5 +75,5 @@ export function notFoundMessage(method: string, path: string): string {
   }
   if (path.startsWith('/api/')) return `${missing} Hearth speaks the OpenAI API under /v1 (for example POST /v1/chat/completions), not under /api.`;
   if (WITHOUT_V1.test(path)) return `${missing} Add /v1: the OpenAI API is served under /v1 (use /v1${path}), so a client's base URL ends in /v1.`;
-  return `${missing} See README.md for the routes Hearth serves.`;
+  return `${missing} Every route Hearth serves is listed in docs/routes.md.`;
 }
