@@ -3,7 +3,7 @@ import { resolveChatWrapper, type Llama, type LlamaContext, type LlamaContextSeq
 import { HearthError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { diagnoseLoadFailure } from './diagnose.js';
-import { GrammarCache, generate, type ModelRuntime } from './generate.js';
+import { GrammarCache, generate, preparePrompt, type ModelRuntime } from './generate.js';
 import { BatchSteps, secondsUntilFirstFree, type StepListener } from './batch-steps.js';
 import { loadLlama, threadCandidates, type GpuSetting } from './llama.js';
 import { defaultParallel } from './parallel.js';
@@ -129,7 +129,8 @@ export class Engine {
     if (!info.capabilities.includes('chat')) throw new HearthError('model_not_chat', `${info.id} is an embedding model and cannot chat.`, { param: 'model' });
     const entry = await this.load(info);
     this.touch(entry);
-    const sequence = await entry.pool.acquire(request.signal);
+    const prompt = preparePrompt(entry.runtime, request);
+    const sequence = await entry.pool.acquire(request.signal, prompt.tokens);
     const running: Running = { sequence, outputBefore: sequence.tokenMeter.usedOutputTokens, limit: request.maxTokens ?? entry.runtime.contextSize };
     entry.running.add(running);
     // Streamed pieces count at once (for the live tokens/s figure); the exact count replaces them at the end.
@@ -142,7 +143,7 @@ export class Engine {
           forward(delta);
         }
       : undefined;
-    const generation = generate(entry.runtime, sequence, { ...request, onText });
+    const generation = generate(entry.runtime, sequence, { ...request, onText }, prompt);
     this.generations.add(generation);
     try {
       const result = await generation;

@@ -8,6 +8,7 @@ import {
   type LlamaContextSequence,
   type LlamaGrammar,
   type LlamaModel,
+  type Token,
 } from 'node-llama-cpp';
 import { HearthError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -27,11 +28,20 @@ export interface ModelRuntime {
 /** Default sampling temperature when a request names none (llama.cpp server and LM Studio use 0.8). */
 export const DEFAULT_TEMPERATURE = 0.8;
 
+/** A request's prompt as the model will evaluate it; `tokens` lets the pool find the sequence that holds it. */
+export interface PreparedPrompt {
+  history: ChatHistoryItem[];
+  schemas: (GbnfJsonSchema | undefined)[];
+  forced: boolean;
+  offered: ChatModelFunctions | undefined;
+  tokens: Token[];
+}
+
 /**
- * Runs one generation on a sequence the caller owns. The prompt is measured first: a prompt
- * that does not fit the context is refused, never truncated.
+ * Renders the request's history with the chat wrapper and tokenizes it. A prompt that does not
+ * fit the context is refused here, never truncated.
  */
-export async function generate(runtime: ModelRuntime, sequence: LlamaContextSequence, request: GenerationRequest): Promise<GenerationResult> {
+export function preparePrompt(runtime: ModelRuntime, request: GenerationRequest): PreparedPrompt {
   const fields = request.fields ?? CHAT_FIELDS;
   const schemas = request.tools.map((tool, index) => (tool.parameters ? toGrammarSchema(tool.parameters, fields.toolParameters(index)) : undefined));
   const forced = request.tools.length > 0 && (request.toolMode.type === 'required' || request.toolMode.type === 'named');
@@ -42,15 +52,27 @@ export async function generate(runtime: ModelRuntime, sequence: LlamaContextSequ
     throw new HearthError('invalid_request_error', `${fields.history} must contain at least one user or assistant message.`, { param: fields.history });
   }
 
-  const promptTokens = countPromptTokens(runtime, history, offered);
-  const room = runtime.contextSize - promptTokens;
-  if (room <= 0) {
+  const tokens = renderTokens(runtime, history, offered);
+  if (tokens.length >= runtime.contextSize) {
     throw new HearthError(
       'context_length_exceeded',
-      `The ${fields.history} use ${promptTokens} tokens, but ${request.model} has a context of ${runtime.contextSize} tokens. Shorten the conversation or start a new one.`,
+      `The ${fields.history} use ${tokens.length} tokens, but ${request.model} has a context of ${runtime.contextSize} tokens. Shorten the conversation or start a new one.`,
       { param: fields.history },
     );
   }
+  return { history, schemas, forced, offered, tokens };
+}
+
+/** Runs one generation on a sequence the caller owns (its prompt prepared by `preparePrompt`, unless given). */
+export async function generate(
+  runtime: ModelRuntime,
+  sequence: LlamaContextSequence,
+  request: GenerationRequest,
+  prompt: PreparedPrompt = preparePrompt(runtime, request),
+): Promise<GenerationResult> {
+  const { history, schemas, forced, offered } = prompt;
+  const promptTokens = prompt.tokens.length;
+  const room = runtime.contextSize - promptTokens;
   const maxTokens = Math.min(request.maxTokens ?? room, room);
   const grammar = forced
     ? await runtime.grammars.forTools(chosenTools(request).map((index) => [request.tools[index]!.name, schemas[index]]))
@@ -123,9 +145,9 @@ function toFunctions(tools: ToolSpec[], schemas: (GbnfJsonSchema | undefined)[])
   return Object.fromEntries(tools.map((tool, index) => [tool.name, { description: tool.description, params: schemas[index] }])) as ChatModelFunctions;
 }
 
-function countPromptTokens(runtime: ModelRuntime, history: ChatHistoryItem[], functions: ChatModelFunctions | undefined): number {
+function renderTokens(runtime: ModelRuntime, history: ChatHistoryItem[], functions: ChatModelFunctions | undefined): Token[] {
   const state = runtime.wrapper.generateContextState({ chatHistory: history, availableFunctions: functions, documentFunctionParams: true });
-  return state.contextText.tokenize(runtime.model.tokenizer).length;
+  return state.contextText.tokenize(runtime.model.tokenizer);
 }
 
 function penalties(request: GenerationRequest) {
