@@ -142,8 +142,8 @@ function expectOnlyNewTokens(turn: Turn): void {
 
 describe('conversations taking turns on the tiny model', () => {
   it('the system prompt is long enough that re-reading it would show', async () => {
-    const [[first]] = await takingTurns(1, 1);
-    expect(first!.evaluated).toBeGreaterThan(400);
+    const turns = await takingTurns(1, 1);
+    expect(turns[0]![0]!.evaluated).toBeGreaterThan(400);
   });
 
   it('two conversations each stay on the sequence that holds them, and each later turn evaluates only its new tokens', async () => {
