@@ -6,7 +6,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 /** Domain folders: they never reach the HTTP layer. */
-const DOMAIN = ['models', 'inference', 'providers', 'access', 'agents', 'mcp', 'memory', 'images', 'media', 'remote', 'cloud', 'config', 'store'];
+const DOMAIN = ['models', 'inference', 'providers', 'access', 'agents', 'mcp', 'tools', 'memory', 'images', 'media', 'channel', 'cloud', 'config', 'store'];
 const httpLayer = {
   patterns: [
     { group: ['fastify', 'fastify/*', '@fastify/*'], message: 'Domain code never imports Fastify: routes/ convert between HTTP and the domain.' },
@@ -33,6 +33,46 @@ export default tseslint.config(
   {
     files: [`companion/src/{${DOMAIN.join(',')}}/**/*.ts`],
     rules: { 'no-restricted-imports': ['error', httpLayer] },
+  },
+  {
+    // The tools folder serves agents and MCP and imports neither (nor memory: the memory tools get it handed in).
+    files: ['companion/src/tools/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...httpLayer.patterns,
+            { group: ['**/agents/*', '**/mcp/*', '**/memory/*'], message: 'tools/ is used by agents/ and mcp/ and imports neither (nor memory/).' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The secure channel's two sides share only channel/x509.ts: the host side never imports the device side.
+    files: ['companion/src/channel/host/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [...httpLayer.patterns, { group: ['**/device/*'], message: 'channel/host/ (this machine as the host) never imports channel/device/.' }] },
+      ],
+    },
+  },
+  {
+    // ... and the device side never imports the host side.
+    files: ['companion/src/channel/device/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...httpLayer.patterns,
+            { group: ['**/host/*'], message: 'channel/device/ (this machine as a paired device) never imports channel/host/.' },
+          ],
+        },
+      ],
+    },
   },
   {
     files: ['shared/src/**/*.ts'],

@@ -2,13 +2,15 @@ import { sveltekit } from '@sveltejs/kit/vite';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
 import { SvelteKitPWA } from '@vite-pwa/sveltekit';
 import { fileURLToPath } from 'node:url';
+import type { Plugin } from 'vite';
 import { defineConfig } from 'vitest/config';
+import { ROUTE_TABLE } from '#shared/api/routes.js';
 
 const theme = '#b3431d';
 const background = '#1f1a17';
 
-/** Paths the companion answers itself; a navigation there must reach the network. */
-const apiPaths = [/^\/v1\//, /^\/health/, /^\/admin\//, /^\/agents/, /^\/mcp/, /^\/memory/];
+/** Paths the companion answers itself (every row of the route table); a navigation there must reach the network. */
+const apiPaths = ROUTE_TABLE.map((route) => route.pattern);
 
 const pwa = SvelteKitPWA({
   strategies: 'generateSW',
@@ -40,12 +42,52 @@ const pwa = SvelteKitPWA({
   },
 });
 
+/** Tests of the llama-server engine itself: they need its build. */
+const serverEngineOnly = ['tests/companion/inference/server-*.test.ts', 'tests/e2e/server-engine-*.test.ts'];
+/** Generation tests that run on both engines: in process in the companion project, on llama-server here. */
+const generationFiles = [
+  'tests/e2e/chat.test.ts',
+  'tests/e2e/forced-calls.test.ts',
+  'tests/e2e/structured-output.test.ts',
+  'tests/e2e/responses.test.ts',
+  'tests/e2e/cancel.test.ts',
+  'tests/e2e/shutdown.test.ts',
+  'tests/companion/agents/local-model.test.ts',
+  'tests/companion/memory/tiny-model.test.ts',
+];
+
 const path = (relative: string) => fileURLToPath(new URL(relative, import.meta.url));
 
+/**
+ * `virtual:webllm-models`: web-llm's prebuilt chat models (what the Models screen lists), read
+ * from the installed package at build time, so listing them never loads web-llm (~6 MB) in the
+ * browser; web-llm itself is loaded only to check a model that has files cached, or to run one.
+ */
+function webllmModels(): Plugin {
+  const id = 'virtual:webllm-models';
+  return {
+    name: 'hearth-webllm-models',
+    resolveId: (source) => (source === id ? `\0${id}` : undefined),
+    async load(resolved) {
+      if (resolved !== `\0${id}`) return undefined;
+      const { prebuiltAppConfig } = await import('@mlc-ai/web-llm');
+      const models = prebuiltAppConfig.model_list
+        .filter((record) => record.model_type === undefined || record.model_type === 0)
+        .map((record) => ({
+          model: record.model,
+          model_id: record.model_id,
+          vram_required_MB: record.vram_required_MB ?? null,
+          required_features: record.required_features ?? [],
+        }));
+      return `export const cacheBackend = ${JSON.stringify(prebuiltAppConfig.cacheBackend ?? 'cache')};\nexport default ${JSON.stringify(models)};\n`;
+    },
+  };
+}
+
 export default defineConfig({
-  plugins: [sveltekit(), pwa],
+  plugins: [sveltekit(), pwa, webllmModels()],
   // ES workers can split: web-llm (~6 MB) loads only where WebGPU is present.
-  worker: { format: 'es' },
+  worker: { format: 'es', plugins: () => [webllmModels()] },
   test: {
     projects: [
       {
@@ -53,7 +95,25 @@ export default defineConfig({
           name: 'companion',
           environment: 'node',
           include: ['tests/companion/**/*.test.ts', 'tests/e2e/**/*.test.ts', 'tests/scripts/**/*.test.ts', 'tests/shared/**/*.test.ts'],
+          exclude: serverEngineOnly,
+          // The in-process engine here; the server-engine project runs the generation files again on llama-server.
+          env: { HEARTH_ENGINE: 'in-process' },
           fileParallelism: false,
+          setupFiles: ['tests/helpers/clone-path.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        test: {
+          name: 'server-engine',
+          environment: 'node',
+          include: [...serverEngineOnly, ...generationFiles],
+          env: { HEARTH_ENGINE: 'server' },
+          // Builds llama-server once (cached outside the clone) unless it is built.
+          globalSetup: ['tests/helpers/engine-build.ts'],
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },
@@ -78,9 +138,11 @@ export default defineConfig({
           include: ['tests/browser/**/*.test.ts'],
           // Real Chromium, real `hearth serve`, real wllama: one file at a time on a 2-core machine,
           // and only after the other projects, so their CPU-heavy tests never share the machine.
+          env: { HEARTH_ENGINE: 'in-process' },
           fileParallelism: false,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
           globalSetup: ['tests/browser/global-setup.ts'],
+          setupFiles: ['tests/helpers/clone-path.ts'],
           testTimeout: 180_000,
           hookTimeout: 300_000,
         },

@@ -1,14 +1,18 @@
 /**
- * `npm run bench:agents -- [--steps N] [--rounds N] [--approvals N]`
+ * `npm run bench:agents -- [--steps N] [--rounds N] [--approvals N] [--burst N]`
  *
  * The agent run loop's overhead per step, against the same model calls made directly, and the
- * approval round trip. The model is the scripted OpenAI-compatible provider on loopback (its
+ * approval round trip. Then one model reply asking for `burst` tool calls at once (the run's
+ * time, and the longest event-loop stall while it runs), and the replay of that run's events
+ * (about two per call) to a client that follows it: the longest stall of the event loop while
+ * the replay is written. The model is the scripted OpenAI-compatible provider on loopback (its
  * answers take no time, so what is measured is Hearth's own work: the loop, persisting steps
  * and events, the tool call). Both sides run in this process, one after the other, each round.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import type { AgentRun } from '#shared/api/agents.js';
@@ -22,11 +26,13 @@ const { values } = parseArgs({
     steps: { type: 'string', default: '20' },
     rounds: { type: 'string', default: '5' },
     approvals: { type: 'string', default: '30' },
+    burst: { type: 'string', default: '5000' },
   },
 });
 const steps = Number(values.steps);
 const rounds = Number(values.rounds);
 const approvals = Number(values.approvals);
+const burst = Number(values.burst);
 
 const provider: ScriptedProvider = await startScriptedProvider();
 const dataDir = mkdtempSync(join(tmpdir(), 'hearth-agents-bench-'));
@@ -114,6 +120,34 @@ async function approvalRoundTrips(count: number): Promise<number[]> {
   return times;
 }
 
+/** Runs `work` while sampling the event loop's delay every 1 ms; answers the longest stall seen, in ms. */
+async function longestStall<T>(work: () => Promise<T>): Promise<{ result: T; stallMs: number; ms: number }> {
+  const monitor = monitorEventLoopDelay({ resolution: 1 });
+  monitor.enable();
+  const started = performance.now();
+  try {
+    const result = await work();
+    return { result, stallMs: monitor.max / 1e6, ms: performance.now() - started };
+  } finally {
+    monitor.disable();
+  }
+}
+
+/** One model reply with `count` tool calls, then an answer: the run through Hearth. */
+async function burstRun(count: number): Promise<AgentRun> {
+  provider.setScript((_body, index) =>
+    index === 0 ? { tool_calls: Array.from({ length: count }, () => ({ name: 'current_time', arguments: {} })) } : { content: 'done' },
+  );
+  return (await (await post('/agents/bench/run', { input: 'burst' })).json()) as AgentRun;
+}
+
+/** Reads a finished run's events as SSE (the whole replay), answering how many came. */
+async function replay(runId: string): Promise<number> {
+  const response = await fetch(`${url}/agents/runs/${runId}/events`, { headers: { accept: 'text/event-stream' } });
+  const text = await response.text();
+  return text.split('\n\n').filter((block) => block.includes('data:')).length;
+}
+
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))]!;
 
 try {
@@ -140,6 +174,17 @@ try {
     `approval round trip (approval_required seen → approve → tool_call.completed seen), ${trips.length} approvals: ` +
       `p50 ${percentile(trips, 50).toFixed(2)} ms, p95 ${percentile(trips, 95).toFixed(2)} ms\n`,
   );
+  if (burst > 0) {
+    const made = await longestStall(() => burstRun(burst));
+    const calls = made.result.steps[0]!.tool_calls.length;
+    process.stdout.write(
+      `one reply with ${burst} tool calls: run ${(made.ms / 1000).toFixed(2)} s (${made.result.status}, ${calls} calls recorded), longest event-loop stall ${made.stallMs.toFixed(1)} ms\n`,
+    );
+    const replayed = await longestStall(() => replay(made.result.id));
+    process.stdout.write(
+      `replay of its ${replayed.result} events over SSE: ${replayed.ms.toFixed(0)} ms, longest event-loop stall ${replayed.stallMs.toFixed(1)} ms\n`,
+    );
+  }
 } finally {
   await app.close();
   await services.close();

@@ -2,9 +2,13 @@
  * `npm run bench:images`: image work measured side by side in one run, so the machine's speed
  * cancels out. (1) ESRGAN x2 upscaling throughput through POST /v1/images/upscale against the
  * engine called directly on the same image; (2) the Stable Diffusion pipeline's time per
- * denoising step against bare onnxruntime-node runs of the same UNet session with the same inputs.
+ * denoising step against bare onnxruntime-node runs of the same UNet session with the same inputs;
+ * (3) the companion's event loop while image work runs: the slowest GET /health (asked from a
+ * separate thread, every 10 ms) during a 512x512 x2 ESRGAN upscale and during a generation, with
+ * the engine run inline on the main thread (as Hearth did before its engine thread) against the
+ * routes, which run it in the engine thread.
  */
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import ort from 'onnxruntime-node';
@@ -17,11 +21,14 @@ import { silentLogger } from '../companion/src/logger.js';
 import { createServices } from '../companion/src/services.js';
 import { writeTinyStableDiffusion } from '../scripts/onnx/tiny-sd.js';
 import { samplePng } from '../tests/helpers/images.js';
+import { healthDuring } from './images/health.js';
 
 const ROUNDS = 5;
 const dataDir = join(tmpdir(), 'hearth-bench-images');
 rmSync(dataDir, { recursive: true, force: true });
 mkdirSync(join(dataDir, 'models'), { recursive: true });
+// One ONNX Runtime thread, as the pipelines run directly below use.
+writeFileSync(join(dataDir, 'config.yaml'), 'version: 1\nmodels:\n  threads: 1\n');
 const best = (values: number[]) => Math.min(...values);
 const print = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -68,8 +75,6 @@ const upscale = async () => {
 await upscale();
 const routed: number[] = [];
 for (let round = 0; round < ROUNDS; round++) routed.push(await upscale());
-await app.close();
-await services.close();
 const rate = (ms: number) => outputMegapixels / (ms / 1000);
 print(`\nESRGAN-slim x2, ${image.width}x${image.height} -> ${image.width * 2}x${image.height * 2} (best of ${ROUNDS})`);
 print(`| path | ms | output MP/s |`);
@@ -121,4 +126,57 @@ print(`|---|---|`);
 print(`| bare session.run() on the same UNet session and inputs | ${best(bare).toFixed(2)} |`);
 print(`| pipeline step (scale input, guidance, sampler, callbacks) | ${best(perStep).toFixed(2)} |`);
 print(`| overhead | ${(best(perStep) - best(bare)).toFixed(2)} ms (${((best(perStep) / best(bare) - 1) * 100).toFixed(1)}%) |`);
+
+// ---- (3) the event loop during image work: inline engine (before) vs the engine thread ----
+// The machine's own noise: /health while nothing runs, for as long as a short job.
+const idle = await healthDuring(url, () => new Promise((resolve) => setTimeout(resolve, 3000)));
+const bigPng = await samplePng(512, 512);
+const bigImage = await decodeRgb(bigPng);
+const inlineUpscale = await healthDuring(url, async () => {
+  const model = await EsrganModel.load(slim, 2);
+  await model.upscale(bigImage);
+  model.dispose();
+});
+const threadUpscale = await healthDuring(url, async () => {
+  const form = new FormData();
+  form.set('model', 'esrgan-slim');
+  form.set('scale', '2');
+  form.set('image', new Blob([new Uint8Array(bigPng)], { type: 'image/png' }), 'bench.png');
+  const response = await fetch(`${url}/v1/images/upscale`, { method: 'POST', body: form });
+  if (!response.ok) throw new Error(`upscale failed: ${response.status} ${await response.text()}`);
+  await response.json();
+});
+// A UNet heavy enough that one step is a noticeable stretch of work (about 0.25 s at 512x512 here).
+const heavyFolder = writeTinyStableDiffusion(join(dataDir, 'models', 'bench-heavy'), { unetWidth: 128, unetLayers: 16, sampleSize: 64 });
+const heavyLayout = inspectSdFolder(heavyFolder).layout!;
+const HEAVY_STEPS = 4;
+const generation = { prompt: 'a photo of a cat', width: 512, height: 512, steps: HEAVY_STEPS, guidance: 1, seed: 1 };
+const inlineDiffusion = await healthDuring(url, async () => {
+  const inline = await SdPipeline.load(heavyLayout, 1);
+  await inline.run(generation);
+  await inline.release();
+});
+const threadDiffusion = await healthDuring(url, async () => {
+  const response = await fetch(`${url}/v1/images/generations`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'bench-heavy', prompt: generation.prompt, size: '512x512', steps: HEAVY_STEPS, guidance: 1, seed: 1 }),
+  });
+  if (!response.ok) throw new Error(`generation failed: ${response.status} ${await response.text()}`);
+  await response.json();
+});
+await app.close();
+await services.close();
+print(`\nThe event loop during image work: GET /health every 10 ms from another thread (model load included in each run)`);
+print(`| work | where the engine runs | run ms | /health answers | slowest /health ms |`);
+print(`|---|---|---|---|---|`);
+const row = (work: string, where: string, result: Awaited<ReturnType<typeof healthDuring>>) =>
+  print(`| ${work} | ${where} | ${result.ms.toFixed(0)} | ${result.answers} | ${result.slowest.toFixed(0)} |`);
+row('nothing (the noise floor)', '', idle);
+row('ESRGAN-slim x2, 512x512 -> 1024x1024', 'inline on the main thread (before)', inlineUpscale);
+row('ESRGAN-slim x2, 512x512 -> 1024x1024', 'engine thread (POST /v1/images/upscale)', threadUpscale);
+row(`SD (generated UNet, 128 wide, 16 layers) 512x512, ${HEAVY_STEPS} steps`, 'inline on the main thread (before)', inlineDiffusion);
+row(`SD (generated UNet, 128 wide, 16 layers) 512x512, ${HEAVY_STEPS} steps`, 'engine thread (POST /v1/images/generations)', threadDiffusion);
+print(`| ratio slowest /health, inline / thread | upscale | | | ${(inlineUpscale.slowest / threadUpscale.slowest).toFixed(1)} |`);
+print(`| ratio slowest /health, inline / thread | generation | | | ${(inlineDiffusion.slowest / threadDiffusion.slowest).toFixed(1)} |`);
 rmSync(dataDir, { recursive: true, force: true });

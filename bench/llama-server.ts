@@ -1,65 +1,59 @@
 /**
- * llama-server built from the llama.cpp source that node-llama-cpp itself bundles, so a benchmark
- * compares engine with engine: same source, same model file, same machine. The build is cached
- * outside the repository (~/.cache/hearth-bench, or $HEARTH_BENCH_CACHE) and takes about ten
- * minutes on two cores the first time.
+ * llama-server for the benchmarks, from the llama.cpp source that node-llama-cpp itself bundles, so a
+ * benchmark compares engine with engine: same source, same model file, same machine. Two builds:
+ * - the peer: a full native build (`-DGGML_NATIVE=ON`, every library compiled here), the yardstick
+ *   the engine goals are set against. Cached outside the repository (~/.cache/hearth-bench, or
+ *   $HEARTH_BENCH_CACHE); about ten minutes on two cores the first time.
+ * - Hearth's own engine build (server only, on node-llama-cpp's prebuilt libraries), run stand-alone.
+ * Both use the engine's build helpers (companion/src/inference/server/).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createRequire } from 'node:module';
+import { buildServer, serverBuildPaths, type ServerBuildPaths } from '../companion/src/inference/server/build.js';
+import { llamaSource } from '../companion/src/inference/server/prebuilt.js';
+import { findToolchain, runTool } from '../companion/src/inference/server/toolchain.js';
 
 export type BuildOutcome = { binary: string } | { skipped: string };
 
-function has(command: string): boolean {
-  return spawnSync(command, ['--version'], { stdio: 'ignore' }).status === 0;
-}
-
-function run(command: string, args: string[], cwd: string): void {
-  const result = spawnSync('nice', ['-n', '10', command, ...args], { cwd, stdio: ['ignore', 'inherit', 'inherit'] });
-  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed with status ${result.status}`);
-}
-
-/** Finds or builds llama-server; says why not when it cannot. */
-export function llamaServer(log: (line: string) => void): BuildOutcome {
-  const packageDir = join(dirname(createRequire(import.meta.url).resolve('node-llama-cpp')), '..');
-  const bundle = join(packageDir, 'llama', 'gitRelease.bundle');
-  if (!existsSync(bundle)) return { skipped: `node-llama-cpp's llama.cpp source (${bundle}) is missing` };
-  const info = JSON.parse(readFileSync(join(packageDir, 'llama', 'llama.cpp.info.json'), 'utf8')) as { tag: string };
+/** Finds or builds the native peer; says why not when it cannot. */
+export async function llamaServer(log: (line: string) => void): Promise<BuildOutcome> {
+  const source = llamaSource();
+  if (!existsSync(source.bundle)) return { skipped: `node-llama-cpp's llama.cpp source (${source.bundle}) is missing` };
   const key = createHash('sha256')
-    .update(`${info.tag}:${statSync(bundle).size}`)
+    .update(`${source.tag}:${statSync(source.bundle).size}`)
     .digest('hex')
     .slice(0, 12);
-  const root = join(process.env.HEARTH_BENCH_CACHE ?? join(homedir(), '.cache', 'hearth-bench'), `llama.cpp-${info.tag}-${key}`);
+  const root = join(process.env.HEARTH_BENCH_CACHE ?? join(homedir(), '.cache', 'hearth-bench'), `llama.cpp-${source.tag}-${key}`);
   const binary = join(root, 'build', 'bin', 'llama-server');
   if (existsSync(binary)) return { binary };
-  if (!has('cmake')) return { skipped: 'CMake is not installed (Debian: apt-get install cmake ninja-build g++)' };
-  if (!has('git')) return { skipped: 'git is not installed, and it is needed to unpack the llama.cpp source bundle' };
-  const generator = has('ninja') ? ['-G', 'Ninja'] : [];
+  const toolchain = findToolchain();
+  if ('missing' in toolchain) return { skipped: toolchain.missing };
   mkdirSync(dirname(root), { recursive: true });
-  if (!existsSync(join(root, 'CMakeLists.txt'))) run('git', ['clone', '--quiet', bundle, root], dirname(root));
-  log(`building llama-server from ${info.tag} in ${root} (about ten minutes on two cores, once)…`);
-  run(
-    'cmake',
-    [
-      '-S',
-      '.',
-      '-B',
-      'build',
-      ...generator,
-      '-DCMAKE_BUILD_TYPE=Release',
-      '-DLLAMA_CURL=OFF',
-      '-DLLAMA_BUILD_UI=OFF',
-      '-DGGML_NATIVE=ON',
-      '-DLLAMA_BUILD_TESTS=OFF',
-      '-DLLAMA_BUILD_EXAMPLES=OFF',
-    ],
-    root,
-  );
-  run('cmake', ['--build', 'build', '--target', 'llama-server', '--parallel'], root);
+  if (!existsSync(join(root, 'CMakeLists.txt'))) await runTool(toolchain.git, ['clone', '--quiet', source.bundle, root], { cwd: dirname(root) });
+  log(`building the native llama-server peer from ${source.tag} in ${root} (about ten minutes on two cores, once)…`);
+  const flags = [
+    '-DCMAKE_BUILD_TYPE=Release',
+    '-DLLAMA_CURL=OFF',
+    '-DLLAMA_BUILD_UI=OFF',
+    '-DLLAMA_USE_PREBUILT_UI=OFF',
+    '-DGGML_NATIVE=ON',
+    '-DLLAMA_BUILD_TESTS=OFF',
+    '-DLLAMA_BUILD_EXAMPLES=OFF',
+  ];
+  await runTool(toolchain.cmake, ['-S', '.', '-B', 'build', ...toolchain.generator, ...flags], { cwd: root });
+  await runTool(toolchain.cmake, ['--build', 'build', '--target', 'llama-server', '--parallel'], { cwd: root });
   return existsSync(binary) ? { binary } : { skipped: `the build finished but ${binary} is missing` };
+}
+
+/** Hearth's engine build (building it if needed), to run stand-alone beside Hearth. */
+export async function engineServer(log: (line: string) => void): Promise<{ paths: ServerBuildPaths } | { skipped: string }> {
+  const paths = serverBuildPaths();
+  if ('unavailable' in paths) return { skipped: paths.unavailable };
+  const status = await buildServer(paths, { onProgress: (progress) => progress.state === 'building' && log(`  engine build: ${progress.step}`) });
+  return status.state === 'ready' ? { paths } : { skipped: status.state === 'failed' ? status.reason : `the engine build is ${status.state}` };
 }
 
 export interface RunningServer {
@@ -68,8 +62,8 @@ export interface RunningServer {
 }
 
 /** Starts a server process and waits until it answers GET /health. */
-export async function startServer(command: string, args: string[], port: number, env: NodeJS.ProcessEnv = process.env): Promise<RunningServer> {
-  const child: ChildProcess = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], env });
+export async function startServer(command: string, args: string[], port: number, env: NodeJS.ProcessEnv = process.env, cwd?: string): Promise<RunningServer> {
+  const child: ChildProcess = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], env, cwd });
   let stderr = '';
   child.stderr!.on('data', (piece: Buffer) => {
     stderr = (stderr + piece.toString()).slice(-4000);

@@ -1,12 +1,13 @@
 /**
- * `npm run bench:peer`: one workload against raw node-llama-cpp, Hearth over HTTP, and llama-server
- * built from the llama.cpp source node-llama-cpp bundles (with its default flags, and with
- * `--cache-ram 0`, since its prompt cache adds a serial wait to every request). Same generated
- * `small` GGUF, same token counts, 1/4/8/16 streams, a unique prompt and a new connection per
- * request. Hearth and llama-server each run as their own process; the systems take turns round by
+ * `npm run bench:peer`: one workload against raw node-llama-cpp, Hearth over HTTP on each engine
+ * (llama-server and in-process), the engine's own llama-server build run stand-alone, and a full
+ * native llama-server build from the llama.cpp source node-llama-cpp bundles (with its default
+ * flags, and with `--cache-ram 0`, since its prompt cache adds a serial wait to every request).
+ * Same generated `small` GGUF, same token counts, 1/4/8/16 streams, a unique prompt and a new
+ * connection per request. Every server runs as its own process; the systems take turns round by
  * round, so a change in the machine's load hits them alike. Best of three rounds after a warm-up;
  * prints tok/s, median first-token time and ratios. Without CMake it says so and compares only raw
- * node-llama-cpp and Hearth.
+ * node-llama-cpp and Hearth in process.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -15,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from '../companion/src/store/files.js';
 import { writeTinyModel } from '../scripts/gguf/write-model.js';
 import { directRun, openDirect } from './direct.js';
-import { llamaServer, startServer, type RunningServer } from './llama-server.js';
+import { engineServer, llamaServer, startServer, type RunningServer } from './llama-server.js';
 import { median, streamsRun, uniquePrompt, type StreamsRun } from './streams.js';
 
 const TOKENS = 128;
@@ -45,8 +46,11 @@ print(
 );
 print(`load average at start: ${load()}`);
 
-const server = llamaServer(print);
-if ('skipped' in server) print(`llama-server: skipped — ${server.skipped}`);
+// HEARTH_BENCH_NATIVE=0 leaves the native peer out (it takes ten minutes to build the first time).
+const server = process.env.HEARTH_BENCH_NATIVE === '0' ? { skipped: 'left out (HEARTH_BENCH_NATIVE=0)' } : await llamaServer(print);
+if ('skipped' in server) print(`llama-server (native peer): skipped — ${server.skipped}`);
+const engineBuild = await engineServer(print);
+if ('skipped' in engineBuild) print(`Hearth's llama-server engine: skipped — ${engineBuild.skipped}`);
 
 interface System {
   label: string;
@@ -73,34 +77,74 @@ systems.push({
   },
 });
 
-// Hearth as its own process, default settings apart from the sequence count and context size.
+// Hearth as its own process per engine, default settings apart from the sequence count and context size.
 mkdirSync(join(dataDir, 'models'));
 writeFileAtomic(
   join(dataDir, 'config.yaml'),
   `version: 1\nmodels:\n  dirs: [${JSON.stringify(modelsDir)}]\n  parallel: ${PARALLEL}\n  context_size: ${CONTEXT}\n  external_sources: false\n`,
 );
-const hearthPort = 18000 + Math.floor(Math.random() * 1000);
 const hearthBin = fileURLToPath(new URL('../bin/hearth.js', import.meta.url));
-const hearth = await startServer(
-  process.execPath,
-  [hearthBin, 'serve', '--host', '127.0.0.1', '--port', String(hearthPort), '--data-dir', dataDir, '--no-external-models'],
-  hearthPort,
-  { ...process.env, HEARTH_LOG_LEVEL: 'warn' },
-);
-started.push(hearth);
-systems.push({ label: 'Hearth HTTP', run: (streams) => streamsRun(hearth.url, 'small', TOKENS, streams) });
+const hearths: { label: string; url: string; folder: string }[] = [];
+for (const [label, engine] of [
+  ['Hearth HTTP (llama-server engine)', 'server'],
+  ['Hearth HTTP (in-process)', 'in-process'],
+] as const) {
+  if (engine === 'server' && 'skipped' in engineBuild) continue;
+  const folder = mkdtempSync(join(tmpdir(), `hearth-bench-peer-${engine}-`));
+  writeFileAtomic(join(folder, 'config.yaml'), readFileSync(join(dataDir, 'config.yaml'), 'utf8'));
+  const port = 18000 + Math.floor(Math.random() * 1000);
+  const running = await startServer(
+    process.execPath,
+    [hearthBin, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data-dir', folder, '--no-external-models'],
+    port,
+    { ...process.env, HEARTH_LOG_LEVEL: 'warn', HEARTH_ENGINE: engine },
+  );
+  started.push(running);
+  hearths.push({ label, url: running.url, folder });
+  systems.push({ label, run: (streams) => streamsRun(running.url, 'small', TOKENS, streams) });
+}
 
+const common = ['-m', modelPath, '--host', '127.0.0.1', '-np', String(PARALLEL), '-c', String(CONTEXT * PARALLEL)];
+const serverHearth = hearths.find((entry) => entry.label.includes('llama-server'));
+const engineArgs = 'paths' in engineBuild && serverHearth ? await hearthServerArgs(serverHearth.url, serverHearth.folder) : undefined;
+// The thread count Hearth's engine chose from the load when it started its process: the native
+// peer also runs with it when it differs from llama-server's default (every core), since
+// llama.cpp's threads collapse on a machine with no free core.
+const engineThreads = engineArgs?.[engineArgs.indexOf('-t') + 1];
 if ('binary' in server) {
-  const common = ['-m', modelPath, '--host', '127.0.0.1', '-np', String(PARALLEL), '-c', String(CONTEXT * PARALLEL)];
-  for (const [label, extra] of [
+  const variants: [string, string[]][] = [
     ['llama-server', []],
     ['llama-server --cache-ram 0', ['--cache-ram', '0']],
-  ] as const) {
+  ];
+  if (engineThreads && Number(engineThreads) !== cpus().length)
+    variants.push([`llama-server -t ${engineThreads}`, ['-t', engineThreads, '-tb', engineThreads]]);
+  for (const [label, extra] of variants) {
     const port = 19000 + Math.floor(Math.random() * 1000);
     const running = await startServer(server.binary, [...common, '--port', String(port), ...extra], port);
     started.push(running);
     systems.push({ label, run: (streams) => streamsRun(running.url, 'small', TOKENS, streams) });
   }
+}
+if ('paths' in engineBuild && engineArgs) {
+  // The engine's binary on node-llama-cpp's libraries, stand-alone with the very flags Hearth gave it: HTTP over engine.
+  const { libraries, binary } = engineBuild.paths;
+  const port = 19000 + Math.floor(Math.random() * 1000);
+  const args = [...engineArgs];
+  args[args.indexOf('--port') + 1] = String(port);
+  print(`engine llama-server stand-alone: ${args.join(' ')}`);
+  const running = await startServer(binary, args, port, { ...process.env, LD_LIBRARY_PATH: libraries.dir }, libraries.dir);
+  started.push(running);
+  systems.push({ label: 'engine llama-server stand-alone', run: (streams) => streamsRun(running.url, 'small', TOKENS, streams) });
+}
+
+/** Loads the model on Hearth's llama-server engine and reads the command line of its process. */
+async function hearthServerArgs(url: string, folder: string): Promise<string[]> {
+  const headers = { authorization: `Bearer ${readFileSync(join(folder, 'admin-token'), 'utf8').trim()}` };
+  await fetch(`${url}/admin/models/small/load`, { method: 'POST', headers });
+  const status = (await (await fetch(`${url}/admin/status`, { headers })).json()) as { loaded: { id: string; process?: { pid: number } }[] };
+  const pid = status.loaded.find((model) => model.id === 'small')?.process?.pid;
+  if (!pid) throw new Error('Hearth did not start llama-server for the small model.');
+  return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).slice(1);
 }
 
 type Best = Record<number, StreamsRun>;
@@ -119,9 +163,13 @@ try {
       );
     }
   }
-  const adminToken = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
-  const status = (await (await fetch(`${hearth.url}/admin/status`, { headers: { authorization: `Bearer ${adminToken}` } })).json().catch(() => undefined)) as
-    { loaded?: { thread_choices?: { tokens: string; threads: number; ms_per_token: Record<string, number> }[] }[] } | undefined;
+  const inProcess = hearths.find((entry) => entry.label.includes('in-process'))!;
+  const adminToken = readFileSync(join(inProcess.folder, 'admin-token'), 'utf8').trim();
+  const status = (await (
+    await fetch(`${inProcess.url}/admin/status`, { headers: { authorization: `Bearer ${adminToken}` } })
+  )
+    .json()
+    .catch(() => undefined)) as { loaded?: { thread_choices?: { tokens: string; threads: number; ms_per_token: Record<string, number> }[] }[] } | undefined;
   const choices = status?.loaded?.[0]?.thread_choices ?? [];
   print('');
   print(
@@ -141,26 +189,35 @@ try {
   for (const running of started) await running.stop();
 }
 
-const [raw, ours, ...peers] = systems.map((system) => ({ label: system.label, best: results.get(system.label)! }));
+const all = systems.map((system) => ({ label: system.label, best: results.get(system.label)! }));
+const ours = all.filter((entry) => entry.label.startsWith('Hearth'));
+const peers = all.filter((entry) => entry.label.startsWith('llama-server'));
+const standAlone = all.find((entry) => entry.label === 'engine llama-server stand-alone');
 const row = (cells: string[]) => print(`| ${cells.join(' | ')} |`);
 const cell = (run: StreamsRun) => `${run.tokensPerSecond.toFixed(1)} tok/s, ${run.firstTokenMs.toFixed(0)} ms`;
-const ratio = (a: StreamsRun, b: StreamsRun) => (a.tokensPerSecond / b.tokensPerSecond).toFixed(2);
+const ratio = (a: StreamsRun | undefined, b: StreamsRun | undefined) => (a && b ? (a.tokensPerSecond / b.tokensPerSecond).toFixed(2) : '–');
 const gain = (best: Best) => (best[8] && best[1] ? `${(best[8].tokensPerSecond / best[1].tokensPerSecond).toFixed(2)}×` : '–');
+const short = (label: string) =>
+  label.replace('Hearth HTTP (llama-server engine)', 'Hearth (server)').replace('Hearth HTTP (in-process)', 'Hearth (in-process)');
+const ratioColumns = [
+  ...ours.flatMap((hearth) => peers.map((peer) => ({ label: `${short(hearth.label)} / ${peer.label}`, of: hearth, to: peer }))),
+  ...(standAlone
+    ? ours
+        .filter((hearth) => hearth.label.includes('server'))
+        .map((hearth) => ({ label: `${short(hearth.label)} / stand-alone (HTTP over engine)`, of: hearth, to: standAlone }))
+    : []),
+];
 print('');
-row(['streams', raw!.label, ours!.label, ...peers.map((peer) => peer.label), 'Hearth / raw', ...peers.map((peer) => `Hearth / ${peer.label}`)]);
-row(Array.from({ length: 4 + 2 * peers.length }, () => '---'));
+row(['streams', ...all.map((entry) => entry.label), ...ratioColumns.map((column) => column.label)]);
+row(Array.from({ length: 1 + all.length + ratioColumns.length }, () => '---'));
 for (const streams of STREAMS) {
-  const hearthRun = ours!.best[streams]!;
   row([
     String(streams),
-    cell(raw!.best[streams]!),
-    cell(hearthRun),
-    ...peers.map((peer) => cell(peer.best[streams]!)),
-    ratio(hearthRun, raw!.best[streams]!),
-    ...peers.map((peer) => ratio(hearthRun, peer.best[streams]!)),
+    ...all.map((entry) => cell(entry.best[streams]!)),
+    ...ratioColumns.map((column) => ratio(column.of.best[streams], column.to.best[streams])),
   ]);
 }
-row(['gain of 8 streams over 1', gain(raw!.best), gain(ours!.best), ...peers.map((peer) => gain(peer.best)), '', ...peers.map(() => '')]);
+row(['gain of 8 streams over 1', ...all.map((entry) => gain(entry.best)), ...ratioColumns.map(() => '')]);
 print('');
 print(`load average at end: ${load()} (figures taken while the machine is busy are noisy; the systems take turns, so compare ratios)`);
 process.exit(0);

@@ -6,13 +6,15 @@
  * time of the later turns, which a server that kept the conversation's evaluated prefix answers
  * after reading only the new tokens.
  *
- * Hearth runs as `hearth serve` once per engine (HEARTH_ENGINE=in-process and =server; a column is
+ * Hearth runs as `hearth serve` once per engine (HEARTH_ENGINE=server and =in-process; a column is
  * labelled by the engine GET /admin/status reports, and dropped with a note when Hearth fell back),
- * beside a stand-alone llama-server built from node-llama-cpp's bundled llama.cpp (bench/llama-server.ts).
- * Four sequences on every side (`models.parallel: 4`, `-np 4`), the generated `small` model, default
- * settings otherwise (llama-server keeps evicted prompts in host RAM, `--cache-ram`). The systems take
- * turns case by case, so a change in the machine's load hits them alike; the load average is printed
- * beside each case.
+ * beside llama-server stand-alone: the engine's own build (the binary Hearth's server engine runs, on
+ * node-llama-cpp's libraries; built here when missing, as `npm run engine:build` does), with
+ * llama-server's defaults. HEARTH_BENCH_NATIVE=1 adds the full native build bench:peer uses (about ten
+ * minutes to build the first time). Four sequences on every side (`models.parallel: 4`, `-np 4`), the
+ * generated `small` model, default settings otherwise (llama-server keeps evicted prompts in host RAM,
+ * `--cache-ram`). The systems take turns case by case, so a change in the machine's load hits them
+ * alike; the load average is printed beside each case. Ratios are against the engine's llama-server.
  *
  * Cases: 1, 2, 3 and 8 conversations taking turns, then one conversation that returns after four others
  * pushed it out of every sequence.
@@ -25,7 +27,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from '../companion/src/store/files.js';
-import { llamaServer, startServer, type RunningServer } from './llama-server.js';
+import { engineServer, llamaServer, startServer, type RunningServer } from './llama-server.js';
 import { median, streamChat } from './streams.js';
 
 const SEQUENCES = 4;
@@ -33,6 +35,8 @@ const CONTEXT = 4096;
 const TURNS = Number(process.env.HEARTH_BENCH_TURNS ?? 4);
 const CASES = (process.env.HEARTH_BENCH_CONVERSATIONS ?? '1,2,3,8').split(',').map(Number);
 const REPLY_TOKENS = 32;
+/** The column the ratios are taken against. */
+const PEER = 'llama-server (engine build)';
 /** About 3.5 tokens per word in the generated model's vocabulary: ~1,250 tokens. */
 const SYSTEM_WORDS = 355;
 
@@ -147,37 +151,37 @@ async function startHearth(engine: 'in-process' | 'server'): Promise<void> {
     loaded?: { id: string; engine?: string; engine_reason?: string }[];
   };
   const entry = status.loaded?.find((model) => model.id === 'small');
-  if (entry?.engine === undefined) {
-    if (engine === 'server') {
-      notes.push('Hearth with HEARTH_ENGINE=server: this build reports no engine in GET /admin/status (no server engine); column left out.');
-      await hearth.stop();
-      return;
-    }
-    systems.push({ label: 'Hearth', url: hearth.url, model: 'small' });
-    return;
-  }
-  if (engine === 'server' && entry.engine !== 'server') {
-    notes.push(`Hearth server engine not available: ${entry.engine_reason ?? `it runs the ${entry.engine} engine`}; column left out.`);
+  if (entry?.engine !== engine) {
+    notes.push(
+      `Hearth with HEARTH_ENGINE=${engine} ran the ${entry?.engine ?? 'unknown'} engine (${entry?.engine_reason ?? 'no reason given'}); column left out.`,
+    );
     await hearth.stop();
     return;
   }
-  systems.push({ label: `Hearth (${entry.engine} engine)`, url: hearth.url, model: 'small' });
+  systems.push({ label: `Hearth (${engine === 'server' ? 'server' : 'in-process'} engine)`, url: hearth.url, model: 'small' });
 }
 
-await startHearth('in-process');
-await startHearth('server');
-const built = llamaServer(print);
-if ('skipped' in built) notes.push(`llama-server: skipped — ${built.skipped}`);
-else {
+/** llama-server stand-alone with its defaults apart from the slots and context. */
+async function startLlamaServer(label: string, binary: string, libraries?: string): Promise<void> {
   const port = 19000 + Math.floor(Math.random() * 1000);
-  const server = await startServer(
-    built.binary,
-    ['-m', modelPath, '--host', '127.0.0.1', '--port', String(port), '-np', String(SEQUENCES), '-c', String(CONTEXT * SEQUENCES)],
-    port,
-  );
+  const args = ['-m', modelPath, '--host', '127.0.0.1', '--port', String(port), '-np', String(SEQUENCES), '-c', String(CONTEXT * SEQUENCES)];
+  const env = libraries ? { ...process.env, LD_LIBRARY_PATH: libraries } : process.env;
+  const server = await startServer(binary, args, port, env, libraries);
   started.push(server);
   await new Conversation('warm-up').ask(server.url, 'small');
-  systems.push({ label: 'llama-server', url: server.url, model: 'small' });
+  systems.push({ label, url: server.url, model: 'small' });
+}
+
+// The engine's build first: Hearth's server engine needs it too (without it, Hearth falls back and says so).
+const engineBuild = await engineServer(print);
+await startHearth('server');
+await startHearth('in-process');
+if ('skipped' in engineBuild) notes.push(`llama-server (engine build): skipped — ${engineBuild.skipped}`);
+else await startLlamaServer(PEER, engineBuild.paths.binary, engineBuild.paths.libraries.dir);
+if (process.env.HEARTH_BENCH_NATIVE === '1') {
+  const native = await llamaServer(print);
+  if ('skipped' in native) notes.push(`llama-server (native build): skipped — ${native.skipped}`);
+  else await startLlamaServer('llama-server (native build)', native.binary);
 }
 
 // ---- cases ----
@@ -242,8 +246,8 @@ try {
   await stopAll();
 }
 
-const peer = systems.find((system) => system.label === 'llama-server');
-const ours = systems.filter((system) => system !== peer);
+const peer = systems.find((system) => system.label === PEER);
+const ours = systems.filter((system) => system.label.startsWith('Hearth'));
 const cells = (values: string[]) => print(`| ${values.join(' | ')} |`);
 print('');
 print('Later-turn first-token time, median (ms):');

@@ -26,12 +26,17 @@ function readArguments(): { outPath: string; size: ModelSize; seed: number; embe
         seed: { type: 'string', default: String(defaultSeed) },
         embedding: { type: 'boolean', default: false },
         'data-dir': { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
       },
     });
   } catch (error) {
     fail((error as Error).message);
   }
   const { positionals, values } = parsed;
+  if (values.help) {
+    console.log(usage);
+    process.exit(0);
+  }
   if (positionals.length > 1) fail('Expected at most one output path.');
   const size = values.size as ModelSize;
   if (!modelSizes.includes(size)) fail(`Unknown size "${values.size}".`);

@@ -34,7 +34,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Before the perimeter: no key makes a plain-HTTP agent call from another machine acceptable.
   installUpgradeRule(app, () => services.channel.status());
   installDrain(app, () => services.stopWork());
-  installPerimeter(app, { server: () => services.config.server, keys: services.keys, admin: services.admin });
+  installPerimeter(app, { server: () => services.config.server, keys: services.keys, admin: services.admin, agents: services.dispatcher });
   const routeOptions: RouteOptions = { services, webRoot: options.webRoot };
   await app.register(healthRoutes, routeOptions);
   await app.register(openaiRoutes, routeOptions);

@@ -1,6 +1,7 @@
 import { VERSION } from './version.js';
 import { UsageError, wantsHelp } from './commands/arguments.js';
 import type { Command } from './commands/context.js';
+import { spellCommands } from './invocation.js';
 
 const USAGE = `Hearth ${VERSION}: a local AI companion.
 
@@ -15,9 +16,28 @@ Usage:
   hearth remote add|list|remove                                                hosts this companion is paired with
   hearth cloud list|login|logout|agents [NAME]                                 cloud workspaces: sign-in and published agents
   hearth open                                                                  a one-time link that signs the app in
+  hearth engine build|status                                                   the llama-server engine's build
   hearth --version | --help
 
 Run "hearth COMMAND --help" for a command's options.`;
+
+/**
+ * Standard error with every `hearth <command>` in a message spelled the way it runs here
+ * (invocation.ts). Writes stay synchronous, as process.stderr's are, so nothing is lost at exit.
+ */
+const stderr = {
+  write: (chunk: string | Uint8Array, ...rest: unknown[]) =>
+    (process.stderr.write as (chunk: string, ...rest: unknown[]) => boolean)(
+      spellCommands(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString()),
+      ...rest,
+    ),
+  get isTTY() {
+    return process.stderr.isTTY;
+  },
+  get fd() {
+    return process.stderr.fd;
+  },
+} as unknown as NodeJS.WritableStream;
 
 const COMMANDS: Record<string, () => Promise<Command>> = {
   serve: () => import('./commands/serve.js'),
@@ -30,6 +50,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   remote: () => import('./commands/remote.js'),
   cloud: () => import('./commands/cloud.js'),
   open: () => import('./commands/open.js'),
+  engine: () => import('./commands/engine.js'),
 };
 
 export async function main(argv: string[]): Promise<number> {
@@ -39,30 +60,31 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (first === '--help' || first === '-h' || first === 'help') {
-    process.stdout.write(`${USAGE}\n`);
+    process.stdout.write(`${spellCommands(USAGE)}\n`);
     return 0;
   }
   const name = first === undefined || first.startsWith('-') ? 'serve' : first;
   const args = name === first ? rest : argv;
   const load = COMMANDS[name];
   if (!load) {
-    process.stderr.write(`Unknown command "${name}".\n\n${USAGE}\n`);
+    stderr.write(`Unknown command "${name}".\n\n${USAGE}\n`);
     return 2;
   }
   if (wantsHelp(args)) {
     // serve's usage lives apart from the server code, so `hearth serve --help` loads nothing heavy.
     const usage = name === 'serve' ? (await import('./commands/serve-options.js')).SERVE_USAGE : (await load()).usage;
-    process.stdout.write(`${usage.trimEnd()}\n`);
+    process.stdout.write(`${spellCommands(usage.trimEnd())}\n`);
     return 0;
   }
   const command = await load();
   const env = process.env;
   const dataDir = env.HEARTH_DATA_DIR;
   try {
-    return await command.run(args, { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env, modelsDir: await modelsDirFor(dataDir) });
+    return await command.run(args, { stdout: process.stdout, stderr, stdin: process.stdin, env, modelsDir: await modelsDirFor(dataDir) });
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`hearth ${name}: ${error.message}\n\n${command.usage.trimEnd()}\n`);
+    // The label stays the program's name; the message and the usage are spelled as they run here.
+    process.stderr.write(`hearth ${name}: ${spellCommands(error.message)}\n\n${spellCommands(command.usage.trimEnd())}\n`);
     return 2;
   }
 }

@@ -1,4 +1,5 @@
 import type { ErrorBody, ErrorCode, ErrorType } from '#shared/api/errors.js';
+import { spellCommands } from './invocation.js';
 
 interface ErrorRow {
   status: number;
@@ -59,7 +60,7 @@ export const ERRORS: Record<ErrorCode, ErrorRow> = {
     status: 401,
     type: 'authentication_error',
     message:
-      'Admin routes need the local admin credential: Authorization: Bearer <the contents of admin-token in the data folder>, or the app signed in with `hearth open`.',
+      'Admin routes need the local admin credential: Authorization: Bearer <the contents of admin-token in the data folder>, or the app signed in (hearth open prints a sign-in link).',
   },
   permission_denied: { status: 403, type: 'permission_error', message: 'This key may not use this route.' },
   upgrade_required: { status: 426, type: 'invalid_request_error', message: 'This route requires a secure channel.' },
@@ -87,8 +88,13 @@ export const ERRORS: Record<ErrorCode, ErrorRow> = {
   cloud_agent_error: { status: 502, type: 'server_error', message: 'The cloud agent answered with an error.' },
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error', message: 'Too many requests are waiting. Retry later.' },
   server_busy: { status: 503, type: 'server_error', message: 'The server is busy. Retry later.' },
-  provider_unreachable: { status: 502, type: 'server_error', message: 'The remote provider could not be reached.' },
-  provider_error: { status: 502, type: 'server_error', message: 'The remote provider answered with an error.' },
+  engine_crashed: {
+    status: 503,
+    type: 'server_error',
+    message: "The model's engine process stopped during this request; it is being restarted. Retry the request.",
+  },
+  provider_unreachable: { status: 502, type: 'server_error', message: 'The model provider could not be reached.' },
+  provider_error: { status: 502, type: 'server_error', message: 'The model provider answered with an error.' },
   internal_error: { status: 500, type: 'server_error', message: 'An internal error occurred. Details are in the server log.' },
   model_capability_missing: {
     status: 400,
@@ -156,6 +162,7 @@ export class HearthError extends Error {
   }
 }
 
+/** An error in the OpenAI shape; a `hearth <command>` in its message is spelled the way it runs here (invocation.ts). */
 export function errorBody(code: ErrorCode, message?: string, param: string | null = null): ErrorBody {
-  return { error: { message: message ?? ERRORS[code].message, type: ERRORS[code].type, code, param } };
+  return { error: { message: spellCommands(message ?? ERRORS[code].message), type: ERRORS[code].type, code, param } };
 }

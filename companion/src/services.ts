@@ -1,21 +1,28 @@
 import { totalmem } from 'node:os';
 import { loadConfigFile } from './config/document.js';
+import { modelLoadSettings } from './config/model-overrides.js';
 import { ModelCatalog } from './models/catalog.js';
+import { join } from 'node:path';
+import type { EngineSetting } from '#shared/api/admin.js';
 import { Engine } from './inference/engine.js';
+import { ServerBuild } from './inference/server/build-service.js';
+import { sweepOrphans } from './inference/server/process.js';
 import { EngineMonitor } from './inference/monitor.js';
 import { DownloadManager } from './models/downloads.js';
 import { Embeddings } from './inference/embeddings.js';
-import { RemoteProviders } from './providers/remote.js';
+import { ProviderClient } from './providers/client.js';
 import { ResponseStore } from './store/responses.js';
 import { AdminCredential } from './access/admin-credential.js';
 import { KeyStore } from './access/keys.js';
 import type { Logger } from './logger.js';
+import { AgentDispatcher } from './agents/dispatcher.js';
 import { AgentService } from './agents/service.js';
 import { ImageService } from './images/service.js';
 import { McpManager } from './mcp/manager.js';
-import { RemoteChannel } from './remote/channel.js';
-import { RemoteHosts } from './remote/hosts.js';
-import { AgentSources } from './remote/agent-sources.js';
+import { ChannelHost } from './channel/host/service.js';
+import { PairedHosts } from './channel/device/hosts.js';
+import { HostAgents } from './channel/device/host-agents.js';
+import { CloudAgentSource } from './cloud/agent-source.js';
 import { CloudAgents } from './cloud/agents.js';
 import { CloudSignIn } from './cloud/sign-in.js';
 import { MediaService } from './media/service.js';
@@ -34,6 +41,8 @@ export interface ServiceOptions {
   modelsDirs?: string[];
   /** Override config.models.external_sources (from --no-external-models / HEARTH_EXTERNAL_MODELS). */
   externalSources?: boolean;
+  /** Override config.models.engine (from HEARTH_ENGINE). */
+  engine?: EngineSetting;
   log: Logger;
   version: string;
 }
@@ -56,7 +65,8 @@ export interface Services {
   downloads: DownloadManager;
   /** Embedding models, loaded through the engine (one loader, one memory budget). */
   embeddings: Embeddings;
-  remote: RemoteProviders;
+  /** The configured model providers (`<provider>/<model>`): listing, forwarding, status. */
+  providers: ProviderClient;
   catalog: ModelCatalog;
   responses: ResponseStore;
   /** Memory: transcript, signals, distillation, search, recall, consolidation. */
@@ -64,15 +74,15 @@ export interface Services {
   /** Outbound MCP tool services and the tool catalog they fill. */
   mcp: McpManager;
   /** The secure channel's host side: certificates, paired devices, pairing, revocation. */
-  channel: RemoteChannel;
+  channel: ChannelHost;
   /** The device side: hosts this companion is paired with, reached over mutual TLS. */
-  remoteHosts: RemoteHosts;
+  pairedHosts: PairedHosts;
   /** Cloud workspaces: OAuth sign-in bound to account and workspace, and their published A2A agents. */
   cloud: { signIn: CloudSignIn; agents: CloudAgents };
   /** Agent runs, their events and approvals. */
   agents: AgentService;
-  /** Agents elsewhere: a paired host's (`<host>/<agent>`) and cloud workspaces' (`cloud:<workspace>/<agent>`). */
-  agentSources: AgentSources;
+  /** Where an agent runs: this machine, a paired host (`<host>/<agent>`) or a cloud workspace (`cloud:<workspace>/<agent>`). */
+  dispatcher: AgentDispatcher;
   /** Image models, generation/edit/upscale jobs and the gallery. */
   images: ImageService;
   /** Hosted (paid) media: quotes, confirmed jobs, artifacts. */
@@ -98,13 +108,27 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const secrets = new SecretStore(paths.secrets);
     const threads = threadMemory(db);
     const monitor: EngineMonitor = new EngineMonitor({ engine: (): Engine => engine });
-    const engine = new Engine({ ...engineSettings(config), threadMemory: threads, log: options.log, onLoad: monitor.onLoad });
-    const remote = new RemoteProviders(config.providers, secrets.resolve);
+    // llama-server processes a killed companion left on this data folder end before any new one starts.
+    const runDir = join(paths.root, 'engine');
+    sweepOrphans(runDir, options.log);
+    const engineOf = (document: ConfigDocument) => ({ ...engineSettings(document), engine: options.engine ?? document.models.engine });
+    const build = new ServerBuild(process.env, options.log);
+    // After the first start the llama-server engine is built in the background (models run in process meanwhile).
+    if (engineOf(config).engine !== 'in-process') build.startInBackground();
+    const engine = new Engine({
+      ...engineOf(config),
+      build,
+      runDir,
+      threadMemory: threads,
+      log: options.log,
+      onLoad: monitor.onLoad,
+    });
+    const providers = new ProviderClient(config.providers, secrets.resolve);
     const scanOf = (document: ConfigDocument) => ({
       modelsDirs: [paths.models, ...(options.modelsDirs ?? document.models.dirs)],
       externalSources: options.externalSources ?? document.models.external_sources,
     });
-    const catalog = new ModelCatalog(scanOf(config), engine, remote);
+    const catalog = new ModelCatalog(scanOf(config), engine, providers);
     const shutdown = new AbortController();
     let closed = false;
     const embeddings = new Embeddings(engine, () => engineSettings(services.config), options.log, threads);
@@ -125,37 +149,42 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         log: options.log,
       }),
       embeddings,
-      remote,
+      providers,
       catalog,
       responses: new ResponseStore(db),
       memory: new MemoryService({
         db,
         settings: () => services.config.memory,
-        models: localMemoryModels({ catalog, engine, modelId: () => services.config.memory.model, contextSize: () => services.config.models.context_size }),
+        models: localMemoryModels({
+          catalog,
+          engine,
+          modelId: () => services.config.memory.model,
+          contextSize: () => modelLoadSettings(services.config.models, services.config.memory.model ?? '').context_size,
+        }),
         embeddings: localEmbeddingModels({ catalog, embeddings, modelId: () => services.config.memory.embedding_model, log: options.log }),
         log: options.log,
       }),
       mcp: new McpManager({ services: config.mcp_services, secrets, log: options.log, version: options.version }),
-      channel: new RemoteChannel({
+      channel: new ChannelHost({
         db,
         folder: paths.remote,
         settings: () => services.config.server.remote,
         agentIds: () => services.config.agents.map((agent) => agent.id),
       }),
-      remoteHosts: new RemoteHosts({ hosts: () => services.config.remote_hosts, secrets }),
+      pairedHosts: new PairedHosts({ hosts: () => services.config.remote_hosts, secrets }),
       cloud: cloudWorkspaces(() => services.config, secrets, options.log),
       get agents(): AgentService {
         return agents;
       },
-      get agentSources(): AgentSources {
-        return agentSources;
+      get dispatcher(): AgentDispatcher {
+        return dispatcher;
       },
       images: new ImageService({
         db,
         imagesDir: paths.images,
         folders: () => [...scanOf(services.config).modelsDirs, ...services.config.images.dirs],
         providers: () => services.config.providers,
-        remote: () => services.remote,
+        providerClient: () => services.providers,
         memory: engine,
         threads: () => services.config.models.threads,
         log: options.log,
@@ -170,9 +199,9 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       },
       reconfigure(next: ConfigDocument) {
         services.config = next;
-        engine.configure(engineSettings(next));
-        services.remote = new RemoteProviders(next.providers, secrets.resolve);
-        catalog.configure(scanOf(next), services.remote);
+        engine.configure(engineOf(next));
+        services.providers = new ProviderClient(next.providers, secrets.resolve);
+        catalog.configure(scanOf(next), services.providers);
         services.mcp.configure(next.mcp_services);
         services.images.invalidate();
         services.media.configure(next);
@@ -188,7 +217,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         await services.memory.close();
         // Every MCP connection and service process ends before the data directory is released.
         await services.mcp.close();
-        services.remoteHosts.close();
+        services.pairedHosts.close();
         services.cloud.signIn.close();
         await services.images.close();
         await services.media.close();
@@ -200,19 +229,17 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const agents = new AgentService({
       db,
       config: () => services.config,
-      models: { catalog, engine, remote: () => services.remote },
+      models: { catalog, engine, providers: () => services.providers },
       tools: services.mcp,
       memory: services.memory,
       log: options.log,
     });
     agents.recover();
-    const agentSources = new AgentSources({
+    const dispatcher = new AgentDispatcher({
       config: () => services.config,
-      agents,
-      hosts: services.remoteHosts,
-      cloud: services.cloud,
-      artifacts: paths.artifacts,
-      log: options.log,
+      local: agents,
+      hosts: new HostAgents({ config: () => services.config, runs: agents, hosts: services.pairedHosts, log: options.log }),
+      cloud: new CloudAgentSource({ config: () => services.config, runs: agents, cloud: services.cloud, artifacts: paths.artifacts, log: options.log }),
     });
     services.memory.start();
     monitor.start();
@@ -252,5 +279,11 @@ function engineSettings(config: ConfigDocument) {
     queueLimit: settings.queue_limit,
     idleUnloadSeconds: settings.idle_unload_seconds,
     memoryBudgetBytes: (settings.memory_budget_mb || Math.floor(totalmem() / 2 / 1048576)) * 1048576,
+    overrides: Object.fromEntries(
+      Object.entries(settings.overrides).map(([id, own]) => [
+        id,
+        { contextSize: own.context_size, gpuLayers: own.gpu_layers, threads: own.threads, parallel: own.parallel },
+      ]),
+    ),
   };
 }

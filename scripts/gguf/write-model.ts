@@ -66,6 +66,8 @@ interface Vocabulary {
   tokens: string[];
   scores: number[];
   types: number[];
+  /** Tokens that exist only so the tokenizer can reach whole words: never sampled (zero output row). */
+  quiet: Set<number>;
   unknown: number;
   begin: number;
   end: number;
@@ -94,7 +96,20 @@ function buildVocabulary(): Vocabulary {
   }
   for (const word of words) ordinary.add(spacePrefix + word);
   for (const text of ordinary) add(text, tokenType.normal);
-  return { tokens, scores: tokens.map(() => 0), types, unknown, begin, end };
+  /*
+   * llama.cpp's SentencePiece tokenizer builds a word by merging neighbouring pieces, and only
+   * into pieces the vocabulary has: without "▁th", the text " the" stays three pieces. So every
+   * word's prefixes are tokens too, or text the model wrote would count several times as many
+   * tokens when it comes back in a prompt (a 1,997-token reply came back as 5,084).
+   */
+  const quiet = new Set<number>();
+  for (const word of words) {
+    for (let end = 3; end <= word.length; end++) {
+      const prefix = spacePrefix + word.slice(0, end - 1);
+      if (!ordinary.has(prefix) && !tokens.includes(prefix)) quiet.add(add(prefix, tokenType.normal));
+    }
+  }
+  return { tokens, scores: tokens.map(() => 0), types, quiet, unknown, begin, end };
 }
 
 type MetadataValue = { string: string } | { uint32: number } | { float32: number } | { strings: string[] } | { float32s: number[] } | { int32s: number[] };
@@ -248,7 +263,7 @@ function tensors(shape: Shape, vocabulary: Vocabulary, pooled: boolean): Tensor[
         fillUniform(values, random, 3 / Math.sqrt(embedding));
         for (let token = 0; token < vocabularySize; token++) {
           const row = token * embedding;
-          if (vocabulary.types[token] === tokenType.normal) values[row + anchorDimension] = ordinaryBias;
+          if (vocabulary.types[token] === tokenType.normal && !vocabulary.quiet.has(token)) values[row + anchorDimension] = ordinaryBias;
           else values.fill(0, row, row + embedding);
         }
       },

@@ -84,7 +84,8 @@ describe('a companion that requires an access key', () => {
     await page.getByRole('button', { name: 'Save key' }).click();
     const alert = page.locator('#access-key-error');
     await alert.waitFor();
-    expect(await alert.innerText()).toBe('The access key is not a valid key. Check the key, or create a new one with `hearth keys create`.');
+    // The companion's words, without Markdown backticks, with the command as it runs on that machine.
+    expect(await alert.innerText()).toBe('The access key is not a valid key. Check the key, or create a new one with npm run hearth -- keys create.');
     expect(await page.evaluate(() => localStorage.getItem('hearth.access-key'))).toBeNull();
     expect(await status()).toBe('auth');
     await screenshot(page, 'auth-needed');
@@ -117,7 +118,7 @@ describe('a companion that requires an access key', () => {
     await box.press('Enter');
     const text = await replyEnds(page);
     expect(text.length).toBeGreaterThan(0);
-    expect(await page.locator('article[data-role="user"]').innerText()).toBe(DRAFT);
+    expect(await page.locator('article[data-role="user"] .plain').innerText()).toBe(DRAFT);
     expect(await box.inputValue()).toBe('');
   });
 

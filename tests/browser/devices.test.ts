@@ -57,8 +57,8 @@ describe('the Devices screen', () => {
     await screenshot(page, 'devices-pairing-desktop-light');
 
     // The command on screen is what the other machine runs.
-    const command = (await page.getByTestId('pair-command').textContent())!;
-    const [, url, shownCode, fingerprint] = /hearth remote add NAME (\S+) --code (\S+) --fingerprint (\S+)/.exec(command)!;
+    const command = (await page.getByLabel('Pairing command', { exact: true }).textContent())!;
+    const [, url, shownCode, fingerprint] = /^npm run hearth -- remote add NAME (\S+) --code (\S+) --fingerprint (\S+)$/.exec(command)!;
     expect(shownCode).toBe(code);
     const added = await addRemote(device, 'host', { url: url!, code: shownCode!, fingerprint: fingerprint! });
     expect(added.code, added.stderr).toBe(0);

@@ -189,7 +189,7 @@ describe.each([
     const screens: { link: string; path: string; ready: string }[] = [
       { link: 'Models', path: 'models', ready: '#companion-heading ~ .cards li' },
       { link: 'Memory', path: 'memory', ready: '[aria-label="Facts"] .record' },
-      { link: 'Server', path: 'server', ready: '.loaded' },
+      { link: 'Server', path: 'server', ready: 'li.card[aria-label$="(loaded)"]' },
     ];
     for (const screen of screens) {
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: screen.link }).click();

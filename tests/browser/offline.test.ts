@@ -106,7 +106,7 @@ describe('when the companion goes away', () => {
     expect(await page.locator('#model-picker').getAttribute('data-value')).toBe('wllama:tiny.gguf');
     expect(await lastReply(page).getByTestId('stats').innerText()).toMatch(/^24 tokens · \d+ prompt · [\d.]+ tok\/s/);
     // Nothing the user wrote was lost.
-    expect(await page.locator('article[data-role="user"]').allInnerTexts()).toEqual(['First, a short one', 'Now a long one please']);
+    expect(await page.locator('article[data-role="user"] .plain').allInnerTexts()).toEqual(['First, a short one', 'Now a long one please']);
   });
 });
 

@@ -1,10 +1,11 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentApprovalList, AgentRun, AgentRunEventList } from '#shared/api/agents.js';
 import { startScriptedProvider, type ScriptedProvider } from '../fixtures/scripted-provider.js';
 import { agentDataDir, parseEvents, waitFor } from '../helpers/agents.js';
+import { alive } from '../helpers/mcp.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 
 /**
@@ -15,6 +16,7 @@ let provider: ScriptedProvider;
 let server: RunningServer | undefined;
 let dataDir: string;
 const workspace = mkdtempSync(join(tmpdir(), 'hearth-crash-ws-'));
+const leftovers: number[] = [];
 
 beforeAll(async () => {
   provider = await startScriptedProvider({
@@ -25,12 +27,16 @@ beforeAll(async () => {
   });
   dataDir = await agentDataDir({
     provider,
-    agents: [{ id: 'crasher', model: 'script/scripted', tools: ['write_file'], workspace, tool_policy: { write: 'ask' }, memory: { enabled: false } }],
+    agents: [
+      { id: 'crasher', model: 'script/scripted', tools: ['write_file'], workspace, tool_policy: { write: 'ask' }, memory: { enabled: false } },
+      { id: 'sheller', model: 'script/scripted', tools: ['shell'], workspace, tool_policy: { exec: 'auto' }, memory: { enabled: false } },
+    ],
   });
   server = await startServer({ dataDir, withModel: false });
 });
 
 afterAll(async () => {
+  for (const pid of leftovers) if (alive(pid)) process.kill(pid, 'SIGKILL');
   await server?.stop('SIGKILL');
   await provider?.close();
 });
@@ -41,8 +47,8 @@ async function json<T>(path: string, init?: RequestInit): Promise<T> {
 }
 
 /** Starts a streamed run and returns its id once the given event has arrived. */
-async function startRun(input: string, until: string): Promise<{ runId: string; seen: string[] }> {
-  const response = await fetch(`${server!.url}/agents/crasher/run`, {
+async function startRun(input: string, until: string, agent = 'crasher'): Promise<{ runId: string; seen: string[] }> {
+  const response = await fetch(`${server!.url}/agents/${agent}/run`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ input, stream: true }),
@@ -83,10 +89,21 @@ describe('a crash during agent runs', () => {
       expect(run.completed_at).not.toBeNull();
       const events = await json<AgentRunEventList>(`/agents/runs/${runId}/events`);
       expect(events.run_status).toBe('failed');
-      // What was streamed before the crash is still there, closed by one run.failed.
-      expect(events.data.map((event) => event.type)).toEqual([...seen, 'run.failed']);
-      expect(events.data.map((event) => event.sequence)).toEqual(seen.map((_name, index) => index + 1).concat(seen.length + 1));
+      // What was streamed before the crash is still there; a call left open is closed, then one run.failed.
+      const closing = runId === asking.runId ? ['tool_call.completed', 'run.failed'] : ['run.failed'];
+      expect(events.data.map((event) => event.type)).toEqual([...seen, ...closing]);
+      expect(events.data.map((event) => event.sequence)).toEqual([...seen, ...closing].map((_name, index) => index + 1));
     }
+    // The call that waited for the owner is in the run record, closed as not finished.
+    const asked = await json<AgentRun>(`/agents/runs/${asking.runId}`);
+    expect(asked.steps[0]!.tool_calls).toEqual([
+      expect.objectContaining({
+        name: 'write_file',
+        approval_id: approvalId,
+        is_error: true,
+        output: expect.stringContaining('Hearth stopped during this call'),
+      }),
+    ]);
     // The approval can no longer be given, and nothing was written.
     expect((await json<AgentApprovalList>('/agents/approvals')).data).toEqual([]);
     const late = await fetch(`${server!.url}/agents/approvals/${approvalId}`, {
@@ -124,5 +141,35 @@ describe('a crash during agent runs', () => {
     expect(events.data.map((event) => event.type)).toEqual([...asking.seen, 'tool_call.completed', 'run.failed']);
     expect(events.data.at(-2)).toMatchObject({ is_error: true, output: expect.stringContaining('the run was cancelled') });
     expect(existsSync(join(workspace, 'x.txt'))).toBe(false);
+  });
+
+  it('a SIGKILL during a shell call: the next start lists the call in the run and ends what the command left running', { timeout: 120_000 }, async () => {
+    const pidFile = join(workspace, 'daemon.pid');
+    const command = `setsid sh -c 'echo $$ > ${pidFile}; exec sleep 1000' > /dev/null 2>&1 & sleep 1000`;
+    provider.setScript([{ tool_calls: [{ id: 'call_shell_crash', name: 'shell', arguments: { command } }] }, { content: 'never' }]);
+    const { runId, seen } = await startRun('run it', 'tool_call.created', 'sheller');
+    const daemon = await waitFor(() => (existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() ? Number(readFileSync(pidFile, 'utf8')) : undefined));
+    leftovers.push(daemon);
+
+    expect(await server!.stop('SIGKILL')).toBeNull();
+    // Nothing ended it: Hearth was killed outright.
+    expect(alive(daemon)).toBe(true);
+    server = await startServer({ dataDir, withModel: false });
+
+    const run = await json<AgentRun>(`/agents/runs/${runId}`);
+    expect(run.status).toBe('failed');
+    expect(run.steps[0]!.tool_calls).toEqual([
+      expect.objectContaining({
+        call_id: 'call_shell_crash',
+        name: 'shell',
+        class: 'exec',
+        decision: 'auto',
+        is_error: true,
+        output: expect.stringContaining('Hearth stopped during this call'),
+      }),
+    ]);
+    const events = await json<AgentRunEventList>(`/agents/runs/${runId}/events`);
+    expect(events.data.map((event) => event.type)).toEqual([...seen, 'tool_call.completed', 'run.failed']);
+    await waitFor(() => (alive(daemon) ? undefined : true), 30_000, 'the leftover of the shell call to be ended');
   });
 });

@@ -120,7 +120,7 @@ describe('the Vercel AI SDK (@ai-sdk/openai-compatible v1, ai v5) against a real
   });
 });
 
-describe('a remote provider end to end (mock provider behind a real server)', () => {
+describe('a model provider end to end (mock provider behind a real server)', () => {
   const KEY = 'sk-mock-7d1e0c9b2a4f4e35b6c8d9e0f1a2b3c4';
   const WRONG_KEY = 'sk-wrong-0f9e8d7c6b5a49382716aabbccddeeff';
   const REPLY = 'Hello from the mock provider, streamed word by word.';
@@ -164,14 +164,17 @@ describe('a remote provider end to end (mock provider behind a real server)', ()
     const ids = list.data.map((model) => model.id);
     expect(ids).toEqual(expect.arrayContaining(['tiny', 'mock/mock-small', 'mock/mock-large']));
     expect(ids.filter((id) => id.startsWith('wrongkey/'))).toEqual([]);
-    expect(list.data.find((model) => model.id === 'mock/mock-small')).toMatchObject({ object: 'model', source: 'remote', owned_by: 'mock-org' });
+    // A provider's model says source "provider" (companions before it said "remote"); a local one "local".
+    expect(list.data.find((model) => model.id === 'mock/mock-small')).toMatchObject({ object: 'model', source: 'provider', owned_by: 'mock-org' });
+    expect(list.data.find((model) => model.id === 'tiny')).toMatchObject({ source: 'local' });
+    expect(list.data.map((model) => model.source)).not.toContain('remote');
     const listing = mock.requests.find(
       (request) => request.method === 'GET' && request.path === '/v1/models' && request.headers.authorization === `Bearer ${KEY}`,
     );
     expect(listing).toBeDefined();
     const single = await fetch(`${server.url}/v1/models/mock/mock-small`);
     expect(single.status).toBe(200);
-    expect(await single.json()).toMatchObject({ id: 'mock/mock-small', object: 'model', source: 'remote' });
+    expect(await single.json()).toMatchObject({ id: 'mock/mock-small', object: 'model', source: 'provider' });
   });
 
   it('a chat completion through mock/<model> reaches the provider with its key and its own model name', async () => {

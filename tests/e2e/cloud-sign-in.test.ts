@@ -80,7 +80,7 @@ describe('cloud workspace sign-in', () => {
     const listed = await agents('acme');
     expect(listed.status).toBe(409);
     expect(listed.body.error).toMatchObject({ code: 'cloud_sign_in_required' });
-    expect(listed.body.error!.message).toMatch(/hearth cloud login acme/);
+    expect(listed.body.error!.message).toMatch(/hearth(?: --)? cloud login acme/);
   });
 
   it('signs in with authorization code + PKCE on the loopback redirect, bound to the account and workspace', async () => {
@@ -213,7 +213,7 @@ describe('cloud workspace sign-in', () => {
     await cloud.revoke('alice');
     const listed = await agents('acme');
     expect(listed.status).toBe(409);
-    expect(listed.body.error!.message).toMatch(/revoked or has expired at the issuer\. Sign in again with: hearth cloud login acme/);
+    expect(listed.body.error!.message).toMatch(/revoked or has expired at the issuer\. Sign in again with: (?:npm run )?hearth(?: --)? cloud login acme/);
     expect(await status('acme')).toMatchObject({ state: 'revoked' });
     const cli = await runHearth(['cloud', 'list', '--data-dir', server.dataDir]);
     expect(cli.stdout).toMatch(/acme: revoked as alice/);

@@ -182,7 +182,7 @@ describe('MCP services on a running server', () => {
     expect(body.error.problems).toEqual([{ path: 'arguments.message', message: 'is required' }]);
     const wrong = await send('/mcp/call', { key: toolsKey, body: { name: 'everything_get-sum', arguments: { a: 'two', b: 3 } } });
     expect(wrong.status).toBe(400);
-    expect(((await wrong.json()) as { error: { problems: unknown[] } }).error.problems).toEqual([{ path: 'arguments.a', message: 'must be number' }]);
+    expect(((await wrong.json()) as { error: { problems: unknown[] } }).error.problems).toEqual([{ path: 'arguments.a', message: 'must be a number' }]);
     const noName = await send('/mcp/call', { key: toolsKey, body: { arguments: {} } });
     expect(noName.status).toBe(400);
   });

@@ -142,15 +142,17 @@ describe('one server per data directory', () => {
 });
 
 describe('starting without models', () => {
-  it('still starts, lists no models and tells on stderr how to add one', async () => {
+  it('still starts, lists no models and names every way to get one on stderr', async () => {
     const server = await start({ withModel: false });
     expect(server.stdout()).toMatch(/^Hearth listening on http:\/\/127\.0\.0\.1:\d+\n$/);
     expect(await json<ModelList>(`${server.url}/v1/models`)).toEqual({ object: 'list', data: [] });
-    await waitFor(() => /No models found/.test(server.stderr()), 'the no-models hint on stderr');
+    await waitFor(() => /No models yet/.test(server.stderr()), 'the no-models hint on stderr');
     const hint = server.stderr();
-    expect(hint).toContain(join(server.dataDir, 'models'));
-    expect(hint).toMatch(/--models-dir/);
-    expect(hint).toMatch(/hearth pull/);
+    expect(hint).toContain('Models → Discover');
+    expect(hint).toContain(`copy a .gguf file into ${join(server.dataDir, 'models')}`);
+    // This server runs with --no-external-models: the hint says that other apps' folders are not searched.
+    expect(hint).toMatch(/models of LM Studio, Ollama, the Hugging Face cache and llama\.cpp are not listed: that is turned off/);
+    expect(hint).toContain(`npm run model:tiny -- --data-dir ${server.dataDir}`);
     // A chat request names the missing model rather than failing obscurely.
     const chat = await fetch(`${server.url}/v1/chat/completions`, {
       method: 'POST',
@@ -159,6 +161,11 @@ describe('starting without models', () => {
     });
     expect(chat.status).toBe(404);
     expect(((await chat.json()) as { error: { code: string } }).error.code).toBe('model_not_found');
+
+    // A model copied into the folder is in the very next answer (the list was cached for 5 s before).
+    expect(await modelIds(server.url)).toEqual([]);
+    copyFileSync(await tinyModelPath(), join(server.dataDir, 'models', 'tiny.gguf'));
+    expect(await modelIds(server.url)).toEqual(['tiny']);
   });
 });
 
@@ -218,12 +225,23 @@ describe('refusals at startup', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain(config);
     expect(result.stderr).toMatch(/colour: unknown key/);
-    expect(result.stderr).toMatch(/server\.port: must be integer/);
-    expect(result.stderr).toMatch(/models\.parallel: must be >= 1/);
+    expect(result.stderr).toMatch(/server\.port: must be a whole number from 0 to 65535 \(line 4\)\n.*\n {4}> 4 \| {3}port: "abc"/);
+    expect(result.stderr).toMatch(/models\.parallel: must be "auto" or a whole number from 1 to 64 \(line 6\)/);
     // A configuration mistake is not a crash: no stack trace.
     expect(result.stderr).not.toMatch(/^\s+at /m);
     // The refused start released its lock.
     expect(existsSync(join(dataDir, 'hearth.lock'))).toBe(false);
+  });
+
+  it('hearth config plan FILE shows each problem with what is allowed, at its line of FILE', async () => {
+    const server = await start({ withModel: false });
+    const file = join(server.dataDir, 'change.yaml');
+    writeFileSync(file, 'version: 1\nmodels:\n  gpu: cuda\n  threads: lots\n');
+    const result = await runNode(HEARTH_BIN, ['config', 'plan', file, '--data-dir', server.dataDir]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('  models.gpu: must be one of: "auto", "cpu" (line 3)\n      2 | models:\n    > 3 |   gpu: cuda\n        |        ^');
+    expect(result.stderr).toContain('  models.threads: must be "auto" or a whole number from 1 to 256 (line 4)');
+    expect(result.stderr).not.toMatch(/anyOf|must be equal to/);
   });
 
   it('invalid YAML makes hearth serve exit 1 naming the line', async () => {
@@ -251,7 +269,7 @@ describe('refusals at startup', () => {
     const result = await runNode(HEARTH_BIN, ['serve', '--port', 'abc']);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--port must be a number from 0 to 65535, not "abc"/);
-    expect(result.stderr).toMatch(/Usage: hearth serve/);
+    expect(result.stderr).toMatch(/Usage: npm run hearth -- serve/);
     expect(result.stdout).toBe('');
   });
 
@@ -270,7 +288,14 @@ describe('refusals at startup', () => {
     const result = await runNode(HEARTH_BIN, ['serve', '--port', port, '--data-dir', dataDir, '--no-external-models']);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(new RegExp(`Port ${port} .*already in use`));
+    expect(result.stderr).toContain('start on a free port: npm run hearth -- serve --port 0');
     expect(existsSync(join(dataDir, 'hearth.lock'))).toBe(false);
+    // Started by npm start, it says how to pass the port through npm.
+    const fromNpm = await runNode(HEARTH_BIN, ['serve', '--port', port, '--data-dir', dataDir, '--no-external-models'], {
+      env: cleanEnv({ npm_lifecycle_event: 'start' }),
+    });
+    expect(fromNpm.code).toBe(1);
+    expect(fromNpm.stderr).toContain('start on a free port: npm start -- --port 0');
   });
 });
 

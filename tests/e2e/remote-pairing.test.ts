@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeviceList, RemoteHostList } from '#shared/api/remote.js';
-import { createDeviceAuthority, createDeviceRequest, signDeviceRequest } from '../../companion/src/remote/x509.js';
+import { request as httpsRequest } from 'node:https';
+import { CLIENT_PAIRING_TRIES } from '../../companion/src/channel/host/service.js';
+import { createDeviceAuthority, createDeviceRequest, signDeviceRequest } from '../../companion/src/channel/x509.js';
 import { addRemote, channelRequest, deviceCredential, freePort, hearth, hostCertificate, openConnection, pairingCode, startHost } from '../helpers/remote.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 
@@ -34,7 +36,34 @@ async function devices(): Promise<DeviceList['data']> {
   return ((await (await fetch(`${host.url}/admin/devices`)).json()) as DeviceList).data;
 }
 
-async function remoteHosts(): Promise<RemoteHostList['data']> {
+/** POST /pair on the host's channel from another loopback address than the device's companion uses. */
+function pairFrom(localAddress: string, body: { code: string; csr: string; name: string }): Promise<{ status: number; body: any; retryAfter?: string }> {
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const outgoing = httpsRequest(
+      `https://127.0.0.1:${channelPort}/pair`,
+      {
+        method: 'POST',
+        localAddress,
+        agent: false,
+        ca: hostCertificate(host),
+        checkServerIdentity: () => undefined,
+        headers: { 'content-type': 'application/json' },
+      },
+      (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        response.on('end', () =>
+          resolve({ status: response.statusCode!, body: JSON.parse(text), retryAfter: response.headers['retry-after'] as string | undefined }),
+        );
+      },
+    );
+    outgoing.on('error', reject);
+    outgoing.end(payload);
+  });
+}
+
+async function pairedHosts(): Promise<RemoteHostList['data']> {
   return ((await (await fetch(`${device.url}/admin/remote-hosts`)).json()) as RemoteHostList).data;
 }
 
@@ -75,7 +104,7 @@ describe('pairing end to end', () => {
     expect(added.stdout).toMatch(/Paired with home .* as device dev_/);
     expect(added.stdout).toContain('home/helper');
 
-    const [listed] = await remoteHosts();
+    const [listed] = await pairedHosts();
     expect(listed).toMatchObject({ name: 'home', state: 'connected', agents: ['helper'], fingerprint: pairing.fingerprint });
     const credential = deviceCredential(device, 'home');
     expect(credential.key).toContain('PRIVATE KEY');
@@ -108,28 +137,31 @@ describe('pairing end to end', () => {
     expect(again.stderr).toMatch(/already been used/);
     // Forgetting a host removes its entry and its credential.
     expect((await hearth(device, ['remote', 'remove', 'first'])).code).toBe(0);
-    expect((await remoteHosts()).map((entry) => entry.name)).not.toContain('first');
+    expect((await pairedHosts()).map((entry) => entry.name)).not.toContain('first');
     expect(() => deviceCredential(device, 'first')).toThrow();
   });
 
-  it('a wrong code is refused, and five wrong tries burn the live codes', async () => {
+  it('a wrong code is refused; a client that keeps guessing is stopped before it can burn anyone’s code', async () => {
     const pairing = await pairingCode(host);
     const wrong = await addRemote(device, 'wrong', { ...pairing, code: 'ZZZZ-ZZZZ' });
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toMatch(/not valid/);
-    // Four more through the device's admin route (what the CLI calls), each a refused try.
-    for (let attempt = 0; attempt < 4; attempt++) {
-      const answer = await fetch(`${device.url}/admin/remote-hosts`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ name: 'wrong', url: pairing.url, fingerprint: pairing.fingerprint, code: `ZZZZ-ZZZ${attempt}` }),
-      });
+    // Another client on this machine (127.0.0.2) guesses; past its allowance it is refused outright, even with the right code.
+    const { csr } = await createDeviceRequest('guesser');
+    for (let attempt = 0; attempt < CLIENT_PAIRING_TRIES; attempt++) {
+      const answer = await pairFrom('127.0.0.2', { code: `ZZZZ-ZZZ${attempt}`, csr, name: 'guesser' });
       expect(answer.status).toBe(403);
-      expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('pairing_failed');
+      expect(answer.body.error.code).toBe('pairing_failed');
     }
+    const limited = await pairFrom('127.0.0.2', { code: pairing.code, csr, name: 'guesser' });
+    expect(limited.status).toBe(429);
+    expect(limited.body.error.code).toBe('rate_limit_exceeded');
+    expect(Number(limited.retryAfter)).toBeGreaterThan(0);
+    // The device the code was made for still pairs with it.
     const right = await addRemote(device, 'late', pairing);
-    expect(right.code).toBe(1);
-    expect(right.stderr).toMatch(/burned after 5 failed attempts/);
+    expect(right.stderr).toBe('');
+    expect(right.code).toBe(0);
+    expect((await hearth(device, ['remote', 'remove', 'late'])).code).toBe(0);
   });
 
   it('an expired code is refused', async () => {
@@ -150,7 +182,7 @@ describe('pairing end to end', () => {
     const refused = await addRemote(device, 'spoofed', { ...pairing, fingerprint: forged });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/presented a certificate with fingerprint .* Nothing was sent/);
-    expect((await remoteHosts()).map((entry) => entry.name)).not.toContain('spoofed');
+    expect((await pairedHosts()).map((entry) => entry.name)).not.toContain('spoofed');
     expect((await addRemote(device, 'checked', pairing)).code).toBe(0);
   });
 
@@ -181,7 +213,7 @@ describe('revocation and a changed host certificate', () => {
     const revoked = await hearth(host, ['devices', 'revoke', credential.device_id]);
     expect(revoked.code).toBe(0);
     await closed;
-    const status = (await remoteHosts()).find((entry) => entry.name === 'doomed')!;
+    const status = (await pairedHosts()).find((entry) => entry.name === 'doomed')!;
     expect(status.state).toBe('not_paired');
     expect(status.message).toMatch(/no longer accepts this device/);
     expect((await devices()).find((entry) => entry.id === credential.device_id)).toMatchObject({ connections: 0 });
@@ -192,7 +224,7 @@ describe('revocation and a changed host certificate', () => {
     await host.stop();
     for (const file of ['host-key.pem', 'host-cert.pem']) rmSync(join(host.dataDir, 'remote', file));
     host = await startServer({ dataDir: host.dataDir, withModel: false });
-    const status = (await remoteHosts()).find((entry) => entry.name === 'home')!;
+    const status = (await pairedHosts()).find((entry) => entry.name === 'home')!;
     expect(status.state).toBe('certificate_changed');
     expect(status.message).toMatch(/different certificate than the one pinned at pairing/);
     // Running one of its agents is refused before anything is sent, and its agents leave the list.

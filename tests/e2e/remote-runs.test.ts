@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentApprovalList, AgentList, AgentRun, AgentRunEvent } from '#shared/api/agents.js';
-import { readEvents } from '../../companion/src/remote/sse-reader.js';
+import { readEvents } from '../../companion/src/channel/device/sse-reader.js';
 import { startScriptedProvider, type ScriptedProvider } from '../fixtures/scripted-provider.js';
 import { waitFor } from '../helpers/agents.js';
 import { addRemote, channelRequest, deviceCredential, freePort, hostCertificate, pairingCode, startHost } from '../helpers/remote.js';
@@ -157,6 +157,28 @@ describe('a paired host’s agents on the device', () => {
     expect(joined.body.error.param).toBe('conversation_id');
   });
 
+  it('a key scoped to a local agent named like the host never reaches the host’s agents', async () => {
+    const created = await fetch(`${device.url}/admin/keys`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ label: 'home only', agent: 'home' }),
+    });
+    expect(created.status).toBe(201);
+    const { key } = (await created.json()) as { key: string };
+    provider.setScript([{ content: 'should never run' }]);
+    const requestsBefore = provider.requests.length;
+    for (const path of ['home%2Fasker', 'home%2fasker', 'home%252Fasker']) {
+      const response = await fetch(`${device.url}/agents/${path}/run`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ input: 'hello' }),
+      });
+      expect(response.status, path).toBe(403);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe('permission_denied');
+    }
+    expect(provider.requests.length, 'no run reached the host’s model').toBe(requestsBefore);
+  });
+
   it('cancelling on the device cancels the run on the host', async () => {
     provider.setScript([{ tool_calls: [{ name: 'write_file', arguments: { path: 'never.txt', content: 'no' } }] }, { content: 'unused' }]);
     const run = deviceRun('home/asker', 'write never.txt');
@@ -176,11 +198,11 @@ describe('a cut stream', () => {
     provider.setScript([{ tool_calls: [{ name: 'write_file', arguments: { path: 'crash.txt', content: 'no' } }] }, { content: 'unused' }]);
     const run = deviceRun('home/asker', 'write crash.txt');
     await waitFor(() => run.events.find((event) => event.type === 'tool_call.approval_required'), 15_000, 'approval_required on the device');
-    // The host dies mid-run and starts again on the same channel: it marks the run interrupted, and the device reads that.
+    // The host dies mid-run and starts again on the same channel: it closes the open call and marks the run interrupted, and the device reads that.
     await host.stop('SIGKILL');
     host = await startServer({ dataDir: host.dataDir, withModel: false });
     const events = await run.done;
-    expect(events.map((event) => event.type)).toEqual(['run.created', 'tool_call.created', 'tool_call.approval_required', 'run.failed']);
+    expect(events.map((event) => event.type)).toEqual(['run.created', 'tool_call.created', 'tool_call.approval_required', 'tool_call.completed', 'run.failed']);
     expect((events.at(-1) as { error: { code: string } }).error.code).toBe('interrupted');
   });
 });

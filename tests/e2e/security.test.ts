@@ -442,7 +442,7 @@ describe('listening beyond loopback', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/Refusing to listen on 0\.0\.0\.0/);
     expect(result.stderr).toMatch(/server\.auth\.required: true/);
-    expect(result.stderr).toMatch(/hearth keys create/);
+    expect(result.stderr).toMatch(/npm run hearth -- keys create/);
     expect(result.stdout).not.toMatch(/listening/);
     expect(existsSync(join(dataDir, 'server.json'))).toBe(false);
   });

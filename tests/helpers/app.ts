@@ -17,7 +17,9 @@ export interface TestApp {
 /** The real app on a fresh data directory (removed after the test file), for `inject` route tests. */
 export async function testApp(options: { withModel?: boolean; dataDir?: string; log?: Logger } = {}): Promise<TestApp> {
   const dataDir = options.dataDir ?? (await newDataDir(options.withModel ?? true));
-  const services = await createServices({ dataDir, externalSources: false, log: options.log ?? silentLogger, version: 'test' });
+  // HEARTH_ENGINE picks the engine as it does for `hearth serve` (the vitest projects set it).
+  const engine = process.env.HEARTH_ENGINE as 'auto' | 'server' | 'in-process' | undefined;
+  const services = await createServices({ dataDir, externalSources: false, engine, log: options.log ?? silentLogger, version: 'test' });
   const app = await buildApp({ services, webRoot: '/nonexistent' });
   const raw = app.inject.bind(app) as (options?: InjectOptions | string) => Promise<LightMyRequestResponse>;
   const adminToken = (services as Partial<Services> & { admin?: { token: string } }).admin?.token;

@@ -13,10 +13,15 @@ export interface Finished {
   stderr: string;
 }
 
-/** The environment the tests start Hearth in: no HEARTH_* from the outside, quiet logs. */
+/**
+ * The environment the tests start Hearth in: no HEARTH_* from the outside, quiet logs. The engine
+ * settings stay: the test project chooses the engine (and where its build is), and a companion
+ * on the default engine would start a llama-server build in the background.
+ */
 export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('HEARTH_')) env[name] = value;
+  const kept = new Set(['HEARTH_ENGINE', 'HEARTH_ENGINE_CACHE']);
+  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('HEARTH_') || kept.has(name)) env[name] = value;
   return { ...env, HEARTH_LOG_LEVEL: 'warn', ...extra };
 }
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * A real HTTP server on 127.0.0.1 speaking OpenAI's documented wire format, for
- * testing Hearth's remote providers: GET /v1/models, POST /v1/chat/completions
+ * testing Hearth's model providers: GET /v1/models, POST /v1/chat/completions
  * (JSON, or SSE with an optional usage chunk and `data: [DONE]`), POST /v1/responses
  * (minimal, JSON or SSE events), POST /v1/embeddings. It records every request.
  */

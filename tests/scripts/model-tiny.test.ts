@@ -127,6 +127,25 @@ describe('tiny model in node-llama-cpp', () => {
       await model.dispose();
     }
   });
+
+  it('counts what it wrote about as many tokens when the text comes back in a prompt', async () => {
+    // A reply's usage says how many tokens were written; the next request tokenizes the same text
+    // again. Those two counts must agree, or a conversation that fitted is refused as far too long.
+    const llama = await getLlama({ gpu: false });
+    const model = await llama.loadModel({ modelPath: await tinyModelPath() });
+    try {
+      const context = await model.createContext({ contextSize: 1024, threads: 1 });
+      const session = new LlamaChatSession({ contextSequence: context.getSequence() });
+      const generated: Token[] = [];
+      const text = await session.prompt('Tell me a long story.', { maxTokens: 400, temperature: 0.8, seed: 3, onToken: (tokens) => generated.push(...tokens) });
+      expect(generated).toHaveLength(400);
+      const again = model.tokenize(text).length;
+      expect(again).toBeGreaterThan(300);
+      expect(again).toBeLessThanOrEqual(generated.length + 2);
+    } finally {
+      await model.dispose();
+    }
+  });
 });
 
 describe('tiny embedding model (--embedding)', () => {

@@ -29,8 +29,8 @@ function companion(handler: (path: string, authorization: string | null) => Resp
 }
 
 const refusal = (message: string) => Response.json({ error: { message, type: 'authentication_error', code: 'invalid_api_key', param: null } }, { status: 401 });
-const NEEDS_KEY = 'This server requires an access key: send Authorization: Bearer <key>. Create one with `hearth keys create`.';
-const REVOKED = 'The access key has been revoked. Check the key, or create a new one with `hearth keys create`.';
+const NEEDS_KEY = 'This server requires an access key: send Authorization: Bearer <key>. Create one with hearth keys create.';
+const REVOKED = 'The access key has been revoked. Check the key, or create a new one with hearth keys create.';
 
 beforeEach(() => {
   localStorage.clear();
@@ -71,13 +71,20 @@ describe('takesKey', () => {
     ['/mcp', true],
     ['/mcp/tools', true],
     ['/memory/records?q=1', true],
+    ['/memory/agents/helper/facts', true],
+    ['/v1/media/jobs', true],
+    // The Memory screen, not a memory route.
+    ['/memory', false],
+    ['/memory?agent=helper', false],
+    ['/agents/approvals/appr_1', false],
     ['/admin/status', false],
     ['/admin/models/tiny/load', false],
     ['/admin', false],
     ['/health', false],
     ['/', false],
     ['/server', false],
-    ['/v1', false],
+    // Not a page: the companion answers it (a JSON 404 that says which /v1 routes exist).
+    ['/v1', true],
     ['/agentsx', false],
     ['//evil.example/v1/models', false],
     ['http://evil.example/v1/models', false],
@@ -135,7 +142,7 @@ describe('the client', () => {
   });
 
   it("reports the companion's message for a refused key, without the key in it", async () => {
-    companion(() => refusal('The access key is not a valid key. Check the key, or create a new one with `hearth keys create`.'));
+    companion(() => refusal('The access key is not a valid key. Check the key, or create a new one with hearth keys create.'));
     const error = await verifyKey(KEY).catch((error: unknown) => error);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ status: 401, code: 'invalid_api_key', message: expect.stringMatching(/^The access key is not a valid key/) });

@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { clearKeyRefusal, takesKey } from '$lib/api/client';
 import { storeAccessKey } from '$lib/storage/access-key';
-import { draftOf, settingsOf } from '$lib/stores/agent-draft';
-import { applyEvent, type RunView } from '$lib/stores/agent-runs';
+import { defaultModel, draftOf, settingsOf } from '$lib/stores/agent-draft';
+import { applyEvent, runFigures, type RunView } from '$lib/stores/agent-runs';
+import type { ModelRecord } from '#shared/api/openai.js';
 import { AgentsStore } from '$lib/stores/agents.svelte';
 import { session } from '$lib/stores/session.svelte';
 import type { AgentRecord, AgentRun, AgentRunEvent } from '#shared/api/agents.js';
@@ -119,7 +120,15 @@ describe('the run view', () => {
     expect(view.steps[0]!.calls[0]).toMatchObject({ output: 'Wrote', approval: { decided: true } });
     const failed = run('failed', { error: { code: 'max_steps_exceeded', message: 'Too many steps.' } });
     view = applyEvent(view, { type: 'run.failed', sequence: 7, run_id: 'run_1', run: failed, error: failed.error! });
-    expect(view).toMatchObject({ status: 'failed', error: 'Too many steps. (max_steps_exceeded)', sequence: 7 });
+    // In words: the code is for programs, not people.
+    expect(view).toMatchObject({ status: 'failed', error: 'Too many steps.', sequence: 7 });
+  });
+
+  it('says what a run used and how long it took', () => {
+    const usage = { prompt_tokens: 1000, completion_tokens: 234, total_tokens: 1234 };
+    expect(runFigures({ usage, createdAt: 100, completedAt: 103 })).toBe('1,234 tokens (1,000 prompt, 234 written) · 3 s');
+    expect(runFigures({ usage, createdAt: 100, completedAt: 225 })).toBe('1,234 tokens (1,000 prompt, 234 written) · 2 min 5 s');
+    expect(runFigures({ usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, createdAt: 100, completedAt: null })).toBe('');
   });
 });
 
@@ -130,6 +139,7 @@ describe('the agent draft', () => {
     draft.tools = ['everything_*'];
     draft.tool_overrides = { ...draft.tool_overrides, everything_echo: 'deny' };
     draft.temperature = 0.3;
+    draft.max_tokens = 512;
     expect(settingsOf(draft)).toEqual({
       id: 'helper',
       name: 'Helper',
@@ -143,7 +153,28 @@ describe('the agent draft', () => {
       workspace: '/work',
       max_steps: 30,
       temperature: 0.3,
+      max_tokens: 512,
     });
+    draft.max_tokens = null;
+    expect(settingsOf(draft)).not.toHaveProperty('max_tokens');
+  });
+
+  it('starts a new agent with the loaded model, else the only one, else none', () => {
+    const model = (id: string, extra: Partial<ModelRecord> = {}): ModelRecord => ({
+      id,
+      object: 'model',
+      created: 0,
+      owned_by: 'local',
+      source: 'local',
+      loaded: false,
+      capabilities: ['chat'],
+      ...extra,
+    });
+    expect(defaultModel([model('a'), model('b', { loaded: true })])).toBe('b');
+    expect(defaultModel([model('only')])).toBe('only');
+    expect(defaultModel([model('a'), model('b')])).toBe('');
+    expect(defaultModel([model('embed', { capabilities: ['embedding'], loaded: true }), model('chat')])).toBe('chat');
+    expect(defaultModel([])).toBe('');
   });
 });
 
@@ -191,7 +222,7 @@ describe('AgentsStore', () => {
     const store = new AgentsStore();
     await store.refreshApprovals();
     expect(store.pendingCount).toBe(0);
-    expect(store.approvalsError).toMatch(/^Sign in to see approvals: run hearth open/);
+    expect(store.approvalsError).toMatch(/^Sign in to see approvals. To sign in, run npm run hearth -- open/);
     // Not signed in: not one request that would be refused.
     expect(fetch).not.toHaveBeenCalled();
     session.markSignedIn();

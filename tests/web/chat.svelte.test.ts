@@ -185,19 +185,19 @@ describe('when the companion goes away', () => {
     });
     const chat = await ready();
     await chat.send('Hello');
-    expect(chat.problem).toEqual({ kind: 'failed', message: 'The model could not be loaded.' });
+    expect(chat.problem).toMatchObject({ kind: 'failed', message: 'The model could not be loaded.', messageId: chat.active?.messages.at(-1)?.id });
     expect(chat.active?.messages.at(-1)?.status).toBe('error');
   });
 });
 
 describe('when the companion wants an access key', () => {
   it('says so, points the status at the key form, and keeps the message to try again', async () => {
-    const message = 'This server requires an access key: send Authorization: Bearer <key>. Create one with `hearth keys create`.';
+    const message = 'This server requires an access key: send Authorization: Bearer <key>. Create one with hearth keys create.';
     companion({ chat: () => Response.json({ error: { message, type: 'authentication_error', code: 'invalid_api_key', param: null } }, { status: 401 }) });
     const chat = await ready();
     await chat.send('Hello');
 
-    expect(chat.problem).toEqual({ kind: 'auth', message });
+    expect(chat.problem).toMatchObject({ kind: 'auth', message });
     expect(server.status).toBe('auth');
     expect(chat.active?.messages.map((entry) => [entry.role, entry.content, entry.status])).toEqual([
       ['user', 'Hello', undefined],

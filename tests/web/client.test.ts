@@ -130,6 +130,12 @@ describe('request errors', () => {
     expect(thrown).toMatchObject({ status: 404, code: 'model_not_found', message: 'No model named nope', param: 'model' });
   });
 
+  it("shows the companion's message without Markdown backticks", async () => {
+    const error = { message: 'Create one with `hearth keys create`.', type: 'authentication_error', code: 'invalid_api_key', param: null };
+    respond(JSON.stringify({ error }), { status: 401, headers: { 'content-type': 'application/json' } });
+    await expect(listModels()).rejects.toMatchObject({ status: 401, message: 'Create one with hearth keys create.' });
+  });
+
   it('describes an error body that is not the OpenAI shape by its status', async () => {
     respond('<h1>Bad gateway</h1>', { status: 502, statusText: 'Bad Gateway' });
 

@@ -140,6 +140,6 @@ describe('DevicesStore', () => {
     });
     const store = new DevicesStore();
     await store.refresh();
-    expect(store.error).toMatch(/run hearth open/);
+    expect(store.error).toMatch(/^Sign in to manage devices. To sign in, run npm run hearth -- open/);
   });
 });

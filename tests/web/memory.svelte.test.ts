@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MemoryStore } from '$lib/stores/memory.svelte';
+import { MemoryStore, plural } from '$lib/stores/memory.svelte';
+import { session } from '$lib/stores/session.svelte';
 
 afterEach(() => {
   vi.unstubAllGlobals();
@@ -20,7 +21,9 @@ const fact = (id: string, text: string, pinned = true) => ({
 });
 
 /** A tiny in-memory companion for the memory routes the store uses. */
-function companion() {
+function companion(pending = 2) {
+  const config = { version: 1, memory: {} as Record<string, string> };
+  const applied: unknown[] = [];
   let facts = [fact('fact_1', 'Likes tea'), fact('fact_2', 'Lives in Oslo', false)];
   const calls: string[] = [];
   vi.stubGlobal(
@@ -50,12 +53,18 @@ function companion() {
         return Response.json({ items: [{ text: `found ${body.query} in ${body.scope}`, score: 1, material: 'transcript', source_id: 'turn_1', date: null }] });
       if (path === '/memory/context')
         return Response.json({ items: [{ text: 'Likes tea', material: 'pinned', source_id: 'fact_1', date: null }], tokens: 3, budget_tokens: 800 });
+      if (path === '/admin/config/export?format=json') return Response.json(config);
+      if (path === '/admin/config/apply') {
+        applied.push(body);
+        Object.assign(config.memory, body.document.memory);
+        return Response.json({ valid: true, applied: true, changes: [], risks: [], restart_required: [], warnings: [] });
+      }
       if (path === '/memory/flush')
         return Response.json({
           status: 'model_unavailable',
           conversations: 1,
           signals_distilled: 0,
-          pending: 2,
+          pending,
           episodes_added: 0,
           facts_added: 0,
           facts_merged: 0,
@@ -63,7 +72,7 @@ function companion() {
       return Response.json({ error: { message: `no route ${path}`, type: 'invalid_request_error', code: 'route_not_found', param: null } }, { status: 404 });
     }),
   );
-  return { calls, facts: () => facts };
+  return { calls, facts: () => facts, applied };
 }
 
 describe('MemoryStore', () => {
@@ -110,8 +119,39 @@ describe('MemoryStore', () => {
     const memory = new MemoryStore();
     await memory.refreshAgents();
     await memory.flush();
-    expect(memory.notice).toBe('Nothing was distilled: no memory model is available (2 signals wait).');
+    expect(memory.notice).toBe('Nothing was distilled: no memory model is available, so 2 signals wait.');
+    expect(memory.needsModel).toBe(true);
     await memory.select('nobody');
     expect(memory.error).toMatch(/^no route \/memory\/agents\/nobody/);
+  });
+
+  it('writes one signal, not "1 signals"', async () => {
+    companion(1);
+    const memory = new MemoryStore();
+    await memory.refreshAgents();
+    await memory.flush();
+    expect(memory.notice).toBe('Nothing was distilled: no memory model is available, so 1 signal waits.');
+    expect([plural(0, 'fact'), plural(1, 'episode'), plural(2, 'episode')]).toEqual(['0 facts', '1 episode', '2 episodes']);
+  });
+
+  it('reads the memory models once signed in, and sets one through the configuration', async () => {
+    const server = companion();
+    const memory = new MemoryStore();
+    session.markSignedOut();
+    await memory.refreshModels();
+    expect(memory.models).toBeNull();
+    expect(server.calls.some((call) => call.includes('/admin/'))).toBe(false);
+
+    session.markSignedIn();
+    await memory.refreshModels();
+    expect(memory.models).toEqual({ model: null, embeddingModel: null });
+    await memory.refreshAgents();
+    await memory.flush();
+    expect(await memory.chooseModel('model', 'tiny')).toBe(true);
+    expect(server.applied).toEqual([{ document: { version: 1, memory: { model: 'tiny' } }, prune: false, confirm_high_risk: false }]);
+    expect(memory.models).toEqual({ model: 'tiny', embeddingModel: null });
+    expect(memory.needsModel).toBe(false);
+    expect(memory.notice).toMatch(/^tiny is now the memory model/);
+    session.markSignedOut();
   });
 });

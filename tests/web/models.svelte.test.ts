@@ -82,7 +82,7 @@ describe('ModelsStore', () => {
           data: [
             record('tiny', { loaded: true }),
             record('embed', { capabilities: ['embedding'] }),
-            record('openai/gpt', { source: 'remote', owned_by: 'openai' }),
+            record('openai/gpt', { source: 'provider', owned_by: 'openai' }),
           ],
         }),
       ),
@@ -99,6 +99,31 @@ describe('ModelsStore', () => {
     expect(models.option('companion:openai/gpt')?.detail).toBe('provider openai');
     expect(models.browserOptions.map((option) => option.key)).toEqual(['wllama:tiny.gguf', 'webllm:cached-q4f32']);
     expect(models.option('wllama:tiny.gguf')?.detail).toBe('WASM (wllama) · 644.1 KB');
+  });
+
+  it('reads an older companion\'s source "remote" as a provider model, for one release', async () => {
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async () =>
+        Response.json({
+          object: 'list',
+          data: [record('tiny'), record('openai/gpt', { source: 'remote', owned_by: 'openai', loaded: undefined, size_bytes: undefined })],
+        }),
+      ),
+    );
+    const models = new ModelsStore(fakeHost({ wllama: false, webllm: false }, { wllama: [], webllm: [] }));
+    await models.refreshCompanion();
+
+    expect(models.companion.map((model) => [model.id, model.source])).toEqual([
+      ['tiny', 'local'],
+      ['openai/gpt', 'provider'],
+    ]);
+    expect(models.groups.map((group) => [group.label, group.options.map((option) => option.key)])).toEqual([
+      ['This machine', ['companion:tiny']],
+      ['Providers', ['companion:openai/gpt']],
+      ['In this browser', []],
+    ]);
+    expect(models.option('companion:openai/gpt')).toMatchObject({ detail: 'provider openai', loaded: null });
   });
 
   it('lists no browser models of an engine that is unavailable, and keeps the companion error', async () => {

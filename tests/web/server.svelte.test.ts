@@ -51,6 +51,31 @@ describe('ServerStore', () => {
     expect(server.details?.models_dirs).toEqual(['/d/models']);
   });
 
+  it('follows the llama-server build while it runs, and stops asking once it is done', async () => {
+    vi.useFakeTimers();
+    try {
+      const builds = [
+        { state: 'building', progress: 0.2, step: 'compiling (16 of 79 steps)', started_at: '2026-11-26T10:00:00Z' },
+        { state: 'building', progress: 0.6, step: 'compiling (47 of 79 steps)', started_at: '2026-11-26T10:00:00Z' },
+        { state: 'ready', built_at: '2026-11-26T10:02:00Z', build_seconds: 120 },
+      ];
+      let asked = 0;
+      respond(() => Response.json({ ...status, engine: { setting: 'auto', build: builds[Math.min(asked++, builds.length - 1)] } }));
+      const server = new ServerStore();
+      await server.refreshDetails();
+      const stop = server.followBuild(1000);
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(server.details?.engine.build).toMatchObject({ state: 'building', progress: 0.6 });
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(server.details?.engine.build.state).toBe('ready');
+      await vi.advanceTimersByTimeAsync(5000);
+      expect(asked).toBe(3);
+      stop();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('explains that details are loopback-only', async () => {
     respond(() => Response.json({ error: { message: 'no', type: 'permission_error', code: 'permission_denied', param: null } }, { status: 403 }));
     const server = new ServerStore();
@@ -81,8 +106,8 @@ describe('ServerStore', () => {
 
 const KEY = 'hth_RIGHTkey0123456789abcdefghijklmnopqrstuvwxyz';
 const WRONG = 'hth_WRONGkey0123456789abcdefghijklmnopqrstuvwxyz';
-const NEEDS_KEY = 'This server requires an access key: send Authorization: Bearer <key>. Create one with `hearth keys create`.';
-const INVALID = 'The access key is not a valid key. Check the key, or create a new one with `hearth keys create`.';
+const NEEDS_KEY = 'This server requires an access key: send Authorization: Bearer <key>. Create one with hearth keys create.';
+const INVALID = 'The access key is not a valid key. Check the key, or create a new one with hearth keys create.';
 const fail = (status: number, code: string, message: string) =>
   Response.json({ error: { message, type: 'authentication_error', code, param: null } }, { status });
 

@@ -29,3 +29,22 @@ export class FailureLimiter {
     return (this.failures.get(address) ?? []).filter((at) => now - at < this.windowMs);
   }
 }
+
+/**
+ * The client a failure counts against: an IPv4 address (IPv4-mapped IPv6 included) as itself, an
+ * IPv6 address by its /64 (one machine or home network is usually handed a whole /64, so counting
+ * single addresses there would count nothing).
+ */
+export function clientOf(address: string | undefined): string {
+  if (!address) return 'unknown';
+  const plain = address.toLowerCase().replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
+  if (!plain.includes(':')) return plain;
+  const [head = '', tail = ''] = plain.split('%')[0]!.split('::');
+  const front = head ? head.split(':') : [];
+  const back = plain.includes('::') && tail ? tail.split(':') : [];
+  const groups = plain.includes('::') ? [...front, ...Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back] : front;
+  return `${groups
+    .slice(0, 4)
+    .map((group) => (Number.parseInt(group, 16) || 0).toString(16))
+    .join(':')}::/64`;
+}

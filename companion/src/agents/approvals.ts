@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { HearthError } from '../errors.js';
+import { newId, unixSeconds } from '../ids.js';
 import type { Db } from '../store/database.js';
 import type { AgentApproval, ApprovalStatus } from '#shared/api/agents.js';
 import type { ToolClass } from '#shared/api/config.js';
@@ -51,8 +51,6 @@ function toApproval(row: ApprovalRow): AgentApproval {
   };
 }
 
-const seconds = () => Math.floor(Date.now() / 1000);
-
 /**
  * Tool calls waiting for the machine owner. Each is a row in SQLite (so the inbox survives a
  * reload of the app) and a waiter in this process; a decision, the timeout (which counts as
@@ -79,8 +77,8 @@ export class ApprovalBroker {
 
   /** Records a pending approval and returns it with the outcome to wait for. */
   open(request: ApprovalRequest): { approval: AgentApproval; outcome: Promise<ApprovalOutcome> } {
-    const id = `appr_${randomBytes(12).toString('base64url')}`;
-    const now = seconds();
+    const id = newId('appr_');
+    const now = unixSeconds();
     this.statements.insert.run(
       id,
       request.runId,
@@ -131,11 +129,11 @@ export class ApprovalBroker {
 
   /** At start: approvals left pending by a process that ended can never be answered. */
   cancelOrphans(): number {
-    return this.statements.orphans.run('Hearth stopped before a decision was made.', seconds()).changes;
+    return this.statements.orphans.run('Hearth stopped before a decision was made.', unixSeconds()).changes;
   }
 
   private settle(id: string, status: Exclude<ApprovalStatus, 'pending'>, reason: string | null): boolean {
-    const changed = this.statements.settle.run(status, reason, seconds(), id).changes > 0;
+    const changed = this.statements.settle.run(status, reason, unixSeconds(), id).changes > 0;
     const waiter = this.waiting.get(id);
     if (changed && waiter) {
       this.waiting.delete(id);

@@ -1,9 +1,10 @@
 import type { AgentRunError, AgentRunEventBody, AgentRunStep, AgentRunUsage } from '#shared/api/agents.js';
 import type { AgentSettings } from '#shared/api/config.js';
 import { HearthError } from '../errors.js';
+import { unixSeconds } from '../ids.js';
 import type { HistoryItem } from '../inference/types.js';
 import type { AgentModel, ModelTurn } from './model.js';
-import { runToolCall, type ToolCallEffects } from './tool-calls.js';
+import { refuseOverCap, runToolCall, type ToolCallEffects } from './tool-calls.js';
 import { offeredTools, type AgentTool } from './toolbox.js';
 
 /** Everything one run works from. */
@@ -23,6 +24,9 @@ export interface RunEffects extends Omit<ToolCallEffects, 'signal' | 'waiting'> 
   progress(steps: AgentRunStep[], waiting: boolean): void;
 }
 
+/** Most tool calls of one model reply that are run; the rest are answered with a tool error naming this cap. */
+export const MAX_TOOL_CALLS_PER_STEP = 64;
+
 export interface RunOutcome {
   status: 'completed' | 'failed' | 'cancelled';
   outputText: string;
@@ -32,8 +36,6 @@ export interface RunOutcome {
   /** What the run adds to its conversation's history (assistant turns and tool results). */
   messages: HistoryItem[];
 }
-
-const now = () => Math.floor(Date.now() / 1000);
 
 function add(usage: AgentRunUsage, turn: Pick<ModelTurn, 'promptTokens' | 'completionTokens'>): void {
   usage.prompt_tokens += turn.promptTokens;
@@ -52,7 +54,7 @@ export function runError(error: unknown): AgentRunError {
  * policy (auto runs, deny answers a tool error, ask waits for the owner), and again, until the
  * model answers without tool calls (completed) or `max_steps` model calls were made (failed,
  * max_steps_exceeded). Cancellation (the signal) stops a model call or a tool at once. It emits
- * typed events and never touches HTTP: routes, remote devices and tests share it.
+ * typed events and never touches HTTP: routes, paired devices and tests share it.
  */
 export async function executeRun(setup: RunSetup, effects: RunEffects): Promise<RunOutcome> {
   const { agent, toolbox, signal } = setup;
@@ -75,7 +77,7 @@ export async function executeRun(setup: RunSetup, effects: RunEffects): Promise<
 
   for (let index = 0; ; index++) {
     if (signal.aborted) return end('cancelled');
-    const step: AgentRunStep = { index, text: '', tool_calls: [], usage: zeroUsage(), started_at: now(), completed_at: null };
+    const step: AgentRunStep = { index, text: '', tool_calls: [], usage: zeroUsage(), started_at: unixSeconds(), completed_at: null };
     run.steps.push(step);
     effects.progress(run.steps, false);
     const turn = await callModel(setup, effects, run, step);
@@ -97,15 +99,23 @@ export async function executeRun(setup: RunSetup, effects: RunEffects): Promise<
     run.history.push(asked);
     run.messages.push(asked);
     step.completed_at = null;
-    for (const call of turn.toolCalls) {
+    for (const call of turn.toolCalls.slice(0, MAX_TOOL_CALLS_PER_STEP)) {
       const record = await runToolCall(step, call, toolbox, callEffects);
-      const result: HistoryItem = { role: 'tool', callId: call.id, output: record.output ?? '' };
-      run.history.push(result);
-      run.messages.push(result);
+      answered(run, call.id, record.output);
+      effects.progress(run.steps, false);
+      if (signal.aborted) return end('cancelled');
+      // A tool that answers at once must not keep the event loop to itself for a whole step.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    if (turn.toolCalls.length > MAX_TOOL_CALLS_PER_STEP) {
+      const extra = turn.toolCalls.slice(MAX_TOOL_CALLS_PER_STEP);
+      const limits = { cap: MAX_TOOL_CALLS_PER_STEP, total: turn.toolCalls.length, box: toolbox };
+      const refused = await refuseOverCap(step, extra, limits, callEffects);
+      refused.forEach((record) => answered(run, record.call_id, record.output));
       effects.progress(run.steps, false);
       if (signal.aborted) return end('cancelled');
     }
-    step.completed_at = now();
+    step.completed_at = unixSeconds();
   }
 }
 
@@ -116,6 +126,13 @@ interface RunState {
   steps: AgentRunStep[];
   messages: HistoryItem[];
   usage: AgentRunUsage;
+}
+
+/** A call's result joins the history the model reads next. */
+function answered(run: RunState, callId: string, output: string | null): void {
+  const result: HistoryItem = { role: 'tool', callId, output: output ?? '' };
+  run.history.push(result);
+  run.messages.push(result);
 }
 
 const zeroUsage = (): AgentRunUsage => ({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
@@ -144,6 +161,6 @@ async function callModel(setup: RunSetup, effects: RunEffects, run: RunState, st
   } catch (error) {
     return { error: runError(error) };
   } finally {
-    step.completed_at = now();
+    step.completed_at = unixSeconds();
   }
 }

@@ -2,7 +2,7 @@ import type { Engine } from '../inference/engine.js';
 import type { HistoryItem, ToolCallRecord, ToolSpec } from '../inference/types.js';
 import type { ModelCatalog } from '../models/catalog.js';
 import { chatMessages, chatTools, readChatAnswer } from '../providers/chat-stream.js';
-import type { RemoteProviders } from '../providers/remote.js';
+import type { ProviderClient } from '../providers/client.js';
 
 /** One model call of a run. */
 export interface ModelCall {
@@ -35,7 +35,7 @@ export interface AgentModel {
 export interface ModelSources {
   catalog: ModelCatalog;
   engine: Engine;
-  remote(): RemoteProviders;
+  providers(): ProviderClient;
 }
 
 /**
@@ -57,7 +57,7 @@ export async function withCallSignal<T>(parent: AbortSignal, work: (signal: Abor
 /** The agent's model, or the catalog's error (404 model_not_found, model_load_failed). */
 export async function resolveAgentModel(sources: ModelSources, id: string): Promise<AgentModel> {
   const target = await sources.catalog.resolve(id);
-  if (target.kind === 'remote') return providerModel(sources.remote(), target.id);
+  if (target.kind === 'provider') return providerModel(sources.providers(), target.id);
   const info = target.info;
   return {
     id: info.id,
@@ -87,7 +87,7 @@ export async function resolveAgentModel(sources: ModelSources, id: string): Prom
   };
 }
 
-function providerModel(remote: RemoteProviders, id: string): AgentModel {
+function providerModel(providers: ProviderClient, id: string): AgentModel {
   const provider = id.slice(0, id.indexOf('/'));
   return {
     id,
@@ -102,9 +102,9 @@ function providerModel(remote: RemoteProviders, id: string): AgentModel {
       };
       try {
         const turn = await withCallSignal(call.signal, async (signal) => {
-          const response = await remote.forward('/chat/completions', id, body, signal);
+          const response = await providers.forward('/chat/completions', id, body, signal);
           // An error answer names the provider and never carries its secrets.
-          if (!response.ok) throw await remote.failure(provider, response);
+          if (!response.ok) throw await providers.failure(provider, response);
           return readChatAnswer(response, call.onText, provider);
         });
         return { ...turn, cancelled: call.signal.aborted };

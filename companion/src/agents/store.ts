@@ -1,6 +1,6 @@
 import type { Db } from '../store/database.js';
 import type { HistoryItem } from '../inference/types.js';
-import type { AgentRun, AgentRunError, AgentRunEvent, AgentRunStatus, AgentRunStep, AgentRunSummary } from '#shared/api/agents.js';
+import type { AgentRun, AgentRunError, AgentRunEvent, AgentRunStatus, AgentRunStep, AgentRunSummary, AgentToolCall } from '#shared/api/agents.js';
 
 interface RunRow {
   id: string;
@@ -34,7 +34,15 @@ function toRun(row: RunRow, steps: AgentRunStep[]): AgentRun {
   };
 }
 
-/** Runs, their events and agents' conversation history, in SQLite: every write is committed when the call returns. */
+/** A step as its row holds it: its tool calls have rows of their own. */
+function stepJson(step: AgentRunStep): string {
+  return JSON.stringify({ ...step, tool_calls: undefined });
+}
+
+/**
+ * Runs, their steps, tool calls and events, agents' conversation history, and the shell calls
+ * under way, in SQLite: every write is committed when the call returns.
+ */
 export class RunStore {
   private readonly statements;
 
@@ -55,10 +63,21 @@ export class RunStore {
       ),
       step: db.prepare('INSERT OR REPLACE INTO agent_run_steps (run_id, step, data_json) VALUES (?, ?, ?)'),
       steps: db.prepare<[string], { data_json: string }>('SELECT data_json FROM agent_run_steps WHERE run_id = ? ORDER BY step'),
+      call: db.prepare('INSERT OR REPLACE INTO agent_run_tool_calls (run_id, step, position, data_json) VALUES (?, ?, ?, ?)'),
+      calls: db.prepare<[string], { step: number; data_json: string }>(
+        'SELECT step, data_json FROM agent_run_tool_calls WHERE run_id = ? ORDER BY step, position',
+      ),
+      exists: db.prepare<[string], { found: number }>('SELECT 1 AS found FROM agent_runs WHERE id = ?'),
+      addProcess: db.prepare('INSERT OR REPLACE INTO agent_shell_processes (marker, run_id, started_at) VALUES (?, ?, ?)'),
+      removeProcess: db.prepare('DELETE FROM agent_shell_processes WHERE marker = ?'),
+      processes: db.prepare<[], { marker: string }>('SELECT marker FROM agent_shell_processes'),
       inFlight: db.prepare<[], RunRow>("SELECT * FROM agent_runs WHERE status IN ('running', 'awaiting_approval')"),
       event: db.prepare('INSERT INTO agent_run_events (run_id, sequence, type, data_json, created_at) VALUES (?, ?, ?, ?, ?)'),
       events: db.prepare<[string, number, number], { data_json: string }>(
         'SELECT data_json FROM agent_run_events WHERE run_id = ? AND sequence > ? ORDER BY sequence LIMIT ?',
+      ),
+      eventsOfType: db.prepare<[string, string], { data_json: string }>(
+        'SELECT data_json FROM agent_run_events WHERE run_id = ? AND type = ? ORDER BY sequence',
       ),
       lastSequence: db.prepare<[string], { sequence: number | null }>('SELECT MAX(sequence) AS sequence FROM agent_run_events WHERE run_id = ?'),
       message: db.prepare('INSERT INTO agent_messages (agent_id, conversation_id, run_id, message_json, created_at) VALUES (?, ?, ?, ?, ?)'),
@@ -72,12 +91,32 @@ export class RunStore {
     this.statements.insert.run(this.row(run));
   }
 
-  /** The run's own fields, and the steps given (the one under way, or every step at the end), in one transaction. */
-  update(run: AgentRun, steps: AgentRunStep[] = []): void {
+  /**
+   * The run's own fields, and the steps given (the one under way, or every step at the end), in
+   * one transaction. A step's tool calls are not written here (see `putCall`), unless `withCalls`.
+   */
+  update(run: AgentRun, steps: AgentRunStep[] = [], withCalls = false): void {
     this.db.transaction(() => {
       this.statements.update.run(this.row(run));
-      for (const step of steps) this.statements.step.run(run.id, step.index, JSON.stringify(step));
+      for (const step of steps) {
+        this.statements.step.run(run.id, step.index, stepJson(step));
+        if (withCalls) step.tool_calls.forEach((call, position) => this.statements.call.run(run.id, step.index, position, JSON.stringify(call)));
+      }
     })();
+  }
+
+  /** One tool call as it stands (recorded when it is created, and again as it is decided and ends). */
+  putCall(runId: string, step: number, position: number, call: AgentToolCall): void {
+    this.statements.call.run(runId, step, position, JSON.stringify(call));
+  }
+
+  /** Runs `work` in one transaction (many small writes at once). */
+  batch<T>(work: () => T): T {
+    return this.db.transaction(work)();
+  }
+
+  exists(id: string): boolean {
+    return this.statements.exists.get(id) !== undefined;
   }
 
   get(id: string): AgentRun | undefined {
@@ -99,7 +138,24 @@ export class RunStore {
   }
 
   private steps(runId: string): AgentRunStep[] {
-    return this.statements.steps.all(runId).map((row) => JSON.parse(row.data_json) as AgentRunStep);
+    const steps = this.statements.steps.all(runId).map((row) => ({ ...(JSON.parse(row.data_json) as AgentRunStep), tool_calls: [] as AgentToolCall[] }));
+    const byIndex = new Map(steps.map((step) => [step.index, step]));
+    for (const row of this.statements.calls.all(runId)) byIndex.get(row.step)?.tool_calls.push(JSON.parse(row.data_json) as AgentToolCall);
+    return steps;
+  }
+
+  /** A shell call under way, by its environment marker. */
+  addProcess(marker: string, runId: string): void {
+    this.statements.addProcess.run(marker, runId, Date.now());
+  }
+
+  removeProcess(marker: string): void {
+    this.statements.removeProcess.run(marker);
+  }
+
+  /** The markers of shell calls recorded as under way (after a crash: what it left). */
+  processes(): string[] {
+    return this.statements.processes.all().map((row) => row.marker);
   }
 
   appendEvent(event: AgentRunEvent): void {
@@ -108,6 +164,11 @@ export class RunStore {
 
   events(runId: string, after: number, limit = 10_000): AgentRunEvent[] {
     return this.statements.events.all(runId, after, limit).map((row) => JSON.parse(row.data_json) as AgentRunEvent);
+  }
+
+  /** Every event of one type of a run (a few, such as its artifacts), oldest first. */
+  eventsOfType(runId: string, type: AgentRunEvent['type']): AgentRunEvent[] {
+    return this.statements.eventsOfType.all(runId, type).map((row) => JSON.parse(row.data_json) as AgentRunEvent);
   }
 
   lastSequence(runId: string): number {

@@ -1,48 +1,24 @@
 import type { AgentApproval, AgentRunEventBody, AgentRunStep, AgentToolCall } from '#shared/api/agents.js';
 import type { ToolCallRecord } from '../inference/types.js';
+import { failure, resultText, type ToolResult } from '../tools/result.js';
 import type { ApprovalOutcome } from './approvals.js';
 import type { AgentTool } from './toolbox.js';
-
-/** A tool result as the MCP shape has it (built-in tools and services alike). */
-export interface AnyToolResult {
-  content: { type: string; [key: string]: unknown }[];
-  isError?: boolean;
-}
 
 /** What running one tool call needs from the run around it. */
 export interface ToolCallEffects {
   emit(event: AgentRunEventBody): void;
   /** The run now waits for the owner (true) or runs again (false). */
   waiting(waiting: boolean): void;
+  /** Records a call of a step as it stands now: when it is created, when it waits for approval, when it ends. */
+  record(step: number, position: number, call: AgentToolCall): void;
+  /** Runs many small writes (records, events) as one. */
+  batch<T>(work: () => T): T;
   /** Records a pending approval; the outcome settles once. */
   approve(tool: AgentTool, call: ToolCallRecord): { approval: AgentApproval; outcome: Promise<ApprovalOutcome> };
-  execute(tool: AgentTool, args: Record<string, unknown>, signal: AbortSignal): Promise<AnyToolResult>;
+  execute(tool: AgentTool, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult>;
   /** Most bytes of output the model gets back from one call. */
   outputLimit: number;
   signal: AbortSignal;
-}
-
-/** The text of a tool result as the model reads it: text blocks as they are, other blocks named; errors start with "Error: ". */
-export function resultText(result: AnyToolResult, limit: number): string {
-  const text = result.content
-    .map((block) => {
-      if (block.type === 'text' && typeof block.text === 'string') return block.text;
-      if (block.type === 'resource_link') return `[resource ${String(block.uri)}]`;
-      if (block.type === 'resource') {
-        const resource = (block.resource ?? {}) as { text?: unknown; uri?: unknown };
-        return typeof resource.text === 'string' ? resource.text : `[resource ${String(resource.uri)}]`;
-      }
-      return `[${block.type}${typeof block.mimeType === 'string' ? ` ${block.mimeType}` : ''}]`;
-    })
-    .join('\n');
-  const full = result.isError ? `Error: ${text}` : text;
-  const bytes = Buffer.from(full, 'utf8');
-  if (bytes.length <= limit) return full;
-  return `${bytes.subarray(0, limit).toString('utf8')}\n[output cut at ${Math.round(limit / 1024)} KB of ${bytes.length} bytes]`;
-}
-
-function refusal(text: string): AnyToolResult {
-  return { content: [{ type: 'text', text }], isError: true };
 }
 
 function parseArguments(text: string): Record<string, unknown> | string {
@@ -70,7 +46,19 @@ function declined(name: string, outcome: ApprovalOutcome): string {
  * call's record joins the step at once and is completed in place; its output is what the model reads.
  */
 export async function runToolCall(step: AgentRunStep, call: ToolCallRecord, box: Map<string, AgentTool>, effects: ToolCallEffects): Promise<AgentToolCall> {
-  const tool = box.get(call.name);
+  const { record, position } = createCall(step, call, box.get(call.name), effects);
+  const result = await decideAndRun(step.index, call, box.get(call.name), box, { record, save: () => effects.record(step.index, position, record) }, effects);
+  completeCall(step, position, record, result, effects);
+  return record;
+}
+
+/** The call joins its step, recorded at once (a crash during it still leaves it in the run), and tool_call.created goes out. */
+function createCall(
+  step: AgentRunStep,
+  call: ToolCallRecord,
+  tool: AgentTool | undefined,
+  effects: ToolCallEffects,
+): { record: AgentToolCall; position: number } {
   const record: AgentToolCall = {
     call_id: call.id,
     name: call.name,
@@ -82,13 +70,47 @@ export async function runToolCall(step: AgentRunStep, call: ToolCallRecord, box:
     output: null,
     is_error: false,
   };
-  step.tool_calls.push(record);
+  const position = step.tool_calls.push(record) - 1;
+  effects.record(step.index, position, record);
   effects.emit({ type: 'tool_call.created', step: step.index, call_id: call.id, name: call.name, arguments: call.arguments });
-  const result = await decideAndRun(step.index, call, tool, box, record, effects);
+  return { record, position };
+}
+
+function completeCall(step: AgentRunStep, position: number, record: AgentToolCall, result: ToolResult, effects: ToolCallEffects): void {
   record.output = resultText(result, effects.outputLimit);
   record.is_error = result.isError === true;
-  effects.emit({ type: 'tool_call.completed', step: step.index, call_id: call.id, name: call.name, output: record.output, is_error: record.is_error });
-  return record;
+  effects.record(step.index, position, record);
+  effects.emit({ type: 'tool_call.completed', step: step.index, call_id: record.call_id, name: record.name, output: record.output, is_error: record.is_error });
+}
+
+/** Calls of one reply answered at a time before the loop lets other work run. */
+const REFUSALS_PER_TURN = 256;
+
+/**
+ * The calls of a reply past the per-step cap: none runs; each is recorded and answered with a
+ * tool error that names the cap, in batches that let the event loop breathe in between.
+ */
+export async function refuseOverCap(
+  step: AgentRunStep,
+  calls: ToolCallRecord[],
+  { cap, total, box }: { cap: number; total: number; box: Map<string, AgentTool> },
+  effects: ToolCallEffects,
+): Promise<AgentToolCall[]> {
+  const refusal = failure(
+    `Not run: this reply asked for ${total} tool calls and at most ${cap} are run per reply. Ask again for the ones you still need, fewer at a time.`,
+  );
+  const records: AgentToolCall[] = [];
+  for (let start = 0; start < calls.length; start += REFUSALS_PER_TURN) {
+    effects.batch(() => {
+      for (const call of calls.slice(start, start + REFUSALS_PER_TURN)) {
+        const { record, position } = createCall(step, call, box.get(call.name), effects);
+        completeCall(step, position, record, refusal, effects);
+        records.push(record);
+      }
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return records;
 }
 
 async function decideAndRun(
@@ -96,26 +118,27 @@ async function decideAndRun(
   call: ToolCallRecord,
   tool: AgentTool | undefined,
   box: Map<string, AgentTool>,
-  record: AgentToolCall,
+  { record, save }: { record: AgentToolCall; save(): void },
   effects: ToolCallEffects,
-): Promise<AnyToolResult> {
+): Promise<ToolResult> {
   if (!tool) {
     record.decision = 'unavailable';
     const offered = [...box.values()].filter((entry) => entry.policy !== 'deny').map((entry) => entry.name);
-    return refusal(`There is no tool "${call.name}" for this agent. Its tools: ${offered.join(', ') || 'none'}.`);
+    return failure(`There is no tool "${call.name}" for this agent. Its tools: ${offered.join(', ') || 'none'}.`);
   }
   if (tool.policy === 'deny') {
     record.decision = 'policy_denied';
-    return refusal(`This agent's policy denies "${call.name}" (${tool.class} tool). It was not run; do not call it again.`);
+    return failure(`This agent's policy denies "${call.name}" (${tool.class} tool). It was not run; do not call it again.`);
   }
   const args = parseArguments(call.arguments);
-  if (typeof args === 'string') return refusal(args);
+  if (typeof args === 'string') return failure(args);
   const problems = tool.entry.validate(args);
   if (problems.length > 0)
-    return refusal(`The arguments do not match the tool's schema: ${problems.map((problem) => `${problem.path} ${problem.message}`).join('; ')}.`);
+    return failure(`The arguments do not match the tool's schema: ${problems.map((problem) => `${problem.path} ${problem.message}`).join('; ')}.`);
   if (tool.policy === 'ask') {
     const { approval, outcome } = effects.approve(tool, call);
     record.approval_id = approval.id;
+    save();
     effects.emit({
       type: 'tool_call.approval_required',
       step,
@@ -129,12 +152,15 @@ async function decideAndRun(
     const settled = await outcome;
     effects.waiting(false);
     record.decision = settled.decision;
-    if (settled.decision !== 'approved') return refusal(declined(call.name, settled));
-  } else record.decision = 'auto';
-  if (effects.signal.aborted) return refusal('The run was cancelled before the call ran.');
+    if (settled.decision !== 'approved') return failure(declined(call.name, settled));
+  } else {
+    record.decision = 'auto';
+    save();
+  }
+  if (effects.signal.aborted) return failure('The run was cancelled before the call ran.');
   try {
     return await effects.execute(tool, args, effects.signal);
   } catch (error) {
-    return refusal(error instanceof Error ? error.message : String(error));
+    return failure(error instanceof Error ? error.message : String(error));
   }
 }

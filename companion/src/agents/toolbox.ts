@@ -1,10 +1,10 @@
 import type { AgentSettings, ToolApproval, ToolClass } from '#shared/api/config.js';
 import type { ToolInputSchema } from '#shared/api/bridge.js';
 import type { ToolSpec } from '../inference/types.js';
-import type { CatalogEntry } from '../mcp/catalog.js';
-import { agentLists, toolDecision } from './policy.js';
-import { builtinTool } from './tools/index.js';
-import type { BuiltinTool } from './tools/tool.js';
+import type { CatalogEntry } from '../tools/catalog.js';
+import { agentLists, toolDecision } from '../tools/policy.js';
+import { builtinTool } from '../tools/builtin/index.js';
+import type { BuiltinTool } from '../tools/builtin/tool.js';
 
 /** A tool an agent lists, with what its policy says about it. */
 export interface AgentTool {

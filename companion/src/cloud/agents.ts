@@ -1,5 +1,6 @@
 import type { AgentCard } from '@a2a-js/sdk';
 import { DefaultAgentCardResolver } from '@a2a-js/sdk/client';
+import type { CloudTarget } from '../access/agent-target.js';
 import { HearthError } from '../errors.js';
 import type { CloudWorkspaceSettings } from '#shared/api/config.js';
 import type { CloudAgentSummary } from '#shared/api/remote.js';
@@ -10,6 +11,8 @@ export interface CloudAgent {
   /** `cloud:<workspace>/<agent>` */
   id: string;
   workspace: string;
+  /** `<agent>`: the card's name made safe, unique in the workspace. */
+  name: string;
   card: AgentCard;
   cardUrl: string;
 }
@@ -39,14 +42,17 @@ export class CloudAgents {
     return agents;
   }
 
-  async find(id: string): Promise<CloudAgent> {
-    const match = /^cloud:([^/]+)\/(.+)$/.exec(id);
-    if (!match) throw new HearthError('invalid_request_error', `"${id}" is not a cloud agent id (cloud:<workspace>/<agent>).`, { param: 'id' });
-    const agent = (await this.list(match[1]!)).find((entry) => entry.id === id);
+  /** The agent a `cloud:<workspace>/<agent>` id names (read by the dispatcher); 400 when the workspace publishes none by that name. */
+  async find(target: Pick<CloudTarget, 'workspace' | 'agent'>): Promise<CloudAgent> {
+    const agent = (await this.list(target.workspace)).find((entry) => entry.name === target.agent);
     if (!agent)
-      throw new HearthError('invalid_request_error', `The workspace "${match[1]}" publishes no agent "${match[2]}". List agents with GET /agents.`, {
-        param: 'id',
-      });
+      throw new HearthError(
+        'invalid_request_error',
+        `The workspace "${target.workspace}" publishes no agent "${target.agent}". List agents with GET /agents.`,
+        {
+          param: 'id',
+        },
+      );
     return agent;
   }
 
@@ -108,7 +114,7 @@ export class CloudAgents {
       let name = base;
       for (let n = 2; used.has(name); n++) name = `${base}-${n}`;
       used.add(name);
-      return { id: `cloud:${settings.name}/${name}`, workspace: settings.name, card, cardUrl: url };
+      return { id: `cloud:${settings.name}/${name}`, workspace: settings.name, name, card, cardUrl: url };
     });
   }
 }

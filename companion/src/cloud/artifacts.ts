@@ -33,7 +33,7 @@ export class ArtifactFolder {
       artifact_id: artifact.artifactId,
       name: artifact.name || artifact.artifactId,
       path: `${this.runId}/${file}`,
-      media_type: mediaType(artifact.parts.find((part) => part.mediaType)?.mediaType) ?? known?.media_type ?? 'application/octet-stream',
+      media_type: plainMediaType(artifact.parts.find((part) => part.mediaType)?.mediaType) ?? known?.media_type ?? 'application/octet-stream',
       size_bytes: statSync(target).size,
     };
     this.files.set(artifact.artifactId, stored);
@@ -60,7 +60,7 @@ export class ArtifactFolder {
 }
 
 /** A peer's media type as a plain `type/subtype` (parameters dropped), or nothing: it becomes a response header. */
-function mediaType(value: string | undefined): string | undefined {
+export function plainMediaType(value: string | undefined): string | undefined {
   const essence = value?.split(';')[0]!.trim();
   return essence && /^[A-Za-z0-9!#$&^_.+-]{1,64}\/[A-Za-z0-9!#$&^_.+-]{1,64}$/.test(essence) ? essence.toLowerCase() : undefined;
 }

@@ -1,9 +1,10 @@
 import type { AgentInputMessage, AgentRecord } from '#shared/api/agents.js';
 import { messageText } from '../agents/definitions.js';
-import type { DriveEffects, DrivenOutcome } from '../agents/service.js';
+import type { DriveEffects, DrivenOutcome } from '../agents/driven-run.js';
 import type { CloudAgent, CloudAgents } from './agents.js';
 import { ArtifactFolder } from './artifacts.js';
-import { dispatchTask, type CloudTaskState } from './dispatch.js';
+import { RUN_FAILURES, runFailure } from '../failures.js';
+import { dispatchTask } from './dispatch.js';
 import type { CloudSignIn } from './sign-in.js';
 
 /** A published cloud agent as GET /agents lists it: `cloud:<workspace>/<agent>`, source cloud, no local settings. */
@@ -27,15 +28,6 @@ export function cloudRecord(agent: CloudAgent): AgentRecord {
     max_tokens: null,
   };
 }
-
-/** What a task's last state means for the run. */
-const ENDS: Partial<Record<CloudTaskState, string>> = {
-  failed: 'The cloud agent reported that the task failed.',
-  rejected: 'The cloud agent rejected the task.',
-  input_required: 'The cloud agent asks for more input, which a Hearth run cannot give; start a new run with everything it needs.',
-  auth_required: 'The cloud agent asks for an authorization of its own, which a Hearth run cannot give.',
-  unknown: 'The cloud agent ended the task in a state Hearth does not know.',
-};
 
 /**
  * Drives a run as an A2A task: text (artifacts' and the agent's last message) becomes
@@ -70,12 +62,13 @@ export async function driveCloudRun(
   const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
   if (outcome.state === 'completed') return { status: 'completed', outputText: outcome.text, steps: [], usage };
   if (outcome.state === 'canceled') return { status: 'cancelled', outputText: outcome.text, steps: [], usage };
-  const why = ENDS[outcome.state] ?? ENDS.unknown!;
+  // What the task's last state means for the run: the failure table's words for cloud_task_<state>.
+  const code = `cloud_task_${outcome.state}` as const;
   return {
     status: 'failed',
     outputText: outcome.text,
     steps: [],
     usage,
-    error: { code: `cloud_task_${outcome.state}`, message: outcome.message ? `${why} It said: ${outcome.message}` : why },
+    error: runFailure(code, outcome.message ? `${RUN_FAILURES[code]} It said: ${outcome.message}` : undefined),
   };
 }

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { readAdminToken } from '../access/admin-credential.js';
+import { invocation, whereToRun } from '../invocation.js';
 import { dataPaths } from '../store/data-dir.js';
 
 /** The admin routes of the running server, called with the data directory's admin credential. */
@@ -16,10 +17,10 @@ export interface AdminClient {
 export function adminClient(dataDir: string, url?: string): AdminClient | { problem: string } {
   const paths = dataPaths(dataDir);
   const base = url ?? serverUrl(paths.server);
-  if (!base) return { problem: `No Hearth server is running on ${dataDir}. Start it with: hearth serve (or pass --url).` };
+  if (!base) return { problem: `No Hearth server is running on ${dataDir}. Start it with: ${invocation().start}${whereToRun()} (or pass --url).` };
   const token = readAdminToken(paths.adminToken);
   if (!token) {
-    return { problem: `There is no admin credential in ${paths.adminToken} (it is made when hearth serve first starts), or this user cannot read it.` };
+    return { problem: `There is no admin credential in ${paths.adminToken} (it is made when Hearth first starts), or this user cannot read it.` };
   }
   return {
     base,

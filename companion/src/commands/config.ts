@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import type { ConfigPlan, ConfigRisk } from '#shared/api/admin-config.js';
+import { locateProblems } from '../config/problems.js';
 import { adminClient } from './admin-client.js';
 import { parseCommandArgs, UsageError } from './arguments.js';
 import { takeDataDir } from './data-dir-option.js';
@@ -36,8 +37,10 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
   }
   if ((action === 'plan' || action === 'apply') && file) {
     let document: unknown;
+    let text: string;
     try {
-      document = parse(readFileSync(file, 'utf8'));
+      text = readFileSync(file, 'utf8');
+      document = parse(text);
     } catch (error) {
       context.stderr.write(`Cannot read ${file}: ${(error as Error).message}\n`);
       return 1;
@@ -49,7 +52,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
       body: JSON.stringify(body),
     });
     const answer = (await response.json()) as Record<string, unknown>;
-    if (!response.ok) return failure(context, answer);
+    if (!response.ok) return failure(context, answer, text);
     describe(context, answer as unknown as ConfigPlan);
     context.stdout.write(action === 'apply' ? 'Applied.\n' : 'Nothing was changed (plan only).\n');
     return 0;
@@ -66,15 +69,21 @@ function describe(context: CommandContext, plan: ConfigPlan): void {
   }
   for (const risk of plan.risks) context.stdout.write(`  HIGH RISK ${risk.code} (${risk.path}): ${risk.message}\n`);
   if (plan.restart_required.length) context.stdout.write(`  Takes effect after a restart: ${plan.restart_required.join(', ')}\n`);
+  if (plan.reload_required.length)
+    context.stdout.write(`  Takes effect when the model is loaded again (it keeps its old settings until then): ${plan.reload_required.join(', ')}\n`);
 }
 
-function failure(context: CommandContext, answer: unknown): number {
+/** The server's refusal; problems are shown at their line of FILE (`text`) when it has them. */
+function failure(context: CommandContext, answer: unknown, text?: string): number {
   const error = (answer as { error?: { code: string; message: string; problems?: { path: string; message: string }[]; risks?: ConfigRisk[] } }).error;
   if (!error) {
     context.stderr.write('The server answered with an unexpected body.\n');
     return 1;
   }
-  if (error.problems) for (const problem of error.problems) context.stderr.write(`  ${problem.path}: ${problem.message}\n`);
+  if (error.problems) {
+    const lines = error.problems.map((problem) => `${problem.path}: ${problem.message}`);
+    for (const line of text === undefined ? lines : locateProblems(text, lines)) context.stderr.write(`  ${line}\n`);
+  }
   if (error.code === 'confirmation_required') {
     for (const risk of error.risks ?? []) context.stderr.write(`  HIGH RISK ${risk.code} (${risk.path}): ${risk.message}\n`);
     context.stderr.write('Not applied. Review the risks above and run again with --yes to confirm.\n');

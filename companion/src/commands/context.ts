@@ -1,3 +1,5 @@
+import type { OpenBrowser } from './browser.js';
+
 /** What every `hearth` subcommand receives from the command line entry (cli.ts). */
 export interface CommandContext {
   stdout: NodeJS.WritableStream;
@@ -7,6 +9,8 @@ export interface CommandContext {
   env: NodeJS.ProcessEnv;
   /** The default models folder (the data folder's models/), for commands that download. */
   modelsDir: string;
+  /** Opens the sign-in file in a browser (`hearth serve`); the system's browser when not given. */
+  openBrowser?: OpenBrowser;
 }
 
 /** A subcommand module: resolves with the process exit code. */

@@ -1,6 +1,7 @@
 import type { DeviceList, DeviceRecord, PairingCode } from '#shared/api/remote.js';
 import { adminCall, failure, startCommand, usage } from './companion-client.js';
 import type { CommandContext } from './context.js';
+import { command } from '../invocation.js';
 
 const USAGE = `Usage:
   hearth devices pair [--agents a,b] [--json]   a one-time pairing code (single use, 5 minutes, 5 tries) and this host's fingerprint
@@ -34,8 +35,10 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
         `Host fingerprint:  ${pairing.fingerprint}   (SHA-256 of this host's certificate)`,
         `Grants:            ${pairing.agents.length ? pairing.agents.join(', ') : 'no agents (the device can pair, but list and run nothing)'}`,
         '',
-        'On the other machine, with its Hearth running:',
-        `  hearth remote add NAME ${pairing.url} --code ${pairing.code} --fingerprint ${pairing.fingerprint}`,
+        // How Hearth is installed over there is not known here: both forms, each as it runs.
+        'On the other machine, with its Hearth running, in its Hearth folder:',
+        `  npm run hearth -- remote add NAME ${pairing.url} --code ${pairing.code} --fingerprint ${pairing.fingerprint}`,
+        '(where Hearth is installed as a command: hearth remote add … with the same arguments)',
         '',
       ].join('\n'),
     );
@@ -45,7 +48,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     const answer = await adminCall<DeviceList>(client, '/admin/devices');
     if (!answer.ok) return failure(context, answer.body);
     if (values.json) context.stdout.write(`${JSON.stringify(answer.body.data, null, 2)}\n`);
-    else if (answer.body.data.length === 0) context.stdout.write('No paired devices. Pair one with: hearth devices pair --agents AGENT\n');
+    else if (answer.body.data.length === 0) context.stdout.write(`No paired devices. Pair one with: ${command('devices pair --agents AGENT')}\n`);
     else for (const device of answer.body.data) context.stdout.write(describe(device));
     return 0;
   }

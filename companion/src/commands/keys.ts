@@ -6,6 +6,7 @@ import { ROUTE_SCOPES, type RouteScope } from '#shared/api/access.js';
 import { parseCommandArgs, UsageError } from './arguments.js';
 import { takeDataDir } from './data-dir-option.js';
 import type { CommandContext } from './context.js';
+import { command } from '../invocation.js';
 
 export const usage = `Usage:
   hearth keys create --label NAME [--agent ID] [--scope ${ROUTE_SCOPES.join('|')} ...] [--expires-in-days N]
@@ -43,7 +44,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     }
     if (action === 'list') {
       const rows = keys.list();
-      if (rows.length === 0) context.stdout.write('No access keys. Create one with: hearth keys create --label NAME\n');
+      if (rows.length === 0) context.stdout.write(`No access keys. Create one with: ${command('keys create --label NAME')}\n`);
       for (const key of rows) {
         const state = key.revoked_at ? 'revoked' : key.expires_at && Date.parse(key.expires_at) <= Date.now() ? 'expired' : 'active';
         context.stdout.write(

@@ -61,8 +61,9 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
   const modelsDir = path.resolve(args.modelsDir ?? context.modelsDir);
   const progress = createProgress(context.stderr);
   const controller = new AbortController();
+  // Every SIGINT (a terminal's Ctrl+C, and npm passing it on again) cancels the same download, once.
   const onSignal = () => controller.abort();
-  process.once('SIGINT', onSignal);
+  process.on('SIGINT', onSignal);
   try {
     const result = await pullModel({
       spec: args.spec,

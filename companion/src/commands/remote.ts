@@ -1,6 +1,7 @@
 import type { RemoteHostList, RemoteHostStatus } from '#shared/api/remote.js';
 import { adminCall, failure, startCommand, usage } from './companion-client.js';
 import type { CommandContext } from './context.js';
+import { command } from '../invocation.js';
 
 const USAGE = `Usage:
   hearth remote add NAME https://HOST:PORT --code CODE --fingerprint FP   pair with another machine's Hearth
@@ -42,7 +43,8 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     const answer = await adminCall<RemoteHostList>(client, '/admin/remote-hosts');
     if (!answer.ok) return failure(context, answer.body);
     if (values.json) context.stdout.write(`${JSON.stringify(answer.body.data, null, 2)}\n`);
-    else if (answer.body.data.length === 0) context.stdout.write('No remote hosts. Pair with one: hearth remote add NAME URL --code CODE --fingerprint FP\n');
+    else if (answer.body.data.length === 0)
+      context.stdout.write(`No remote hosts. Pair with one: ${command('remote add NAME URL --code CODE --fingerprint FP')}\n`);
     else for (const host of answer.body.data) describe(context, host);
     return answer.body.data.every((host) => host.state === 'connected') ? 0 : 1;
   }

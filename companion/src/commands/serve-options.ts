@@ -1,4 +1,6 @@
 import { delimiter, resolve } from 'node:path';
+import type { EngineSetting } from '#shared/api/admin.js';
+import { ENGINE_SETTINGS } from '../inference/engine-choice.js';
 import { defaultDataDirectory } from '../store/data-dir.js';
 import { parseCommandArgs, UsageError } from './arguments.js';
 
@@ -8,14 +10,23 @@ export interface ServeOptions {
   dataDir: string;
   modelsDirs?: string[];
   externalSources?: boolean;
+  /** Print the sign-in link instead of opening the browser on it. */
+  noBrowser: boolean;
+  engine?: EngineSetting;
 }
 
-export const SERVE_USAGE = `Usage: hearth serve [--host 127.0.0.1] [--port 4777] [--data-dir DIR] [--models-dir DIR ...] [--no-external-models]
+export const SERVE_USAGE = `Usage: hearth serve [--host 127.0.0.1] [--port 4777] [--data-dir DIR] [--models-dir DIR ...] [--no-external-models] [--no-browser]
 
-Starts the companion: the app and the API on http://HOST:PORT (the default command).
+Starts the companion: the app and the API on http://HOST:PORT (the default command). Started
+from a terminal on a machine with a display, it opens the app in the default browser, signed
+in; with --no-browser (or without a display, under CI, or with no terminal) it prints a
+one-time sign-in link instead.
 
 Environment: HEARTH_HOST, HEARTH_PORT, HEARTH_DATA_DIR, HEARTH_MODELS_DIR (a path list),
 HEARTH_EXTERNAL_MODELS=0 (do not list LM Studio, Ollama, Hugging Face or llama.cpp models),
+HEARTH_BROWSER (the command that opens the sign-in page, given its file; none: never open one),
+HEARTH_ENGINE=auto|server|in-process (which engine runs chat models; models.engine in config.yaml),
+HEARTH_ENGINE_CACHE (where the llama-server build is kept; default ~/.cache/hearth),
 HEARTH_LOG_LEVEL (info; debug shows every request), HEARTH_LOG_FORMAT=json (JSON lines even on a terminal).
 Flags win over the environment, which wins over config.yaml.`;
 
@@ -29,6 +40,7 @@ export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv): Serve
       'data-dir': { type: 'string' },
       'models-dir': { type: 'string', multiple: true },
       'no-external-models': { type: 'boolean' },
+      'no-browser': { type: 'boolean' },
     },
     strict: true,
     allowPositionals: false,
@@ -45,11 +57,16 @@ export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv): Serve
     : env.HEARTH_EXTERNAL_MODELS !== undefined
       ? !/^(0|false|no|off)$/i.test(env.HEARTH_EXTERNAL_MODELS)
       : undefined;
+  const engine = env.HEARTH_ENGINE || undefined;
+  if (engine !== undefined && !ENGINE_SETTINGS.includes(engine as EngineSetting))
+    throw new UsageError(`HEARTH_ENGINE must be one of ${ENGINE_SETTINGS.join(', ')}, not "${engine}".`);
   return {
     host: values.host ?? env.HEARTH_HOST,
     port,
     dataDir: resolve(values['data-dir'] ?? env.HEARTH_DATA_DIR ?? defaultDataDirectory()),
     modelsDirs: modelsDirs?.map((dir) => resolve(dir)),
     externalSources: external,
+    noBrowser: values['no-browser'] === true,
+    engine: engine as EngineSetting | undefined,
   };
 }

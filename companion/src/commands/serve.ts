@@ -1,24 +1,26 @@
 import { rmSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from '../app.js';
-import { buildRemoteApp } from '../remote-app.js';
+import { buildChannelApp } from '../channel-app.js';
 import { ConfigError } from '../config/document.js';
 import { createServices, type Services } from '../services.js';
-import { SIGN_IN_LINK_MINUTES } from '../access/admin-credential.js';
 import { isLoopbackBind } from '../access/hosts.js';
-import { signInUrl } from '../http/admin-session.js';
+import { command, installFolder } from '../invocation.js';
 import { createLogger } from '../log-format.js';
 import { writeFileAtomic } from '../store/files.js';
 import { DataDirectoryBusyError } from '../store/lock.js';
 import { SecretsFileError } from '../store/secrets.js';
 import { VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
+import { browserRefusal, signInFile, systemBrowser } from './browser.js';
 import { parseServeOptions, SERVE_USAGE } from './serve-options.js';
+import { announceSignIn, warnAtStart } from './start-up.js';
 
 export const usage = SERVE_USAGE;
 
-const WEB_ROOT = fileURLToPath(new URL('../../../build/web', import.meta.url));
+// From the Hearth folder, not from this file: the companion may run compiled ahead from build/companion.
+const WEB_ROOT = join(installFolder(), 'build', 'web');
 
 /** `hearth serve`: resolves when the server has stopped; the exit code is the result. */
 export async function run(argv: string[], context: CommandContext): Promise<number> {
@@ -31,6 +33,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
       dataDir: options.dataDir,
       modelsDirs: options.modelsDirs,
       externalSources: options.externalSources,
+      engine: options.engine,
       log,
       version: VERSION,
     });
@@ -51,31 +54,25 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     return 1;
   }
   let channel: FastifyInstance | undefined;
+  const signInPage = signInFile(services.paths.root);
   // Handlers go in before the address is printed: a script may signal as soon as it reads it.
-  let stopping: Promise<void> | undefined;
-  let stopped: (code: number) => void = () => undefined;
-  const exit = new Promise<number>((resolveExit) => (stopped = resolveExit));
-  const stop = (signal: string) => {
-    stopping ??= (async () => {
-      log.info({ signal }, 'stopping');
-      // Open streams end first (closing the apps stops generations and waits for their responses),
-      // then models are released and the database is closed.
-      await Promise.all([app.close(), channel?.close()]);
-      rmSync(services.paths.server, { force: true });
-      await services.close();
-      stopped(0);
-    })();
-  };
-  process.once('SIGINT', () => stop('SIGINT'));
-  process.once('SIGTERM', () => stop('SIGTERM'));
+  const exit = stopOnSignals(log, async () => {
+    // Open streams end first (closing the apps stops generations and waits for their responses),
+    // then models are released and the database is closed.
+    await Promise.all([app.close(), channel?.close()]);
+    rmSync(services.paths.server, { force: true });
+    rmSync(signInPage, { force: true });
+    await services.close();
+  });
   try {
-    await app.listen({ host, port });
+    await quietly(log, () => app.listen({ host, port }));
   } catch (error) {
+    exit.cancel();
     await services.close();
     const code = (error as NodeJS.ErrnoException).code;
     context.stderr.write(
       code === 'EADDRINUSE'
-        ? `Port ${port} on ${host} is already in use. Start with --port 0 for a free port, or stop the other program.\n`
+        ? `Port ${port} on ${host} is already in use: another Hearth, or another program, is listening there. Stop it, or start on a free port: ${portAdvice(context.env)}\n`
         : `Could not listen on ${host}:${port}: ${(error as Error).message}\n`,
     );
     return 1;
@@ -83,6 +80,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
   try {
     channel = await openSecureChannel(services, log);
   } catch (error) {
+    exit.cancel();
     await Promise.all([app.close(), services.close()]);
     const remote = services.config.server.remote;
     const code = (error as NodeJS.ErrnoException).code;
@@ -105,42 +103,111 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
       : shown;
   writeFileAtomic(services.paths.server, JSON.stringify({ pid: process.pid, url: local }), 0o600);
   context.stdout.write(`Hearth listening on ${shown}\n`);
-  // The app's admin screens need a sign-in; the link is for the person at this terminal only.
-  const link = services.admin.issueLink();
-  context.stderr.write(
-    `Sign the app in on this machine (one-time link, valid ${SIGN_IN_LINK_MINUTES} minutes; \`hearth open\` makes another): ${signInUrl(new URL(local).host, link.code)}\n`,
-  );
-  if ((await services.catalog.local()).length === 0) {
-    log.warn(`No models found. Copy a .gguf file into ${services.paths.models}, pass --models-dir DIR, or run: hearth pull <huggingface-repo>`);
-  }
-  return exit;
+  await announceSignIn({
+    services,
+    local,
+    stderr: context.stderr,
+    refusal: browserRefusal({ noBrowser: options.noBrowser, env: context.env, interactive: isTerminal(context.stdout) && isTerminal(context.stderr) }),
+    openBrowser: context.openBrowser ?? systemBrowser(context.env),
+  });
+  await warnAtStart(services, log, WEB_ROOT);
+  return exit.code;
 }
+
+/** Whether a stream is a terminal a person watches. */
+function isTerminal(stream: NodeJS.WritableStream): boolean {
+  return (stream as { isTTY?: boolean }).isTTY === true;
+}
+
+/** How to start on a free port, in the form the person used: `npm start -- --port 0` or `hearth serve --port 0`. */
+function portAdvice(env: NodeJS.ProcessEnv): string {
+  if (env.npm_lifecycle_event === 'start') return 'npm start -- --port 0 (or another port).';
+  return `${command('serve --port 0')} (or another port).`;
+}
+
+/**
+ * Fastify announces the address at info level; Hearth prints it once itself (stdout), so the
+ * announcement is left out unless the level asks for more than info.
+ */
+async function quietly<T>(log: FastifyBaseLogger, work: () => Promise<T>): Promise<T> {
+  const level = log.level;
+  if (level !== 'info') return work();
+  log.level = 'warn';
+  try {
+    return await work();
+  } finally {
+    log.level = level;
+  }
+}
+
+/**
+ * SIGINT and SIGTERM stop the server once, gracefully. A terminal's Ctrl+C reaches every process
+ * of its group, and npm passes it on as well, so the same signal may arrive more than once within
+ * moments: repeats are ignored while the server stops. One that comes later, once stopping has
+ * taken a while, is a person insisting: the process ends at once.
+ */
+function stopOnSignals(log: FastifyBaseLogger, stop: () => Promise<void>): { code: Promise<number>; cancel(): void } {
+  let stopping: number | undefined;
+  let resolveCode: (code: number) => void = () => undefined;
+  const code = new Promise<number>((resolve) => (resolveCode = resolve));
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping === undefined) {
+      stopping = Date.now();
+      log.info({ signal }, 'stopping');
+      stop().then(
+        () => finish(0),
+        (error: unknown) => {
+          log.error({ err: error }, 'stopping failed');
+          finish(1);
+        },
+      );
+    } else if (Date.now() - stopping > INSIST_AFTER_MS) {
+      process.stderr.write('Stopping at once, without waiting for the shutdown to finish.\n');
+      process.exit(130);
+    }
+  };
+  const finish = (result: number) => {
+    cancel();
+    resolveCode(result);
+  };
+  const cancel = () => {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return { code, cancel };
+}
+
+/** A repeated signal this long after the first is a person asking again, not a copy of the first. */
+const INSIST_AFTER_MS = 3000;
 
 /** The second listener (server.remote): TLS 1.3 with client certificates, for paired devices. */
 async function openSecureChannel(services: Services, log: FastifyBaseLogger): Promise<FastifyInstance | undefined> {
   const settings = services.config.server.remote;
   if (!settings.enabled) return undefined;
   const tls = await services.channel.prepare();
-  const remote = await buildRemoteApp({ services, tls, logger: log });
+  const channelApp = await buildChannelApp({ services, tls, logger: log });
   try {
-    await remote.listen({ host: settings.host, port: settings.port });
+    await channelApp.listen({ host: settings.host, port: settings.port });
   } catch (error) {
-    await remote.close();
+    await channelApp.close();
     throw error;
   }
-  const address = remote.server.address();
+  const address = channelApp.server.address();
   services.channel.listening(typeof address === 'object' && address ? { host: address.address, port: address.port } : undefined);
   const status = services.channel.status();
   log.info({ url: status.url, fingerprint: status.fingerprint }, 'secure channel listening (TLS 1.3, paired devices only)');
-  return remote;
+  return channelApp;
 }
 
 /** Listening beyond loopback is a deliberate choice: it needs auth on and a key to use. */
 export function exposureRefusal(host: string, authRequired: boolean, activeKeys: number): string | undefined {
   if (isLoopbackBind(host)) return undefined;
   if (!authRequired) {
-    return `Refusing to listen on ${host}: that is reachable from other machines, and access keys are not required. Set server.auth.required: true in config.yaml and create a key (hearth keys create --label NAME) first.`;
+    return `Refusing to listen on ${host}: that is reachable from other machines, and access keys are not required. Set server.auth.required: true in config.yaml and create a key (${command('keys create --label NAME')}) first.`;
   }
-  if (activeKeys === 0) return `Refusing to listen on ${host}: access keys are required but none exists yet. Create one with: hearth keys create --label NAME`;
+  if (activeKeys === 0)
+    return `Refusing to listen on ${host}: access keys are required but none exists yet. Create one with: ${command('keys create --label NAME')}`;
   return undefined;
 }

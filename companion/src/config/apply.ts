@@ -26,6 +26,8 @@ export interface ConfigTarget {
   toolClass?(name: string): ToolClass | undefined;
   /** The address the server listens on now, if it listens. */
   listening(): string | undefined;
+  /** Ids of the local models loaded now. */
+  loadedModels?(): string[];
   /** Puts a validated document in force; throws when a subsystem refuses it. */
   reconfigure(next: ConfigDocument): void;
 }
@@ -38,6 +40,7 @@ async function planContext(target: ConfigTarget): Promise<PlanContext> {
     activeKeys: target.activeKeys(),
     toolClass: target.toolClass,
     listening: target.listening(),
+    loaded: target.loadedModels?.() ?? [],
   };
 }
 

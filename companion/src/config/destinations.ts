@@ -27,6 +27,20 @@ export function secretDestinations(document: ConfigDocument): Set<string> {
   return pairs;
 }
 
+/**
+ * Where each cloud workspace's sign-in (its access token) is sent: the origins of its agent cards
+ * and of its directory (CloudAgents.authorizedFetch sends it there and nowhere else). The token is
+ * not a secret reference in the document, so it is tracked per workspace name.
+ */
+export function signInDestinations(document: ConfigDocument): Map<string, Set<string>> {
+  const destinations = new Map<string, Set<string>>();
+  for (const workspace of document.cloud_workspaces ?? []) {
+    const origins = [...workspace.agent_cards, ...(workspace.directory ? [workspace.directory] : [])].map(originOf);
+    destinations.set(workspace.name, new Set(origins.filter((origin): origin is string => origin !== undefined)));
+  }
+  return destinations;
+}
+
 /** Every secret:/env: reference anywhere in a document. */
 export function referencesIn(value: unknown, found = new Set<string>()): Set<string> {
   if (typeof value === 'string' && REFERENCE.test(value)) found.add(value);

@@ -1,11 +1,12 @@
 import { readFileSync, existsSync } from 'node:fs';
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv } from 'ajv';
 import { parse, YAMLParseError } from 'yaml';
 import type { ConfigDocument } from '#shared/api/config.js';
 import { writeFileAtomic } from '../store/files.js';
 import { NAMED_LISTS } from './merge.js';
 import { credentialsInUrls } from './destinations.js';
 import { renameLegacyKeys } from './legacy-keys.js';
+import { describeSchemaErrors, frame, locateProblems } from './problems.js';
 import { configSchema } from './schema.js';
 import { normaliseMemorySettings } from '../memory/settings.js';
 import { checkMcpServices } from '../mcp/settings.js';
@@ -21,14 +22,15 @@ export class ConfigError extends Error {
   }
 }
 
-const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
+// verbose: each error carries its schema, so a problem can say what the setting accepts.
+const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, verbose: true });
 const validate = ajv.compile<ConfigDocument>(configSchema);
 
 /** Validates a parsed document and fills in defaults; returns every problem with its path. */
 export function checkDocument(value: unknown): { document?: ConfigDocument; problems: string[] } {
   const copy = structuredClone(value ?? {}) as Record<string, unknown>;
   const valid = validate(copy);
-  const schemaProblems = valid ? [] : (validate.errors ?? []).map(describe);
+  const schemaProblems = valid ? [] : describeSchemaErrors(validate.errors ?? []);
   const listProblems = [
     ...duplicates(copy),
     ...checkMcpServices(copy.mcp_services),
@@ -66,17 +68,6 @@ function duplicates(document: Record<string, unknown>): string[] {
   });
 }
 
-function describe(error: ErrorObject): string {
-  const path =
-    error.instancePath
-      .replace(/^\//, '')
-      .replace(/\/(\d+)/g, '[$1]')
-      .replace(/\//g, '.') || '(document)';
-  if (error.keyword === 'additionalProperties') return `${path === '(document)' ? '' : `${path}.`}${String(error.params.additionalProperty)}: unknown key`;
-  if (error.keyword === 'const' && path === 'version') return 'version: must be 1';
-  return `${path}: ${error.message ?? 'is not valid'}`;
-}
-
 export const DEFAULT_DOCUMENT_TEXT = `# Hearth configuration. Every key is optional except version; see README.md.
 version: 1
 # server:
@@ -85,6 +76,7 @@ version: 1
 # models:
 #   dirs: []                 # extra folders with .gguf files
 #   external_sources: true   # also list LM Studio, Ollama, Hugging Face and llama.cpp models
+#   engine: auto             # llama-server once it is built, else in-process; or: server, in-process
 #   threads: auto            # chosen per batch size by measuring, re-measured when the load changes
 #   parallel: auto           # concurrent requests batched per model; auto follows model size and memory
 # providers:
@@ -99,16 +91,21 @@ version: 1
  */
 export function loadConfigFile(file: string, warn: (message: string) => void = () => undefined): ConfigDocument {
   if (!existsSync(file)) writeFileAtomic(file, DEFAULT_DOCUMENT_TEXT);
+  const text = readFileSync(file, 'utf8');
   let parsed: unknown;
   try {
-    parsed = parse(readFileSync(file, 'utf8'));
+    parsed = parse(text);
   } catch (error) {
-    const where = error instanceof YAMLParseError && error.linePos ? ` (line ${error.linePos[0].line})` : '';
-    throw new ConfigError(file, [`not valid YAML${where}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`]);
+    const position = error instanceof YAMLParseError ? error.linePos?.[0] : undefined;
+    // The parser's first line says what is wrong (its own excerpt follows it; ours replaces it).
+    const what = (error instanceof Error ? error.message.split('\n')[0]! : String(error)).replace(/ at line \d+, column \d+:?$/, '');
+    throw new ConfigError(file, [
+      position ? `not valid YAML (line ${position.line}): ${what}\n${frame(text.split('\n'), position.line, position.col)}` : `not valid YAML: ${what}`,
+    ]);
   }
   const warnings = renameLegacyKeys(parsed);
   const { document, problems } = checkDocument(parsed);
-  if (!document) throw new ConfigError(file, problems);
+  if (!document) throw new ConfigError(file, locateProblems(text, problems));
   for (const warning of warnings) warn(`${file}: ${warning}`);
   return document;
 }

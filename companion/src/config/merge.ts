@@ -14,7 +14,8 @@ type Json = Record<string, unknown>;
 
 /**
  * The document a change asks for. Without prune it is merged into the current one: object
- * sections deep-merge, named list items are created or replaced, nothing is deleted. With
+ * sections deep-merge (a null inside one removes that key, so it goes back to its default),
+ * named list items are created or replaced, nothing is deleted. With
  * prune the change is the whole truth: what it does not mention goes back to its default or
  * is deleted.
  */
@@ -38,10 +39,14 @@ export function desiredDocument(current: ConfigDocument, incoming: Json, prune: 
   return result;
 }
 
+/** A JSON merge patch (RFC 7396) below a section: objects merge, a null removes its key (back to the default). */
 function deepMerge(base: unknown, patch: unknown): unknown {
-  if (!isPlainObject(base) || !isPlainObject(patch)) return structuredClone(patch);
-  const out: Json = { ...base };
-  for (const [key, value] of Object.entries(patch)) out[key] = deepMerge(base[key], value);
+  if (!isPlainObject(patch)) return structuredClone(patch);
+  const out: Json = isPlainObject(base) ? { ...base } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete out[key];
+    else out[key] = deepMerge(out[key], value);
+  }
   return out;
 }
 

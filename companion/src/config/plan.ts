@@ -2,9 +2,12 @@ import { statSync } from 'node:fs';
 import type { ConfigDocument, ToolClass } from '#shared/api/config.js';
 import type { ConfigChange, ConfigPlan, ConfigProblem, ConfigRisk } from '#shared/api/admin-config.js';
 import { isLoopbackBind } from '../access/hosts.js';
+import { command } from '../invocation.js';
 import { checkDocument } from './document.js';
 import { renameLegacyKeys } from './legacy-keys.js';
 import { changedFields, desiredDocument, isPlainObject, NAMED_LISTS } from './merge.js';
+import { missingModelWarnings, modelReferences } from './model-references.js';
+import { reloadRequired } from './model-overrides.js';
 import { findRisks } from './risks.js';
 
 export interface PlanContext {
@@ -19,6 +22,8 @@ export interface PlanContext {
   toolClass?(name: string): ToolClass | undefined;
   /** The address the server is listening on now (it may differ from server.host until a restart); undefined when not listening. */
   listening?: string;
+  /** Local models loaded now: a change to their load settings applies when they are loaded again. */
+  loaded?: string[];
 }
 
 /** Validates a change all-or-nothing and describes it; changes nothing. */
@@ -54,9 +59,16 @@ export function planChange(
     'server.remote.enabled',
     'server.remote.host',
     'server.remote.port',
+    // The llama.cpp binding (with or without its GPU backend) is loaded once per process.
+    'models.gpu',
   ];
   const restartRequired = changes.flatMap((change) => change.fields.map((field) => `${change.section}.${field}`)).filter((path) => restart.includes(path));
-  return { plan: { valid: true, changes, risks, restart_required: restartRequired, warnings, document }, problems: [] };
+  const missing = missingModelWarnings(document as unknown as Record<string, unknown>, context.localModels);
+  const reload = reloadRequired(context.current, document, context.loaded ?? []);
+  return {
+    plan: { valid: true, changes, risks, restart_required: restartRequired, reload_required: reload, warnings: [...warnings, ...missing], document },
+    problems: [],
+  };
 }
 
 function splitProblem(text: string): ConfigProblem {
@@ -91,7 +103,7 @@ function diff(before: ConfigDocument, after: ConfigDocument): ConfigChange[] {
   return changes;
 }
 
-/** Every secret/env reference must resolve and every model reference must name a listed model. */
+/** Every secret/env reference must resolve, and a provider model must name a provider of the document. */
 function references(document: Record<string, unknown>, context: PlanContext): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const walk = (value: unknown, path: string) => {
@@ -99,26 +111,23 @@ function references(document: Record<string, unknown>, context: PlanContext): Co
       const [kind, name] = value.split(':');
       problems.push({
         path,
-        message: kind === 'secret' ? `the secret ${name} is not set (hearth secret set ${name})` : `the environment variable ${name} is not set`,
+        message: kind === 'secret' ? `the secret ${name} is not set (${command(`secret set ${name}`)})` : `the environment variable ${name} is not set`,
       });
     } else if (Array.isArray(value)) value.forEach((item, index) => walk(item, `${path}[${index}]`));
     else if (isPlainObject(value)) for (const [key, item] of Object.entries(value)) walk(item, path ? `${path}.${key}` : key);
   };
   walk(document, '');
+  // A provider model needs its provider in the document; a local model may still be added (a warning, above).
   const providers = new Set(
     (Array.isArray(document.providers) ? (document.providers as unknown[]) : []).map((provider) => (isPlainObject(provider) ? provider.name : undefined)),
   );
-  const known = (model: string) => context.localModels.has(model) || (model.includes('/') && providers.has(model.slice(0, model.indexOf('/'))));
-  const agents = Array.isArray(document.agents) ? (document.agents as unknown[]) : [];
-  const memory = isPlainObject(document.memory) ? document.memory : {};
-  const modelRefs: [string, unknown][] = [
-    ...agents.map((agent, index): [string, unknown] => [`agents[${index}].model`, isPlainObject(agent) ? agent.model : undefined]),
-    ['memory.model', memory.model],
-    ['memory.embedding_model', memory.embedding_model],
-  ];
-  for (const [path, model] of modelRefs) {
-    if (typeof model === 'string' && !known(model))
-      problems.push({ path, message: `names the model "${model}", which is neither a local model nor <provider>/<model> of a provider in this document` });
+  for (const { path, model } of modelReferences(document)) {
+    const slash = model.indexOf('/');
+    if (slash >= 0 && !providers.has(model.slice(0, slash)))
+      problems.push({
+        path,
+        message: `names the model "${model}", but no provider in this document is called "${model.slice(0, slash)}" (provider models are <provider>/<model>)`,
+      });
   }
   return problems;
 }
@@ -130,7 +139,7 @@ function exposure(document: ConfigDocument, context: PlanContext): ConfigProblem
   const where = exposed === document.server.host ? `to listen on ${exposed}` : `while the server listens on ${exposed}`;
   if (!document.server.auth.required) return [{ path: 'server.auth.required', message: `must be true ${where}, beyond loopback` }];
   if (context.activeKeys === 0)
-    return [{ path: 'server.host', message: `listening beyond loopback (${exposed}) needs at least one access key first (hearth keys create)` }];
+    return [{ path: 'server.host', message: `listening beyond loopback (${exposed}) needs at least one access key first (${command('keys create')})` }];
   return [];
 }
 

@@ -1,9 +1,9 @@
 import type { AgentSettings, ConfigDocument, ToolClass } from '#shared/api/config.js';
 import type { ConfigChange, ConfigRisk } from '#shared/api/admin-config.js';
 import { isLoopbackBind } from '../access/hosts.js';
-import { agentLists, toolDecision } from '../agents/policy.js';
-import { builtinTool } from '../agents/tools/index.js';
-import { referencesIn, secretDestinations } from './destinations.js';
+import { agentLists, toolDecision } from '../tools/policy.js';
+import { builtinTool } from '../tools/builtin/index.js';
+import { referencesIn, secretDestinations, signInDestinations } from './destinations.js';
 
 /** The high-risk parts of a change: each needs confirm_high_risk before it is applied. */
 export function findRisks(
@@ -54,6 +54,20 @@ export function findRisks(
     const [reference, origin] = pair.split(' -> ') as [string, string];
     if (sentBefore.has(pair) || !usedBefore.has(reference)) continue;
     add('secret_sent_to_new_host', reference, `${reference} would be sent to ${origin}, a host it was not sent to before.`);
+  }
+  // A workspace's sign-in outlives edits to it: re-pointing its cards or directory sends its token to the new origin.
+  const signedBefore = signInDestinations(before);
+  for (const [workspace, origins] of signInDestinations(after)) {
+    const previous = signedBefore.get(workspace);
+    if (!previous) continue;
+    for (const origin of origins) {
+      if (previous.has(origin)) continue;
+      add(
+        'secret_sent_to_new_host',
+        `cloud_workspaces.${workspace}`,
+        `The sign-in of cloud workspace "${workspace}" (its access token) would be sent to ${origin}, a host it was not sent to before.`,
+      );
+    }
   }
   for (const service of after.mcp_services ?? []) {
     const previous = before.mcp_services?.find((entry) => entry.name === service.name);

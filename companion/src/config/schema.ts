@@ -76,12 +76,34 @@ export const configSchema = {
         dirs: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
         external_sources: { type: 'boolean', default: true },
         gpu: { enum: ['auto', 'cpu'], default: 'auto' },
+        engine: { enum: ['auto', 'server', 'in-process'], default: 'auto' },
         threads: { anyOf: [{ const: 'auto' }, { type: 'integer', minimum: 1, maximum: 256 }], default: 'auto' },
         context_size: { type: 'integer', minimum: 256, maximum: 1048576, default: 4096 },
         parallel: { anyOf: [{ const: 'auto' }, { type: 'integer', minimum: 1, maximum: 64 }], default: 'auto' },
         queue_limit: { type: 'integer', minimum: 0, maximum: 10000, default: 64 },
         idle_unload_seconds: { type: 'integer', minimum: 0, default: 600 },
         memory_budget_mb: { type: 'integer', minimum: 0, default: 0 },
+        // Load settings of one local model (its id as GET /v1/models lists it); each field it leaves out follows the section above.
+        overrides: {
+          type: 'object',
+          default: {},
+          propertyNames: {
+            type: 'string',
+            pattern: '^[^/\\s]+$',
+            description: 'a local model id (a provider model, <provider>/<model>, runs at its provider)',
+          },
+          additionalProperties: {
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              context_size: { type: 'integer', minimum: 256, maximum: 1048576 },
+              // auto: as many layers as the GPU memory holds; 0 keeps the model on the CPU.
+              gpu_layers: { anyOf: [{ const: 'auto' }, { type: 'integer', minimum: 0, maximum: 1024 }] },
+              threads: { anyOf: [{ const: 'auto' }, { type: 'integer', minimum: 1, maximum: 256 }] },
+              parallel: { anyOf: [{ const: 'auto' }, { type: 'integer', minimum: 1, maximum: 64 }] },
+            },
+          },
+        },
       },
     },
     memory: {

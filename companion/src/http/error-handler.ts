@@ -1,12 +1,13 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HearthError } from '../errors.js';
+import { explainSchemaErrors, type SchemaError } from '../schema-messages.js';
 import type { ErrorCode } from '#shared/api/errors.js';
 
 /** Renders every error, ours or Fastify's, in the OpenAI shape with the status from the table. */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler(async (error: FastifyError | HearthError, request, reply) => {
-    const hearth = error instanceof HearthError ? error : translate(error as FastifyError);
+    const hearth = error instanceof HearthError ? error : translate(error as FastifyError, request);
     if (hearth.code === 'internal_error') request.log.error({ err: error }, 'unexpected error');
     if (hearth.retryAfter !== undefined) void reply.header('retry-after', String(hearth.retryAfter));
     // The connection closes after a refused body; a client still sending would see a broken pipe, not the 413.
@@ -45,18 +46,16 @@ function discardBody(body: IncomingMessage): Promise<void> {
   });
 }
 
-function translate(error: FastifyError): HearthError {
+function translate(error: FastifyError, request: FastifyRequest): HearthError {
   if (error.validation && error.validation.length > 0) {
-    const first = error.validation[0]!;
-    const param = pathToParam(first.instancePath, first.params as Record<string, unknown>);
-    return new HearthError(
-      'invalid_request_error',
-      `${param ?? 'body'} ${describe(first.message ?? 'is not valid', first.params as Record<string, unknown>)}.`,
-      { param },
-    );
+    const { error: chosen, message } = explainSchemaErrors(error.validation as SchemaError[]);
+    // A missing or unknown field is named itself (the param), so it is said plainly.
+    const param = pathToParam(chosen.instancePath, chosen.params);
+    const said = chosen.keyword === 'required' ? 'is required' : chosen.keyword === 'additionalProperties' ? 'is not a known field' : message;
+    return new HearthError('invalid_request_error', `${param ?? 'body'} ${said}.`, { param });
   }
   const byFastifyCode: Partial<Record<string, [ErrorCode, string?]>> = {
-    FST_ERR_CTP_BODY_TOO_LARGE: ['request_too_large', `The request body is larger than this route accepts. ${error.message}`],
+    FST_ERR_CTP_BODY_TOO_LARGE: ['request_too_large', tooLarge(request)],
     FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.'],
     FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid_json', 'The body is empty but Content-Type is application/json. Send a JSON object.'],
     FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['invalid_request_error', 'Content-Length does not match the body.'],
@@ -71,6 +70,25 @@ function translate(error: FastifyError): HearthError {
   return new HearthError('internal_error', undefined, { cause: error });
 }
 
+/** The settings that limit request bodies, by the path they apply to (the first that matches). */
+const BODY_LIMITS: [RegExp, string][] = [
+  [/^\/v1\/(images|media)\//, 'server.limits.images_body_mb'],
+  [/^\/memory\//, 'server.limits.memory_body_mb'],
+  [/^\/mcp(\/|$)/, 'server.limits.tools_body_mb'],
+  [/^\/admin\//, 'server.limits.admin_body_kb'],
+  [/^\/pair$/, ''],
+];
+
+/** A 413 that names the limit and the setting that raises it. */
+function tooLarge(request: FastifyRequest): string {
+  const path = request.url.split('?')[0]!;
+  const setting = BODY_LIMITS.find(([pattern]) => pattern.test(path))?.[1] ?? 'server.body_limit_mb';
+  const limit = request.routeOptions.bodyLimit;
+  const size = limit === undefined ? 'its limit' : setting.endsWith('_kb') ? `${Math.round(limit / 1024)} KB` : `${Number((limit / 1048576).toFixed(1))} MB`;
+  const raise = setting ? ` To accept larger ones, raise ${setting} in config.yaml and restart Hearth.` : '';
+  return `The request body is larger than ${path} accepts (at most ${size}).${raise}`;
+}
+
 /** `/messages/0/role` -> `messages[0].role`; a missing property is named itself. */
 function pathToParam(instancePath: string, params: Record<string, unknown>): string | null {
   let path = instancePath
@@ -80,13 +98,6 @@ function pathToParam(instancePath: string, params: Record<string, unknown>): str
   if (typeof params.missingProperty === 'string') path = path ? `${path}.${params.missingProperty}` : params.missingProperty;
   if (typeof params.additionalProperty === 'string') path = path ? `${path}.${params.additionalProperty}` : params.additionalProperty;
   return path || null;
-}
-
-function describe(message: string, params: Record<string, unknown>): string {
-  if (typeof params.missingProperty === 'string') return 'is required';
-  if (typeof params.additionalProperty === 'string') return 'is not a known field';
-  if (Array.isArray(params.allowedValues)) return `must be one of: ${params.allowedValues.map((value) => JSON.stringify(value)).join(', ')}`;
-  return message;
 }
 
 /**

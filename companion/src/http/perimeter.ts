@@ -4,13 +4,14 @@ import { FailureLimiter } from '../access/failures.js';
 import { HearthError } from '../errors.js';
 import { AGENT_ID_RULE, isAgentId } from '../ids.js';
 import type { ServerSettings } from '#shared/api/config.js';
-import type { RouteScope } from '#shared/api/access.js';
-import { RESERVED_AGENT_IDS } from '#shared/api/agents.js';
+import { ROUTE_TABLE, type RouteFamily } from '#shared/api/routes.js';
 import type { AdminCredential } from '../access/admin-credential.js';
+import { scopeAllowsAgent } from '../access/agent-target.js';
+import type { AgentDispatcher } from '../agents/dispatcher.js';
 import { hostName, isLoopbackAddress, isLoopbackBind, isLoopbackName, ownOrigin, proxyHeaderOf } from '../access/hosts.js';
 import { presentsAdminCredential } from './admin-session.js';
 
-export type RouteFamily = RouteScope | 'admin' | 'public';
+export type { RouteFamily };
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,17 +27,9 @@ declare module 'fastify' {
   }
 }
 
-/** Which family a path belongs to; the family decides which key scope it needs. */
+/** Which family a path belongs to (the route table); the family decides which key scope it needs. */
 export function familyOf(path: string): RouteFamily {
-  if (path.startsWith('/admin/') || path === '/admin') return 'admin';
-  // Deciding on an agent's tool call is the machine owner's act: guarded exactly like admin routes.
-  if (path === '/agents/approvals' || path.startsWith('/agents/approvals/')) return 'admin';
-  if (path.startsWith('/v1/images/') || path.startsWith('/v1/media/')) return 'images';
-  if (path.startsWith('/v1/')) return 'inference';
-  if (path === '/agents' || path.startsWith('/agents/')) return 'agents';
-  if (path === '/mcp' || path.startsWith('/mcp/')) return 'tools';
-  if (path === '/memory' || path.startsWith('/memory/')) return 'memory';
-  return 'public';
+  return ROUTE_TABLE.find((route) => route.pattern.test(path))?.family ?? 'web';
 }
 
 const ALLOWED_HEADERS = 'authorization, content-type, x-service-agent-id, x-service-conversation-id, mcp-session-id, mcp-protocol-version, last-event-id';
@@ -47,6 +40,8 @@ export interface PerimeterInputs {
   server(): ServerSettings;
   keys: Pick<KeyStore, 'verify'>;
   admin: Pick<AdminCredential, 'acceptsToken' | 'acceptsSession'>;
+  /** Where an agent id points: the dispatcher's reading, the one the agents routes act on. */
+  agents: Pick<AgentDispatcher, 'place'>;
 }
 
 /**
@@ -114,7 +109,7 @@ export function installPerimeter(app: FastifyInstance, inputs: PerimeterInputs):
     }
     if (request.method === 'OPTIONS' && request.headers['access-control-request-method']) return reply.status(204).send();
 
-    if (family === 'public' || family === 'admin') return;
+    if (family === 'public' || family === 'web' || family === 'admin') return;
     const attributed = request.headers['x-service-agent-id'];
     if (attributed !== undefined && (typeof attributed !== 'string' || !isAgentId(attributed))) {
       throw new HearthError('invalid_request_error', `X-Service-Agent-Id must be an agent id: ${AGENT_ID_RULE}.`, { param: 'X-Service-Agent-Id' });
@@ -125,10 +120,12 @@ export function installPerimeter(app: FastifyInstance, inputs: PerimeterInputs):
       throw new HearthError('permission_denied', `This key may not use ${family} routes (its scopes: ${request.grant.scopes.join(', ') || 'none'}).`);
     }
     const named = request.headers['x-service-agent-id'];
-    if (typeof named === 'string') assertAgent(request, named, 'X-Service-Agent-Id');
-    const pathAgent = family === 'agents' ? /^\/agents\/([^/]+)/.exec(decodedPath(request))?.[1] : undefined;
-    // /agents/runs/... names a run, not an agent: the run routes check the run's agent themselves.
-    if (pathAgent && !(RESERVED_AGENT_IDS as readonly string[]).includes(pathAgent)) assertAgent(request, pathAgent, 'id');
+    if (typeof named === 'string') assertAgent(request, inputs.agents, named, 'X-Service-Agent-Id');
+    // The agent the route will act for is its decoded `id` parameter, exactly as the route reads it
+    // (`/agents/home%2Fshell/run` names `home/shell`, not `home`). Routes without one (/agents/runs/…)
+    // name a run, and check the run's agent themselves.
+    const routeAgent = family === 'agents' ? (request.params as Record<string, unknown> | undefined)?.id : undefined;
+    if (typeof routeAgent === 'string') assertAgent(request, inputs.agents, routeAgent, 'id');
     limitConcurrency(request.grant.id, server.limits.streams_per_key, open, reply);
   });
 }
@@ -194,10 +191,10 @@ function authenticate(
   return verified.grant;
 }
 
-/** Refuses a key scoped to one agent acting for another. */
-export function assertAgent(request: FastifyRequest, agentId: string, param: string): void {
+/** Refuses a key scoped to one agent acting for another (the agent as the dispatcher places the id). */
+function assertAgent(request: FastifyRequest, agents: PerimeterInputs['agents'], agentId: string, param: string): void {
   const agent = request.grant?.agent;
-  if (agent && agent !== agentId) {
+  if (!scopeAllowsAgent(agent, agents.place(agentId))) {
     throw new HearthError('permission_denied', `This key may only act for agent "${agent}", not "${agentId}".`, { param });
   }
 }

@@ -1,14 +1,16 @@
 /**
  * The image engine in memory (one at a time: image work runs one job at a time), and its share
- * of the memory budget the language models use. Loading a large image model may unload idle
- * language models; they are loaded again once the image model is released.
+ * of the memory budget the language models use. Each engine lives in its own thread
+ * (thread/engine-thread.ts), so its runs never hold up the event loop, and ending the thread
+ * returns all of its memory. Loading a large image model may unload idle language models; they
+ * are loaded again once the image model is released.
  */
 import { availableParallelism } from 'node:os';
 import type { ModelFile } from '../inference/types.js';
 import type { Logger } from '../logger.js';
 import type { ImageModel } from './registry.js';
-import { SdPipeline } from './sd/pipeline.js';
-import { EsrganModel } from './upscale/esrgan.js';
+import { EngineThread } from './thread/engine-thread.js';
+import type { EngineSpec } from './thread/messages.js';
 
 /** What image work needs of the language-model engine (inference/engine.ts). */
 export interface LanguageModelMemory {
@@ -17,16 +19,16 @@ export interface LanguageModelMemory {
   isLoaded(id: string): boolean;
 }
 
-type Loaded = SdPipeline | EsrganModel;
-
 interface Held {
   key: string;
-  engine: Loaded;
+  engine: EngineThread;
   release(): void;
   unloaded: ModelFile[];
 }
 
 const MB = 1024 * 1024;
+/** How long a thread whose engine was released is kept for the next image job (its start costs a second or more). */
+const IDLE_THREAD_MS = 60_000;
 
 /** Working memory on top of the weights: ONNX Runtime's arenas and activations. */
 export function estimateImageBytes(model: ImageModel, pixels: number): number {
@@ -37,6 +39,8 @@ export function estimateImageBytes(model: ImageModel, pixels: number): number {
 
 export class LoadedImageEngines {
   private held: Held | undefined;
+  /** A started thread with no engine, ended after IDLE_THREAD_MS unused. */
+  private idle: { thread: EngineThread; timer: NodeJS.Timeout } | undefined;
 
   constructor(
     private readonly memory: LanguageModelMemory,
@@ -50,11 +54,18 @@ export class LoadedImageEngines {
 
   /**
    * The engine for `model` (and `scale`, for upscalers), loading it after releasing any other.
-   * `notice` is told, in words, about language models unloaded to make room.
+   * `notice` is told, in words, about language models unloaded to make room; aborting `signal`
+   * abandons a load in progress.
    */
-  async acquire(model: ImageModel, pixels: number, notice: (text: string) => void, scale?: number): Promise<Loaded> {
+  async acquire(
+    model: ImageModel,
+    pixels: number,
+    notice: (text: string) => void,
+    options: { scale?: number; signal?: AbortSignal } = {},
+  ): Promise<EngineThread> {
+    const { scale, signal } = options;
     const key = `${model.id}@${scale ?? ''}`;
-    if (this.held?.key === key) return this.held.engine;
+    if (this.held?.key === key && this.held.engine.alive) return this.held.engine;
     await this.release();
     const bytes = estimateImageBytes(model, pixels);
     const reservation = await this.memory.reserveMemory(`image model ${model.id}`, bytes);
@@ -64,7 +75,7 @@ export class LoadedImageEngines {
       );
     }
     try {
-      const engine = await this.load(model, scale);
+      const engine = await this.load(model, scale, signal);
       this.held = { key, engine, release: reservation.release, unloaded: reservation.unloaded };
       return engine;
     } catch (error) {
@@ -83,21 +94,65 @@ export class LoadedImageEngines {
     const held = this.held;
     if (!held) return;
     this.held = undefined;
-    if (held.engine instanceof SdPipeline) await held.engine.release();
-    else held.engine.dispose();
+    await this.park(held.engine);
     held.release();
     if (reload) this.reload(held.unloaded);
   }
 
-  private async load(model: ImageModel, scale: number | undefined): Promise<Loaded> {
+  /** Releases any engine and ends every thread (shutdown). */
+  async close(): Promise<void> {
+    await this.release(false);
+    const idle = this.idle;
+    this.idle = undefined;
+    if (idle) {
+      clearTimeout(idle.timer);
+      await idle.thread.close();
+    }
+  }
+
+  /** Frees the thread's engine and keeps the thread a while for the next one; a thread that cannot free it is ended. */
+  private async park(thread: EngineThread): Promise<void> {
+    try {
+      await thread.unload();
+    } catch {
+      await thread.close();
+      return;
+    }
+    const timer = setTimeout(() => {
+      if (this.idle?.thread !== thread) return;
+      this.idle = undefined;
+      void thread.close();
+    }, IDLE_THREAD_MS);
+    timer.unref();
+    this.idle = { thread, timer };
+  }
+
+  /** The idle thread when it is still there, or a new one. */
+  private thread(): EngineThread {
+    const idle = this.idle;
+    this.idle = undefined;
+    if (idle) clearTimeout(idle.timer);
+    return idle?.thread.alive ? idle.thread : new EngineThread();
+  }
+
+  private async load(model: ImageModel, scale: number | undefined, signal: AbortSignal | undefined): Promise<EngineThread> {
+    let spec: EngineSpec;
     if (model.engine === 'onnx-sd') {
       const layout = model.inspection.layout;
       if (!layout) throw new Error(model.inspection.error ?? `${model.id} cannot be loaded.`);
       const threads = this.threads();
-      return SdPipeline.load(layout, threads === 'auto' ? availableParallelism() : threads);
+      spec = { kind: 'sd', layout, threads: threads === 'auto' ? availableParallelism() : threads };
+    } else if (model.engine === 'esrgan') spec = { kind: 'esrgan', source: model.esrgan, scale: scale ?? 2 };
+    else throw new Error(`${model.id} runs without a loaded engine.`);
+    const thread = this.thread();
+    try {
+      await thread.load(spec, signal);
+      return thread;
+    } catch (error) {
+      // A load that failed halfway may leave anything behind: the thread goes with it.
+      await thread.close();
+      throw error;
     }
-    if (model.engine === 'esrgan') return EsrganModel.load(model.esrgan, scale ?? 2);
-    throw new Error(`${model.id} runs without a loaded engine.`);
   }
 
   private reload(models: ModelFile[]): void {

@@ -6,9 +6,9 @@ import type { ImageJob, ImageModelRecord, ImageResponse } from '#shared/api/imag
 import type { Db } from '../store/database.js';
 import { HearthError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { RemoteProviders } from '../providers/remote.js';
+import type { ProviderClient } from '../providers/client.js';
 import { ImageJobManager, type SubmitOptions } from './jobs/job-manager.js';
-import { ImageJobStore } from './jobs/job-store.js';
+import { ImageJobStore, type JobViewer } from './jobs/job-store.js';
 import { LoadedImageEngines, type LanguageModelMemory } from './loaded-engines.js';
 import { imageModelRecord, scanImageModels, type ImageModel } from './registry.js';
 import { planEdit, planGeneration, planUpscale, type EditInput, type GenerationInput, type UpscaleInput } from './requests.js';
@@ -20,7 +20,7 @@ export interface ImageServiceOptions {
   /** Folders scanned for model folders, in order. */
   folders(): string[];
   providers(): ProviderSettings[];
-  remote(): RemoteProviders;
+  providerClient(): ProviderClient;
   memory: LanguageModelMemory;
   threads(): number | 'auto';
   log: Logger;
@@ -31,15 +31,17 @@ const FRESH_MS = 5000;
 export class ImageService {
   private readonly engines: LoadedImageEngines;
   private readonly jobs: ImageJobManager;
+  private readonly store: ImageJobStore;
   private scanned: { at: number; models: ImageModel[] } | undefined;
 
   constructor(private readonly options: ImageServiceOptions) {
     this.engines = new LoadedImageEngines(options.memory, options.threads, options.log);
+    this.store = new ImageJobStore(options.db);
     this.jobs = new ImageJobManager({
-      store: new ImageJobStore(options.db),
+      store: this.store,
       imagesDir: options.imagesDir,
       engines: this.engines,
-      remote: options.remote,
+      providerClient: options.providerClient,
       log: options.log,
     });
   }
@@ -89,32 +91,35 @@ export class ImageService {
     return this.jobs.submit(await planUpscale(model, record, input), options);
   }
 
-  job(id: string): ImageJob {
-    return this.jobs.get(id);
+  /** One job, when `viewer` may see it (another key's job is job_not_found, like an unknown id). */
+  job(id: string, viewer: JobViewer): ImageJob {
+    return this.jobs.get(id, viewer);
   }
 
-  gallery(limit: number, status?: ImageJob['status']): ImageJob[] {
-    return new ImageJobStore(this.options.db).list(limit, status);
+  gallery(limit: number, status: ImageJob['status'] | undefined, viewer: JobViewer): ImageJob[] {
+    return this.store.list(limit, status, viewer);
   }
 
-  cancel(id: string): ImageJob {
-    return this.jobs.cancel(id);
+  cancel(id: string, viewer: JobViewer): ImageJob {
+    return this.jobs.cancel(id, viewer);
   }
 
-  remove(id: string): void {
-    this.jobs.remove(id);
+  remove(id: string, viewer: JobViewer): void {
+    this.jobs.remove(id, viewer);
   }
 
-  /** Path of a stored result; anything else (a bad name, a removed job) is job_not_found. */
-  resultFile(jobId: string, name: string): string {
-    if (!/^job_[A-Za-z0-9_-]{16}$/.test(jobId) || !/^\d{1,3}\.png$/.test(name)) throw new HearthError('job_not_found', 'No stored image has this address.');
+  /** Path of a stored result of a job `viewer` may see; anything else (a bad name, a removed job) is job_not_found. */
+  resultFile(jobId: string, name: string, viewer: JobViewer): string {
+    const missing = () => new HearthError('job_not_found', 'No stored image has this address.');
+    if (!/^job_[A-Za-z0-9_-]{16}$/.test(jobId) || !/^\d{1,3}\.png$/.test(name)) throw missing();
+    if (!this.store.get(jobId, viewer)) throw missing();
     const path = join(this.options.imagesDir, jobId, name);
-    if (!existsSync(path)) throw new HearthError('job_not_found', 'No stored image has this address.');
+    if (!existsSync(path)) throw missing();
     return path;
   }
 
   async close(): Promise<void> {
     await this.jobs.close();
-    await this.engines.release(false);
+    await this.engines.close();
   }
 }

@@ -3,6 +3,7 @@ import { HearthError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { estimateBytes, type Engine, type LoadedStatus, type Resident } from './engine.js';
 import { threadCandidates } from './llama.js';
+import { loadOptionsFor, type ModelOverrides } from './load-options.js';
 import type { ModelFile } from './types.js';
 
 export interface EmbeddingSettings {
@@ -14,6 +15,8 @@ export interface EmbeddingSettings {
   parallel: number | 'auto';
   queueLimit: number;
   idleUnloadSeconds: number;
+  /** Context size, threads and parallel of single models in place of the ones above. */
+  overrides?: ModelOverrides;
 }
 
 export interface EmbedOptions {
@@ -98,7 +101,8 @@ export class Embeddings {
   }
 
   private async open(info: ModelFile): Promise<EmbeddingModel> {
-    const settings = this.settings();
+    const defaults = this.settings();
+    const settings = { ...defaults, ...loadOptionsFor(defaults, info.id) };
     const resident = await this.engine.loadResident(info, async (llama, model) => {
       const contextSize = Math.min(settings.contextSize, model.trainContextSize);
       const threads = await this.chooseThreads(info, llama, model, contextSize, settings.threads);
@@ -191,7 +195,7 @@ class EmbeddingModel implements Resident {
     return this.used;
   }
 
-  status(): LoadedStatus {
+  status(): Omit<LoadedStatus, 'engine' | 'engineReason'> {
     return {
       id: this.id,
       threads: this.settings.threads,

@@ -1,19 +1,25 @@
-import { freemem } from 'node:os';
-import { resolveChatWrapper, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel } from 'node-llama-cpp';
+import { resolveChatWrapper, type Llama, type LlamaModel } from 'node-llama-cpp';
+import type { EngineBuildStatus, EngineSetting } from '#shared/api/admin.js';
 import { HearthError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { StepListener } from './batch-steps.js';
 import { diagnoseLoadFailure } from './diagnose.js';
-import { GrammarCache, generate, preparePrompt, type ModelRuntime } from './generate.js';
-import { BatchSteps, secondsUntilFirstFree, type StepListener } from './batch-steps.js';
-import { loadLlama, threadCandidates, type GpuSetting } from './llama.js';
-import { defaultParallel } from './parallel.js';
-import { SequencePool } from './pool.js';
-import { ThreadTuner, type ThreadChoice } from './thread-tuner.js';
+import { chooseEngine, fallbackReason } from './engine-choice.js';
+import { InProcessModel, inProcessOnly } from './in-process.js';
+import { loadOptionsFor, type ModelOverrides } from './load-options.js';
+import { loadLlama, type GpuSetting } from './llama.js';
+import type { LoadedModel, LoadedStatus } from './loaded-model.js';
+import { fileStamp as stamp, MemoryBudget } from './memory-budget.js';
+import type { ServerBuild } from './server/build-service.js';
+import { ServerModel, serverIncompatibility } from './server/model.js';
 import type { GenerationRequest, GenerationResult, ModelFile } from './types.js';
+
+export type { LoadedStatus } from './loaded-model.js';
+export { estimateBytes, type Resident } from './memory-budget.js';
 
 export interface EngineOptions {
   gpu: GpuSetting;
-  /** A fixed thread count, or 'auto' to choose per batch size by measuring (see ThreadTuner). */
+  /** A fixed thread count, or 'auto' (in process: chosen per batch size by measuring, see ThreadTuner; llama-server: the cores). */
   threads: number | 'auto';
   contextSize: number;
   /** Sequences per context: concurrent requests to one model are batched across them. 'auto' follows model size and memory. */
@@ -21,6 +27,16 @@ export interface EngineOptions {
   queueLimit: number;
   idleUnloadSeconds: number;
   memoryBudgetBytes: number;
+  /** Load options of single models (context size, threads, parallel, GPU layers) in place of the ones above. */
+  overrides?: ModelOverrides;
+  /** Which engine runs chat models (default here: in-process; the companion's config defaults to auto). */
+  engine?: EngineSetting;
+  /** The llama-server build (needed for auto and server). */
+  build?: ServerBuild;
+  /** Where the server engine's processes leave pid files (the data folder's engine/). */
+  runDir?: string;
+  /** How often a llama-server process's health is checked (default 15 s). */
+  healthCheckMs?: number;
   /** Remembers the thread count chosen for one-token decodes across restarts: the next trial starts there. */
   threadMemory?: { get(key: string): number | undefined; set(key: string, threads: number): void };
   log: Logger;
@@ -28,66 +44,26 @@ export interface EngineOptions {
   onLoad?: (event: LoadEvent) => void;
 }
 
-/** A model's load: weights read (fraction 0..1, from node-llama-cpp's onLoadProgress), then ready or failed. */
+/** A model's load: weights read (fraction 0..1), then ready or failed. */
 export type LoadEvent = { id: string; state: 'loading'; fraction: number } | { id: string; state: 'ready' } | { id: string; state: 'failed'; message: string };
 
-interface Loaded {
-  info: ModelFile;
-  model: LlamaModel;
-  context: LlamaContext;
-  runtime: ModelRuntime;
-  pool: SequencePool;
-  threads: number;
-  tuner?: ThreadTuner;
-  steps: BatchSteps;
-  running: Set<Running>;
-  /** Typical completion length lately, for the wait estimate. */
-  typicalTokens?: number;
-  bytes: number;
-  lastUsed: number;
-  generatedTokens: number;
-  idleTimer?: NodeJS.Timeout;
-}
-
-interface Running {
-  sequence: LlamaContextSequence;
-  outputBefore: number;
-  limit: number;
-}
-
-export interface LoadedStatus {
-  id: string;
-  /** The most threads a decode may use. */
-  threads: number;
-  /** With threads: auto, the count chosen per batch size and what each candidate measured. */
-  threadChoices: ThreadChoice[];
-  /** Decode steps since the model was loaded. */
-  steps: number;
-  contextSize: number;
-  sequences: number;
-  busy: number;
-  queued: number;
-  /** Tokens generated since the model was loaded (counted as they stream). */
-  generatedTokens: number;
-  /** Weights plus context state, as llama.cpp reports them (an embedding model: its share of the budget). */
-  memoryBytes?: number;
-}
-
-/** Loads models on first use, batches requests over sequences, unloads on idle or memory pressure. */
-export class Engine {
-  private readonly loaded = new Map<string, Loaded>();
-  private readonly loading = new Map<string, Promise<Loaded>>();
-  private readonly failures = new Map<string, { stamp: string; message: string }>();
+/**
+ * Loads models on first use on the engine chosen for them (llama-server or in-process), runs
+ * requests on them, unloads on idle or memory pressure. The one interface over both engines.
+ */
+export class Engine extends MemoryBudget {
+  private readonly loading = new Map<string, Promise<LoadedModel>>();
   /** Generations in progress: closing waits for them, so a model is never disposed under one. */
   private readonly generations = new Set<Promise<GenerationResult>>();
-  /** Models held outside the chat pool (embedding contexts); see the end of the class. */
-  private readonly residents = new Map<string, Resident>();
-  private closed = false;
+  /** Models llama-server could not run though its build works, while their file is unchanged. */
+  private readonly serverRefusals = new Map<string, { stamp: string; reason: string }>();
 
-  constructor(private options: EngineOptions) {}
+  constructor(private options: EngineOptions) {
+    super(options.log, () => options.memoryBudgetBytes);
+  }
 
   /** New settings apply to models loaded from now on; loaded ones keep theirs until unloaded. */
-  configure(next: Omit<EngineOptions, 'log' | 'threadMemory'>): void {
+  configure(next: Omit<EngineOptions, 'log' | 'threadMemory' | 'build' | 'runDir'>): void {
     this.options = { ...this.options, ...next };
   }
 
@@ -96,87 +72,55 @@ export class Engine {
     return this.options.memoryBudgetBytes;
   }
 
-  isLoaded(id: string): boolean {
-    return this.loaded.has(id) || this.residents.has(id);
+  /** The engine setting in force and the llama-server build's state. */
+  async engineStatus(): Promise<{ setting: EngineSetting; build: EngineBuildStatus }> {
+    await this.options.build?.checkTools();
+    return { setting: this.options.engine ?? 'in-process', build: this.buildStatus() };
   }
 
-  /** Why a model failed to load, while the file is unchanged. */
-  loadError(info: ModelFile): string | undefined {
-    const failure = this.failures.get(info.id);
-    return failure && failure.stamp === stamp(info) ? failure.message : undefined;
+  /** Tokens one request to this model may use: its loaded context, else the context it would be loaded with. */
+  contextWindow(id: string, trained: number | null): number {
+    const loaded = this.loaded.get(id);
+    if (loaded) return loaded.status().contextSize;
+    const { contextSize } = loadOptionsFor(this.options, id);
+    return trained ? Math.min(contextSize, trained) : contextSize;
   }
 
   status(): LoadedStatus[] {
-    // An embedding model's memory is its share of the budget.
-    const residents = [...this.residents.values()].map((resident) => ({ memoryBytes: resident.bytes, ...resident.status() }));
-    return [...this.loaded.values()]
-      .map((entry) => ({
-        id: entry.info.id,
-        threads: entry.threads,
-        threadChoices: entry.tuner?.choices() ?? [],
-        steps: entry.steps.count,
-        contextSize: entry.runtime.contextSize,
-        sequences: entry.pool.capacity,
-        busy: entry.pool.busy,
-        queued: entry.pool.queued,
-        generatedTokens: entry.generatedTokens,
-        memoryBytes: entry.model.size + entry.context.stateSize,
-      }))
-      .concat(residents);
+    return [...this.loaded.values()].map((entry) => entry.status()).concat(this.residentStatus());
   }
 
   async run(info: ModelFile, request: GenerationRequest): Promise<GenerationResult> {
     if (!info.capabilities.includes('chat')) throw new HearthError('model_not_chat', `${info.id} is an embedding model and cannot chat.`, { param: 'model' });
     const entry = await this.load(info);
     this.touch(entry);
-    const prompt = preparePrompt(entry.runtime, request);
-    const sequence = await entry.pool.acquire(request.signal, prompt.tokens);
-    const running: Running = { sequence, outputBefore: sequence.tokenMeter.usedOutputTokens, limit: request.maxTokens ?? entry.runtime.contextSize };
-    entry.running.add(running);
-    // Streamed pieces count at once (for the live tokens/s figure); the exact count replaces them at the end.
-    let streamed = 0;
-    const forward = request.onText;
-    const onText = forward
-      ? (delta: string) => {
-          streamed++;
-          entry.generatedTokens++;
-          forward(delta);
-        }
-      : undefined;
-    const generation = generate(entry.runtime, sequence, { ...request, onText }, prompt);
+    const generation = entry.run(request);
     this.generations.add(generation);
     try {
-      const result = await generation;
-      entry.generatedTokens += result.completionTokens - streamed;
-      streamed = 0;
-      if (result.finishReason !== 'cancelled') entry.typicalTokens = blend(entry.typicalTokens, result.completionTokens);
-      return result;
+      return await generation;
     } finally {
       this.generations.delete(generation);
-      entry.generatedTokens -= streamed;
-      entry.running.delete(running);
-      entry.pool.release(sequence);
       this.touch(entry);
     }
   }
 
-  /**
-   * Calls `listener` after every decode step of a loaded model, with the ids of the sequences it
-   * advanced; `sequenceOf` maps a running request's sequence to that id. Returns the unsubscribe.
-   */
+  /** Calls `listener` after every decode step of a model loaded in process, with the ids of the sequences it advanced. */
   observeSteps(id: string, listener: StepListener): () => void {
-    const entry = this.loaded.get(id);
-    if (!entry) throw new Error(`${id} is not loaded`);
-    return entry.steps.observe(listener);
+    return inProcessOnly(this.loaded.get(id), id).observeSteps(listener);
   }
 
-  /** The context's sequence ids of the requests running on a model now, in the order they started. */
+  /** The context's sequence ids of the requests running on a model loaded in process, in the order they started. */
   runningSequences(id: string): number[] {
     const entry = this.loaded.get(id);
-    return entry ? [...entry.running].map((running) => entry.pool.idOf(running.sequence)!) : [];
+    return entry ? inProcessOnly(entry, id).runningSequences() : [];
   }
 
-  load(info: ModelFile): Promise<Loaded> {
+  /** The loaded model itself (tests and benchmarks look at its engine's own figures). */
+  loadedModel(id: string): LoadedModel | undefined {
+    return this.loaded.get(id);
+  }
+
+  load(info: ModelFile): Promise<LoadedModel> {
     if (this.closed) return Promise.reject(new HearthError('server_busy', 'The server is shutting down.', { retryAfter: 5 }));
     const ready = this.loaded.get(info.id);
     if (ready) return Promise.resolve(ready);
@@ -190,7 +134,7 @@ export class Engine {
     return pending;
   }
 
-  private reportLoad(id: string, loading: Promise<Loaded>): Promise<Loaded> {
+  private reportLoad(id: string, loading: Promise<LoadedModel>): Promise<LoadedModel> {
     const report = this.options.onLoad;
     if (!report) return loading;
     report({ id, state: 'loading', fraction: 0 });
@@ -206,19 +150,6 @@ export class Engine {
     );
   }
 
-  async unload(id: string): Promise<boolean> {
-    if (this.residents.has(id)) return this.release(id);
-    const entry = this.loaded.get(id);
-    if (!entry) return false;
-    this.loaded.delete(id);
-    clearTimeout(entry.idleTimer);
-    entry.pool.rejectWaiting(new HearthError('server_busy', `${id} was unloaded while this request waited. Retry.`, { retryAfter: 1 }));
-    await entry.context.dispose();
-    await entry.model.dispose();
-    this.options.log.info({ model: id }, 'model unloaded');
-    return true;
-  }
-
   async close(): Promise<void> {
     this.closed = true;
     await Promise.allSettled([...this.loading.values()]);
@@ -226,194 +157,109 @@ export class Engine {
     for (const id of [...this.loaded.keys(), ...this.residents.keys()]) await this.unload(id);
   }
 
-  private async loadNow(info: ModelFile): Promise<Loaded> {
-    await this.makeRoom(info.id, estimateBytes(info));
-    const log = this.options.log;
+  private async loadNow(info: ModelFile): Promise<LoadedModel> {
+    await this.makeRoom(info.id, this.weightBytes(info));
+    await this.options.build?.checkTools();
+    let choice = chooseEngine(this.options.engine ?? 'in-process', this.buildStatus(), info.id);
+    if ('refused' in choice) throw choice.refused;
+    const refusal = this.serverRefusals.get(info.id);
+    if (choice.engine === 'server' && refusal?.stamp === stamp(info) && this.options.engine !== 'server')
+      choice = { engine: 'in-process', reason: refusal.reason };
+    let entry: LoadedModel | undefined;
+    if (choice.engine === 'server') {
+      const started = await this.startOnServer(info, choice.reason);
+      if ('problem' in started) choice = { engine: 'in-process', reason: fallbackReason(started.problem) };
+      else entry = started.model;
+    }
+    entry ??= await this.startInProcess(info, choice.reason);
+    this.loaded.set(info.id, entry);
+    if (this.closed) await this.unload(info.id);
+    return entry;
+  }
+
+  private async startInProcess(info: ModelFile, reason: string): Promise<LoadedModel> {
     const onLoad = this.options.onLoad;
-    const { llama, model } = await this.openFile(info, onLoad && ((fraction) => onLoad({ id: info.id, state: 'loading', fraction })));
-    try {
-      const tuner = this.threadTuner(info, llama.cpuMathCores);
-      const threads = tuner?.maxThreads ?? (this.options.threads as number);
-      const contextSize = Math.min(this.options.contextSize, model.trainContextSize);
-      const batchSize = Math.min(512, contextSize);
-      const perSequence = bytesPerSequence(model, contextSize, batchSize);
-      const parallel = this.options.parallel === 'auto' ? await this.autoParallel(llama, model, info, perSequence) : this.options.parallel;
-      const steps = new BatchSteps();
-      const context = await model.createContext({
-        contextSize,
-        sequences: parallel,
-        threads,
-        batchSize,
-        batching: {
-          threadsForBatch: tuner ? (tokens) => tuner.threadsFor(tokens) : undefined,
-          onBatchDecoded: (step) => {
-            const stepMs = steps.record(step);
-            tuner?.record({ ...step, stepMs });
-          },
-        },
-      });
-      if (!batchingPatched(context))
-        log.warn(
-          { model: info.id },
-          'node-llama-cpp is not patched (run: node scripts/patch-dependencies.mjs): concurrent requests will decode in several passes',
-        );
-      const runtime: ModelRuntime = { llama, model, wrapper: resolveChatWrapper(model), contextSize: context.contextSize, grammars: new GrammarCache(llama) };
-      const running = new Set<Running>();
-      const entry: Loaded = {
-        info,
-        model,
-        context,
-        runtime,
-        threads,
-        tuner,
-        steps,
-        running,
-        pool: new SequencePool(context, parallel, this.options.queueLimit, () => this.waitSeconds(entry)),
-        bytes: estimateBytes(info) + (model.gpuLayers > 0 ? 0 : parallel * perSequence),
-        lastUsed: Date.now(),
-        generatedTokens: 0,
-      };
-      this.loaded.set(info.id, entry);
-      log.info({ model: info.id, threads, contextSize: context.contextSize, sequences: parallel }, 'model loaded');
-      if (this.closed) await this.unload(info.id);
-      return entry;
-    } catch (error) {
-      await model.dispose();
-      throw this.contextFailure(info, error);
-    }
-  }
-
-  private threadTuner(info: ModelFile, cores: number): ThreadTuner | undefined {
-    if (this.options.threads !== 'auto') return undefined;
-    const key = stamp(info);
-    const memory = this.options.threadMemory;
-    return new ThreadTuner({
-      candidates: threadCandidates(cores),
-      cores,
-      start: memory?.get(key),
-      onChoice: (choice) => {
-        this.options.log.info({ model: info.id, tokens: choice.tokens, threads: choice.threads, msPerToken: choice.msPerToken }, 'thread count chosen');
-        if (choice.tokens === '1') memory?.set(key, choice.threads);
-      },
+    const own = loadOptionsFor(this.options, info.id);
+    const { llama, model } = await this.openFile(info, {
+      onLoadProgress: onLoad && ((fraction) => onLoad({ id: info.id, state: 'loading', fraction })),
+      gpuLayers: own.gpuLayers,
     });
-  }
-
-  /** Sequences that fit in what the memory budget and the free memory (or free GPU memory) leave (see defaultParallel). */
-  private async autoParallel(llama: Llama, model: LlamaModel, info: ModelFile, perSequence: number): Promise<number> {
-    const gpu = model.gpuLayers > 0;
-    const used = [...this.loaded.values()].reduce((sum, entry) => sum + entry.bytes, 0);
-    const room = gpu ? (await llama.getVramState()).free : Math.min(this.options.memoryBudgetBytes - used - estimateBytes(info), freemem());
-    return defaultParallel({ bytesPerSequence: perSequence, availableBytes: room, gpu, cores: llama.cpuMathCores });
-  }
-
-  /** Retry-After for a full queue: the expected time until a running request frees its sequence. */
-  private waitSeconds(entry: Loaded): number {
-    const running = [...entry.running].map((run) => ({ generated: run.sequence.tokenMeter.usedOutputTokens - run.outputBefore, limit: run.limit }));
-    return secondsUntilFirstFree(running, entry.steps.stepMs, entry.typicalTokens);
-  }
-
-  /** Unloads idle models, least recently used first, until `needed` more bytes fit the memory budget. */
-  private async makeRoom(id: string, needed: number): Promise<void> {
-    const budget = this.options.memoryBudgetBytes;
-    if (needed > budget) {
-      throw new HearthError(
-        'model_load_failed',
-        `${id} needs about ${mb(needed)} MB but the memory budget is ${mb(budget)} MB. Raise models.memory_budget_mb in config.yaml or use a smaller model.`,
-        { param: 'model' },
-      );
-    }
-    const held = () => [
-      ...[...this.loaded.values()].map((entry) => ({ id: entry.info.id, bytes: entry.bytes, busy: entry.pool.busy, lastUsed: entry.lastUsed })),
-      ...[...this.residents.values()].map((resident) => ({ id: resident.id, bytes: resident.bytes, busy: resident.busy(), lastUsed: resident.lastUsed() })),
-    ];
-    const used = () => held().reduce((sum, entry) => sum + entry.bytes, this.reservedBytes);
-    const idle = held()
-      .filter((entry) => entry.busy === 0)
-      .sort((a, b) => a.lastUsed - b.lastUsed);
-    while (used() + needed > budget && idle.length > 0) await this.unload(idle.shift()!.id);
-    if (used() + needed > budget) {
-      throw new HearthError(
-        'server_busy',
-        `Loading ${id} needs about ${mb(needed)} MB; the models in use leave too little of the ${mb(budget)} MB budget. Retry when they finish.`,
-        { retryAfter: 10 },
-      );
-    }
-  }
-
-  // ---- Room for work outside this engine (image models, images/memory.ts) ----
-  private reservedBytes = 0;
-
-  /**
-   * Makes room in the memory budget for `bytes` used by something other than a language model
-   * (an image pipeline) by unloading idle models like a model load would, and counts those bytes
-   * against the budget until `release()`. Returns the models it unloaded, so they can be loaded
-   * again afterwards.
-   */
-  async reserveMemory(label: string, bytes: number): Promise<{ unloaded: ModelFile[]; residents: string[]; release(): void }> {
-    const before = [...this.loaded.values()].map((entry) => entry.info);
-    const residents = [...this.residents.keys()];
-    await this.makeRoom(label, bytes);
-    this.reservedBytes += bytes;
-    let released = false;
-    return {
-      unloaded: before.filter((info) => !this.loaded.has(info.id)),
-      // Embedding models and the like: loaded again by their owner when next used.
-      residents: residents.filter((id) => !this.residents.has(id)),
-      release: () => {
-        if (!released) this.reservedBytes -= bytes;
-        released = true;
-      },
-    };
-  }
-
-  // ── Models held outside the chat pool (embedding contexts): the same loader, failure record and memory budget ──
-
-  /**
-   * Loads a model file for a context the caller builds and owns (an embedding context), after
-   * making room for it in the memory budget; `build` turns the model into a Resident, which then
-   * counts against the budget, is listed as loaded, and is disposed by unload(), close() or
-   * memory pressure (when idle). A model whose build fails is disposed and its failure remembered.
-   */
-  async loadResident(info: ModelFile, build: (llama: Llama, model: LlamaModel) => Promise<Resident>): Promise<Resident> {
-    if (this.closed) throw new HearthError('server_busy', 'The server is shutting down.', { retryAfter: 5 });
-    const known = this.loadError(info);
-    if (known) throw new HearthError('model_load_failed', known, { param: 'model' });
-    await this.makeRoom(info.id, estimateBytes(info));
-    const { llama, model } = await this.openFile(info);
-    let resident: Resident;
     try {
-      resident = await build(llama, model);
+      return await InProcessModel.create({
+        info,
+        llama,
+        model,
+        settings: { ...this.options, ...own },
+        weightBytes: this.weightBytes(info),
+        roomBytes: this.roomFor(info),
+        stamp: stamp(info),
+        engineReason: reason,
+      });
     } catch (error) {
       await model.dispose();
       throw this.contextFailure(info, error);
     }
-    this.residents.set(info.id, resident);
-    if (this.closed) await this.release(info.id);
-    return resident;
   }
 
-  private async release(id: string): Promise<boolean> {
-    const resident = this.residents.get(id);
-    if (!resident) return false;
-    this.residents.delete(id);
-    await resident.dispose();
-    this.options.log.info({ model: id }, 'model unloaded');
-    return true;
+  /** The model on its own llama-server process, or the problem that keeps it off the server engine. */
+  private async startOnServer(info: ModelFile, reason: string): Promise<{ model: LoadedModel } | { problem: string }> {
+    const paths = this.options.build?.ready();
+    if (!paths) return { problem: 'its build is not ready' };
+    const { llama, model: vocab } = await this.openFile(info, { vocabOnly: true });
+    const incompatible = serverIncompatibility(resolveChatWrapper(vocab));
+    const onLoad = this.options.onLoad;
+    try {
+      if (incompatible) throw new Error(incompatible);
+      return {
+        model: await ServerModel.start({
+          info,
+          llama,
+          vocab,
+          paths,
+          gpu: this.options.gpu === 'cpu' ? false : llama.gpu,
+          settings: { ...this.options, ...loadOptionsFor(this.options, info.id) },
+          weightBytes: this.weightBytes(info),
+          roomBytes: this.roomFor(info),
+          runDir: this.options.runDir ?? paths.root,
+          engineReason: reason,
+          onLoadProgress: onLoad && ((fraction) => onLoad({ id: info.id, state: 'loading', fraction })),
+          onFailed: (why) => {
+            this.failures.set(info.id, { stamp: stamp(info), message: why });
+            void this.unload(info.id);
+          },
+        }),
+      };
+    } catch (error) {
+      await vocab.dispose();
+      const problem = error instanceof Error ? error.message : String(error);
+      this.options.log.warn({ model: info.id, problem }, 'llama-server could not run this model');
+      if (this.options.engine === 'server')
+        throw new HearthError('model_load_failed', `${info.id} cannot run on the llama-server engine: ${problem}`, { param: 'model' });
+      this.serverRefusals.set(info.id, { stamp: stamp(info), reason: fallbackReason(problem) });
+      return { problem };
+    }
   }
 
-  /** A model whose context could not be created: remembered while the file is unchanged. */
-  private contextFailure(info: ModelFile, error: unknown): HearthError {
-    if (error instanceof HearthError) return error;
-    const message = `${info.id} loaded but its context could not be created: ${error instanceof Error ? error.message : String(error)}`;
-    this.failures.set(info.id, { stamp: stamp(info), message });
-    return new HearthError('model_load_failed', message, { param: 'model' });
+  private buildStatus(): EngineBuildStatus {
+    const build = this.options.build;
+    if (!build) return { state: 'absent', reason: 'no llama-server build is configured' };
+    return this.options.engine === 'in-process' ? build.status() : build.startInBackground();
+  }
+
+  /** Memory room for a model's contexts: the budget less the models loaded and the model's own weights. */
+  private roomFor(info: ModelFile): number {
+    return this.options.memoryBudgetBytes - this.usedBytes() - this.weightBytes(info);
   }
 
   /** llama.loadModel with the reason of a failure diagnosed and remembered while the file is unchanged. */
-  private async openFile(info: ModelFile, onLoadProgress?: (fraction: number) => void): Promise<{ llama: Llama; model: LlamaModel }> {
+  protected async openFile(
+    info: ModelFile,
+    options: { onLoadProgress?: (fraction: number) => void; vocabOnly?: boolean; gpuLayers?: number | 'auto' } = {},
+  ): Promise<{ llama: Llama; model: LlamaModel }> {
     const llama = await loadLlama(this.options.gpu);
     try {
-      return { llama, model: await llama.loadModel({ modelPath: info.path, onLoadProgress }) };
+      const { onLoadProgress, vocabOnly, gpuLayers } = options;
+      return { llama, model: await llama.loadModel({ modelPath: info.path, onLoadProgress, vocabOnly, gpuLayers }) };
     } catch (error) {
       const reason = (await diagnoseLoadFailure(info.path)) ?? (error instanceof Error ? error.message : String(error));
       const message = `${info.id} could not be loaded from ${info.path}: ${reason}`;
@@ -423,58 +269,14 @@ export class Engine {
     }
   }
 
-  private touch(entry: Loaded): void {
+  protected touch(entry: LoadedModel): void {
     entry.lastUsed = Date.now();
     clearTimeout(entry.idleTimer);
     if (this.options.idleUnloadSeconds <= 0) return;
     entry.idleTimer = setTimeout(() => {
-      if (entry.pool.busy === 0 && this.loaded.get(entry.info.id) === entry) void this.unload(entry.info.id);
+      if (entry.busy === 0 && this.loaded.get(entry.info.id) === entry) void this.unload(entry.info.id);
       else this.touch(entry);
     }, this.options.idleUnloadSeconds * 1000);
     entry.idleTimer.unref();
   }
-}
-
-/** Memory one more sequence adds to the context, by node-llama-cpp's own estimate. */
-function bytesPerSequence(model: LlamaModel, contextSize: number, batchSize: number): number {
-  const estimate = (sequences: number) => {
-    const requirement = model.fileInsights.estimateContextResourceRequirements({ contextSize, modelGpuLayers: model.gpuLayers, sequences, batchSize });
-    return model.gpuLayers > 0 ? requirement.gpuVram : requirement.cpuRam;
-  };
-  return Math.max(0, estimate(2) - estimate(1));
-}
-
-/** Whether node-llama-cpp carries patches/node-llama-cpp+*.patch (per-step report and thread choice). */
-function batchingPatched(context: LlamaContext): boolean {
-  const options = (context as unknown as { _batchingOptions?: object })._batchingOptions;
-  return options !== undefined && 'onBatchDecoded' in options;
-}
-
-function blend(previous: number | undefined, next: number): number {
-  return previous === undefined ? next : previous * 0.8 + next * 0.2;
-}
-
-/** A model loaded through loadResident: what the engine needs to account for it and let it go. */
-export interface Resident {
-  id: string;
-  /** Its share of the memory budget. */
-  bytes: number;
-  busy(): number;
-  lastUsed(): number;
-  status(): LoadedStatus;
-  /** Frees its contexts and the model; called once, by the engine. */
-  dispose(): Promise<void>;
-}
-
-function stamp(info: ModelFile): string {
-  return `${info.path}:${info.sizeBytes}`;
-}
-
-/** Weights plus a margin for the context and compute buffers. */
-export function estimateBytes(info: Pick<ModelFile, 'sizeBytes'>): number {
-  return Math.ceil(info.sizeBytes * 1.2) + 64 * 1024 * 1024;
-}
-
-function mb(bytes: number): number {
-  return Math.round(bytes / (1024 * 1024));
 }

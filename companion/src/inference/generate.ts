@@ -8,6 +8,7 @@ import {
   type LlamaContextSequence,
   type LlamaGrammar,
   type LlamaModel,
+  type LlamaText,
   type Token,
 } from 'node-llama-cpp';
 import { HearthError } from '../errors.js';
@@ -28,20 +29,28 @@ export interface ModelRuntime {
 /** Default sampling temperature when a request names none (llama.cpp server and LM Studio use 0.8). */
 export const DEFAULT_TEMPERATURE = 0.8;
 
-/** A request's prompt as the model will evaluate it; `tokens` lets the pool find the sequence that holds it. */
-export interface PreparedPrompt {
+/** A request turned into what either engine runs: the rendered prompt, its budget and its grammar. */
+export interface GenerationPlan {
   history: ChatHistoryItem[];
-  schemas: (GbnfJsonSchema | undefined)[];
+  /** Tool calls forced by tool_choice (required or named): one call, under a grammar, no text. */
   forced: boolean;
-  offered: ChatModelFunctions | undefined;
-  tokens: Token[];
+  /** Tools the model may call on its own (tool_choice auto). */
+  offered?: ChatModelFunctions;
+  /** Per tool, its parameters as the grammar converter takes them (undefined: no parameters). */
+  schemas: (GbnfJsonSchema | undefined)[];
+  /** The rendered prompt as tokens, measured against the context before anything runs. */
+  promptTokens: Token[];
+  /** The chat wrapper's stop triggers for this prompt (the end-of-turn marks). */
+  stopTriggers: LlamaText[];
+  maxTokens: number;
+  grammar?: LlamaGrammar;
 }
 
 /**
- * Renders the request's history with the chat wrapper and tokenizes it. A prompt that does not
- * fit the context is refused here, never truncated.
+ * Checks and renders a request. The prompt is measured first: a prompt that does not fit the
+ * context is refused, never truncated.
  */
-export function preparePrompt(runtime: ModelRuntime, request: GenerationRequest): PreparedPrompt {
+export async function planGeneration(runtime: ModelRuntime, request: GenerationRequest): Promise<GenerationPlan> {
   const fields = request.fields ?? CHAT_FIELDS;
   const schemas = request.tools.map((tool, index) => (tool.parameters ? toGrammarSchema(tool.parameters, fields.toolParameters(index)) : undefined));
   const forced = request.tools.length > 0 && (request.toolMode.type === 'required' || request.toolMode.type === 'named');
@@ -52,32 +61,34 @@ export function preparePrompt(runtime: ModelRuntime, request: GenerationRequest)
     throw new HearthError('invalid_request_error', `${fields.history} must contain at least one user or assistant message.`, { param: fields.history });
   }
 
-  const tokens = renderTokens(runtime, history, offered);
-  if (tokens.length >= runtime.contextSize) {
+  const state = runtime.wrapper.generateContextState({ chatHistory: history, availableFunctions: offered, documentFunctionParams: true });
+  const promptTokens = state.contextText.tokenize(runtime.model.tokenizer);
+  const room = runtime.contextSize - promptTokens.length;
+  if (room <= 0) {
     throw new HearthError(
       'context_length_exceeded',
-      `The ${fields.history} use ${tokens.length} tokens, but ${request.model} has a context of ${runtime.contextSize} tokens. Shorten the conversation or start a new one.`,
+      `The ${fields.history} use ${promptTokens.length} tokens, but ${request.model} has a context of ${runtime.contextSize} tokens. Shorten the conversation or start a new one.`,
       { param: fields.history },
     );
   }
-  return { history, schemas, forced, offered, tokens };
-}
-
-/** Runs one generation on a sequence the caller owns (its prompt prepared by `preparePrompt`, unless given). */
-export async function generate(
-  runtime: ModelRuntime,
-  sequence: LlamaContextSequence,
-  request: GenerationRequest,
-  prompt: PreparedPrompt = preparePrompt(runtime, request),
-): Promise<GenerationResult> {
-  const { history, schemas, forced, offered } = prompt;
-  const promptTokens = prompt.tokens.length;
-  const room = runtime.contextSize - promptTokens;
   const maxTokens = Math.min(request.maxTokens ?? room, room);
   const grammar = forced
     ? await runtime.grammars.forTools(chosenTools(request).map((index) => [request.tools[index]!.name, schemas[index]]))
     : await grammarForOutput(runtime, request);
+  return { history, forced, offered, schemas, promptTokens, stopTriggers: state.stopGenerationTriggers, maxTokens, grammar };
+}
 
+/**
+ * Runs one generation on a sequence the caller owns (the in-process engine), from the request's
+ * plan when the caller made it already (to choose the sequence by its prompt).
+ */
+export async function generate(
+  runtime: ModelRuntime,
+  sequence: LlamaContextSequence,
+  request: GenerationRequest,
+  plan?: GenerationPlan,
+): Promise<GenerationResult> {
+  const { history, forced, offered, promptTokens, maxTokens, grammar } = plan ?? (await planGeneration(runtime, request));
   const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: runtime.wrapper });
   const outputBefore = sequence.tokenMeter.usedOutputTokens;
   try {
@@ -99,7 +110,7 @@ export async function generate(
     const stop = response.metadata.stopReason;
     const finishReason = stop === 'abort' ? 'cancelled' : stop === 'maxTokens' ? 'length' : 'stop';
 
-    if (forced) return forcedCall(response.response, request, finishReason, promptTokens, completionTokens);
+    if (forced) return forcedCall(response.response, request, finishReason, promptTokens.length, completionTokens);
     const calls: ToolCallRecord[] = (response.functionCalls ?? []).map((call) => ({
       id: newId('call_'),
       name: call.functionName,
@@ -109,7 +120,7 @@ export async function generate(
       text: response.response,
       toolCalls: calls,
       finishReason: calls.length > 0 ? 'tool_calls' : finishReason,
-      promptTokens,
+      promptTokens: promptTokens.length,
       completionTokens,
     };
   } finally {
@@ -117,7 +128,13 @@ export async function generate(
   }
 }
 
-function forcedCall(text: string, request: GenerationRequest, finishReason: StopReason, promptTokens: number, completionTokens: number): GenerationResult {
+export function forcedCall(
+  text: string,
+  request: GenerationRequest,
+  finishReason: StopReason,
+  promptTokens: number,
+  completionTokens: number,
+): GenerationResult {
   const call = readForcedCall(
     text,
     chosenTools(request).map((index) => request.tools[index]!.name),
@@ -145,12 +162,7 @@ function toFunctions(tools: ToolSpec[], schemas: (GbnfJsonSchema | undefined)[])
   return Object.fromEntries(tools.map((tool, index) => [tool.name, { description: tool.description, params: schemas[index] }])) as ChatModelFunctions;
 }
 
-function renderTokens(runtime: ModelRuntime, history: ChatHistoryItem[], functions: ChatModelFunctions | undefined): Token[] {
-  const state = runtime.wrapper.generateContextState({ chatHistory: history, availableFunctions: functions, documentFunctionParams: true });
-  return state.contextText.tokenize(runtime.model.tokenizer);
-}
-
-function penalties(request: GenerationRequest) {
+export function penalties(request: GenerationRequest) {
   const { presencePenalty, frequencyPenalty } = request.sampling;
   if (!presencePenalty && !frequencyPenalty) return false as const;
   return { penalty: 1, presencePenalty: presencePenalty ?? 0, frequencyPenalty: frequencyPenalty ?? 0 };
@@ -177,6 +189,11 @@ export class GrammarCache {
   forSchema(schema: Record<string, unknown>, param: string): Promise<LlamaGrammar> {
     const converted = toGrammarSchema(schema, param);
     return this.remember(JSON.stringify(converted), () => this.llama.createGrammarForJsonSchema(converted as never));
+  }
+
+  /** A grammar for one tool's parameters (already converted by toGrammarSchema), for the server engine's tool-call grammar. */
+  forParams(schema: GbnfJsonSchema): Promise<LlamaGrammar> {
+    return this.remember(JSON.stringify(schema), () => this.llama.createGrammarForJsonSchema(schema as never));
   }
 
   /** A grammar for `{"name": <one of the tools>, "arguments": <its schema>}`. */

@@ -4,10 +4,10 @@ import { HearthError } from '../errors.js';
 import type { BridgeTool } from '#shared/api/bridge.js';
 import type { ConfigDocument } from '#shared/api/config.js';
 import { argumentsProblem } from './arguments.js';
-import type { CatalogEntry } from './catalog.js';
+import type { CatalogEntry } from '../tools/catalog.js';
 import type { McpManager } from './manager.js';
-import { findPermitted, permittedTools } from './permitted.js';
-import type { ArgumentProblem } from './schemas.js';
+import { findPermitted, permittedTools } from '../tools/permitted.js';
+import type { ArgumentProblem } from '../tools/schemas.js';
 
 /** Who is asking: the configuration in force and the caller's key (null without a key). */
 export interface ToolCaller {

@@ -1,26 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  CallToolResultSchema,
-  LoggingMessageNotificationSchema,
-  ProgressNotificationSchema,
-  type CallToolResult,
-  type LoggingMessageNotification,
-  type Progress,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { CallToolResultSchema, type CallToolResult, type LoggingMessageNotification, type Progress, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpCallFailure, McpFailureLayer, McpServiceState, McpServiceStatus } from '#shared/api/bridge.js';
 import type { McpServiceSettings } from '#shared/api/config.js';
 import type { Logger } from '../logger.js';
-import type { ToolCatalog } from './catalog.js';
+import type { ToolCatalog } from '../tools/catalog.js';
+import { Backoff } from './backoff.js';
+import { ConnectionSecrets } from './credentials.js';
 import { discovered, listAllTools, unusableList, usableTools } from './discovery.js';
-import { callFailure, ConnectFailure, describeConnectError, errorResult, resultText } from './failures.js';
-import { StoredOAuthProvider, signedIn, type SecretAccess } from './oauth.js';
-import { redact, redactValue } from '../redaction.js';
+import { contentText, failure } from '../tools/result.js';
+import { callFailure, ConnectFailure, describeConnectError } from './failures.js';
+import { signedIn, type SecretAccess } from './oauth.js';
+import { redactValue } from '../redaction.js';
 import { argumentsProblem } from './arguments.js';
+import { openSession, type SessionEvents } from './open-session.js';
 import { connectionChanged } from './settings.js';
 import { ProcessTransport } from './stdio-transport.js';
-import { openHttp } from './http-transport.js';
 import { Attempt, closeSession, type Session } from './session.js';
 
 export interface ConnectionContext {
@@ -34,25 +29,21 @@ export interface ConnectionContext {
   listChanged?(kind: 'resources' | 'prompts'): void;
 }
 
-/** Consecutive failed attempts after which automatic reconnection stops. */
-const MAX_ATTEMPTS = 8;
-const MAX_BACKOFF_MS = 60_000;
 /** Layers worth retrying on their own: the others need the owner (sign-in, settings, the service's code). */
 const RETRYABLE: McpFailureLayer[] = ['transport', 'discovery_timeout'];
 
 /**
- * One outbound MCP service: connects (stdio or HTTP), discovers its tools into the catalog,
- * follows list-changed notifications, calls tools with the service's timeout, reconnects with
- * backoff after transport failures, and reports its state with the layer that failed.
+ * One outbound MCP service: connects (stdio or HTTP: open-session.ts), discovers its tools into
+ * the catalog, follows list-changed notifications, calls tools with the service's timeout,
+ * reconnects with backoff (backoff.ts) after transport failures, and reports its state with the
+ * layer that failed, cleaned of the secrets it was given (credentials.ts).
  */
 export class ServiceConnection {
   private state: McpServiceState = 'disconnected';
   private layer: McpFailureLayer | null = null;
   private message: string | null = null;
   private since = Date.now();
-  private attempts = 0;
-  private retryTimer?: NodeJS.Timeout;
-  private retryAt: number | null = null;
+  private readonly backoff = new Backoff();
   private warnings: string[] = [];
   private lastCallError: McpCallFailure | null = null;
   private session?: Session;
@@ -63,16 +54,16 @@ export class ServiceConnection {
   /** Whether the owner wants this service connected (start, reconnect); cleared by close. */
   private wanted = false;
   private raw: Tool[] = [];
-  private secretValues: string[] = [];
   /** Progress listeners of calls in flight, by the progress token Hearth sent with the call. */
   private readonly progress = new Map<string, (progress: Progress) => void>();
-  /** The OAuth sign-in in use: its tokens change on refresh, so they are looked up when redacting. */
-  private oauth?: StoredOAuthProvider;
+  private readonly secrets: ConnectionSecrets;
 
   constructor(
     public settings: McpServiceSettings,
     private readonly context: ConnectionContext,
-  ) {}
+  ) {
+    this.secrets = new ConnectionSecrets(context.secrets);
+  }
 
   get name(): string {
     return this.settings.name;
@@ -108,7 +99,7 @@ export class ServiceConnection {
   /** Drops the connection and connects again, with a fresh retry count. */
   async reconnect(): Promise<void> {
     await this.close();
-    this.attempts = 0;
+    this.backoff.reset();
     await this.connect();
   }
 
@@ -145,8 +136,8 @@ export class ServiceConnection {
       pid: transport instanceof ProcessTransport && !transport.exitStatus ? transport.pid : null,
       server: this.serverInfo,
       auth: auth.type === 'oauth' ? { type: 'oauth', signed_in: signedIn(this.settings, this.context.secrets) } : { type: auth.type },
-      attempts: this.attempts,
-      next_retry_at: this.retryAt === null ? null : new Date(this.retryAt).toISOString(),
+      attempts: this.backoff.attempts,
+      next_retry_at: this.backoff.at === null ? null : new Date(this.backoff.at).toISOString(),
       tools: this.context.catalog.forService(this.name).map((entry) => ({ name: entry.name, tool: entry.tool, class: entry.class, exposed: false })),
       warnings: [
         ...this.warnings,
@@ -173,13 +164,13 @@ export class ServiceConnection {
       const why = this.message ? `: ${this.message}` : '.';
       const message = `The service "${this.name}" is not connected (${this.state}${this.layer ? `, ${this.layer}` : ''})${why}`;
       this.noteCall(tool, this.layer ?? 'transport', message);
-      return errorResult(message);
+      return failure(message);
     }
     // Arguments Hearth itself cannot send fail this call only: the connection is fine.
     const unsendable = argumentsProblem(args);
     if (unsendable) {
       this.noteCall(tool, 'tool_error', unsendable);
-      return errorResult(unsendable);
+      return failure(unsendable);
     }
     const timeout = this.settings.tool_call_timeout_ms;
     // Hearth routes progress itself: the SDK forgets a call's progress listener as soon as its result
@@ -197,7 +188,8 @@ export class ServiceConnection {
         },
       )) as CallToolResult;
       if (result.isError) {
-        const text = this.clean(resultText(result));
+        // What the service wrote as text: the owner's note keeps only that.
+        const text = this.clean(contentText({ content: result.content.filter((block) => block.type === 'text') }));
         this.noteCall(
           tool,
           /denied|not allowed|outside|permission|forbidden|EACCES|EPERM|unauthori[sz]ed/i.test(text) ? 'execution_denied' : 'tool_error',
@@ -207,12 +199,11 @@ export class ServiceConnection {
       return result;
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
-      const failure = callFailure(error, this.name, tool, timeout);
-      this.noteCall(tool, failure.layer, this.clean(failure.message));
+      const failed = callFailure(error, this.name, tool, timeout);
+      this.noteCall(tool, failed.layer, this.clean(failed.message));
       // The connection itself is broken (an HTTP service that went away, a lost session): start over.
-      if (failure.layer === 'transport' && this.session === session)
-        this.drop(session, `The connection to the service failed during a call: ${failure.message}`);
-      return errorResult(this.clean(failure.message));
+      if (failed.layer === 'transport' && this.session === session) this.drop(session, `The connection to the service failed during a call: ${failed.message}`);
+      return failure(this.clean(failed.message));
     } finally {
       if (token) this.progress.delete(token);
     }
@@ -234,7 +225,7 @@ export class ServiceConnection {
         limit,
       );
     });
-    const starting = this.start(generation, attempt);
+    const starting = openSession({ settings: this.settings, version: this.context.version, secrets: this.secrets, attempt, events: this.events(generation) });
     try {
       const { session, tools } = await Promise.race([starting, timedOut]);
       if (generation !== this.generation) {
@@ -260,91 +251,26 @@ export class ServiceConnection {
       if (generation !== this.generation) return;
       this.attempt = undefined;
       let failure = error instanceof ConnectFailure ? error : describeConnectError(error);
-      const process = attempt.transports.find((transport): transport is ProcessTransport => transport instanceof ProcessTransport);
-      if (process && process.junkLines > 0 && failure.layer === 'discovery_timeout') {
+      if ((attempt.process?.junkLines ?? 0) > 0 && failure.layer === 'discovery_timeout') {
         failure = new ConnectFailure('transport', 'The service does not speak MCP on stdout.');
       }
-      this.fail(failure.layer, this.explain(failure.message, attempt));
+      this.fail(failure.layer, attempt.explain(failure.message));
     } finally {
       clearTimeout(timer);
     }
   }
 
-  private async start(generation: number, attempt: Attempt): Promise<{ session: Session; tools: Tool[] }> {
-    this.secretValues = [];
-    const session = this.settings.transport === 'stdio' ? await this.startProcess(generation, attempt) : await this.startHttp(generation, attempt);
-    const capabilities = session.client.getServerCapabilities();
-    if (!capabilities?.tools) {
-      await closeSession(session);
-      throw new ConnectFailure('zero_tools', 'The service offers no tools (it does not declare the tools capability).');
-    }
-    try {
-      return { session, tools: await listAllTools(session.client, this.settings.discovery_timeout_ms) };
-    } catch (error) {
-      await closeSession(session);
-      throw error;
-    }
-  }
-
-  private async startProcess(generation: number, attempt: Attempt): Promise<Session> {
-    const env: Record<string, string> = {};
-    for (const [key, value] of Object.entries(this.settings.env)) {
-      const resolved = this.resolveValue(value, `env.${key}`);
-      env[key] = resolved;
-    }
-    const transport = attempt.add(
-      new ProcessTransport({ command: this.settings.command!, args: this.settings.args, env, cwd: this.settings.cwd, redact: (text) => this.clean(text) }),
-    );
-    const client = this.newClient(generation);
-    await client.connect(transport);
-    return { client, transport, protocol: 'stdio' };
-  }
-
-  private async startHttp(generation: number, attempt: Attempt): Promise<Session> {
-    const auth = this.settings.auth;
-    const headers: Record<string, string> = {};
-    let provider: StoredOAuthProvider | undefined;
-    if (auth.type === 'token') headers.Authorization = `Bearer ${this.resolveValue(auth.token, 'auth.token')}`;
-    if (auth.type === 'headers')
-      for (const [name, reference] of Object.entries(auth.headers)) headers[name] = this.resolveValue(reference, `auth.headers.${name}`);
-    if (auth.type === 'oauth') {
-      provider = new StoredOAuthProvider(this.settings, this.context.secrets);
-      this.oauth = provider;
-      if (!provider.tokens()) throw new ConnectFailure('authentication', `Not signed in. Sign in with: hearth mcp login ${this.name}`);
-    }
-    const opened = await openHttp(new URL(this.settings.url!), {
-      headers,
-      authProvider: provider,
-      newClient: () => this.newClient(generation),
-      track: (transport) => attempt.add(transport),
-    });
-    return opened;
-  }
-
-  private newClient(generation: number): Client {
-    const client = new Client(
-      { name: 'hearth', version: this.context.version },
-      {
-        capabilities: {},
-        listChanged: {
-          tools: { autoRefresh: false, debounceMs: 100, onChanged: () => void this.refresh(generation) },
-          resources: { autoRefresh: false, debounceMs: 100, onChanged: () => generation === this.generation && this.context.listChanged?.('resources') },
-          prompts: { autoRefresh: false, debounceMs: 100, onChanged: () => generation === this.generation && this.context.listChanged?.('prompts') },
-        },
-      },
-    );
-    client.setNotificationHandler(ProgressNotificationSchema, (notification) => {
-      const { progressToken, ...progress } = notification.params;
-      this.progress.get(String(progressToken))?.(progress);
-    });
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+  /** What the client of one attempt hears, acted on only while that attempt is the current one. */
+  private events(generation: number): SessionEvents {
+    const current = () => generation === this.generation;
+    return {
+      toolsChanged: () => void this.refresh(generation),
+      listChanged: (kind) => current() && this.context.listChanged?.(kind),
+      progress: (token, progress) => this.progress.get(token)?.(progress),
       // A service's log message is passed on to /mcp clients: it may repeat the credentials the service was given.
-      if (generation === this.generation) this.context.logged?.(redactValue(notification.params, this.secrets()) as LoggingMessageNotification['params']);
-    });
-    client.onclose = () => this.lost(generation);
-    // Errors surface through the request that failed or the close; nothing to do per error.
-    client.onerror = () => undefined;
-    return client;
+      logged: (message) => current() && this.context.logged?.(redactValue(message, this.secrets.values()) as LoggingMessageNotification['params']),
+      closed: () => this.lost(generation),
+    };
   }
 
   /** A list-changed notification: the whole catalog of the service is fetched again and replaces the old one. */
@@ -383,7 +309,7 @@ export class ServiceConnection {
     const { usable, problems } = usableTools(tools);
     this.warnings = problems.length > 0 ? [`${problems.length} tool(s) skipped: ${problems.join('; ')}`] : [];
     this.raw = usable;
-    this.attempts = 0;
+    this.backoff.reset();
     this.publish();
     this.setState('connected', null, null);
   }
@@ -409,11 +335,11 @@ export class ServiceConnection {
     void closeSession(session);
     const attempt = new Attempt();
     attempt.add(session.transport);
-    this.fail('transport', this.explain(message, attempt));
+    this.fail('transport', attempt.explain(message));
   }
 
   private fail(layer: McpFailureLayer, message: string): void {
-    this.attempts += 1;
+    this.backoff.failed();
     this.setState('failed', layer, message);
     // The message is the service's own text, which may echo the credentials it was sent.
     this.context.log.warn({ service: this.name, layer }, `MCP service "${this.name}" failed (${layer}): ${this.clean(message)}`);
@@ -422,24 +348,12 @@ export class ServiceConnection {
 
   private scheduleRetry(): void {
     if (!this.wanted || !this.settings.enabled) return;
-    if (this.attempts >= MAX_ATTEMPTS) {
-      this.message = `${this.message ?? ''} Gave up after ${this.attempts} attempts; reconnect with: hearth mcp reconnect ${this.name}`.trim();
-      return;
-    }
-    const delay = Math.min(1000 * 2 ** Math.max(0, this.attempts - 1), MAX_BACKOFF_MS);
-    this.retryAt = Date.now() + delay;
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      this.retryAt = null;
-      void this.connect();
-    }, delay);
-    this.retryTimer.unref();
+    if (!this.backoff.schedule(() => void this.connect()))
+      this.message = `${this.message ?? ''} Gave up after ${this.backoff.attempts} attempts; reconnect with: hearth mcp reconnect ${this.name}`.trim();
   }
 
   private cancelRetry(): void {
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
-    this.retryAt = null;
+    this.backoff.cancel();
   }
 
   private setState(state: McpServiceState, layer: McpFailureLayer | null, message: string | null): void {
@@ -454,41 +368,7 @@ export class ServiceConnection {
     this.lastCallError = { tool, layer, message: this.clean(message).slice(0, 1000), at: new Date().toISOString() };
   }
 
-  /** A secret reference from the settings, resolved; an unset one fails the attempt (configuration). */
-  private resolveValue(value: string, field: string): string {
-    if (!/^(secret|env):[A-Za-z_][A-Za-z0-9_]*$/.test(value)) return value;
-    const resolved = this.context.secrets.resolve(value);
-    if (resolved === undefined) {
-      const [kind, name] = value.split(':');
-      throw new ConnectFailure(
-        'configuration',
-        `${field} refers to ${kind === 'secret' ? `the secret ${name}, which is not set (hearth secret set ${name})` : `the environment variable ${name}, which is not set`}.`,
-      );
-    }
-    this.secretValues.push(resolved);
-    return resolved;
-  }
-
-  /** Adds what the process said on its way out: exit status, last stderr line, stray stdout. */
-  private explain(message: string, attempt: Attempt): string {
-    const process = attempt.transports.find((transport): transport is ProcessTransport => transport instanceof ProcessTransport);
-    if (!process) return message;
-    const parts = [message];
-    const exit = process.exitStatus;
-    if (exit) parts.push(`The process ${exit.signal ? `was ended by ${exit.signal}` : `exited with code ${exit.code}`}.`);
-    const last = process.stderrTail.at(-1);
-    if (last) parts.push(`Its last error output: ${last}`);
-    if (process.junkLines > 0)
-      parts.push(`It wrote ${process.junkLines} line(s) to stdout that are not MCP messages (stdout must carry only JSON-RPC), e.g. "${process.firstJunk}".`);
-    return parts.join(' ');
-  }
-
   private clean(text: string): string {
-    return redact(text, this.secrets());
-  }
-
-  /** The secret values this connection was given, to keep out of everything it passes on. */
-  private secrets(): string[] {
-    return this.oauth ? [...this.secretValues, ...this.oauth.secretValues()] : this.secretValues;
+    return this.secrets.clean(text);
   }
 }

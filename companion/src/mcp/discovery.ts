@@ -1,10 +1,10 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolClass } from '#shared/api/config.js';
-import type { DiscoveredTool } from './catalog.js';
-import { toolClass } from './classes.js';
+import type { DiscoveredTool } from '../tools/catalog.js';
+import { toolClass } from '../tools/classes.js';
 import { ConnectFailure } from './failures.js';
-import { SchemaCompiler } from './schemas.js';
+import { SchemaCompiler } from '../tools/schemas.js';
 
 /** Most tools read from one service (pages are followed until then). */
 const MAX_TOOLS = 10_000;

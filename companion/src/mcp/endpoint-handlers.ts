@@ -11,7 +11,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { argumentsProblem } from './arguments.js';
 import { argumentProblems, listMcpTools, permittedTool, type ToolCaller } from './bridge.js';
-import { errorResult } from './failures.js';
+import { failure } from '../tools/result.js';
 import { getPrompt, listPrompts, listResources, listResourceTemplates, offeredToolResult, ProtocolError, readResource } from './offered.js';
 
 /** What the /mcp server declares: tools, resources and prompts that change, and log messages. */
@@ -44,9 +44,9 @@ export function registerHandlers(server: Server, caller: () => ToolCaller): void
       throw new ProtocolError(INVALID_PARAMS, `Tool ${name} not found`);
     }
     const bound = argumentsProblem(args);
-    if (bound) return errorResult(`Invalid arguments for ${name}: ${bound}`);
+    if (bound) return failure(`Invalid arguments for ${name}: ${bound}`);
     const problems = argumentProblems(entry, args);
-    if (problems.length > 0) return errorResult(`Invalid arguments for ${name}: ${problems.map((problem) => `${problem.path} ${problem.message}`).join('; ')}`);
+    if (problems.length > 0) return failure(`Invalid arguments for ${name}: ${problems.map((problem) => `${problem.path} ${problem.message}`).join('; ')}`);
     const token = call.params._meta?.progressToken;
     // Progress goes out in order, and all of it before the result (after which the client stops listening).
     let sent: Promise<void> = Promise.resolve();

@@ -9,7 +9,7 @@ import type { ToolCaller } from './bridge.js';
 import { ENDPOINT_CAPABILITIES, registerHandlers } from './endpoint-handlers.js';
 import { SessionEventStore } from './event-store.js';
 import type { McpManager, ServiceEvent } from './manager.js';
-import { serviceOffered } from './permitted.js';
+import { serviceOffered } from '../tools/permitted.js';
 
 export interface EndpointRequest {
   req: IncomingMessage;
@@ -28,8 +28,12 @@ interface Session {
   grant: KeyGrant | null;
   server: Server;
   transport: StreamableHTTPServerTransport;
+  events: SessionEventStore;
   lastUsed: number;
 }
+
+/** The SSE `retry:` (milliseconds) sent on /mcp streams: how soon a client whose stream broke comes back with Last-Event-ID. */
+export const STREAM_RETRY_MS = 1000;
 
 export interface EndpointOptions {
   manager: McpManager;
@@ -65,14 +69,26 @@ export class McpEndpoint {
   }
 
   async handle(request: EndpointRequest): Promise<void> {
-    const header = request.req.headers['mcp-session-id'];
-    const sessionId = Array.isArray(header) ? header[0] : header;
+    const sessionId = header(request.req.headers['mcp-session-id']);
     const owner = request.grant?.id ?? null;
     if (sessionId) {
       const session = this.sessions.get(sessionId);
       // Another key's session is answered like an unknown one.
       if (!session || session.owner !== owner) return jsonRpcError(request.res, 404, -32001, 'Session not found');
       session.lastUsed = Date.now();
+      if (request.req.method === 'GET') {
+        const lastEventId = header(request.req.headers['last-event-id']);
+        if (lastEventId !== undefined && !session.events.knows(lastEventId))
+          return jsonRpcError(
+            request.res,
+            400,
+            -32000,
+            'Bad Request: unknown Last-Event-ID (this session never sent it, or it is too old to replay). Open a new stream without it.',
+          );
+        // A new notification stream from the session's own caller replaces the old one, which a
+        // dropped network may have left open on this side (the SDK would refuse it with 409).
+        if (lastEventId === undefined) session.transport.closeStandaloneSSEStream();
+      }
       await session.transport.handleRequest(request.req, request.res, request.body);
       return;
     }
@@ -105,15 +121,17 @@ export class McpEndpoint {
     const { manager, config, version } = this.options;
     const protect = request.allowedHosts !== undefined || request.allowedOrigins !== undefined;
     const server = new Server({ name: 'hearth', version }, { capabilities: ENDPOINT_CAPABILITIES });
+    const events = new SessionEventStore();
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
         this.sessions.set(id, session);
       },
-      eventStore: new SessionEventStore(),
+      eventStore: events,
+      retryInterval: STREAM_RETRY_MS,
       ...(protect ? { enableDnsRebindingProtection: true, allowedHosts: request.allowedHosts, allowedOrigins: request.allowedOrigins } : {}),
     });
-    const session: Session = { owner, grant: request.grant, server, transport, lastUsed: Date.now() };
+    const session: Session = { owner, grant: request.grant, server, transport, events, lastUsed: Date.now() };
     registerHandlers(server, (): ToolCaller => ({ manager, config: config(), grant: request.grant }));
     transport.onclose = () => {
       if (transport.sessionId) this.sessions.delete(transport.sessionId);
@@ -177,6 +195,10 @@ export class McpEndpoint {
 async function endSession(session: Session): Promise<void> {
   await session.server.close().catch(() => undefined);
   await session.transport.close().catch(() => undefined);
+}
+
+function header(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 function jsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {

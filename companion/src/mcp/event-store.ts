@@ -16,6 +16,12 @@ interface StoredEvent {
  * JSON (tool results can be large), are kept; a client asking to resume from an event older than
  * that is told the id is unknown (and starts afresh). Ids are unique within the session, which is
  * the only place they are looked up.
+ *
+ * There is deliberately no `getStreamIdForEventId`: with it, the SDK refuses a resume with 409
+ * "Stream already has an active connection" while it still holds the broken stream (a dropped
+ * network leaves this side's socket open), and the client gives up. Without it, the resume takes
+ * the stream over and the old one is closed. Unknown ids are refused before the SDK sees them
+ * (`knows`), so they stay a 400.
  */
 export class SessionEventStore implements EventStore {
   private readonly events: StoredEvent[] = [];
@@ -42,8 +48,9 @@ export class SessionEventStore implements EventStore {
     return id;
   }
 
-  async getStreamIdForEventId(eventId: EventId): Promise<StreamId | undefined> {
-    return this.streams.get(eventId);
+  /** Whether a resume from this id can be served (the id was given out here and is still kept). */
+  knows(eventId: EventId): boolean {
+    return this.streams.has(eventId);
   }
 
   async replayEventsAfter(lastEventId: EventId, { send }: { send: (eventId: EventId, message: JSONRPCMessage) => Promise<void> }): Promise<StreamId> {

@@ -2,7 +2,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
-import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { McpCallFailure, McpFailureLayer } from '#shared/api/bridge.js';
 
 /** A failed connection attempt, with the layer that failed. */
@@ -65,17 +65,4 @@ export function callFailure(error: unknown, service: string, tool: string, timeo
     return { layer: 'tool_error', message: `The call of "${tool}" on "${service}" could not be made: ${message}` };
   }
   return { layer: 'transport', message: `The call of "${tool}" on "${service}" failed: ${message}` };
-}
-
-/** A tool result that reports a failure as data (MCP `isError`). */
-export function errorResult(message: string): CallToolResult {
-  return { content: [{ type: 'text', text: message }], isError: true };
-}
-
-/** The text blocks of a tool result, joined. */
-export function resultText(result: CallToolResult): string {
-  return result.content
-    .filter((block): block is { type: 'text'; text: string } => block.type === 'text')
-    .map((block) => block.text)
-    .join('\n');
 }

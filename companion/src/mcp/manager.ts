@@ -5,10 +5,10 @@ import type { McpLoginStart, McpServiceStatus } from '#shared/api/bridge.js';
 import type { McpServiceSettings } from '#shared/api/config.js';
 import { HearthError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { ToolCatalog, type CatalogEntry } from './catalog.js';
-import { exposedUnder } from './classes.js';
+import { ToolCatalog, type CatalogEntry } from '../tools/catalog.js';
+import { exposedUnder } from '../tools/classes.js';
 import { ServiceConnection } from './connection.js';
-import { errorResult } from './failures.js';
+import { failure } from '../tools/result.js';
 import { StoredOAuthProvider, type SecretAccess } from './oauth.js';
 import { redact } from '../redaction.js';
 
@@ -110,7 +110,7 @@ export class McpManager {
   /** Runs a catalog entry with its service's timeout; failures come back as `isError` results. `onprogress` hears the service's progress. */
   async call(entry: CatalogEntry, args: Record<string, unknown>, signal?: AbortSignal, onprogress?: (progress: Progress) => void): Promise<CallToolResult> {
     const connection = entry.service === null ? undefined : this.connections.get(entry.service);
-    if (!connection) return errorResult(`The tool "${entry.name}" has no implementation here.`);
+    if (!connection) return failure(`The tool "${entry.name}" has no implementation here.`);
     return connection.call(entry.tool, args, signal, onprogress);
   }
 

@@ -1,8 +1,8 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolCaller } from './bridge.js';
-import { assignNames, type NameRequest } from './names.js';
-import { serviceOffered } from './permitted.js';
+import { assignNames, type NameRequest } from '../tools/names.js';
+import { serviceOffered } from '../tools/permitted.js';
 
 /** How long one list, read or prompt request to a service may take. */
 const REQUEST_TIMEOUT_MS = 10_000;

@@ -1,6 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ProcessTransport } from './stdio-transport.js';
 
 /** One open connection to a service. */
 export interface Session {
@@ -23,6 +24,25 @@ export class Attempt {
   async abandon(): Promise<void> {
     this.abandoned = true;
     await Promise.all(this.transports.map((transport) => transport.close().catch(() => undefined)));
+  }
+
+  /** The service's process, when this attempt started one. */
+  get process(): ProcessTransport | undefined {
+    return this.transports.find((transport): transport is ProcessTransport => transport instanceof ProcessTransport);
+  }
+
+  /** A failure's message with what the process said on its way out: exit status, last stderr line, stray stdout. */
+  explain(message: string): string {
+    const process = this.process;
+    if (!process) return message;
+    const parts = [message];
+    const exit = process.exitStatus;
+    if (exit) parts.push(`The process ${exit.signal ? `was ended by ${exit.signal}` : `exited with code ${exit.code}`}.`);
+    const last = process.stderrTail.at(-1);
+    if (last) parts.push(`Its last error output: ${last}`);
+    if (process.junkLines > 0)
+      parts.push(`It wrote ${process.junkLines} line(s) to stdout that are not MCP messages (stdout must carry only JSON-RPC), e.g. "${process.firstJunk}".`);
+    return parts.join(' ');
   }
 }
 

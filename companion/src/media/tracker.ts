@@ -7,9 +7,11 @@ import { createWriteStream, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { MediaJobFailureCode } from '#shared/api/failures.js';
+import { MEDIA_JOB_FAILURES, mediaFailure } from '../failures.js';
 import type { Logger } from '../logger.js';
 import type { JobRow, MediaStore } from './media-store.js';
-import type { OpenAiVideos, RemoteVideo } from './openai-videos.js';
+import type { OpenAiVideos, ProviderVideo } from './openai-videos.js';
 
 export interface TrackerOptions {
   store: MediaStore;
@@ -27,10 +29,16 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
   });
 
-const failed = (code: string, message: string) => JSON.stringify({ code, message });
+const failed = (code: MediaJobFailureCode, message?: string) => JSON.stringify(mediaFailure(code, message));
+
+/** A provider's own code is not Hearth's to pass on as one: it goes into the words of provider_failed. */
+function providerFailure(error: ProviderVideo['error']): string {
+  const words = error?.message ?? MEDIA_JOB_FAILURES.provider_failed;
+  return error?.code ? `${words} (The provider's code: ${error.code}.)` : words;
+}
 
 /** Applies what the provider said about the job; returns true once nothing is left to do. */
-function record(store: MediaStore, job: JobRow, video: RemoteVideo): void {
+function record(store: MediaStore, job: JobRow, video: ProviderVideo): void {
   store.update(job.id, {
     remote_id: video.id,
     progress: Math.round(video.progress ?? (video.status === 'completed' ? 100 : 0)),
@@ -38,7 +46,7 @@ function record(store: MediaStore, job: JobRow, video: RemoteVideo): void {
     status: video.status === 'completed' ? 'downloading' : video.status === 'failed' ? 'failed' : video.status,
     ...(video.status === 'failed'
       ? {
-          error_json: failed(video.error?.code ?? 'provider_failed', video.error?.message ?? 'The provider reports that the video failed.'),
+          error_json: failed('provider_failed', providerFailure(video.error)),
           completed_at: Date.now(),
         }
       : {}),
@@ -70,7 +78,7 @@ export async function track(jobId: string, options: TrackerOptions): Promise<voi
         store.update(jobId, {
           status: 'failed',
           completed_at: Date.now(),
-          error_json: failed('expired', "The provider's copy expired before it could be downloaded."),
+          error_json: failed('expired'),
         });
         return;
       }
@@ -79,7 +87,7 @@ export async function track(jobId: string, options: TrackerOptions): Promise<voi
   }
 }
 
-async function download(options: TrackerOptions, job: JobRow, video: RemoteVideo): Promise<void> {
+async function download(options: TrackerOptions, job: JobRow, video: ProviderVideo): Promise<void> {
   const file = join(options.mediaDir, `${job.id}.mp4`);
   const partial = `${file}.part`;
   const response = await options.videos.content(video.id, options.signal);

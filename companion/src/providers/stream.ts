@@ -115,7 +115,7 @@ function upstreamDetail(text: string): string {
  * text) into HearthError('provider_error'). `secrets` (the provider's key and
  * secret header values) are removed from the message.
  */
-export async function upstreamError(response: Response, provider = 'remote', secrets: readonly string[] = []): Promise<HearthError> {
+export async function upstreamError(response: Response, provider: string, secrets: readonly string[] = []): Promise<HearthError> {
   let text = '';
   try {
     text = await response.text();

@@ -1,4 +1,4 @@
-/** Small helpers of remote.ts: model-list parsing, URLs, failure reasons, abort races. */
+/** Small helpers of client.ts: model-list parsing, URLs, failure reasons, abort races. */
 
 export interface ModelEntry {
   id: string;

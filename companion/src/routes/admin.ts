@@ -6,6 +6,7 @@ import { remoteHostRoutes } from './admin/remote-hosts.js';
 import { statusEventRoutes } from './admin/events.js';
 import { keyRoutes } from './admin/keys.js';
 import { mcpAdminRoutes } from './admin/mcp.js';
+import { modelEstimateRoutes } from './admin/model-estimate.js';
 import { modelLibraryRoutes } from './admin/model-library.js';
 import { sessionRoutes } from './admin/session.js';
 import { statusRoutes } from './admin/status.js';
@@ -25,6 +26,7 @@ export async function adminRoutes(app: FastifyInstance, options: RouteOptions): 
   await app.register(remoteHostRoutes, options);
   await app.register(cloudRoutes, options);
   await app.register(modelLibraryRoutes, options);
+  await app.register(modelEstimateRoutes, options);
   await app.register(statusEventRoutes, options);
   await app.register(sessionRoutes, options);
   await app.register(toolAdminRoutes, options);

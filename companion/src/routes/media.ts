@@ -1,6 +1,7 @@
 import { createReadStream, statSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { MediaJob, MediaJobList, MediaJobRequest, MediaProviderList, MediaQuote, MediaQuoteRequest } from '#shared/api/media.js';
+import { ownerOf, viewerOf } from './images/viewer.js';
 import type { RouteOptions } from './plugin.js';
 
 const quoteBody = {
@@ -33,21 +34,23 @@ export async function mediaRoutes(app: FastifyInstance, { services }: RouteOptio
   app.get('/v1/media/providers', async (): Promise<MediaProviderList> => media().providers());
 
   app.post<{ Body: MediaQuoteRequest }>('/v1/media/quotes', { bodyLimit, schema: { body: quoteBody } }, async (request): Promise<MediaQuote> =>
-    media().quote(request.body),
+    media().quote(request.body, ownerOf(request)),
   );
 
-  app.post<{ Body: MediaJobRequest }>('/v1/media/jobs', { schema: { body: jobBody } }, async (request): Promise<MediaJob> => media().confirm(request.body));
+  app.post<{ Body: MediaJobRequest }>('/v1/media/jobs', { schema: { body: jobBody } }, async (request): Promise<MediaJob> =>
+    media().confirm(request.body, viewerOf(request)),
+  );
 
   app.get<{ Querystring: { limit?: string } }>(
     '/v1/media/jobs',
     { schema: { querystring: { type: 'object', additionalProperties: false, properties: { limit: { type: 'string', pattern: '^([1-9][0-9]?|100)$' } } } } },
-    async (request): Promise<MediaJobList> => ({ object: 'list', data: media().jobs(Number(request.query.limit ?? 20)) }),
+    async (request): Promise<MediaJobList> => ({ object: 'list', data: media().jobs(Number(request.query.limit ?? 20), viewerOf(request)) }),
   );
 
-  app.get<{ Params: { id: string } }>('/v1/media/jobs/:id', async (request): Promise<MediaJob> => media().job(request.params.id));
+  app.get<{ Params: { id: string } }>('/v1/media/jobs/:id', async (request): Promise<MediaJob> => media().job(request.params.id, viewerOf(request)));
 
   app.get<{ Params: { id: string } }>('/v1/media/jobs/:id/content', async (request, reply) => {
-    const path = media().contentPath(request.params.id);
+    const path = media().contentPath(request.params.id, viewerOf(request));
     return reply
       .header('content-type', 'video/mp4')
       .header('content-length', String(statSync(path).size))

@@ -3,10 +3,15 @@ import { join } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import { errorBody } from '../errors.js';
+import { installFolder } from '../invocation.js';
 import { FRAME_DENIAL, policyForPage } from '../http/content-security.js';
+import { familyOf } from '../http/perimeter.js';
 import type { RouteOptions } from './plugin.js';
 
-const API_PREFIXES = ['/v1/', '/health', '/admin/', '/agents', '/mcp', '/memory/'];
+/** Ollama's own API, which some clients speak by default (the route table leaves /api/ to the server, for this answer). */
+const OLLAMA_PATHS = /^\/api\/(chat|generate|tags|embed|embeddings|show|pull|push|ps|version|create|copy|delete)$/;
+/** OpenAI's routes that some clients call without the /v1 prefix. */
+const WITHOUT_V1 = /^\/(chat\/completions|completions|responses|models|embeddings|images\/[a-z]+)$/;
 
 /**
  * Serves the built PWA at `/`. A page prerendered at build time (`/models` -> models.html) is
@@ -37,12 +42,15 @@ export async function webRoutes(app: FastifyInstance, options: RouteOptions): Pr
     app.get('/', async (_request, reply) =>
       reply
         .type('text/plain; charset=utf-8')
-        .send('Hearth is running, but the web app is not built. Run `npm run build` (npm start does it for you) and reload.\nThe API is at /v1.'),
+        .send(
+          `Hearth is running, but the app is not built yet. In the Hearth folder (${installFolder()}), run npm run build (npm start does it for you), then reload this page.\nThe API is at /v1.`,
+        ),
     );
   }
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!;
-    const isPage = request.method === 'GET' && !API_PREFIXES.some((prefix) => path.startsWith(prefix)) && !/\.[a-z0-9]+$/i.test(path);
+    // `/api/…` is no page: Ollama clients get the JSON answer that says to use /v1.
+    const isPage = request.method === 'GET' && familyOf(path) === 'web' && !path.startsWith('/api/') && !/\.[a-z0-9]+$/i.test(path);
     const shell = isPage ? prerendered.get(path.replace(/\/+$/, '')) : undefined;
     const page = shell ?? (isPage && hasFallback ? '200.html' : undefined);
     if (page)
@@ -52,6 +60,20 @@ export async function webRoutes(app: FastifyInstance, options: RouteOptions): Pr
         .headers(FRAME_DENIAL)
         .header('content-security-policy', policyForPage(join(options.webRoot, page)))
         .sendFile(page);
-    return reply.status(404).send(errorBody('route_not_found', `No route for ${request.method} ${path}. See README.md for the routes Hearth serves.`));
+    return reply.status(404).send(errorBody('route_not_found', notFoundMessage(request.method, path)));
   });
+}
+
+/** A 404 that says what to do for the mistakes clients make most: a doubled /v1, a missing /v1, Ollama's API. */
+export function notFoundMessage(method: string, path: string): string {
+  const missing = `No route for ${method} ${path}.`;
+  if (/^\/v1\/v1(\/|$)/.test(path)) {
+    return `${missing} Remove the extra /v1: the client's base URL already ends in /v1 and the client adds another (use ${path.replace(/^\/v1/, '')}).`;
+  }
+  if (OLLAMA_PATHS.test(path)) {
+    return `${missing} That is Ollama's API; Hearth speaks the OpenAI API under /v1. Point the client at this server's /v1 as an OpenAI-compatible endpoint: POST /v1/chat/completions to chat, GET /v1/models for the models.`;
+  }
+  if (path.startsWith('/api/')) return `${missing} Hearth speaks the OpenAI API under /v1 (for example POST /v1/chat/completions), not under /api.`;
+  if (WITHOUT_V1.test(path)) return `${missing} Add /v1: the OpenAI API is served under /v1 (use /v1${path}), so a client's base URL ends in /v1.`;
+  return `${missing} See README.md for the routes Hearth serves.`;
 }

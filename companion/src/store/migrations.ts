@@ -8,6 +8,20 @@ import { migration as modelDownloads } from './migrations/006-model-downloads.js
 import { migration as imagesMedia } from './migrations/007-images-media.js';
 import { migration as agentRuns } from './migrations/008-agent-runs.js';
 import { migration as remoteDevices } from './migrations/009-remote-devices.js';
+import { migration as imageOwners } from './migrations/010-image-owners-media-spend.js';
+import { migration as agentToolCalls } from './migrations/011-agent-tool-calls.js';
 
 /** Numbered schema migrations, applied in order; each file holds one and is self-contained. */
-export const MIGRATIONS: Migration[] = [responses, accessKeys, memory, memoryVectors, memoryNamespaces, modelDownloads, imagesMedia, agentRuns, remoteDevices];
+export const MIGRATIONS: Migration[] = [
+  responses,
+  accessKeys,
+  memory,
+  memoryVectors,
+  memoryNamespaces,
+  modelDownloads,
+  imagesMedia,
+  agentRuns,
+  remoteDevices,
+  imageOwners,
+  agentToolCalls,
+];

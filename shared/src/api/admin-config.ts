@@ -28,6 +28,8 @@ export interface ConfigPlan {
   risks: ConfigRisk[];
   /** Settings that take effect only when the server restarts. */
   restart_required: string[];
+  /** Ids of loaded models whose load settings change: they keep the old ones until they are loaded again. */
+  reload_required: string[];
   /** Old spellings of renamed keys in the document, each naming its new key. */
   warnings: string[];
 }

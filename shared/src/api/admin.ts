@@ -1,8 +1,27 @@
 /** Wire types of the loopback-only /admin routes. */
-import type { ModelDownload } from './model-library.js';
+import type { ModelOverride } from './config.js';
+import type { MemoryFit, ModelDownload } from './model-library.js';
+
+/** Which engine runs a loaded model: llama.cpp's own server as a child process, or node-llama-cpp inside the companion. */
+export type EngineKind = 'server' | 'in-process';
+
+/** The `models.engine` setting (or HEARTH_ENGINE): auto uses the server engine when its build is ready and works. */
+export type EngineSetting = 'auto' | 'server' | 'in-process';
+
+/** The llama-server build: compiled once per node-llama-cpp version into a cache outside the data folder. */
+export type EngineBuildStatus =
+  /** Not built; `reason` says why it cannot be built here (no compiler, an unsupported platform), if so. */
+  | { state: 'absent'; reason?: string }
+  /** `progress` 0..1; `step` in words (unpacking the source, configuring, compiling 12 of 70). */
+  | { state: 'building'; progress: number; step: string; started_at: string }
+  | { state: 'ready'; built_at: string; build_seconds: number }
+  | { state: 'failed'; reason: string; failed_at: string };
 
 export interface LoadedModelStatus {
   id: string;
+  engine: EngineKind;
+  /** Why this engine runs the model, in plain words. */
+  engine_reason: string;
   /** The most threads one decode may use. */
   threads: number;
   /** With `threads: auto`: the count chosen per batch size (tokens per decode) and each candidate's measured ms per token. */
@@ -14,6 +33,10 @@ export interface LoadedModelStatus {
   generated_tokens: number;
   /** Bytes the model and its context take (weights plus context state). */
   memory_bytes?: number;
+  /** The server engine's process: its id, and how often it was restarted after a crash. */
+  process?: { pid: number; restarts: number };
+  /** Server engine: prompt tokens llama-server evaluated, and reused from its slot or RAM caches, since the model loaded. */
+  prompt_tokens?: { evaluated: number; reused: number };
 }
 
 export interface ProviderStatus {
@@ -34,6 +57,8 @@ export interface ServerStatus {
   providers: ProviderStatus[];
   /** The engine's memory budget for loaded models. */
   memory_budget_bytes?: number;
+  /** The engine setting in force and the state of the llama-server build. */
+  engine: { setting: EngineSetting; build: EngineBuildStatus };
 }
 
 /** Load progress of one local model, as the status stream reports it. */
@@ -83,4 +108,70 @@ export interface SignInLink {
   /** `http://127.0.0.1:PORT/sign-in#CODE`: opening it signs the app in on this machine. */
   url: string;
   expires_at: string;
+}
+
+/**
+ * GET /admin/session (loopback, no credential needed): whether this browser is signed in, and
+ * how the person at this machine runs Hearth's commands, so the app can tell them exactly.
+ */
+export interface SessionState {
+  signed_in: boolean;
+  /** The command that prints a sign-in link, as it runs here: `hearth open` or `npm run hearth -- open`. */
+  sign_in_command: string;
+  /** The command that creates an access key, as it runs here. */
+  key_command: string;
+  /** How Hearth is started here: `hearth` or `npm start`. */
+  start_command: string;
+  /** The npm script that writes a small test model into this server's models folder. */
+  test_model_command: string;
+  /** The Hearth folder, where the npm forms run; absent when `hearth` is installed as a command. */
+  folder?: string;
+  /** The folder where the test model script runs (always the Hearth folder). */
+  scripts_folder: string;
+  /** This server's own models folder. */
+  models_dir: string;
+  /** Whether models of LM Studio, Ollama, the Hugging Face cache and llama.cpp are listed. */
+  external_models: boolean;
+}
+
+/**
+ * POST /admin/models/{id}/estimate: the load settings to try (any left out: the model's saved ones,
+ * else the models section's). Nothing is saved or loaded.
+ */
+export type ModelEstimateRequest = ModelOverride;
+
+/** What a local model would take in memory with the settings asked (or saved), as the engine counts it. */
+export interface ModelEstimate {
+  id: string;
+  /** The settings estimated. */
+  settings: Required<ModelOverride>;
+  /** The model's own saved settings (its entry in models.overrides; empty when it has none). */
+  saved: ModelOverride;
+  /** What the model follows where it sets nothing itself. */
+  defaults: Required<ModelOverride>;
+  /** The context the model was trained on; the context size is capped there. */
+  trained_context: number | null;
+  /** Tokens per sequence it would load with (the setting, capped at the trained context). */
+  context_size: number;
+  /** Whether a GPU is in use on this machine (models.gpu auto and a GPU llama.cpp can use). */
+  gpu: boolean;
+  total_layers: number;
+  /** Layers that would go to the GPU (auto resolved against its free memory; 0 without a GPU). */
+  gpu_layers: number;
+  /** Sequences it would load with (auto resolved as the engine does, against the memory left now). */
+  parallel: number;
+  /** Weights plus a margin for compute buffers. */
+  weights_bytes: number;
+  /** The context state of all its sequences. */
+  context_bytes: number;
+  /** weights_bytes + context_bytes. */
+  memory_bytes: number;
+  /** The part of memory_bytes in GPU memory. */
+  gpu_bytes: number;
+  /** What the engine would count against its memory budget (contexts on a GPU are not counted). */
+  budget_share_bytes: number;
+  budget_bytes: number;
+  /** budget_share_bytes against budget_bytes, by the rule Discover uses: yes up to 3/4, tight up to all of it, else no. */
+  fits: MemoryFit;
+  loaded: boolean;
 }

@@ -2,6 +2,7 @@
 import type { ToolApproval, ToolClass } from './config.js';
 import type { TextPart } from './openai.js';
 import type { ToolInputSchema } from './bridge.js';
+import type { RunFailureCode } from './failures.js';
 
 /**
  * The one rule for agent ids, wherever one is given (configuration, access keys, memory,
@@ -39,6 +40,11 @@ export interface AgentRecord {
   max_tokens: number | null;
 }
 
+/**
+ * Where an agent runs: `local` on this machine; `remote` on a paired host, listed as
+ * `<host>/<agent>` and reached over the secure channel (the code calls it a host agent); `cloud`
+ * in a signed-in cloud workspace. On the wire `remote` names nothing else.
+ */
 export type AgentSource = 'local' | 'remote' | 'cloud';
 
 export interface AgentList {
@@ -96,10 +102,9 @@ export interface AgentRunUsage {
   total_tokens: number;
 }
 
-export type AgentRunErrorCode = 'max_steps_exceeded' | 'interrupted' | 'model_error' | 'internal_error';
-
+/** Why a run failed: a code from the failure table (docs/errors.md) and words for people. */
 export interface AgentRunError {
-  code: AgentRunErrorCode | string;
+  code: RunFailureCode;
   message: string;
 }
 

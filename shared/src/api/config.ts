@@ -37,6 +37,8 @@ export interface ModelSettings {
   /** Also list models already on disk from LM Studio, Ollama, the Hugging Face cache and llama.cpp. */
   external_sources: boolean;
   gpu: 'auto' | 'cpu';
+  /** Which engine runs chat models: auto (llama-server when its build is ready, else in-process), server, in-process. */
+  engine: 'auto' | 'server' | 'in-process';
   threads: number | 'auto';
   context_size: number;
   parallel: number | 'auto';
@@ -44,6 +46,19 @@ export interface ModelSettings {
   idle_unload_seconds: number;
   /** Memory the loaded models may use together; 0 means half of the machine's memory. */
   memory_budget_mb: number;
+  /** Load settings of single local models, by id; what one leaves out follows the settings above. */
+  overrides: Record<string, ModelOverride>;
+}
+
+/** How one local model is loaded (`models.overrides.<id>`); a change applies when the model is next loaded. */
+export interface ModelOverride {
+  /** Tokens per sequence, capped at the model's training context. */
+  context_size?: number;
+  /** Layers offloaded to the GPU: auto (as many as its memory holds), or a number; 0 keeps the model on the CPU. */
+  gpu_layers?: number | 'auto';
+  threads?: number | 'auto';
+  /** Sequences (concurrent requests batched together). */
+  parallel?: number | 'auto';
 }
 
 export interface ProviderSettings {

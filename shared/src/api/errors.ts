@@ -63,6 +63,7 @@ export const ERROR_CODES = [
   'cloud_agent_error',
   'rate_limit_exceeded',
   'server_busy',
+  'engine_crashed',
   'provider_unreachable',
   'provider_error',
   'internal_error',

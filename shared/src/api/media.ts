@@ -1,4 +1,5 @@
 /** Wire types of hosted media (/v1/media/*): paid video generation by quote and confirmation. */
+import type { MediaJobFailureCode } from './failures.js';
 
 export type MediaOperation = 'video.generate' | 'video.from_image';
 
@@ -102,7 +103,7 @@ export interface MediaJob {
   remote_expires_at: number | null;
   /** Where the copied artifact is served once completed. */
   content_url: string | null;
-  error: { code: string; message: string } | null;
+  error: { code: MediaJobFailureCode; message: string } | null;
 }
 
 export interface MediaJobList {

@@ -2,16 +2,31 @@
 
 export type Capability = 'chat' | 'embedding' | 'tools';
 
+/** Where a model runs: `local` on this machine, `provider` at a configured model provider (`<provider>/<model>`). */
+export type ModelSource = 'local' | 'provider';
+
+/**
+ * What a reader of a model list takes as `source`: companions before this release said `remote`
+ * for a provider model. Readers treat `remote` as `provider` for one more release.
+ */
+export type ModelSourceAsRead = ModelSource | 'remote';
+
 export interface ModelRecord {
   id: string;
   object: 'model';
   created: number;
   owned_by: string;
   /** Extra fields a plain OpenAI client ignores. */
-  source?: 'local' | 'remote';
+  source?: ModelSource;
   loaded?: boolean;
   size_bytes?: number | null;
+  /** What the model was trained for (from its file). */
   context_length?: number | null;
+  /**
+   * Tokens one request may use on this server (prompt and reply together): the loaded context's
+   * size, or the size it will be loaded with (the configured context size, at most context_length).
+   */
+  context_window?: number | null;
   /** Read from the file name (Q4_K_M, Q8_0, F16, …); null when it does not say. */
   quantization?: string | null;
   capabilities?: Capability[];

@@ -84,6 +84,23 @@ describe('memory in agent runs', () => {
     expect(output).not.toContain('turnip');
   });
 
+  it('a run given earlier turns as its input recalls and remembers only its own turn, its last user message', async () => {
+    // A client that starts a new conversation from a history it kept (an edited or shortened chat) sends
+    // the earlier turns as input: they are context for the model, not a new turn to remember.
+    provider.setScript([{ content: 'Ravens are clever.' }]);
+    const input = [
+      { role: 'user', content: 'Tell me about otters.' },
+      { role: 'assistant', content: 'Otters hold hands.' },
+      { role: 'user', content: 'And ravens?' },
+    ];
+    const run = (await app.app.inject({ method: 'POST', url: '/agents/keeper/run', payload: { input } })).json() as AgentRun;
+    expect(run.status).toBe('completed');
+    expect(provider.requests.at(-1)!.body.messages.slice(1)).toEqual(input);
+    const turns = (await app.app.inject({ method: 'GET', url: '/memory/agents/keeper/transcript' })).json().items as { user: string; assistant: string }[];
+    const remembered = turns.find((turn) => turn.assistant === 'Ravens are clever.');
+    expect(remembered?.user).toBe('And ravens?');
+  });
+
   it('an agent with memory off gets nothing recalled and buffers nothing', async () => {
     provider.setScript([{ content: 'I do not know.' }]);
     await app.app.inject({ method: 'POST', url: '/agents/forgetful/run', payload: { input: 'What is my secret word, forgetful?' } });

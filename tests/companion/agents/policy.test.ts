@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentApprovalList, AgentRun, AgentToolCall } from '#shared/api/agents.js';
 import type { AgentSettings } from '#shared/api/config.js';
-import { matchesToolPattern, toolDecision } from '../../../companion/src/agents/policy.js';
+import { matchesToolPattern, toolDecision } from '../../../companion/src/tools/policy.js';
 import { startScriptedProvider, type ScriptedProvider } from '../../fixtures/scripted-provider.js';
 import { agentDataDir, waitFor } from '../../helpers/agents.js';
 import { testApp } from '../../helpers/app.js';

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentTarget, type CloudTarget } from '../../../companion/src/access/agent-target.js';
 import { CloudAgents } from '../../../companion/src/cloud/agents.js';
 import { ArtifactFolder } from '../../../companion/src/cloud/artifacts.js';
 import { dispatchTask, type CloudTaskEvent } from '../../../companion/src/cloud/dispatch.js';
@@ -60,7 +61,7 @@ afterAll(async () => {
 });
 
 async function dispatch(agentId: string, input: string, signal = new AbortController().signal, runId = `run_${agentId.replace(/\W/g, '_')}`) {
-  const agent = await agents.find(agentId);
+  const agent = await agents.find(agentTarget(agentId) as CloudTarget);
   const events: CloudTaskEvent[] = [];
   const outcome = await dispatchTask({
     agent,
@@ -122,7 +123,7 @@ describe('A2A dispatch', () => {
   });
 
   it('sends no token to an agent on another origin than the workspace names', async () => {
-    const stranger = { ...(await agents.find('cloud:acme/writer')) };
+    const stranger = { ...(await agents.find({ workspace: 'acme', agent: 'writer' })) };
     const url = cloud.workspaces.globex.cards.writer.replace('/.well-known/agent-card.json', '');
     stranger.card = { ...stranger.card, supportedInterfaces: [{ ...stranger.card.supportedInterfaces[0]!, url }] };
     const refused = cloud.workspaces.globex.refused;

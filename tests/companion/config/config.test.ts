@@ -120,11 +120,21 @@ describe('loadConfigFile', () => {
   it('refuses wrong types, naming their path', () => {
     const error = refused('version: 1\nserver:\n  port: "4777"\n  host: 127\nmodels:\n  dirs: /models\n  external_sources: "yes"\n  parallel: 2.5\n');
     const text = error.problems.join('\n');
-    expect(text).toMatch(/^server\.port: must be integer/m);
-    expect(text).toMatch(/^server\.host: must be string/m);
-    expect(text).toMatch(/^models\.dirs: must be array/m);
-    expect(text).toMatch(/^models\.external_sources: must be boolean/m);
-    expect(text).toMatch(/^models\.parallel: must be integer/m);
+    expect(text).toMatch(/^server\.port: must be a whole number from 0 to 65535 \(line 3\)/m);
+    expect(text).toMatch(/^server\.host: must be text \(line 4\)/m);
+    expect(text).toMatch(/^models\.dirs: must be a list \(line 6\)/m);
+    expect(text).toMatch(/^models\.external_sources: must be true or false \(line 7\)/m);
+    expect(text).toMatch(/^models\.parallel: must be "auto" or a whole number from 1 to 64 \(line 8\)/m);
+  });
+
+  it("says what a setting accepts and shows the line of config.yaml, never the validator's words", () => {
+    const error = refused('version: 1\nmodels:\n  threads: many\n  gpu: cuda\nserver:\n  prot: 4777\n');
+    expect(error.problems).toEqual([
+      'models.threads: must be "auto" or a whole number from 1 to 256 (line 3)\n      2 | models:\n    > 3 |   threads: many\n        |            ^\n      4 |   gpu: cuda',
+      'models.gpu: must be one of: "auto", "cpu" (line 4)\n      3 |   threads: many\n    > 4 |   gpu: cuda\n        |        ^\n      5 | server:',
+      'server.prot: unknown key (did you mean port?) (line 6)\n      5 | server:\n    > 6 |   prot: 4777\n        |   ^',
+    ]);
+    expect(error.message).not.toMatch(/anyOf|must match|must be equal to|schema|>=|<=/);
   });
 
   it('refuses out-of-range values, naming their path', () => {
@@ -132,11 +142,11 @@ describe('loadConfigFile', () => {
       'version: 1\nserver:\n  port: 70000\n  body_limit_mb: 0\nmodels:\n  parallel: 0\n  context_size: 16\n  queue_limit: -1\n  threads: 0\n  gpu: cuda\n',
     );
     const text = error.problems.join('\n');
-    expect(text).toMatch(/^server\.port: must be <= 65535/m);
-    expect(text).toMatch(/^server\.body_limit_mb: must be > 0/m);
-    expect(text).toMatch(/^models\.parallel: must be >= 1/m);
-    expect(text).toMatch(/^models\.context_size: must be >= 256/m);
-    expect(text).toMatch(/^models\.queue_limit: must be >= 0/m);
+    expect(text).toMatch(/^server\.port: must be a whole number from 0 to 65535/m);
+    expect(text).toMatch(/^server\.body_limit_mb: must be a number \(more than 0, at most 1024\)/m);
+    expect(text).toMatch(/^models\.parallel: must be "auto" or a whole number from 1 to 64/m);
+    expect(text).toMatch(/^models\.context_size: must be a whole number from 256 to /m);
+    expect(text).toMatch(/^models\.queue_limit: must be a whole number from 0 to /m);
     expect(text).toMatch(/^models\.threads: /m);
     expect(text).toMatch(/^models\.gpu: /m);
   });
@@ -145,6 +155,8 @@ describe('loadConfigFile', () => {
     const error = refused('version: 1\nserver:\n  port: 4777\n  host: [127.0.0.1\nmodels:\n  parallel: 2\n');
     expect(error.problems).toHaveLength(1);
     expect(error.problems[0]).toMatch(/not valid YAML \(line \d+\)/);
+    // The lines around the mistake, numbered, with a caret.
+    expect(error.problems[0]).toMatch(/\n {4}> +\d+ \| /);
     const line = Number(/line (\d+)/.exec(error.problems[0]!)![1]);
     expect(line).toBeGreaterThanOrEqual(4);
     expect(line).toBeLessThanOrEqual(6);
@@ -156,13 +168,13 @@ describe('loadConfigFile', () => {
   });
 
   it('refuses version: 2 and a missing version', () => {
-    expect(refused('version: 2\n').problems).toEqual(['version: must be 1']);
+    expect(refused('version: 2\n').problems).toEqual(['version: must be 1 (line 1)\n    > 1 | version: 2\n        |          ^']);
     expect(refused('server:\n  port: 1\n').problems.join('\n')).toMatch(/version/);
   });
 
   it('refuses an empty or non-mapping document', () => {
     expect(refused('').problems.join('\n')).toMatch(/version/);
-    expect(refused('- a\n- b\n').problems.join('\n')).toMatch(/object/);
+    expect(refused('- a\n- b\n').problems.join('\n')).toMatch(/must be a mapping/);
   });
 
   it('refuses a literal api_key, without repeating the key', () => {
@@ -193,8 +205,8 @@ describe('loadConfigFile', () => {
       'version: 1\nproviders:\n  - base_url: http://127.0.0.1:1/v1\n  - name: b\n  - name: c\n    base_url: ftp://example.com\n  - name: Has Space\n    base_url: http://x/v1\n',
     );
     const text = error.problems.join('\n');
-    expect(text).toMatch(/^providers\[0\]: .*name/m);
-    expect(text).toMatch(/^providers\[1\]: .*base_url/m);
+    expect(text).toMatch(/^providers\[0\]\.name: is required/m);
+    expect(text).toMatch(/^providers\[1\]\.base_url: is required/m);
     expect(text).toMatch(/^providers\[2\]\.base_url: /m);
     expect(text).toMatch(/^providers\[3\]\.name: /m);
   });

@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -9,8 +10,10 @@ import { dataPaths } from '../../../companion/src/store/data-dir.js';
 import { SecretStore } from '../../../companion/src/store/secrets.js';
 import type { ApplyResult, ConfigChange, ConfigPlan, ConfigProblem, ConfigRisk } from '#shared/api/admin-config.js';
 import type { ConfigDocument } from '#shared/api/config.js';
+import type { ModelList } from '#shared/api/openai.js';
 import { testApp } from '../../helpers/app.js';
 import { startMockProvider, type MockProvider } from '../../helpers/mock-provider.js';
+import { tinyModelPath } from '../../helpers/models.js';
 import { newDataDir } from '../../helpers/server.js';
 
 /*
@@ -177,7 +180,7 @@ describe('GET /admin/config/export and /admin/config/schema', () => {
     const document = await exportedDocument();
     for (const prune of [false, true]) {
       const planned = await plan(document as unknown as Record<string, unknown>, prune);
-      expect(planned).toEqual({ valid: true, changes: [], risks: [], restart_required: [], warnings: [] });
+      expect(planned).toEqual({ valid: true, changes: [], risks: [], restart_required: [], reload_required: [], warnings: [] });
     }
     const before = readFileSync(configFile, 'utf8');
     const applied = await apply(parse(await exported('yaml')) as Record<string, unknown>, { prune: true });
@@ -272,8 +275,6 @@ describe('POST /admin/config/plan', () => {
         'providers[2].api_key',
         'providers[3].api_key',
         'agents[0].tool_policy.write',
-        'agents[0].model',
-        'memory.embedding_model',
       ]) {
         expect(paths, expected).toContain(expected);
       }
@@ -323,6 +324,21 @@ describe('POST /admin/config/plan', () => {
       document: { version: 1, agents: [{ id: 'big', instructions: 'x'.repeat(400 * 1024), tool_policy: { write: 'deny' } }] },
     });
     expect(fits.statusCode).toBe(200);
+  });
+
+  it('warns (and does not refuse) when an agent names a local model that is not installed, suggesting the one meant', async () => {
+    const file = join(services.paths.models, 'tiny.gguf');
+    copyFileSync(await tinyModelPath(), file);
+    try {
+      const planned = await plan({ agents: [{ id: 'helper', model: 'Tiny', tool_policy: { write: 'deny' } }], memory: { model: 'absent' } });
+      expect(planned.warnings).toEqual([
+        'agents[0].model: the agent "helper" uses the model "Tiny", which is not installed (did you mean "tiny"?); it fails until that model is in a models folder (Models → Discover in the app downloads one).',
+        'memory.model: memory uses the model "absent", which is not installed; it fails until that model is in a models folder (Models → Discover in the app downloads one).',
+      ]);
+      expect((await plan({ agents: [{ id: 'helper', model: 'tiny', tool_policy: { write: 'deny' } }] })).warnings).toEqual([]);
+    } finally {
+      rmSync(file, { force: true });
+    }
   });
 
   it('accepts a reference to a model of a provider the same document creates', async () => {
@@ -588,6 +604,10 @@ describe('POST /admin/config/apply', () => {
       expect(await ids()).not.toContain('fresh/mock-small');
       await apply({ providers: [mockProvider('fresh')] });
       expect(await ids()).toEqual(expect.arrayContaining(['fresh/mock-small', 'fresh/mock-large']));
+      // On the wire a provider's model says source "provider" (before this release: "remote"), in the list and alone.
+      const listed = (await app.inject({ method: 'GET', url: '/v1/models' })).json() as ModelList;
+      expect(listed.data.find((model) => model.id === 'fresh/mock-small')).toMatchObject({ source: 'provider', owned_by: 'mock-org' });
+      expect((await app.inject({ method: 'GET', url: '/v1/models/fresh/mock-small' })).json()).toMatchObject({ source: 'provider' });
       const chat = await app.inject({
         method: 'POST',
         url: '/v1/chat/completions',

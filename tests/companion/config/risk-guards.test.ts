@@ -193,3 +193,50 @@ describe('11: a stored secret sent to a new host, and credentials in URLs', () =
     expect(await risksOf({ media_providers: [{ ...video, base_url: 'https://api.video.example/v2' }] })).not.toContain('secret_sent_to_new_host');
   });
 });
+
+describe('issue 18, item 14: a cloud workspace’s sign-in sent to a new origin', () => {
+  const acme = {
+    name: 'acme',
+    workspace_id: 'ws-acme',
+    issuer: 'https://login.acme.example',
+    client_id: 'hearth',
+    agent_cards: ['https://agents.acme.example/writer/.well-known/agent-card.json'],
+    directory: 'https://agents.acme.example/directory',
+  };
+
+  async function planned(document: Record<string, unknown>): Promise<{ code: string; path: string; message: string }[]> {
+    const response = await post('plan', document);
+    expect(response.statusCode, response.body).toBe(200);
+    return (response.json() as { risks: { code: string; path: string; message: string }[] }).risks;
+  }
+
+  it('re-pointing its agent cards or its directory at another origin is high-risk in plan and apply', async () => {
+    await applied({ cloud_workspaces: [acme] });
+    const cards = { ...acme, agent_cards: ['https://collector.evil.example/card.json'] };
+    expect(await planned({ cloud_workspaces: [cards] })).toEqual([
+      {
+        level: 'high',
+        code: 'secret_sent_to_new_host',
+        path: 'cloud_workspaces.acme',
+        message: expect.stringMatching(/sign-in of cloud workspace "acme".*https:\/\/collector\.evil\.example/),
+      },
+    ]);
+    expect(await risksOf({ cloud_workspaces: [cards] })).toEqual(['secret_sent_to_new_host']);
+    expect(services.config.cloud_workspaces[0]!.agent_cards).toEqual(acme.agent_cards);
+    expect(await risksOf({ cloud_workspaces: [{ ...acme, directory: 'https://collector.evil.example/list' }] })).toEqual(['secret_sent_to_new_host']);
+    // Adding a card on a new origin next to the old ones sends the token there too.
+    expect(await risksOf({ cloud_workspaces: [{ ...acme, agent_cards: [...acme.agent_cards, 'http://127.0.0.1:9/card.json'] }] })).toEqual([
+      'secret_sent_to_new_host',
+    ]);
+    // Confirmed, it is applied.
+    expect((await post('apply', { cloud_workspaces: [cards] }, true)).statusCode).toBe(200);
+    expect(services.config.cloud_workspaces[0]!.agent_cards).toEqual(cards.agent_cards);
+  });
+
+  it('the same origins (other paths, fewer cards) and a new workspace need no confirmation', async () => {
+    await applied({ cloud_workspaces: [acme] });
+    expect(await risksOf({ cloud_workspaces: [{ ...acme, agent_cards: ['https://agents.acme.example/other/card.json'] }] })).toEqual([]);
+    expect(await risksOf({ cloud_workspaces: [{ ...acme, directory: undefined }] })).toEqual([]);
+    expect(await risksOf({ cloud_workspaces: [acme, { ...acme, name: 'globex', agent_cards: ['https://agents.globex.example/card.json'] }] })).toEqual([]);
+  });
+});

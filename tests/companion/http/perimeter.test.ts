@@ -95,12 +95,20 @@ describe('familyOf', () => {
       ['/mcp/call', 'tools'],
       ['/mcp', 'tools'],
       ['/memory/ingest', 'memory'],
-      ['/memory', 'memory'],
+      ['/memory/agents/:agent_id/facts', 'memory'],
+      ['/agents/approvals', 'admin'],
+      ['/agents/approvals/:approval_id', 'admin'],
+      ['/agents/approvalsx', 'agents'],
+      ['/v1/media/jobs', 'images'],
       ['/health', 'public'],
-      ['/', 'public'],
-      ['/chat', 'public'],
-      ['/administrator', 'public'],
-      ['/agentsmith', 'public'],
+      ['/pair', 'public'],
+      // The app's pages: /memory is the Memory screen, the memory routes are below /memory/.
+      ['/memory', 'web'],
+      ['/', 'web'],
+      ['/chat', 'web'],
+      ['/healthz', 'web'],
+      ['/administrator', 'web'],
+      ['/agentsmith', 'web'],
     ];
     for (const [path, family] of table) expect(familyOf(path), path).toBe(family);
   });

@@ -5,6 +5,7 @@
 import { copyFileSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVERY_JOB } from '../../../companion/src/images/jobs/job-store.js';
 import { testApp } from '../../helpers/app.js';
 import { imageDataDir, SLOW_UNET } from '../../helpers/images.js';
 import { tinyModelPath } from '../../helpers/models.js';
@@ -102,7 +103,7 @@ describe('cancelling', () => {
     const second = stream({ ...slow, steps: 2 });
     let firstWhenSecondPrepared: string | undefined;
     await second.until((event) => {
-      if (event.event === 'image.stage' && event.data.stage === 'preparing') firstWhenSecondPrepared = running.services.images.job(firstId).status;
+      if (event.event === 'image.stage' && event.data.stage === 'preparing') firstWhenSecondPrepared = running.services.images.job(firstId, EVERY_JOB).status;
       return event.event === 'image.completed';
     });
     await Promise.all([first.done, second.done]);

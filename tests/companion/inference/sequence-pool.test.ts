@@ -5,7 +5,7 @@
  */
 import { resolveChatWrapper, type LlamaContext, type LlamaContextSequence, type LlamaModel } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GrammarCache, generate, preparePrompt, type ModelRuntime } from '../../../companion/src/inference/generate.js';
+import { GrammarCache, generate, planGeneration, type ModelRuntime } from '../../../companion/src/inference/generate.js';
 import { loadLlama } from '../../../companion/src/inference/llama.js';
 import { chooseSequence, SequencePool, type Candidate } from '../../../companion/src/inference/pool.js';
 import type { GenerationRequest, HistoryItem } from '../../../companion/src/inference/types.js';
@@ -102,21 +102,21 @@ async function withPool<T>(sequences: number, use: (pool: SequencePool, context:
 async function takeTurn(pool: SequencePool, conversation: Conversation, text: string): Promise<Turn> {
   conversation.history.push({ role: 'user', text });
   const req = request(conversation.history, new AbortController().signal);
-  const prompt = preparePrompt(runtime, req);
-  const sequence = await pool.acquire(req.signal, prompt.tokens);
+  const plan = await planGeneration(runtime, req);
+  const sequence = await pool.acquire(req.signal, plan.promptTokens);
   const before = sequence.tokenMeter.usedInputTokens;
   try {
-    const result = await generate(runtime, sequence, req, prompt);
+    const result = await generate(runtime, sequence, req, plan);
     conversation.history.push({ role: 'assistant', text: result.text, toolCalls: [] });
   } finally {
     pool.release(sequence);
   }
   const turn = {
     evaluated: sequence.tokenMeter.usedInputTokens - before,
-    grown: prompt.tokens.length - (conversation.previousPrompt ?? 0),
+    grown: plan.promptTokens.length - (conversation.previousPrompt ?? 0),
     sameSequence: conversation.sequence === sequence,
   };
-  conversation.previousPrompt = prompt.tokens.length;
+  conversation.previousPrompt = plan.promptTokens.length;
   conversation.sequence = sequence;
   return turn;
 }
@@ -166,12 +166,11 @@ describe('conversations taking turns on the tiny model', () => {
       const signal = new AbortController().signal;
       const held = [await pool.acquire(signal, []), await pool.acquire(signal, [])];
       // ...while B's next turn queues first and A's second.
-      const next = (conversation: Conversation, text: string) => {
-        const req = request([...conversation.history, { role: 'user', text }], signal);
-        return pool.acquire(signal, preparePrompt(runtime, req).tokens);
-      };
-      const forB = next(b, 'Second question of B.');
-      const forA = next(a, 'Second question of A.');
+      const prompt = async (conversation: Conversation, text: string) =>
+        (await planGeneration(runtime, request([...conversation.history, { role: 'user', text }], signal))).promptTokens;
+      const [promptB, promptA] = [await prompt(b, 'Second question of B.'), await prompt(a, 'Second question of A.')];
+      const forB = pool.acquire(signal, promptB);
+      const forA = pool.acquire(signal, promptA);
       expect(pool.queued).toBe(2);
       // A's sequence frees first, then B's, in the same turn of the event loop.
       expect(new Set(held)).toEqual(new Set([a.sequence, b.sequence]));

@@ -52,11 +52,11 @@ describe('the mcp_services section', () => {
 
   it('refuses a literal token or header value: secrets are references only', () => {
     const token = problemsOf([{ name: 'remote', transport: 'http', url: 'http://127.0.0.1:3001/mcp', auth: { type: 'token', token: 'sk-live-literal' } }]);
-    expect(token.join('\n')).toMatch(/mcp_services\[0\]\.auth\.token: must match pattern/);
+    expect(token.join('\n')).toMatch(/mcp_services\[0\]\.auth\.token: must be secret:NAME or env:NAME/);
     const header = problemsOf([
       { name: 'remote', transport: 'http', url: 'http://127.0.0.1:3001/mcp', auth: { type: 'headers', headers: { 'X-Api-Key': 'literal-value' } } },
     ]);
-    expect(header.join('\n')).toMatch(/mcp_services\[0\]\.auth\.headers\.X-Api-Key: must match pattern/);
+    expect(header.join('\n')).toMatch(/mcp_services\[0\]\.auth\.headers\.X-Api-Key: must be secret:NAME or env:NAME/);
   });
 
   it('refuses credentials in the URL (user:password@ or a credential-like query parameter)', () => {
@@ -68,8 +68,8 @@ describe('the mcp_services section', () => {
   });
 
   it('requires a command for stdio and a URL for http, and refuses unknown keys and bad names', () => {
-    expect(problemsOf([{ name: 'a', transport: 'stdio' }]).join('\n')).toMatch(/mcp_services\[0\]: must have required property 'command'/);
-    expect(problemsOf([{ name: 'a', transport: 'http' }]).join('\n')).toMatch(/mcp_services\[0\]: must have required property 'url'/);
+    expect(problemsOf([{ name: 'a', transport: 'stdio' }]).join('\n')).toMatch(/mcp_services\[0\]\.command: is required/);
+    expect(problemsOf([{ name: 'a', transport: 'http' }]).join('\n')).toMatch(/mcp_services\[0\]\.url: is required/);
     expect(problemsOf([{ name: 'a', transport: 'stdio', command: 'x', bogus: 1 }]).join('\n')).toMatch(/mcp_services\[0\]\.bogus: unknown key/);
     expect(problemsOf([{ name: 'Has Space', transport: 'stdio', command: 'x' }]).join('\n')).toMatch(/mcp_services\[0\]\.name/);
     expect(problemsOf([{ name: 'a', transport: 'stdio', command: 'x', expose: 'everything' }]).join('\n')).toMatch(/expose/);
@@ -115,7 +115,10 @@ describe('plan: risks of mcp_services changes', () => {
       context,
     );
     expect(result.plan).toBeUndefined();
-    expect(result.problems).toContainEqual({ path: 'mcp_services[0].auth.token', message: 'the secret MISSING is not set (hearth secret set MISSING)' });
+    expect(result.problems).toContainEqual({
+      path: 'mcp_services[0].auth.token',
+      message: 'the secret MISSING is not set (npm run hearth -- secret set MISSING)',
+    });
     expect(
       planChange(
         { version: 1, mcp_services: [{ name: 'r', transport: 'http', url: 'http://127.0.0.1:1/mcp', auth: { type: 'token', token: 'secret:SET' } }] },

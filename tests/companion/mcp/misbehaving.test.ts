@@ -9,7 +9,10 @@ import { MISBEHAVING, alive, processesWithMarker, stdioService, testManager, wai
 
 /*
  * Services that misbehave on purpose (tests/fixtures/mcp/misbehaving.mjs): each failure is
- * reported with its layer, and no process outlives the test.
+ * reported with its layer, and no process outlives the test. Outcomes must not depend on how
+ * fast this machine starts a process or answers a call: a timeout is either the behaviour under
+ * test (a service that never answers) or far longer than anything that should pass needs, even
+ * on a loaded 2-core machine.
  */
 
 let scratch: string;
@@ -28,10 +31,13 @@ afterEach(async () => {
   await waitFor(() => processesWithMarker(marker).length === 0, 'every fixture process to end');
 });
 
+/** Generous: a healthy service connects long before this, however loaded the machine is. */
+const DISCOVERY_MS = 30_000;
+
 /** One service in a fresh manager, connected (or failed) once. */
 async function only(mode: string, extra: Record<string, unknown> = {}): Promise<McpServiceStatus> {
   marker = randomUUID();
-  manager = testManager([stdioService(mode, [MISBEHAVING, mode], { auto_connect: false, discovery_timeout_ms: 1500, ...extra })], { marker });
+  manager = testManager([stdioService(mode, [MISBEHAVING, mode], { auto_connect: false, discovery_timeout_ms: DISCOVERY_MS, ...extra })], { marker });
   return manager.reconnect(mode);
 }
 
@@ -94,14 +100,16 @@ describe('misbehaving stdio services', () => {
 
   it('a tool that outlasts tool_call_timeout_ms: isError, the service is told to cancel, and stays connected', async () => {
     const cancelFile = join(scratch, 'cancelled.txt');
-    const status = await only('slow', { tool_call_timeout_ms: 300, env: { CANCEL_FILE: cancelFile } });
+    // The sleeping call never ends on its own (an hour); the quick one takes a millisecond: the
+    // timeout lies so far between them that no machine's speed decides which side a call is on.
+    const status = await only('slow', { tool_call_timeout_ms: 3000, env: { CANCEL_FILE: cancelFile } });
     expect(status.state).toBe('connected');
     const result = await manager!.call(
       manager!.entries().find((entry) => entry.name === 'slow_sleep')!,
       {},
     );
     expect(result.isError).toBe(true);
-    expect(text(result)).toMatch(/did not answer within 300 ms \(tool_call_timeout_ms\)/);
+    expect(text(result)).toMatch(/did not answer within 3000 ms \(tool_call_timeout_ms\)/);
     await waitFor(() => existsSync(cancelFile), 'the cancellation to reach the service');
     expect(readFileSync(cancelFile, 'utf8')).toMatch(/^cancelled/);
     expect(manager!.serviceStatus('slow')).toMatchObject({ state: 'connected', last_call_error: { tool: 'sleep', layer: 'timeout' } });
@@ -114,7 +122,9 @@ describe('misbehaving stdio services', () => {
   });
 
   it('a service that writes junk to stdout: transport, naming the junk', async () => {
-    const status = await only('junk', { discovery_timeout_ms: 800 });
+    // Discovery ends only at its timeout (the junk service never answers); the junk it writes at
+    // start must have arrived by then, so the timeout is far longer than a process takes to start.
+    const status = await only('junk', { discovery_timeout_ms: 5000 });
     expect(status).toMatchObject({ state: 'failed', layer: 'transport' });
     expect(status.message).toMatch(/not MCP messages \(stdout must carry only JSON-RPC\)/);
     expect(status.message).toMatch(/Starting the junk service/);

@@ -4,17 +4,18 @@
  * queued behind a cancelled one starts only once the cancelled one has actually stopped (its
  * engine confirmed, between two steps). Provider jobs run at once, beside the local ones.
  */
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ErrorBody } from '#shared/api/errors.js';
 import type { ImageData, ImageJob, ImageJobResult, ImageResponse, ImageStreamEvent } from '#shared/api/images.js';
 import { HearthError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import type { Logger } from '../../logger.js';
-import type { RemoteProviders } from '../../providers/remote.js';
+import type { ProviderClient } from '../../providers/client.js';
 import type { LoadedImageEngines } from '../loaded-engines.js';
 import { planSummary, type JobPlan } from '../requests.js';
-import { isTerminal, type ImageJobStore } from './job-store.js';
+import { EVERY_JOB, isTerminal, type ImageJobStore, type JobViewer } from './job-store.js';
 import { runPlan, type RunOutput } from './runner.js';
 
 export interface SubmitOptions {
@@ -25,6 +26,8 @@ export interface SubmitOptions {
   responseFormat?: 'b64_json' | 'url';
   /** Origin the `url` answers are built on, e.g. http://127.0.0.1:4777. */
   origin?: string;
+  /** The access key asking (recorded on the job: only it, and callers without a key, see the job). */
+  owner?: string | null;
 }
 
 interface Active {
@@ -43,7 +46,7 @@ export interface JobManagerOptions {
   store: ImageJobStore;
   imagesDir: string;
   engines: LoadedImageEngines;
-  remote: () => RemoteProviders;
+  providerClient: () => ProviderClient;
   log: Logger;
 }
 
@@ -74,6 +77,7 @@ export class ImageJobManager {
       negativePrompt: summary.negativePrompt,
       size: summary.size,
       seed: summary.seed,
+      owner: options.owner ?? null,
     });
     let settle!: Active['settle'];
     const done = new Promise<ImageResponse>((resolve, reject) => {
@@ -100,15 +104,16 @@ export class ImageJobManager {
     return { id, done };
   }
 
-  get(id: string): ImageJob {
-    const job = this.options.store.get(id);
+  /** The job as `viewer` sees it; another key's job is not found, like an unknown id. */
+  get(id: string, viewer: JobViewer = EVERY_JOB): ImageJob {
+    const job = this.options.store.get(id, viewer);
     if (!job) throw new HearthError('job_not_found', `No image job has the id "${id}".`, { param: 'job_id' });
     return job;
   }
 
   /** Asks a job to stop: a queued one is cancelled at once, a running one at its next step. */
-  cancel(id: string): ImageJob {
-    const job = this.get(id);
+  cancel(id: string, viewer: JobViewer): ImageJob {
+    const job = this.get(id, viewer);
     const active = this.active.get(id);
     if (!active || isTerminal(job.status)) return job;
     this.options.store.requestCancel(id);
@@ -116,8 +121,8 @@ export class ImageJobManager {
     return this.get(id);
   }
 
-  remove(id: string): void {
-    const job = this.get(id);
+  remove(id: string, viewer: JobViewer): void {
+    const job = this.get(id, viewer);
     if (!isTerminal(job.status)) throw new HearthError('invalid_request_error', `The job ${id} is still ${job.status}; cancel it first.`, { param: 'id' });
     this.options.store.delete(id);
     rmSync(join(this.options.imagesDir, id), { recursive: true, force: true });
@@ -168,7 +173,7 @@ export class ImageJobManager {
       const outputs = await runPlan(plan, {
         signal: active.controller.signal,
         engines: this.options.engines,
-        remote: this.options.remote(),
+        providers: this.options.providerClient(),
         stage: () => {
           store.stage(id, 'generating');
           active.emit({ type: 'image.stage', job_id: id, stage: 'generating' });
@@ -186,7 +191,13 @@ export class ImageJobManager {
           : undefined,
       });
       active.controller.signal.throwIfAborted();
-      const response = this.saveResults(id, outputs, options);
+      const { response, results } = await this.saveResults(id, outputs, options);
+      if (active.controller.signal.aborted) {
+        // Cancelled while its files were being written: nothing is kept.
+        await rm(join(this.options.imagesDir, id), { recursive: true, force: true });
+        return this.finishStopped(active);
+      }
+      this.options.store.complete(id, results);
       this.active.delete(id);
       active.emit({ type: 'image.completed', ...response });
       active.settle({ response });
@@ -218,22 +229,22 @@ export class ImageJobManager {
     active.settle({ error: new HearthError('job_cancelled', why) });
   }
 
-  /** Results go under <data>/images/<job>/; a preview never does. Written whole, then renamed. */
-  private saveResults(id: string, outputs: RunOutput[], options: SubmitOptions): ImageResponse {
+  /** Results go under <data>/images/<job>/; a preview never does. Written whole, then renamed, off the event loop. */
+  private async saveResults(id: string, outputs: RunOutput[], options: SubmitOptions): Promise<{ response: ImageResponse; results: ImageJobResult[] }> {
     const folder = join(this.options.imagesDir, id);
-    mkdirSync(folder, { recursive: true, mode: 0o700 });
-    const results: ImageJobResult[] = outputs.map((output, index) => {
+    await mkdir(folder, { recursive: true, mode: 0o700 });
+    const results: ImageJobResult[] = [];
+    for (const [index, output] of outputs.entries()) {
       const file = join(folder, `${index}.png`);
-      writeFileSync(`${file}.tmp`, output.png);
-      renameSync(`${file}.tmp`, file);
-      return { url: `/v1/images/files/${id}/${index}.png`, width: output.width, height: output.height, seed: output.seed };
-    });
-    this.options.store.complete(id, results);
+      await writeFile(`${file}.tmp`, output.png);
+      await rename(`${file}.tmp`, file);
+      results.push({ url: `/v1/images/files/${id}/${index}.png`, width: output.width, height: output.height, seed: output.seed });
+    }
     const data: ImageData[] = outputs.map((output, index) =>
       options.responseFormat === 'url'
         ? { url: `${options.origin ?? ''}${results[index]!.url}`, seed: output.seed, width: output.width, height: output.height }
         : { b64_json: output.png.toString('base64'), seed: output.seed, width: output.width, height: output.height },
     );
-    return { created: Math.floor(Date.now() / 1000), data, job_id: id };
+    return { response: { created: Math.floor(Date.now() / 1000), data, job_id: id }, results };
   }
 }

@@ -21,6 +21,7 @@ interface Row {
   created_at: number;
   started_at: number | null;
   finished_at: number | null;
+  owner_key: string | null;
 }
 
 export interface NewJob {
@@ -32,7 +33,17 @@ export interface NewJob {
   negativePrompt: string | null;
   size: string | null;
   seed: number | null;
+  /** The access key that asked for it; null without a key. */
+  owner: string | null;
 }
+
+/**
+ * Whose jobs a caller may see, cancel and delete: a key sees the jobs it made; a caller without
+ * a key (the app and every local client while auth is off) sees every job.
+ */
+export type JobViewer = { all: true } | { key: string };
+
+export const EVERY_JOB: JobViewer = { all: true };
 
 const seconds = (ms: number | null) => (ms === null ? null : Math.floor(ms / 1000));
 const TERMINAL = new Set<ImageJobStatus>(['completed', 'failed', 'cancelled']);
@@ -47,22 +58,27 @@ export class ImageJobStore {
   create(job: NewJob): void {
     this.db
       .prepare(
-        `INSERT INTO image_jobs (id, operation, model, status, steps, prompt, negative_prompt, size, seed, created_at)
-         VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO image_jobs (id, operation, model, status, steps, prompt, negative_prompt, size, seed, created_at, owner_key)
+         VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(job.id, job.operation, job.model, job.steps, job.prompt, job.negativePrompt, job.size, job.seed, Date.now());
+      .run(job.id, job.operation, job.model, job.steps, job.prompt, job.negativePrompt, job.size, job.seed, Date.now(), job.owner);
   }
 
-  get(id: string): ImageJob | undefined {
+  /** The job, when `viewer` may see it. */
+  get(id: string, viewer: JobViewer = EVERY_JOB): ImageJob | undefined {
     const row = this.db.prepare<[string], Row>('SELECT * FROM image_jobs WHERE id = ?').get(id);
-    return row ? toJob(row) : undefined;
+    return row && sees(viewer, row.owner_key) ? toJob(row) : undefined;
   }
 
-  /** Newest first: the gallery. */
-  list(limit: number, status?: ImageJobStatus): ImageJob[] {
-    const rows = status
-      ? this.db.prepare<[string, number], Row>('SELECT * FROM image_jobs WHERE status = ? ORDER BY created_at DESC, rowid DESC LIMIT ?').all(status, limit)
-      : this.db.prepare<[number], Row>('SELECT * FROM image_jobs ORDER BY created_at DESC, rowid DESC LIMIT ?').all(limit);
+  /** Newest first: the gallery (of `viewer`'s jobs). */
+  list(limit: number, status: ImageJobStatus | undefined, viewer: JobViewer): ImageJob[] {
+    const owner = 'key' in viewer ? viewer.key : null;
+    const rows = this.db
+      .prepare<{ status: string | null; owner: string | null; limit: number }, Row>(
+        `SELECT * FROM image_jobs WHERE (@status IS NULL OR status = @status) AND (@owner IS NULL OR owner_key = @owner)
+         ORDER BY created_at DESC, rowid DESC LIMIT @limit`,
+      )
+      .all({ status: status ?? null, owner, limit });
     return rows.map(toJob);
   }
 
@@ -106,6 +122,10 @@ export class ImageJobStore {
       .prepare("UPDATE image_jobs SET status = 'failed', error_json = ?, finished_at = ? WHERE status IN ('queued', 'preparing', 'generating')")
       .run(JSON.stringify(error), Date.now()).changes;
   }
+}
+
+function sees(viewer: JobViewer, owner: string | null): boolean {
+  return 'all' in viewer || viewer.key === owner;
 }
 
 function toJob(row: Row): ImageJob {

@@ -1,19 +1,17 @@
 /** Executes one planned image job on its engine, reporting stages, steps and previews. */
 import sharp from 'sharp';
 import { HearthError } from '../../errors.js';
-import type { RemoteProviders } from '../../providers/remote.js';
+import type { ProviderClient } from '../../providers/client.js';
 import { encodePng, MAX_INPUT_PIXELS } from '../image-io.js';
 import type { LoadedImageEngines } from '../loaded-engines.js';
 import { latentPreview } from '../preview.js';
 import type { JobPlan } from '../requests.js';
-import type { SdPipeline } from '../sd/pipeline.js';
-import type { EsrganModel } from '../upscale/esrgan.js';
 import { lanczosUpscale } from '../upscale/lanczos.js';
 
 export interface RunContext {
   signal: AbortSignal;
   engines: LoadedImageEngines;
-  remote: RemoteProviders;
+  providers: ProviderClient;
   stage(stage: 'generating'): void;
   notice(text: string): void;
   progress(step: number, steps: number): void;
@@ -35,14 +33,14 @@ export async function runPlan(plan: JobPlan, context: RunContext): Promise<RunOu
 }
 
 async function runDiffusion(plan: Extract<JobPlan, { kind: 'sd' }>, context: RunContext): Promise<RunOutput[]> {
-  const pipeline = (await context.engines.acquire(plan.model, plan.width * plan.height, context.notice)) as SdPipeline;
+  const engine = await context.engines.acquire(plan.model, plan.width * plan.height, context.notice, { signal: context.signal });
   context.stage('generating');
   const total = plan.n * plan.stepsPerImage;
   const every = Math.max(1, Math.floor(plan.stepsPerImage / 10));
   const outputs: RunOutput[] = [];
   for (let index = 0; index < plan.n; index++) {
     const seed = (plan.seed + index) >>> 0;
-    const result = await pipeline.run({
+    const job = {
       prompt: plan.prompt,
       negativePrompt: plan.negativePrompt,
       width: plan.width,
@@ -53,13 +51,18 @@ async function runDiffusion(plan: Extract<JobPlan, { kind: 'sd' }>, context: Run
       source: plan.source,
       mask: plan.mask,
       strength: plan.strength,
+    };
+    const result = await engine.diffuse(job, {
       signal: context.signal,
-      onStep: async (step) => {
+      onStep: (step) => {
         const done = index * plan.stepsPerImage + step.step;
         context.progress(done, total);
         if (context.preview && step.step < step.steps && step.step % every === 0) {
-          const png = await latentPreview(step.latents, step.channels, step.latentWidth, step.latentHeight);
-          context.preview(done, png, step.latentWidth, step.latentHeight);
+          const preview = context.preview;
+          latentPreview(step.latents, step.channels, step.latentWidth, step.latentHeight).then(
+            (png) => preview(done, png, step.latentWidth, step.latentHeight),
+            () => undefined,
+          );
         }
       },
     });
@@ -76,9 +79,9 @@ async function runUpscale(plan: Extract<JobPlan, { kind: 'upscale' }>, context: 
     return { png: await encodePng(image), width: image.width, height: image.height, seed: null };
   }
   const outPixels = plan.image.width * plan.image.height * plan.scale * plan.scale;
-  const model = (await context.engines.acquire(plan.model, outPixels, context.notice, plan.scale)) as EsrganModel;
+  const engine = await context.engines.acquire(plan.model, outPixels, context.notice, { scale: plan.scale, signal: context.signal });
   context.stage('generating');
-  const image = await model.upscale(plan.image, { signal: context.signal, onTile: (done, total) => context.progress(done, total) });
+  const image = await engine.upscale(plan.image, { signal: context.signal, onTile: (done, total) => context.progress(done, total) });
   return { png: await encodePng(image), width: image.width, height: image.height, seed: null };
 }
 
@@ -101,7 +104,7 @@ async function runProvider(plan: Extract<JobPlan, { kind: 'provider' }>, context
     body = form;
   }
   const path = plan.operation === 'generate' ? '/images/generations' : '/images/edits';
-  const answer = (await context.remote.images(path, plan.model.id, body, context.signal)) as { data?: { b64_json?: unknown; url?: unknown }[] };
+  const answer = (await context.providers.images(path, plan.model.id, body, context.signal)) as { data?: { b64_json?: unknown; url?: unknown }[] };
   if (!Array.isArray(answer?.data) || answer.data.length === 0) {
     throw new HearthError('provider_error', `Provider "${plan.model.provider}" answered ${path} without images.`);
   }

@@ -36,8 +36,8 @@ export interface SdRunRequest {
   mask?: Uint8Array;
   /** 0-1, image-to-image only. */
   strength?: number;
-  /** Checked before every UNet run: aborting stops the run between steps. */
-  signal?: AbortSignal;
+  /** Checked before every UNet run (an AbortSignal, or the engine thread's stop flag): aborting stops the run between steps. */
+  signal?: Pick<AbortSignal, 'throwIfAborted'>;
   onStep?(step: SdStep): void;
 }
 

@@ -4,7 +4,7 @@
  * no native download. The image is processed in overlapping tiles, so memory stays bounded and
  * progress can be reported tile by tile.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { RgbImage } from '../image-io.js';
@@ -111,8 +111,7 @@ export function esrganFolder(dir: string, id: string): EsrganSource | undefined 
 function weightBytes(files: Map<number, string>): number {
   let total = 0;
   for (const file of files.values())
-    for (const entry of readdirSync(dirname(file), { withFileTypes: true }))
-      if (entry.isFile()) total += readFileSync(join(dirname(file), entry.name)).byteLength;
+    for (const entry of readdirSync(dirname(file), { withFileTypes: true })) if (entry.isFile()) total += statSync(join(dirname(file), entry.name)).size;
   return total;
 }
 
@@ -147,7 +146,8 @@ export function tensorflow(): Promise<Tf> {
 }
 
 export interface EsrganRun {
-  signal?: AbortSignal;
+  /** Checked before every tile (an AbortSignal, or the engine thread's stop flag). */
+  signal?: Pick<AbortSignal, 'throwIfAborted'>;
   onTile?(done: number, total: number): void | Promise<void>;
 }
 

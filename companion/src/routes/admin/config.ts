@@ -51,13 +51,14 @@ export function configTarget(services: Services, app: FastifyInstance): ConfigTa
     path: services.paths.config,
     db: services.db,
     resolves: (reference) => services.secrets.resolve(reference) !== undefined,
-    localModelIds: async () => (await services.catalog.local()).map((model) => model.id),
+    localModelIds: async () => (await services.catalog.local(true)).map((model) => model.id),
     activeKeys: () => services.keys.activeCount(),
     toolClass: (name) => services.mcp.catalog.get(name)?.class,
     listening: () => {
       const address = app.server.address();
       return typeof address === 'object' && address ? address.address : undefined;
     },
+    loadedModels: () => services.engine.status().map((model) => model.id),
     reconfigure: (next) => services.reconfigure(next),
   };
 }

@@ -91,7 +91,7 @@ export async function modelLibraryRoutes(app: FastifyInstance, { services }: Rou
       throw error;
     });
     const info = target?.kind === 'local' ? target.info : (await services.catalog.local()).find((model) => model.id === request.params.id);
-    if (!info) throw new HearthError('invalid_request_error', 'Remote models live at their provider; Hearth removes only local models.', { param: 'id' });
+    if (!info) throw new HearthError('invalid_request_error', 'Provider models live at their provider; Hearth removes only local models.', { param: 'id' });
     await services.engine.unload(info.id);
     const files = await removeModelFiles(info, services.paths.models);
     await services.catalog.local(true);

@@ -24,7 +24,7 @@ export async function remoteHostRoutes(app: FastifyInstance, { services }: Route
 
   // Pairs, keeps the credential as a secret, and records the host in the configuration (config.yaml).
   app.post<{ Body: AddRemoteHostRequest }>('/admin/remote-hosts', { schema: { body: addBody } }, async (request, reply): Promise<RemoteHostStatus> => {
-    const { settings, agents, deviceId } = await services.remoteHosts.pair(request.body);
+    const { settings, agents, deviceId } = await services.pairedHosts.pair(request.body);
     // Pairing with a code and a checked fingerprint is the owner's confirmation (re-pairing a name re-points its credential).
     await apply(target, { document: { version: 1, remote_hosts: [settings] }, prune: false, confirm: true, peer: request.socket.remoteAddress ?? '' });
     void reply.status(201);
@@ -33,20 +33,20 @@ export async function remoteHostRoutes(app: FastifyInstance, { services }: Route
 
   app.get('/admin/remote-hosts', async (): Promise<RemoteHostList> => ({
     object: 'list',
-    data: await Promise.all(services.config.remote_hosts.map((host) => services.remoteHosts.status(host.name))),
+    data: await Promise.all(services.config.remote_hosts.map((host) => services.pairedHosts.status(host.name))),
   }));
 
   app.get<{ Params: { name: string } }>('/admin/remote-hosts/:name', { schema: { params: nameParams } }, async (request) =>
-    services.remoteHosts.status(request.params.name),
+    services.pairedHosts.status(request.params.name),
   );
 
   // Removes the entry and the device credential; the host keeps its record until its owner revokes it.
   app.delete<{ Params: { name: string } }>('/admin/remote-hosts/:name', { schema: { params: nameParams } }, async (request) => {
     const name = request.params.name;
-    services.remoteHosts.settings(name); // 404 for an unknown name
+    services.pairedHosts.settings(name); // 404 for an unknown name
     const remaining = { ...services.config, remote_hosts: services.config.remote_hosts.filter((host) => host.name !== name) };
     await apply(target, { document: remaining, prune: true, confirm: true, peer: request.socket.remoteAddress ?? '' });
-    services.remoteHosts.forget(name);
+    services.pairedHosts.forget(name);
     return { name, deleted: true };
   });
 }

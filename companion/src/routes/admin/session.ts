@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { HearthError } from '../../errors.js';
-import { sessionCookie, signInUrl } from '../../http/admin-session.js';
+import { presentsAdminCredential, sessionCookie, signInUrl } from '../../http/admin-session.js';
+import { command, installFolder, invocation, testModelCommand } from '../../invocation.js';
+import { defaultDataDirectory } from '../../store/data-dir.js';
 import type { RouteOptions } from '../plugin.js';
-import type { SignInLink, SignInRequest } from '#shared/api/admin.js';
+import type { SessionState, SignInLink, SignInRequest } from '#shared/api/admin.js';
 
 const signInBody = {
   type: 'object',
@@ -12,23 +14,41 @@ const signInBody = {
 } as const;
 
 /**
- * The app's sign-in: a one-time link (printed at start and by `hearth open`) is exchanged for an
- * HttpOnly session cookie. The exchange and the sign-out carry their own proof, so they are the
- * admin routes that need no admin credential; they still need loopback and the app's own origin.
+ * The app's sign-in: a one-time link (opened at start, or printed by `hearth open`) is exchanged
+ * for an HttpOnly session cookie. Asking whether the browser is signed in, the exchange and the
+ * sign-out carry their own proof (or need none), so they are the admin routes that need no
+ * admin credential; they still need loopback and the app's own origin.
  */
 export async function sessionRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
+  // The app asks this instead of an admin route that would answer 401 when it is signed out.
+  app.get('/admin/session', { config: { adminCredential: false } }, async (request, reply): Promise<SessionState> => {
+    void reply.header('cache-control', 'no-store');
+    const spelled = invocation();
+    return {
+      signed_in: presentsAdminCredential(request, services.admin),
+      sign_in_command: command('open', spelled),
+      key_command: command('keys create --label browser', spelled),
+      start_command: spelled.start,
+      test_model_command: testModelCommand(services.paths.root, defaultDataDirectory()),
+      ...(spelled.folder ? { folder: spelled.folder } : {}),
+      scripts_folder: installFolder(),
+      models_dir: services.paths.models,
+      external_models: services.catalog.externalSources,
+    };
+  });
+
   app.post<{ Body: SignInRequest }>('/admin/session', { config: { adminCredential: false }, schema: { body: signInBody } }, async (request, reply) => {
     if (!services.admin.redeem(request.body.code)) {
       throw new HearthError(
         'admin_credential_required',
-        'This sign-in link was already used or has expired. Run `hearth open` on the machine Hearth runs on for a new one.',
+        'This sign-in link was already used or has expired. For a new one, run hearth open on the machine Hearth runs on, or restart Hearth.',
       );
     }
     return reply.status(204).header('set-cookie', sessionCookie(request.headers.host, services.admin.session)).header('cache-control', 'no-store').send();
   });
 
   app.delete('/admin/session', { config: { adminCredential: false } }, async (request, reply) =>
-    reply.status(204).header('set-cookie', sessionCookie(request.headers.host, null)).send(),
+    reply.status(204).header('set-cookie', sessionCookie(request.headers.host, null)).header('cache-control', 'no-store').send(),
   );
 
   app.post('/admin/session/links', async (request, reply): Promise<SignInLink> => {

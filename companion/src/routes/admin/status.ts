@@ -14,6 +14,8 @@ export async function statusRoutes(app: FastifyInstance, { services }: RouteOpti
       models_dirs: services.modelsDirs,
       loaded: services.engine.status().map((model) => ({
         id: model.id,
+        engine: model.engine,
+        engine_reason: model.engineReason,
         threads: model.threads,
         thread_choices: model.threadChoices.map((choice) => ({ tokens: choice.tokens, threads: choice.threads, ms_per_token: choice.msPerToken })),
         context_size: model.contextSize,
@@ -22,16 +24,19 @@ export async function statusRoutes(app: FastifyInstance, { services }: RouteOpti
         queued: model.queued,
         generated_tokens: model.generatedTokens,
         memory_bytes: model.memoryBytes,
+        ...(model.process ? { process: model.process } : {}),
+        ...(model.promptTokens ? { prompt_tokens: model.promptTokens } : {}),
       })),
-      providers: services.remote.status(),
+      providers: services.providers.status(),
       memory_budget_bytes: services.engine.memoryBudgetBytes,
+      engine: await services.engine.engineStatus(),
     };
   });
 
   app.post<{ Params: { id: string } }>('/admin/models/:id/load', async (request) => {
     const target = await services.catalog.resolve(request.params.id);
     if (target.kind !== 'local')
-      throw new HearthError('invalid_request_error', 'Only local models are loaded by Hearth; remote models live at their provider.', { param: 'id' });
+      throw new HearthError('invalid_request_error', 'Only local models are loaded by Hearth; provider models live at their provider.', { param: 'id' });
     await services.engine.load(target.info);
     return { id: target.info.id, loaded: true };
   });

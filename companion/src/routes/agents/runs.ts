@@ -2,10 +2,9 @@ import { createReadStream, existsSync, statSync } from 'node:fs';
 import { basename, resolve, sep } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentRun, AgentRunEventList, AgentRunList, AgentRunRequest } from '#shared/api/agents.js';
-import { findAgent } from '../../agents/definitions.js';
-import { EVENT_PAGE, isTerminal } from '../../agents/service.js';
+import { EVENT_PAGE, isTerminal } from '../../agents/replay.js';
+import { plainMediaType } from '../../cloud/artifacts.js';
 import { HearthError } from '../../errors.js';
-import { AgentSources } from '../../remote/agent-sources.js';
 import { openEventStream } from '../../http/sse.js';
 import type { Services } from '../../services.js';
 import type { RouteOptions } from '../plugin.js';
@@ -23,8 +22,7 @@ export async function runRoutes(app: FastifyInstance, { services }: RouteOptions
     '/agents/:id/run',
     { schema: { params: anyAgentParams, body: runBody } },
     async (request, reply): Promise<AgentRun | undefined> => {
-      const { id } = request.params;
-      const started = AgentSources.elsewhere(id) ? await services.agentSources.start(id, request.body) : await services.agents.start(id, request.body);
+      const started = await services.dispatcher.start(request.params.id, request.body);
       return answerRun(services, started, request, reply);
     },
   );
@@ -33,9 +31,9 @@ export async function runRoutes(app: FastifyInstance, { services }: RouteOptions
     '/agents/:id/runs',
     { schema: { params: anyAgentParams, querystring: runsQuery } },
     async (request): Promise<AgentRunList> => {
-      const agent = AgentSources.elsewhere(request.params.id) ? { id: request.params.id } : findAgent(services.config, request.params.id);
       const limit = Math.min(100, Math.max(1, Number(request.query.limit ?? 20)));
-      const { runs, hasMore } = services.agents.list(agent.id, limit, request.query.before === undefined ? undefined : Number(request.query.before));
+      const before = request.query.before === undefined ? undefined : Number(request.query.before);
+      const { runs, hasMore } = services.dispatcher.runs(request.params.id, limit, before);
       return { object: 'list', data: runs, has_more: hasMore };
     },
   );
@@ -59,12 +57,12 @@ export async function runRoutes(app: FastifyInstance, { services }: RouteOptions
     async (request, reply) => {
       const run = visibleRun(services, request, request.params.run_id);
       const artifact = services.agents.artifact(run.id, request.params.artifact_id);
-      const root = resolve(services.paths.artifacts);
-      const path = resolve(root, artifact.path);
-      // The path was written by Hearth; still, nothing outside the artifacts folder is ever served.
-      if (!path.startsWith(root + sep) || !existsSync(path)) throw new HearthError('artifact_not_found', `The file of artifact "${artifact.name}" is gone.`);
+      const folder = resolve(services.paths.artifacts, run.id);
+      const path = resolve(folder, artifact.path.startsWith(`${run.id}/`) ? artifact.path.slice(run.id.length + 1) : '');
+      // The path was written by Hearth; still, nothing outside this run's own artifacts folder is ever served.
+      if (!path.startsWith(folder + sep) || !existsSync(path)) throw new HearthError('artifact_not_found', `The file of artifact "${artifact.name}" is gone.`);
       return reply
-        .header('content-type', artifact.media_type)
+        .header('content-type', plainMediaType(artifact.media_type) ?? 'application/octet-stream')
         .header('content-length', String(statSync(path).size))
         .header('content-disposition', `attachment; filename="${basename(path)}"`)
         .header('x-content-type-options', 'nosniff')
@@ -137,5 +135,13 @@ function streamRun(services: Services, runId: string, after: number, request: Fa
   });
   following.stop = followed.stop;
   if (closed) followed.stop();
-  else if (!followed.live) close();
+  void followed.replayed.then(
+    (live) => {
+      if (!live) close();
+    },
+    (error: unknown) => {
+      request.log.warn({ err: error, run: runId }, 'replaying the events of a run failed');
+      close();
+    },
+  );
 }

@@ -1,5 +1,6 @@
 /** Request schemas of the agents family: types are checked here, meaning in companion/src/agents. */
 import { AGENT_ID_PATTERN } from '#shared/api/agents.js';
+import { ANY_AGENT_ID_PATTERN } from '../../access/agent-target.js';
 
 const text = { type: 'string', maxLength: 1_000_000 };
 const textPart = {
@@ -19,7 +20,7 @@ export const agentParams = {
 export const anyAgentParams = {
   type: 'object',
   required: ['id'],
-  properties: { id: { type: 'string', pattern: '^(cloud:)?([a-z0-9][a-z0-9._-]{0,63}/)?[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$' } },
+  properties: { id: { type: 'string', pattern: ANY_AGENT_ID_PATTERN } },
 } as const;
 
 export const runParams = {

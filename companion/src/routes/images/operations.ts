@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ImageGenerationRequest } from '#shared/api/images.js';
 import { HearthError } from '../../errors.js';
 import type { RouteOptions } from '../plugin.js';
-import { booleanField, enumField, numberField, readForm, textField, type Form } from './multipart.js';
+import { atMost, booleanField, enumField, MAX_FILE_PARTS, numberField, readForm, textField, type FileRule, type Form } from './multipart.js';
 import { respondWithJob } from './respond.js';
 
 const FORMATS = ['b64_json', 'url'] as const;
@@ -36,6 +36,21 @@ function required(form: Form, name: string): string {
 /** POST /v1/images/generations (JSON), /v1/images/edits and /v1/images/upscale (multipart). */
 export async function imageOperationRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
   const uploadLimit = () => services.config.server.limits.images_body_mb * 1024 * 1024;
+  /**
+   * Reference images for an edit: one, or (for a model that takes several) up to the most file
+   * parts a form may have. When the model is named before the images, a second image for a
+   * model that takes one is refused before it is read.
+   */
+  const references: FileRule = (count, fields, name) => {
+    const model = fields.get('model');
+    if (count > 1 && model) {
+      const { record } = services.images.find(model);
+      if (!record.capabilities.multiple_references) {
+        throw new HearthError('model_capability_missing', `${record.id} takes one reference image; this request sends more.`, { param: 'image' });
+      }
+    }
+    atMost(MAX_FILE_PARTS)(count, fields, name);
+  };
 
   app.post<{ Body: ImageGenerationRequest }>('/v1/images/generations', { schema: { body: generationBody } }, async (request, reply) => {
     const body = request.body;
@@ -44,18 +59,14 @@ export async function imageOperationRoutes(app: FastifyInstance, { services }: R
     );
   });
 
-  app.post('/v1/images/edits', { bodyLimit: uploadLimit() }, async (request, reply) => {
-    const form = await readForm(
-      request,
-      {
-        files: ['image', 'image[]', 'mask'],
-        fields: ['model', 'prompt', 'negative_prompt', 'n', 'size', 'steps', 'guidance', 'seed', 'strength', 'response_format', 'stream', 'user'],
-      },
-      uploadLimit(),
-    );
+  app.post('/v1/images/edits', async (request, reply) => {
+    const form = await readForm(request, {
+      files: { image: references, 'image[]': references, mask: atMost(1) },
+      fields: ['model', 'prompt', 'negative_prompt', 'n', 'size', 'steps', 'guidance', 'seed', 'strength', 'response_format', 'stream', 'user'],
+      maxBytes: uploadLimit(),
+    });
     const stream = booleanField(form, 'stream') ?? false;
     const masks = form.files.get('mask') ?? [];
-    if (masks.length > 1) throw new HearthError('invalid_request_error', 'Send at most one mask.', { param: 'mask' });
     const input = {
       model: required(form, 'model'),
       prompt: required(form, 'prompt'),
@@ -74,8 +85,8 @@ export async function imageOperationRoutes(app: FastifyInstance, { services }: R
     );
   });
 
-  app.post('/v1/images/upscale', { bodyLimit: uploadLimit() }, async (request, reply) => {
-    const form = await readForm(request, { files: ['image'], fields: ['model', 'scale', 'response_format', 'stream'] }, uploadLimit());
+  app.post('/v1/images/upscale', async (request, reply) => {
+    const form = await readForm(request, { files: { image: atMost(1) }, fields: ['model', 'scale', 'response_format', 'stream'], maxBytes: uploadLimit() });
     const images = form.files.get('image') ?? [];
     if (images.length !== 1) throw new HearthError('invalid_request_error', 'Send exactly one image, in the multipart field "image".', { param: 'image' });
     const input = { model: required(form, 'model'), scale: numberField(form, 'scale', { integer: true, min: 1, max: 16 }) ?? 2, image: images[0]! };

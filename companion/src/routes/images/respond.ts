@@ -3,6 +3,7 @@ import type { ImageResponse, ImageStreamEvent } from '#shared/api/images.js';
 import { clientGone, openEventStream, type EventStream } from '../../http/sse.js';
 import type { SubmitOptions } from '../../images/jobs/job-manager.js';
 import type { Services } from '../../services.js';
+import { ownerOf } from './viewer.js';
 
 /**
  * Starts an image job and answers with its result, or (stream: true) with its events as
@@ -25,6 +26,7 @@ export async function respondWithJob(
     previews: wants.stream,
     responseFormat: wants.responseFormat,
     origin: `${request.protocol}://${request.headers.host ?? '127.0.0.1'}`,
+    owner: ownerOf(request),
     onEvent: wants.stream ? (event) => (opened.stream ? send(event) : early.push(event)) : undefined,
   });
   if (!wants.stream) return job.done;

@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { randomBytes } from 'node:crypto';
 import type { AgentSettings } from '#shared/api/config.js';
 import { findAgent } from '../../agents/definitions.js';
 import { HearthError } from '../../errors.js';
+import { newId } from '../../ids.js';
 import type { Services } from '../../services.js';
 
 /** An API exchange named by X-Service-Agent-Id: whose it is and which conversation it continues. */
@@ -32,7 +32,7 @@ export function attributionOf(services: Services, request: FastifyRequest, reply
   const given = header(request, 'x-service-conversation-id');
   if (given !== undefined && (given.length === 0 || given.length > 256))
     throw new HearthError('invalid_request_error', 'X-Service-Conversation-Id must be 1-256 characters.', { param: 'X-Service-Conversation-Id' });
-  const conversationId = given ?? `conv_${randomBytes(12).toString('base64url')}`;
+  const conversationId = given ?? newId('conv_');
   void reply.header('x-service-conversation-id', conversationId);
   return { agent, conversationId, user };
 }

@@ -20,7 +20,7 @@ export async function chatRoutes(app: FastifyInstance, { services }: RouteOption
     if (body.logprobs) throw new HearthError('invalid_request_error', 'logprobs is not supported by Hearth.', { param: 'logprobs' });
     const attribution = attributionOf(services, request, reply, lastUserText(body.messages));
     const target = await services.catalog.resolve(body.model);
-    if (target.kind === 'remote')
+    if (target.kind === 'provider')
       return forwardToProvider(services, '/chat/completions', target.id, body as unknown as Record<string, unknown>, request, reply, (text) =>
         recordAttribution(services, request, attribution, text),
       );

@@ -12,7 +12,7 @@ export async function embeddingRoutes(app: FastifyInstance, { services }: RouteO
   app.post<{ Body: EmbeddingRequest }>('/v1/embeddings', { schema: { body: embeddingBody } }, async (request, reply) => {
     const body = request.body;
     const target = await services.catalog.resolve(body.model);
-    if (target.kind === 'remote') return forwardToProvider(services, '/embeddings', target.id, body as unknown as Record<string, unknown>, request, reply);
+    if (target.kind === 'provider') return forwardToProvider(services, '/embeddings', target.id, body as unknown as Record<string, unknown>, request, reply);
     const texts = textsOf(body.input);
     const signal = clientGone(request, reply, services.shutdown);
     const batch = await services.embeddings.embed(target.info, texts, { signal, dimensions: body.dimensions });

@@ -3,11 +3,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HearthError } from '../../errors.js';
 import { clientGone } from '../../http/sse.js';
 import { answerText, captureStreamText } from '../../providers/capture.js';
-import { rewriteModelJson, rewriteModelStream, type ForwardPath } from '../../providers/remote.js';
+import { rewriteModelJson, rewriteModelStream, type ForwardPath } from '../../providers/client.js';
 import type { Services } from '../../services.js';
 
 /**
- * Proxies a request to a remote provider; streams pass through as they arrive. `observe`, when
+ * Proxies a request to a model provider; streams pass through as they arrive. `observe`, when
  * given, gets the assistant's text of a successful answer once it is complete (attribution).
  */
 export async function forwardToProvider(
@@ -20,7 +20,7 @@ export async function forwardToProvider(
   observe?: (text: string) => void,
 ): Promise<unknown> {
   const signal = clientGone(request, reply, services.shutdown);
-  const upstream = await services.remote.forward(path, modelId, body, signal);
+  const upstream = await services.providers.forward(path, modelId, body, signal);
   if (upstream.status === 401 || upstream.status === 403) {
     // The provider refused Hearth's key for it: that is not the client's key to Hearth.
     await upstream.body?.cancel();

@@ -28,7 +28,7 @@ export function parseRange(header: string, size: number): { start: number; end: 
 
 /**
  * Serves a local model's GGUF file so the PWA can keep a copy and run it in the browser
- * (wllama). `HEAD` gives the size before a download; `Range` lets a client resume. Remote
+ * (wllama). `HEAD` gives the size before a download; `Range` lets a client resume. Provider
  * models have no file here and answer 404 like unknown ones.
  */
 export async function modelFileRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {

@@ -15,6 +15,7 @@ const modelRecord = {
     loaded: { type: 'boolean' },
     size_bytes: { type: ['integer', 'null'] },
     context_length: { type: ['integer', 'null'] },
+    context_window: { type: ['integer', 'null'] },
     quantization: { type: ['string', 'null'] },
     capabilities: { type: 'array', items: capability },
     error: { type: 'string' },
@@ -33,6 +34,6 @@ export async function modelRoutes(app: FastifyInstance, { services }: RouteOptio
     const id = request.params['*'];
     const target = await services.catalog.resolve(id);
     if (target.kind === 'local') return services.catalog.localRecord(target.info);
-    return { id, object: 'model', created: 0, owned_by: id.split('/')[0]!, source: 'remote' };
+    return { id, object: 'model', created: 0, owned_by: id.split('/')[0]!, source: 'provider' };
   });
 }

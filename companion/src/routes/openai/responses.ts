@@ -38,7 +38,7 @@ export async function responsesRoutes(app: FastifyInstance, { services }: RouteO
     const body = request.body;
     const attribution = attributionOf(services, request, reply, lastUserText(inputItemsOf(body.input)));
     const target = await services.catalog.resolve(body.model);
-    if (target.kind === 'remote')
+    if (target.kind === 'provider')
       return forwardToProvider(services, '/responses', target.id, body as unknown as Record<string, unknown>, request, reply, (text) =>
         recordAttribution(services, request, attribution, text),
       );

@@ -3,6 +3,7 @@ import type {
   AgentApprovalList,
   AgentCatalogTool,
   AgentCatalogToolList,
+  AgentInputMessage,
   AgentList,
   AgentRecord,
   AgentRun,
@@ -74,10 +75,14 @@ async function* runEvents(response: Response, signal?: AbortSignal): AsyncGenera
   }
 }
 
-/** Starts a run and streams its events. Leaving (aborting `signal`) stops listening, not the run. */
+/**
+ * Starts a run and streams its events. Leaving (aborting `signal`) stops listening, not the run.
+ * `input` is the task, or earlier turns and then the new one (a conversation started again from
+ * history the caller kept).
+ */
 export async function* startRun(
   agentId: string,
-  input: string,
+  input: string | AgentInputMessage[],
   options: { conversationId?: string; signal?: AbortSignal } = {},
 ): AsyncGenerator<AgentRunEvent> {
   const response = await send(`/agents/${encodeURIComponent(agentId)}/run`, {

@@ -1,5 +1,7 @@
 /** The one request helper and the one typed error; every module in this folder builds on it. */
+import { ROUTE_SCOPES } from '#shared/api/access.js';
 import type { ErrorBody, ErrorCode } from '#shared/api/errors.js';
+import { ROUTE_TABLE } from '#shared/api/routes.js';
 import { readAccessKey } from '$lib/storage/access-key';
 
 /** Failures found by the client itself rather than reported by the companion. */
@@ -12,6 +14,8 @@ export class ApiError extends Error {
     readonly code: ErrorCode | ClientErrorCode,
     message: string,
     readonly param: string | null = null,
+    /** What else the error said, beyond the OpenAI fields (a configuration's `problems`, a change's `risks`). */
+    readonly details: Record<string, unknown> = {},
   ) {
     super(message);
     this.name = 'ApiError';
@@ -23,8 +27,10 @@ export function isErrorBody(value: unknown): value is ErrorBody {
   return typeof error === 'object' && error !== null && typeof error.message === 'string';
 }
 
+/** The companion's message as a person reads it: Markdown code spans (`hearth open`) lose their backticks. */
 export function fromErrorBody(status: number, body: ErrorBody): ApiError {
-  return new ApiError(status, body.error.code, body.error.message, body.error.param ?? null);
+  const { message, code, param, type: _type, ...details } = body.error;
+  return new ApiError(status, code, message.replace(/`([^`\n]+)`/g, '$1'), param ?? null, details);
 }
 
 async function errorFrom(response: Response): Promise<ApiError> {
@@ -40,15 +46,15 @@ async function errorFrom(response: Response): Promise<ApiError> {
 
 /**
  * Whether a request to `path` carries the access key: only paths on the companion's own origin
- * in the API families (`/v1/…`, `/agents`, `/mcp`, `/memory`). Never `/admin/*` or
- * `/agents/approvals` (guarded like admin routes: loopback, the owner's credential, no key),
- * `/health`, the app's files, or another origin.
+ * whose family in the route table is a key scope (`/v1/…`, `/agents`, `/mcp`, `/memory/…`). Never
+ * admin routes (`/admin/*`, `/agents/approvals`: loopback and the owner's credential, no key),
+ * `/health`, the app's pages and files, or another origin.
  */
 export function takesKey(path: string): boolean {
   if (!path.startsWith('/') || path.startsWith('//')) return false;
   const pathname = path.split(/[?#]/, 1)[0]!;
-  if (/^\/agents\/approvals(\/|$)/.test(pathname)) return false;
-  return /^\/(v1\/|(agents|mcp|memory)(\/|$))/.test(pathname);
+  const family = ROUTE_TABLE.find((route) => route.pattern.test(pathname))?.family;
+  return (ROUTE_SCOPES as readonly string[]).includes(family ?? 'web');
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { ApplyResult } from '#shared/api/admin-config.js';
 import type { AgentList } from '#shared/api/agents.js';
 import type {
   ChannelStatus,
@@ -53,4 +54,14 @@ export function startWorkspaceSignIn(name: string): Promise<CloudLoginStart> {
 
 export function signOutOfWorkspace(name: string): Promise<CloudWorkspaceStatus> {
   return request<CloudWorkspaceStatus>(`/admin/cloud/workspaces/${encodeURIComponent(name)}/logout`, { method: 'POST' });
+}
+
+/**
+ * Turns the secure channel on in the configuration (it opens at the next start). The change is
+ * high-risk (a listener other machines reach): unconfirmed, the companion refuses it with 409
+ * `confirmation_required` and the risks; confirmed, it is applied.
+ */
+export async function enableSecureChannel(confirm: boolean): Promise<ApplyResult> {
+  const body = JSON.stringify({ document: { version: 1, server: { remote: { enabled: true } } }, confirm_high_risk: confirm });
+  return request<ApplyResult>('/admin/config/apply', { method: 'POST', body });
 }

@@ -13,6 +13,8 @@ import type {
   MemorySearchScope,
   MemoryTranscriptTurn,
 } from '#shared/api/memory.js';
+import type { ApplyResult } from '#shared/api/admin-config.js';
+import type { ConfigDocument } from '#shared/api/config.js';
 import { request } from './client';
 
 const agentPath = (agent: string) => `/memory/agents/${encodeURIComponent(agent)}`;
@@ -78,4 +80,23 @@ export function consolidate(agent: string): Promise<MemoryConsolidationReport> {
 export function recall(agent: string, query: string, budgetTokens?: number): Promise<MemoryContextResponse> {
   const body = budgetTokens ? { agent_id: agent, query, budget_tokens: budgetTokens } : { agent_id: agent, query };
   return request('/memory/context', { method: 'POST', body: JSON.stringify(body) });
+}
+
+/** The memory models in the configuration (the owner's admin routes: signed in only). */
+export interface MemoryModels {
+  /** Distils signals into episodes and facts; none: signals wait. */
+  model: string | null;
+  /** Makes recall find related words too; none: recall matches words only. */
+  embeddingModel: string | null;
+}
+
+export async function memoryModels(): Promise<MemoryModels> {
+  const document = await request<ConfigDocument>('/admin/config/export?format=json', { cache: 'no-store' });
+  return { model: document.memory.model ?? null, embeddingModel: document.memory.embedding_model ?? null };
+}
+
+/** Sets a memory model through the configuration's plan/apply path (config.yaml stays the one source). */
+export function setMemoryModel(kind: 'model' | 'embedding_model', id: string): Promise<ApplyResult> {
+  const body = { document: { version: 1, memory: { [kind]: id } }, prune: false, confirm_high_risk: false };
+  return request<ApplyResult>('/admin/config/apply', { method: 'POST', body: JSON.stringify(body) });
 }

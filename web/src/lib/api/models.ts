@@ -1,8 +1,16 @@
-import type { ModelList, ModelRecord } from '#shared/api/openai.js';
+import type { ModelRecord, ModelSourceAsRead } from '#shared/api/openai.js';
 import { ApiError, request, send } from './client';
 
+/** A model as any companion lists it: one from before this release says `remote` for a provider's model. */
+type ModelRecordAsRead = Omit<ModelRecord, 'source'> & { source?: ModelSourceAsRead };
+
+/** The companion's models, each with `source` `local` or `provider` (an older companion's `remote` read as `provider`). */
 export async function listModels(): Promise<ModelRecord[]> {
-  return (await request<ModelList>('/v1/models')).data;
+  return (await request<{ object: 'list'; data: ModelRecordAsRead[] }>('/v1/models')).data.map(readModel);
+}
+
+function readModel({ source, ...model }: ModelRecordAsRead): ModelRecord {
+  return source === undefined ? model : { ...model, source: source === 'remote' ? 'provider' : source };
 }
 
 /** Where the companion serves a local model's GGUF file. */

@@ -2,6 +2,9 @@
 
 export type EngineKind = 'wllama' | 'webllm';
 
+/** The context wllama loads every model with: a request's prompt and reply share it. */
+export const WLLAMA_CONTEXT = 2048;
+
 export interface EngineStatus {
   kind: EngineKind;
   /** Whether this browser can run the engine at all. */

@@ -4,7 +4,9 @@
  * WebGPU and the shader-f16 feature, lists which models are cached, downloads with
  * progress when the network allows, and otherwise says plainly why a model cannot run.
  */
-import type { MLCEngine, ModelRecord } from '@mlc-ai/web-llm';
+import type * as WebLlm from '@mlc-ai/web-llm';
+import type { MLCEngine } from '@mlc-ai/web-llm';
+import prebuiltModels, { cacheBackend, type WebLlmModel } from 'virtual:webllm-models';
 import {
   EngineError,
   type BrowserEngine,
@@ -43,19 +45,49 @@ export async function probeWebGpu(nav: GpuNavigator = navigator as GpuNavigator)
   }
 }
 
-const isChatModel = (record: ModelRecord) => record.model_type === undefined || record.model_type === 0;
+/** Where web-llm keeps model weights with its default backend (Cache Storage). */
+const MODEL_CACHE = 'webllm/model';
+
+/**
+ * Every URL in web-llm's model cache, read at once; null when the backend is not Cache Storage
+ * (then each model is asked about on its own). A model none of whose files is there is not stored:
+ * web-llm's own check (hasModelInCache: the tensor list, then every shard) is needed only for the rest.
+ */
+async function cachedUrls(backend: string | undefined): Promise<string[] | null> {
+  if ((backend ?? 'cache') !== 'cache' || typeof caches === 'undefined') return null;
+  try {
+    if (!(await caches.has(MODEL_CACHE))) return [];
+    return (await (await caches.open(MODEL_CACHE)).keys()).map((request) => request.url);
+  } catch {
+    return null;
+  }
+}
+
 /** f16 weights (q4f16, q0f16, …) need shader-f16 even where the record does not say so. */
-const needsF16 = (record: ModelRecord) => (record.required_features?.includes('shader-f16') ?? false) || /q\d+f16/.test(record.model_id);
+const needsF16 = (record: Pick<WebLlmModel, 'model_id'> & { required_features?: string[] }) =>
+  (record.required_features?.includes('shader-f16') ?? false) || /q\d+f16/.test(record.model_id);
+/** The URL prefix of every file web-llm caches for a model. */
+const folderOf = (record: WebLlmModel) => record.model.replace(/\/?$/, '/');
 
 export class WebLlmEngine implements BrowserEngine {
   readonly kind = 'webllm' as const;
   #probe: Promise<GpuProbe> | null = null;
   #engine: MLCEngine | null = null;
   #loaded: string | null = null;
+  #module: Promise<typeof WebLlm> | null = null;
 
   #gpu(): Promise<GpuProbe> {
     this.#probe ??= probeWebGpu();
     return this.#probe;
+  }
+
+  /** web-llm itself, loaded once (a failed load is tried again next time). */
+  #webllm(): Promise<typeof WebLlm> {
+    this.#module ??= import('@mlc-ai/web-llm').catch((error: unknown) => {
+      this.#module = null;
+      throw error;
+    });
+    return this.#module;
   }
 
   async status(): Promise<EngineStatus> {
@@ -68,34 +100,48 @@ export class WebLlmEngine implements BrowserEngine {
     };
   }
 
+  /**
+   * The models web-llm can run, listed without loading web-llm: the list was read at build time,
+   * and one look at the cache finds the models that have files there. Only those (none, until
+   * something was downloaded) get web-llm's own check that every file is present.
+   */
   async models(): Promise<BrowserModel[]> {
     const gpu = await this.#gpu();
     if (!gpu.adapter) return [];
-    const { prebuiltAppConfig, hasModelInCache } = await import('@mlc-ai/web-llm');
-    const records = prebuiltAppConfig.model_list.filter(isChatModel);
-    return Promise.all(
-      records.map(async (record): Promise<BrowserModel> => {
-        const f16Missing = needsF16(record) && !gpu.f16;
-        return {
-          engine: this.kind,
-          id: record.model_id,
-          name: record.model_id,
-          sizeBytes: record.vram_required_MB ? Math.round(record.vram_required_MB * 1024 * 1024) : null,
-          stored: await hasModelInCache(record.model_id).catch(() => false),
-          runnable: !f16Missing,
-          reason: f16Missing ? 'Needs the WebGPU feature shader-f16, which this adapter lacks.' : null,
-          origin: null,
-        };
-      }),
-    );
+    const stored = await this.#stored(prebuiltModels);
+    return prebuiltModels.map((record): BrowserModel => {
+      const f16Missing = needsF16(record) && !gpu.f16;
+      return {
+        engine: this.kind,
+        id: record.model_id,
+        name: record.model_id,
+        sizeBytes: record.vram_required_MB ? Math.round(record.vram_required_MB * 1024 * 1024) : null,
+        stored: stored.has(record.model_id),
+        runnable: !f16Missing,
+        reason: f16Missing ? 'Needs the WebGPU feature shader-f16, which this adapter lacks.' : null,
+        origin: null,
+      };
+    });
+  }
+
+  /** Which of these models have every file in the cache. */
+  async #stored(records: WebLlmModel[]): Promise<Set<string>> {
+    const present = await cachedUrls(cacheBackend);
+    const candidates = present === null ? records : records.filter((record) => present.some((url) => url.startsWith(folderOf(record))));
+    const stored = new Set<string>();
+    if (candidates.length === 0) return stored;
+    const webllm = await this.#webllm().catch(() => undefined);
+    if (!webllm) return stored;
+    const checked = await Promise.all(candidates.map((record) => webllm.hasModelInCache(record.model_id).catch(() => false)));
+    candidates.forEach((record, index) => checked[index] && stored.add(record.model_id));
+    return stored;
   }
 
   async load(model: string, onProgress: (progress: LoadProgress) => void): Promise<void> {
     if (this.#loaded === model && this.#engine) return;
     const gpu = await this.#gpu();
     if (!gpu.adapter) throw new EngineError(`${model} cannot run: ${gpu.error}`, 'unavailable');
-    const webllm = await import('@mlc-ai/web-llm');
-    const record = webllm.prebuiltAppConfig.model_list.find((candidate) => candidate.model_id === model);
+    const record = prebuiltModels.find((candidate) => candidate.model_id === model);
     if (!record) throw new EngineError(`web-llm does not know a model called ${model}.`, 'load_failed');
     if (needsF16(record) && !gpu.f16) {
       throw new EngineError(
@@ -103,7 +149,7 @@ export class WebLlmEngine implements BrowserEngine {
         'unavailable',
       );
     }
-    const cached = await webllm.hasModelInCache(model).catch(() => false);
+    const cached = (await this.#stored([record])).has(model);
     if (!cached && !navigator.onLine) {
       const size = record.vram_required_MB ? `about ${((record.vram_required_MB * 1048576) / 1e9).toFixed(1)} GB` : 'its full size';
       throw new EngineError(
@@ -113,6 +159,7 @@ export class WebLlmEngine implements BrowserEngine {
     }
     await this.unload();
     try {
+      const webllm = await this.#webllm();
       this.#engine = await webllm.CreateMLCEngine(model, {
         initProgressCallback: (report) => onProgress({ fraction: report.progress, text: report.text }),
       });
@@ -171,7 +218,7 @@ export class WebLlmEngine implements BrowserEngine {
 
   async remove(model: string): Promise<void> {
     if (this.#loaded === model) await this.unload();
-    const { deleteModelAllInfoInCache } = await import('@mlc-ai/web-llm');
+    const { deleteModelAllInfoInCache } = await this.#webllm();
     await deleteModelAllInfoInCache(model);
   }
 }

@@ -15,9 +15,10 @@ import {
   type EngineChatResult,
   type EngineStatus,
   type LoadProgress,
+  WLLAMA_CONTEXT,
 } from './types';
 
-const CONTEXT = 2048;
+const CONTEXT = WLLAMA_CONTEXT;
 
 export class WllamaEngine implements BrowserEngine {
   readonly kind = 'wllama' as const;

@@ -1,11 +1,15 @@
 /** Conversations kept in IndexedDB: the history survives reloads, offline and a stopped companion. */
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
+import { DEFAULT_OVERFLOW, type OverflowPolicy } from '$lib/chat/context';
+import type { StepView } from '$lib/stores/agent-runs';
 
 export interface ChatSettings {
   systemPrompt: string;
   temperature: number | null;
   topP: number | null;
   maxTokens: number | null;
+  /** What happens when the conversation outgrows the model's context. */
+  overflow: OverflowPolicy;
 }
 
 export interface MessageStats {
@@ -13,6 +17,8 @@ export interface MessageStats {
   completionTokens: number | null;
   tokensPerSecond: number | null;
   durationMs: number | null;
+  /** Characters of the messages the request sent: with promptTokens, how this model counts. */
+  promptChars?: number;
 }
 
 export type MessageStatus = 'streaming' | 'done' | 'stopped' | 'interrupted' | 'error';
@@ -28,6 +34,18 @@ export interface StoredMessage {
   error?: string;
   finishReason?: string | null;
   stats?: MessageStats;
+  /** On a reply: the earlier messages its request left out to fit the model's context. */
+  omitted?: string[];
+  /** On an agent's reply: its run, and the steps (text and tool calls) it took. */
+  runId?: string;
+  steps?: StepView[];
+}
+
+/** The agent conversation a chat continues on the companion, and which messages its history holds. */
+export interface AgentThread {
+  agent: string;
+  conversationId: string;
+  messages: string[];
 }
 
 export interface Conversation {
@@ -37,14 +55,21 @@ export interface Conversation {
   updatedAt: number;
   model: string;
   settings: ChatSettings;
+  /** The messages shown: the current version of every fork. */
   messages: StoredMessage[];
+  /**
+   * Other versions after a fork (an edited question, a regenerated reply): the id of the message
+   * before the fork ('' at the start) -> the message lists that followed it there.
+   */
+  alternates?: Record<string, StoredMessage[][]>;
+  agentThread?: AgentThread | null;
 }
 
 interface HearthDb extends DBSchema {
   conversations: { key: string; value: Conversation; indexes: { updatedAt: number } };
 }
 
-export const DEFAULT_SETTINGS: ChatSettings = { systemPrompt: '', temperature: null, topP: null, maxTokens: null };
+export const DEFAULT_SETTINGS: ChatSettings = { systemPrompt: '', temperature: null, topP: null, maxTokens: null, overflow: DEFAULT_OVERFLOW };
 
 let database: Promise<IDBPDatabase<HearthDb>> | null = null;
 
@@ -65,7 +90,9 @@ function db(): Promise<IDBPDatabase<HearthDb>> {
 
 /** Newest first. */
 export async function listConversations(): Promise<Conversation[]> {
-  return (await (await db()).getAllFromIndex('conversations', 'updatedAt')).reverse();
+  const stored = (await (await db()).getAllFromIndex('conversations', 'updatedAt')).reverse();
+  // Settings added later (the overflow policy) take their defaults in conversations saved before.
+  return stored.map((conversation) => ({ ...conversation, settings: { ...DEFAULT_SETTINGS, ...conversation.settings } }));
 }
 
 export async function saveConversation(conversation: Conversation): Promise<void> {

@@ -10,7 +10,7 @@ import type { ActivitySample, ModelLoadState, StatusEvent } from '#shared/api/ad
 import type { ModelDownload } from '#shared/api/model-library.js';
 import { library } from './library.svelte';
 import { models } from './models.svelte';
-import { SIGN_IN_HINT, session } from './session.svelte';
+import { session } from './session.svelte';
 
 /** Samples kept: five minutes at the companion's 2-second interval. */
 const KEEP = 150;
@@ -102,7 +102,7 @@ export class ActivityStore {
           return;
         }
         if (error instanceof ApiError && error.code === 'admin_credential_required') {
-          this.problem = SIGN_IN_HINT;
+          this.problem = `Sign in to see live activity. ${session.howToSignIn}`;
           session.markSignedOut();
           return;
         }

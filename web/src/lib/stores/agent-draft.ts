@@ -1,6 +1,7 @@
 /** The agent editor's form: a definition as editable fields, and back into the configuration's shape. */
 import type { AgentRecord } from '#shared/api/agents.js';
 import type { AgentSettings, ToolApproval, ToolClass } from '#shared/api/config.js';
+import type { ModelRecord } from '#shared/api/openai.js';
 
 export const TOOL_CLASSES: readonly ToolClass[] = ['read', 'write', 'exec', 'network'];
 export const APPROVALS: readonly ToolApproval[] = ['auto', 'ask', 'deny'];
@@ -23,6 +24,20 @@ export interface AgentDraft {
   max_steps: number;
   /** None: the model's default. */
   temperature: number | null;
+  /** Most tokens one model call may write; none: up to the context. */
+  max_tokens: number | null;
+}
+
+/**
+ * The model a new agent starts with: the one loaded on this machine (the first, when several
+ * are), else the only one there is; none when the choice is the user's to make.
+ */
+export function defaultModel(models: ModelRecord[]): string {
+  const local = models.filter((model) => model.source !== 'provider' && (!model.capabilities?.length || model.capabilities.includes('chat')) && !model.error);
+  const loaded = local.find((model) => model.loaded);
+  if (loaded) return loaded.id;
+  const chat = models.filter((model) => (!model.capabilities?.length || model.capabilities.includes('chat')) && !model.error);
+  return chat.length === 1 ? chat[0]!.id : '';
 }
 
 export function draftOf(record?: AgentRecord): AgentDraft {
@@ -41,6 +56,7 @@ export function draftOf(record?: AgentRecord): AgentDraft {
     workspace: record?.workspace ?? '',
     max_steps: record?.max_steps ?? 30,
     temperature: record?.temperature ?? null,
+    max_tokens: record?.max_tokens ?? null,
   };
 }
 
@@ -62,6 +78,7 @@ export function settingsOf(draft: AgentDraft): Partial<AgentSettings> & { id: st
     workspace: text(draft.workspace),
     max_steps: draft.max_steps,
     temperature: number(draft.temperature),
+    max_tokens: number(draft.max_tokens),
   };
   return Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined)) as Partial<AgentSettings> & { id: string };
 }

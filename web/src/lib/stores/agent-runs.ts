@@ -1,5 +1,5 @@
 /** What the Agents screen shows of a run, built from its events (live) or its stored record (history). */
-import type { AgentRun, AgentRunEvent, AgentRunStatus } from '#shared/api/agents.js';
+import type { AgentRun, AgentRunEvent, AgentRunStatus, AgentRunUsage } from '#shared/api/agents.js';
 
 export interface ToolCallView {
   callId: string;
@@ -29,6 +29,11 @@ export interface RunView {
   error: string | null;
   /** The last event applied: following resumes after it. */
   sequence: number;
+  /** Tokens of all its model calls (the run's figures: final when it has ended). */
+  usage: AgentRunUsage;
+  /** Unix seconds. */
+  createdAt: number;
+  completedAt: number | null;
 }
 
 const inputText = (run: AgentRun) =>
@@ -59,8 +64,11 @@ export function viewOfRun(run: AgentRun, sequence = 0): RunView {
       })),
     })),
     output: run.output_text,
-    error: run.error ? `${run.error.message} (${run.error.code})` : null,
+    error: run.error ? run.error.message : null,
     sequence,
+    usage: run.usage,
+    createdAt: run.created_at,
+    completedAt: run.completed_at,
   };
 }
 
@@ -133,4 +141,15 @@ export function prettyJson(text: string): string {
   } catch {
     return text;
   }
+}
+
+/** "1,234 tokens (1,000 prompt, 234 written) · 3 s": what a run used and how long it took. */
+export function runFigures(view: Pick<RunView, 'usage' | 'createdAt' | 'completedAt'>): string {
+  const { prompt_tokens: prompt, completion_tokens: written, total_tokens: total } = view.usage;
+  const parts = total > 0 ? [`${total.toLocaleString('en')} tokens (${prompt.toLocaleString('en')} prompt, ${written.toLocaleString('en')} written)`] : [];
+  if (view.completedAt !== null) {
+    const seconds = Math.max(0, view.completedAt - view.createdAt);
+    parts.push(seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`);
+  }
+  return parts.join(' · ');
 }

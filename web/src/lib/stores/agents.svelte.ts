@@ -22,12 +22,11 @@ import { draftOf, settingsOf, type AgentDraft } from './agent-draft';
 export type { AgentDraft, RunView };
 
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
-const SIGN_IN = 'run hearth open on the machine the companion runs on and open the link it prints';
 
 /** Why an owner-only request (tool catalog, approvals) was refused, in words; null when it was not refused. */
 function ownerOnly(error: unknown, what: string): string | null {
   if (!(error instanceof ApiError)) return null;
-  if (error.code === 'admin_credential_required') return `Sign in to see ${what}: ${SIGN_IN}.`;
+  if (error.code === 'admin_credential_required') return `Sign in to see ${what}. ${session.howToSignIn}`;
   if (error.status === 403) return `Only the machine the companion runs on can see ${what}.`;
   return null;
 }
@@ -80,7 +79,7 @@ export class AgentsStore {
   async refreshTools(): Promise<void> {
     if (!this.signedIn) {
       this.toolsError = this.approvalsAvailable
-        ? `Sign in to see the tool catalog: ${SIGN_IN}.`
+        ? `Sign in to see the tool catalog. ${session.howToSignIn}`
         : 'Only the machine the companion runs on can see the tool catalog.';
       return;
     }
@@ -203,7 +202,9 @@ export class AgentsStore {
   async refreshApprovals(signal?: AbortSignal): Promise<void> {
     if (!this.signedIn) {
       this.approvals = [];
-      this.approvalsError = this.approvalsAvailable ? `Sign in to see approvals: ${SIGN_IN}.` : 'Only the machine the companion runs on can see approvals.';
+      this.approvalsError = this.approvalsAvailable
+        ? `Sign in to see approvals. ${session.howToSignIn}`
+        : 'Only the machine the companion runs on can see approvals.';
       return;
     }
     try {

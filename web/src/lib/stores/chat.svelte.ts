@@ -1,5 +1,10 @@
 import { ApiError } from '$lib/api/client';
-import { generate, parseModelKey, type GenerateResult } from '$lib/chat/backends';
+import { agentOfKey, AgentRunFailed } from '$lib/chat/agent-reply';
+import { parseModelKey, type ModelRef } from '$lib/chat/backends';
+import { fork, removeTurn, showVersion, versionAt } from '$lib/chat/branches';
+import { fitConversation, promptBudget, systemTokens, type OverflowPolicy } from '$lib/chat/context';
+import { contextExceeded, contextMessages, ContextOverflow, failedTurn, rateFor, sendable } from '$lib/chat/history';
+import { agentTurn, modelTurn, type Plan, type Turn } from '$lib/chat/turns';
 import { EngineError } from '$lib/engines/types';
 import {
   DEFAULT_SETTINGS,
@@ -11,21 +16,28 @@ import {
   type Conversation,
   type StoredMessage,
 } from '$lib/storage/conversations';
+import { agents } from './agents.svelte';
 import { models } from './models.svelte';
 import { isKeyProblem, server } from './server.svelte';
 
 export type { Conversation, StoredMessage as Message, ChatSettings };
 
 export interface ChatProblem {
-  /** `auth`: the companion wants an access key (or a better one) before it answers. */
-  kind: 'companion_lost' | 'auth' | 'failed';
+  /** `auth`: the companion wants an access key; `overflow`: the conversation is over the context and set to stop; `too_long`: one message is. */
+  kind: 'companion_lost' | 'auth' | 'failed' | 'overflow' | 'too_long';
   message: string;
+  /** The reply it is about: the problem is shown there, once. */
+  messageId: string | null;
+  /** The question went back into the composer. */
+  returned?: boolean;
 }
 
 const DRAFTS_KEY = 'hearth.drafts';
 const MODEL_KEY = 'hearth.model';
 const NEW = '(new)';
 const SAVE_EVERY_MS = 1000;
+/** Tries with a longer token estimate after the companion counted a prompt longer than estimated. */
+const FIT_ATTEMPTS = 4;
 
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
 const isAbort = (error: unknown) => error instanceof DOMException && error.name === 'AbortError';
@@ -54,9 +66,11 @@ export class ChatStore {
   problem = $state<ChatProblem | null>(null);
   /** Unsent text per conversation ("(new)" before one exists); kept across reloads. */
   drafts = $state<Record<string, string>>(readJson(DRAFTS_KEY, {}));
-  /** The model a new conversation starts with: the last one picked. */
+  /** The model (or `agent:<id>`) a new conversation starts with: the last one picked. */
   defaultModel = $state<string>(readJson(MODEL_KEY, ''));
   #controller: AbortController | null = null;
+  /** Tokens per character learned from the companion's counts, per model key (not rendered). */
+  #rates: Record<string, number> = {};
 
   active = $derived(this.conversations.find((conversation) => conversation.id === this.activeId) ?? null);
 
@@ -142,6 +156,9 @@ export class ChatStore {
     const content = text.trim();
     if (!content || this.streaming) return;
     const conversation = this.active ?? (await this.#create(titleFrom(content)));
+    // A turn that failed before anything came back is replaced by what is sent now.
+    const failed = failedTurn(conversation.messages);
+    if (failed !== null) conversation.messages.splice(failed);
     if (conversation.messages.length === 0 && conversation.title === 'New conversation') conversation.title = titleFrom(content);
     conversation.messages.push({ id: newId('msg'), role: 'user', content, createdAt: Date.now() });
     this.draft = '';
@@ -149,13 +166,70 @@ export class ChatStore {
     await this.#reply(conversation);
   }
 
-  /** Asks again for the last reply, with the conversation's current model. */
-  async regenerate(): Promise<void> {
+  /**
+   * Asks again for a reply (the last one when none is named). A reply that was written is kept
+   * as another version; a failed one is replaced.
+   */
+  async regenerate(messageId?: string): Promise<void> {
     const conversation = this.active;
     if (!conversation || this.streaming) return;
-    if (conversation.messages.at(-1)?.role === 'assistant') conversation.messages.pop();
-    if (conversation.messages.at(-1)?.role !== 'user') return;
+    const { messages } = conversation;
+    const index = messageId ? messages.findIndex((message) => message.id === messageId) : messages.findLastIndex((message) => message.role === 'assistant');
+    const reply = messages[index];
+    if (reply?.role === 'assistant') {
+      if ((reply.status === 'error' || reply.status === 'interrupted') && !reply.content.trim()) messages.splice(index);
+      else fork(conversation, index);
+    }
+    const question = messages.at(-1);
+    if (question?.role !== 'user') return;
+    if (this.draft.trim() === question.content) this.draft = '';
     await this.#reply(conversation);
+  }
+
+  /** Sends an edited question in place of an earlier one: the conversation forks there, the old branch stays as a version. */
+  async edit(messageId: string, text: string): Promise<void> {
+    const conversation = this.active;
+    const content = text.trim();
+    if (!conversation || this.streaming || !content) return;
+    const index = conversation.messages.findIndex((message) => message.id === messageId);
+    if (conversation.messages[index]?.role !== 'user') return;
+    fork(conversation, index);
+    conversation.messages.push({ id: newId('msg'), role: 'user', content, createdAt: Date.now() });
+    if (this.draft.trim() === content) this.draft = '';
+    await this.#save(conversation);
+    await this.#reply(conversation);
+  }
+
+  /** Deletes a question with its replies, or one reply. */
+  async deleteTurn(messageId: string): Promise<void> {
+    const conversation = this.active;
+    if (!conversation || this.streaming) return;
+    const removed = removeTurn(
+      conversation,
+      conversation.messages.findIndex((message) => message.id === messageId),
+    );
+    if (removed.some((message) => message.id === this.problem?.messageId)) this.problem = null;
+    await this.#save(conversation, false);
+  }
+
+  /** Which version of the messages from `index` on is shown, of how many. */
+  versionAt(index: number): { position: number; count: number } {
+    return this.active ? versionAt(this.active, index) : { position: 1, count: 1 };
+  }
+
+  async showVersion(index: number, position: number): Promise<void> {
+    const conversation = this.active;
+    if (!conversation || this.streaming) return;
+    showVersion(conversation, index, position);
+    this.problem = null;
+    await this.#save(conversation, false);
+  }
+
+  /** After the stop policy refused a request: another policy for this conversation, and the reply again. */
+  async continueWithPolicy(policy: OverflowPolicy): Promise<void> {
+    const failed = this.problem?.messageId;
+    await this.updateSettings({ overflow: policy });
+    await this.regenerate(failed ?? undefined);
   }
 
   /** Continues after a failure with another model (e.g. an in-browser one). */
@@ -202,15 +276,28 @@ export class ChatStore {
     await saveConversation($state.snapshot(conversation) as Conversation);
   }
 
+  /** What the next request sends of the conversation (all but the reply being written), by its policy. */
+  #plan(conversation: Conversation, window: number | null, fixedText: string, fixedTokens = 0): Plan {
+    const rate = rateFor(conversation, conversation.model, this.#rates);
+    const history = contextMessages(sendable(conversation.messages.slice(0, -1)));
+    const budget = window ? promptBudget(window, conversation.settings.maxTokens) : Number.POSITIVE_INFINITY;
+    const fit = fitConversation({
+      messages: history,
+      fixedTokens: systemTokens(fixedText, rate) + fixedTokens,
+      budget,
+      policy: conversation.settings.overflow,
+      tokensPerChar: rate,
+    });
+    return { ...fit, rate, window, budget };
+  }
+
   async #reply(conversation: Conversation): Promise<void> {
-    const ref = parseModelKey(conversation.model);
-    if (!ref) {
-      this.problem = { kind: 'failed', message: 'Pick a model first: one on the companion or one stored in this browser.' };
+    const agentId = agentOfKey(conversation.model);
+    const ref = agentId ? null : parseModelKey(conversation.model);
+    if (!agentId && !ref) {
+      this.problem = { kind: 'failed', message: 'Pick a model first: one on the companion or one stored in this browser.', messageId: null };
       return;
     }
-    const { settings } = conversation;
-    const history = conversation.messages.map(({ role, content }) => ({ role, content }));
-    const messages = settings.systemPrompt.trim() ? [{ role: 'system' as const, content: settings.systemPrompt.trim() }, ...history] : history;
     conversation.messages.push({ id: newId('msg'), role: 'assistant', content: '', createdAt: Date.now(), model: conversation.model, status: 'streaming' });
     const reply = conversation.messages.at(-1)!;
     const controller = new AbortController();
@@ -218,81 +305,99 @@ export class ChatStore {
     this.streaming = conversation.id;
     this.problem = null;
     const started = performance.now();
-    let firstToken: number | null = null;
     let lastSave = Date.now();
+    const progress = () => {
+      if (Date.now() - lastSave < SAVE_EVERY_MS) return;
+      lastSave = Date.now();
+      void this.#save(conversation);
+    };
     try {
-      if (ref.runtime !== 'companion' && !(await models.prepare(ref)))
+      if (ref && ref.runtime !== 'companion' && !(await models.prepare(ref)))
         throw new EngineError(models.prepareError ?? `${ref.id} could not be started.`, 'load_failed');
       controller.signal.throwIfAborted();
-      const result: GenerateResult = await generate({
-        model: ref,
-        messages,
-        temperature: settings.temperature ?? undefined,
-        top_p: settings.topP ?? undefined,
-        max_tokens: settings.maxTokens ?? undefined,
-        signal: controller.signal,
-        onDelta: (text) => {
-          firstToken ??= performance.now();
-          reply.content += text;
-          if (Date.now() - lastSave > SAVE_EVERY_MS) {
-            lastSave = Date.now();
-            void this.#save(conversation);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          Object.assign(reply, { content: '', steps: undefined, runId: undefined });
+          const turn: Turn = {
+            conversation,
+            reply,
+            signal: controller.signal,
+            progress,
+            plan: (window, fixedText, fixedTokens) => this.#plan(conversation, window, fixedText, fixedTokens),
+          };
+          if (agentId) {
+            const agent = agents.agents.find((candidate) => candidate.id === agentId);
+            const window = agent?.model ? (models.option(`companion:${agent.model}`)?.contextWindow ?? null) : null;
+            await agentTurn(turn, agentId, agent, window, () => void agents.refreshApprovals());
+          } else {
+            const option = models.option(conversation.model);
+            await modelTurn(turn, ref!, option?.contextWindow ?? null, option?.label ?? ref!.id);
           }
-        },
-      });
-      const ended = performance.now();
-      const seconds = firstToken === null ? 0 : (ended - firstToken) / 1000;
-      reply.status = 'done';
-      reply.finishReason = result.finishReason;
-      reply.stats = {
-        promptTokens: result.promptTokens,
-        completionTokens: result.completionTokens,
-        tokensPerSecond: result.tokensPerSecond ?? (result.completionTokens && seconds > 0 ? result.completionTokens / seconds : null),
-        durationMs: Math.round(ended - started),
-      };
-    } catch (error) {
-      reply.stats = { promptTokens: null, completionTokens: null, tokensPerSecond: null, durationMs: Math.round(performance.now() - started) };
-      if (controller.signal.aborted || isAbort(error)) {
-        reply.status = 'stopped';
-      } else {
-        await this.#failed(reply, ref.runtime, error);
+          break;
+        } catch (error) {
+          // The companion counted more than estimated: estimate longer and fit again (a stop policy stops here).
+          if (!contextExceeded(error) || conversation.settings.overflow === 'stop' || attempt >= FIT_ATTEMPTS) throw error;
+          this.#rates[conversation.model] = rateFor(conversation, conversation.model, this.#rates) * 1.6;
+          conversation.agentThread = null;
+          // The context window may not have been known yet (the model list not read): read it now.
+          if (attempt === 1) await models.refreshCompanion();
+        }
       }
+      reply.status = 'done';
+    } catch (error) {
+      if (controller.signal.aborted || isAbort(error)) reply.status = 'stopped';
+      else await this.#failed(conversation, reply, ref, error);
     } finally {
+      if (reply.status !== 'error') {
+        reply.stats ??= { promptTokens: null, completionTokens: null, tokensPerSecond: null, durationMs: null };
+        reply.stats.durationMs = Math.round(performance.now() - started);
+      }
       this.streaming = null;
       this.#controller = null;
       await this.#save(conversation);
       // A companion model is loaded by its first reply: the picker should say so.
-      if (ref.runtime === 'companion') void models.refreshCompanion();
+      if (!ref || ref.runtime === 'companion') void models.refreshCompanion();
     }
   }
 
-  async #failed(reply: StoredMessage, runtime: string, error: unknown): Promise<void> {
-    reply.error = describe(error);
-    if (runtime === 'companion' && isKeyProblem(error)) {
+  async #failed(conversation: Conversation, reply: StoredMessage, ref: ModelRef | null, error: unknown): Promise<void> {
+    const companion = !ref || ref.runtime === 'companion';
+    const question = conversation.messages.at(-2);
+    reply.status = 'error';
+    reply.stats = undefined;
+    const fail = (kind: ChatProblem['kind'], message: string) => {
+      reply.error = message;
+      // Nothing came back: the question goes back into that conversation's composer, to send again or change.
+      const returned = !reply.content.trim() && question?.role === 'user' && !this.drafts[conversation.id]?.trim();
+      if (returned) {
+        this.drafts[conversation.id] = question.content;
+        globalThis.localStorage?.setItem(DRAFTS_KEY, JSON.stringify(this.drafts));
+      }
+      this.problem = { kind, message, messageId: reply.id, returned };
+    };
+    if (error instanceof ContextOverflow) return fail(error.fit.reason === 'message' ? 'too_long' : 'overflow', error.message);
+    if (companion && isKeyProblem(error)) {
       server.needsKey(error);
-      reply.status = 'error';
-      this.problem = { kind: 'auth', message: error.message };
-      return;
+      return fail('auth', error.message);
     }
-    if (runtime === 'companion' && (!(error instanceof ApiError) || error.status === 0 || error.code === 'stream_interrupted' || error.status >= 500)) {
+    if (
+      companion &&
+      !(error instanceof AgentRunFailed) &&
+      (!(error instanceof ApiError) || error.status === 0 || error.code === 'stream_interrupted' || error.status >= 500)
+    ) {
       // Whether the companion is gone decides what the user is offered.
       const status = error instanceof ApiError && error.code === 'unreachable' ? 'unreachable' : await server.check();
       if (status === 'unreachable') {
         server.markUnreachable('The companion stopped answering during a reply.');
         reply.status = 'interrupted';
-        this.problem = {
-          kind: 'companion_lost',
-          message:
-            'The companion went away before the reply was finished. Your conversation is saved; continue with a model in this browser, or try again when the companion is back.',
-        };
-        return;
+        return fail(
+          'companion_lost',
+          'The companion went away before the reply was finished. Your conversation is saved; continue with a model in this browser, or try again when the companion is back.',
+        );
       }
     }
-    reply.status = 'error';
-    this.problem = {
-      kind: 'failed',
-      message: error instanceof EngineError || error instanceof ApiError ? error.message : `The reply failed: ${describe(error)}`,
-    };
+    const known = error instanceof EngineError || error instanceof ApiError || error instanceof AgentRunFailed;
+    fail('failed', known ? error.message : `The reply failed: ${describe(error)}`);
   }
 }
 

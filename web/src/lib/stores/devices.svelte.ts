@@ -1,7 +1,9 @@
 import { ApiError } from '$lib/api/client';
+import { session } from './session.svelte';
 import {
   channelStatus,
   createPairing,
+  enableSecureChannel,
   grantableAgents,
   listDevices,
   listRemoteHosts,
@@ -15,8 +17,10 @@ import type { ChannelStatus, CloudLoginStart, CloudWorkspaceStatus, DeviceRecord
 
 function describe(error: unknown): string {
   if (error instanceof ApiError && error.code === 'permission_denied') return 'Devices are managed only on the machine the companion runs on (loopback).';
-  if (error instanceof ApiError && error.code === 'admin_credential_required')
-    return 'Sign in to manage devices: run hearth open on the machine the companion runs on and open the link it prints.';
+  if (error instanceof ApiError && error.code === 'admin_credential_required') {
+    session.markSignedOut();
+    return `Sign in to manage devices. ${session.howToSignIn}`;
+  }
   return error instanceof Error ? error.message : String(error);
 }
 
@@ -39,6 +43,10 @@ export class DevicesStore {
   busy = $state<Record<string, boolean>>({});
   error = $state<string | null>(null);
   loaded = $state(false);
+  /** Turning the secure channel on waits for this confirmation (what it opens, in words). */
+  channelRisk = $state<string | null>(null);
+  /** The channel was turned on here: it opens when Hearth starts next. */
+  channelEnabled = $state(false);
 
   async refresh(): Promise<void> {
     const results = await Promise.allSettled([channelStatus(), listDevices(), listRemoteHosts(), listWorkspaces(), grantableAgents()]);
@@ -54,6 +62,25 @@ export class DevicesStore {
     const failed = results.find((result) => result.status === 'rejected');
     this.error = failed ? describe((failed as PromiseRejectedResult).reason) : null;
     this.loaded = true;
+  }
+
+  /** Turns the secure channel on (asking first: other machines could connect to it), for the next start. */
+  async enableChannel(confirmed = false): Promise<void> {
+    await this.#act('channel', async () => {
+      try {
+        await enableSecureChannel(confirmed);
+      } catch (error) {
+        if (error instanceof ApiError && error.code === 'confirmation_required') {
+          this.channelRisk =
+            'Other machines on your network will be able to connect to this companion on its own port (TLS 1.3); only devices you pair can use it, and only the agents you grant.';
+          return;
+        }
+        throw error;
+      }
+      this.channelRisk = null;
+      this.channelEnabled = true;
+      this.channel = await channelStatus();
+    });
   }
 
   toggleGrant(id: string): void {
@@ -78,7 +105,7 @@ export class DevicesStore {
     this.devices = list;
   }
 
-  /** Whether the code on screen can still be used (five minutes; the host also burns it after five wrong tries). */
+  /** Whether the code on screen can still be used (five minutes; the host also burns it after twenty wrong tries). */
   pairingExpired(now = Date.now()): boolean {
     return this.pairing !== null && Date.parse(this.pairing.expires_at) <= now;
   }

@@ -63,6 +63,8 @@ export class ImagesStore {
   running = $state<RunningJob | null>(null);
   results = $state<ImageResult[]>([]);
   error = $state<string | null>(null);
+  /** The tab the results and error above belong to: another tab does not show them. */
+  outputMode = $state<Exclude<ImageMode, 'video'> | null>(null);
 
   gallery = $state<ImageJob[]>([]);
   galleryError = $state<string | null>(null);
@@ -113,6 +115,7 @@ export class ImagesStore {
     this.running = { id: null, mode, stage: 'queued', step: 0, steps: 0, preview: null, notes: [], cancelling: false };
     this.results = [];
     this.error = null;
+    this.outputMode = mode;
     return this.#controller.signal;
   }
 

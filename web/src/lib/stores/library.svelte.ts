@@ -7,13 +7,13 @@ import { ApiError } from '$lib/api/client';
 import { cancelDownload, listDownloads, pauseDownload, removeModel, repoFiles, resumeDownload, searchHub, startDownload, type HubSort } from '$lib/api/library';
 import type { HubFile, HubModel, ModelDownload } from '#shared/api/model-library.js';
 import { models } from './models.svelte';
-import { SIGN_IN_HINT, session } from './session.svelte';
+import { session } from './session.svelte';
 
 /** In words; a refused admin session is forgotten and explained. */
 const describe = (error: unknown) => {
   if (error instanceof ApiError && error.code === 'admin_credential_required') {
     session.markSignedOut();
-    return SIGN_IN_HINT;
+    return `Sign in to search and download models. ${session.howToSignIn}`;
   }
   return error instanceof Error ? error.message : String(error);
 };

@@ -4,6 +4,8 @@
  * of what would be recalled for a question within the token budget.
  */
 import * as api from '$lib/api/memory';
+import { ApiError } from '$lib/api/client';
+import { session } from './session.svelte';
 import type {
   MemoryAgentStatus,
   MemoryContextResponse,
@@ -17,6 +19,8 @@ import type {
 export type MemoryTab = 'facts' | 'identity' | 'episodes' | 'transcript';
 
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
+/** "1 signal", "3 signals". */
+export const plural = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
 const matches = (query: string, ...texts: string[]) => texts.some((text) => text.toLowerCase().includes(query));
 
 export class MemoryStore {
@@ -37,6 +41,13 @@ export class MemoryStore {
   notice = $state<string | null>(null);
   recallQuery = $state('');
   recall = $state<MemoryContextResponse | null>(null);
+  /** The configured memory models; null until read (signed in only). */
+  models = $state<api.MemoryModels | null>(null);
+  /** The last flush found no memory model to distil with. */
+  needsModel = $state(false);
+  /** A memory model being saved, and why saving failed. */
+  savingModel = $state(false);
+  modelError = $state<string | null>(null);
 
   status = $derived(this.agents.find((agent) => agent.agent_id === this.agent) ?? null);
   /** Facts and identity are filtered here; episodes and transcript are searched by the companion. */
@@ -158,12 +169,13 @@ export class MemoryStore {
     if (!agent) return;
     await this.#try(async () => {
       const result = await api.flush(agent);
+      this.needsModel = result.status === 'model_unavailable';
       this.notice =
         result.status === 'model_unavailable'
-          ? `Nothing was distilled: no memory model is available (${result.pending} signals wait).`
+          ? `Nothing was distilled: no memory model is available, so ${plural(result.pending, 'signal')} ${result.pending === 1 ? 'waits' : 'wait'}.`
           : result.status === 'nothing_pending'
             ? 'Nothing was waiting to be distilled.'
-            : `Distilled ${result.signals_distilled} signals: ${result.episodes_added} episodes and ${result.facts_added} facts added, ${result.facts_merged} merged.`;
+            : `Distilled ${plural(result.signals_distilled, 'signal')}: ${plural(result.episodes_added, 'episode')} and ${plural(result.facts_added, 'fact')} added, ${result.facts_merged} merged.`;
       await this.load();
     });
   }
@@ -173,7 +185,8 @@ export class MemoryStore {
     if (!agent) return;
     await this.#try(async () => {
       const report = await api.consolidate(agent);
-      this.notice = `Consolidated: ${report.episodes_merged} episodes merged, ${report.facts_promoted} facts promoted, ${report.episodes_pruned + report.facts_pruned + report.turns_pruned} records pruned.`;
+      const pruned = report.episodes_pruned + report.facts_pruned + report.turns_pruned;
+      this.notice = `Consolidated: ${plural(report.episodes_merged, 'episode')} merged, ${plural(report.facts_promoted, 'fact')} promoted, ${plural(pruned, 'record')} pruned.`;
       await this.load();
     });
   }
@@ -185,6 +198,39 @@ export class MemoryStore {
     await this.#try(async () => {
       this.recall = await api.recall(agent, query);
     });
+  }
+
+  /** Reads which memory models are configured (only once signed in: it is the owner's configuration). */
+  async refreshModels(): Promise<void> {
+    if (!session.signedIn) {
+      this.models = null;
+      return;
+    }
+    try {
+      this.models = await api.memoryModels();
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) session.markSignedOut();
+      this.models = null;
+    }
+  }
+
+  /** Sets the memory model (distilling) or the embedding model (recall by meaning), through plan/apply. */
+  async chooseModel(kind: 'model' | 'embedding_model', id: string): Promise<boolean> {
+    this.savingModel = true;
+    this.modelError = null;
+    try {
+      const result = await api.setMemoryModel(kind, id);
+      await this.refreshModels();
+      if (kind === 'model') this.needsModel = false;
+      const restart = result.restart_required.some((path) => path.startsWith('memory.'));
+      this.notice = `${id} is now the ${kind === 'model' ? 'memory model: Flush distils what waits' : 'embedding model: recall also finds related words'}.${restart ? ' Restart the companion for it to take effect.' : ''}`;
+      return true;
+    } catch (error) {
+      this.modelError = describe(error);
+      return false;
+    } finally {
+      this.savingModel = false;
+    }
   }
 
   #replace(fact: MemoryFact): void {

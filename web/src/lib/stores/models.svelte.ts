@@ -2,7 +2,7 @@ import { downloadModelFile, listModels, modelFileSize } from '$lib/api/models';
 import { modelKey, type ModelRef } from '$lib/chat/backends';
 import { saveGguf } from '$lib/engines/gguf-files';
 import { ENGINE_KINDS, engineHost, type EngineHost } from '$lib/engines/host';
-import type { BrowserModel, EngineKind, EngineStatus, LoadProgress } from '$lib/engines/types';
+import { WLLAMA_CONTEXT, type BrowserModel, type EngineKind, type EngineStatus, type LoadProgress } from '$lib/engines/types';
 import type { ModelRecord } from '#shared/api/openai.js';
 
 export interface ModelOption {
@@ -14,12 +14,14 @@ export interface ModelOption {
   sizeBytes: number | null;
   quantization: string | null;
   contextLength: number | null;
+  /** Tokens one request may use (prompt and reply); null when unknown (a provider's model). */
+  contextWindow: number | null;
   /** Null where loading does not apply (a provider's model). */
   loaded: boolean | null;
 }
 
-/** Where models run: on this machine (the companion), at a provider, or in this browser. */
-export type ModelPlace = 'local' | 'provider' | 'browser';
+/** Where models run: on this machine (the companion), at a provider, or in this browser; or an agent the chat talks to. */
+export type ModelPlace = 'local' | 'provider' | 'browser' | 'agent';
 
 export interface ModelGroup {
   label: string;
@@ -47,8 +49,8 @@ export function formatBytes(bytes: number | null | undefined): string {
 }
 
 function companionOption(model: ModelRecord): ModelOption {
-  const remote = model.source === 'remote';
-  const facts = remote
+  const atProvider = model.source === 'provider';
+  const facts = atProvider
     ? [`provider ${model.owned_by}`]
     : [
         formatBytes(model.size_bytes),
@@ -64,7 +66,8 @@ function companionOption(model: ModelRecord): ModelOption {
     sizeBytes: model.size_bytes ?? null,
     quantization: model.quantization ?? null,
     contextLength: model.context_length ?? null,
-    loaded: remote ? null : (model.loaded ?? false),
+    contextWindow: model.context_window ?? null,
+    loaded: atProvider ? null : (model.loaded ?? false),
   };
 }
 
@@ -96,8 +99,8 @@ export class ModelsStore {
   runnableInBrowser = $derived(this.browser.filter((model) => model.stored && model.runnable));
 
   groups = $derived<ModelGroup[]>([
-    { label: 'This machine', where: 'local', options: this.chatModels.filter((model) => model.source !== 'remote').map(companionOption) },
-    { label: 'Providers', where: 'provider', options: this.chatModels.filter((model) => model.source === 'remote').map(companionOption) },
+    { label: 'This machine', where: 'local', options: this.chatModels.filter((model) => model.source !== 'provider').map(companionOption) },
+    { label: 'Providers', where: 'provider', options: this.chatModels.filter((model) => model.source === 'provider').map(companionOption) },
     {
       label: 'In this browser',
       where: 'browser',
@@ -109,6 +112,7 @@ export class ModelsStore {
         sizeBytes: model.sizeBytes,
         quantization: null,
         contextLength: null,
+        contextWindow: model.engine === 'wllama' ? WLLAMA_CONTEXT : null,
         loaded: null,
       })),
     },

@@ -165,10 +165,21 @@ export class ServerStore {
       if (error instanceof ApiError && error.code === 'permission_denied') {
         this.detailsError = 'Server details are only shown on the machine the companion runs on (loopback).';
       } else if (error instanceof ApiError && error.code === 'admin_credential_required') {
-        this.detailsError = 'Sign in to manage the companion: run hearth open on the machine it runs on and open the link it prints.';
+        this.detailsError = `Sign in to see the companion's folders and loaded models. ${session.howToSignIn}`;
         session.markSignedOut();
       } else if (!(error instanceof ApiError) || error.code === 'unreachable') this.#failed(error);
     }
+  }
+
+  /**
+   * While the llama-server build runs, asks for the status every `interval` ms so its progress
+   * moves on the page; stops asking once the build is done. Returns the stop function.
+   */
+  followBuild(interval = 3000): () => void {
+    const timer = setInterval(() => {
+      if (this.details?.engine?.build.state === 'building') void this.refreshDetails();
+    }, interval);
+    return () => clearInterval(timer);
   }
 
   async load(id: string): Promise<void> {

@@ -1,0 +1,85 @@
+import type { AgentRecord, AgentRunRequest, AgentRunSummary } from '#shared/api/agents.js';
+import type { ConfigDocument } from '#shared/api/config.js';
+import { agentTarget, type AgentTarget, type CloudTarget, type HostTarget } from '../access/agent-target.js';
+import { HearthError } from '../errors.js';
+import { agentRecord, findAgent } from './definitions.js';
+import type { StartedRun } from './live-runs.js';
+import type { AgentService } from './service.js';
+
+/** How long listing waits for one paired host or workspace before leaving it out. */
+export const LIST_TIMEOUT_MS = 5_000;
+
+/** Agents that run somewhere else than this machine: a paired host's (channel/device/), a cloud workspace's (cloud/). */
+export interface AgentSource<Target extends AgentTarget> {
+  /** Every agent this source reaches now; a host or workspace that fails is left out (and logged). */
+  list(): Promise<AgentRecord[]>;
+  /** The agent a target names, or undefined when its host or workspace is unreachable or has no such agent. */
+  find(target: Target): Promise<AgentRecord | undefined>;
+  /** Starts a run there, recorded here as a driven run; refusals (not paired, not signed in, unknown agent) are thrown. */
+  start(target: Target, request: AgentRunRequest): Promise<StartedRun>;
+}
+
+export interface DispatcherInputs {
+  /** The configuration in force (this machine's agents). */
+  config(): ConfigDocument;
+  /** This machine's agent runs. */
+  local: Pick<AgentService, 'start' | 'list'>;
+  hosts: AgentSource<HostTarget>;
+  cloud: AgentSource<CloudTarget>;
+}
+
+/**
+ * The one place that decides where an agent runs. An id is read once (access/agent-target.ts):
+ * `<agent>` is this machine's, `<host>/<agent>` a paired host's, `cloud:<workspace>/<agent>` a
+ * cloud workspace's; listing, finding and starting go where it points. The perimeter checks a
+ * key's agent scope on the same answer (`place`), so the two never read an id differently.
+ */
+export class AgentDispatcher {
+  constructor(private readonly inputs: DispatcherInputs) {}
+
+  /** Where an id points; undefined when it is no agent id. */
+  place(id: string): AgentTarget | undefined {
+    return agentTarget(id);
+  }
+
+  /** GET /agents: this machine's agents (a key scoped to one sees only that one), then paired hosts' and cloud workspaces'. */
+  async list(scope: string | null | undefined): Promise<AgentRecord[]> {
+    const local = this.inputs.config().agents.filter((agent) => !scope || agent.id === scope);
+    if (scope) return local.map(agentRecord);
+    const [hosts, cloud] = await Promise.all([this.inputs.hosts.list(), this.inputs.cloud.list()]);
+    return [...local.map(agentRecord), ...hosts, ...cloud];
+  }
+
+  /** One agent as GET /agents lists it; 400 agent_not_found when nothing where it points has it. */
+  async find(id: string): Promise<AgentRecord> {
+    const target = this.target(id);
+    if (target.kind === 'local') return agentRecord(findAgent(this.inputs.config(), target.agent));
+    const found = target.kind === 'host' ? await this.inputs.hosts.find(target) : await this.inputs.cloud.find(target);
+    if (!found)
+      throw new HearthError('agent_not_found', `No agent has the id "${id}" (its host or workspace may be unreachable). List agents with GET /agents.`, {
+        param: 'id',
+      });
+    return found;
+  }
+
+  /** Starts a run where the agent runs; every run is recorded here, so it is read, followed and cancelled the same way. */
+  start(id: string, request: AgentRunRequest): Promise<StartedRun> {
+    const target = this.target(id);
+    if (target.kind === 'host') return this.inputs.hosts.start(target, request);
+    if (target.kind === 'cloud') return this.inputs.cloud.start(target, request);
+    return this.inputs.local.start(target.agent, request);
+  }
+
+  /** An agent's runs recorded here, newest first; an agent of this machine must exist (400 agent_not_found). */
+  runs(id: string, limit: number, before?: number): { runs: AgentRunSummary[]; hasMore: boolean } {
+    const target = this.target(id);
+    if (target.kind === 'local') findAgent(this.inputs.config(), target.agent);
+    return this.inputs.local.list(target.id, limit, before);
+  }
+
+  private target(id: string): AgentTarget {
+    const target = this.place(id);
+    if (!target) throw new HearthError('agent_not_found', `No agent has the id "${id}". List agents with GET /agents.`, { param: 'id' });
+    return target;
+  }
+}

@@ -1,0 +1,32 @@
+import type { TLSSocket, TlsOptions } from 'node:tls';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { serverOptions } from './app.js';
+import { installChannelPerimeter } from './http/channel-perimeter.js';
+import { installErrorHandling } from './http/error-handler.js';
+import type { RouteOptions } from './routes/plugin.js';
+import { channelRoutes } from './routes/channel.js';
+import type { Services } from './services.js';
+
+export interface ChannelAppOptions {
+  services: Services;
+  /** From ChannelHost.prepare(): the host certificate, the device CA, TLS 1.3 only. */
+  tls: TlsOptions;
+  logger?: FastifyBaseLogger;
+}
+
+/**
+ * The secure channel's app: HTTPS with client certificates, pairing for anyone, the granted
+ * agents for paired devices. It shares nothing with the local listener's route table: admin,
+ * inference, tools and memory routes do not exist here.
+ */
+export async function buildChannelApp(options: ChannelAppOptions): Promise<FastifyInstance> {
+  const { services } = options;
+  const app = Fastify({ ...serverOptions(options), https: options.tls }) as unknown as FastifyInstance;
+  app.removeContentTypeParser('text/plain');
+  app.server.on('secureConnection', (socket: TLSSocket) => services.channel.attach(socket));
+  installErrorHandling(app);
+  installChannelPerimeter(app, services.channel);
+  const routeOptions: RouteOptions = { services, webRoot: '' };
+  await app.register(channelRoutes, routeOptions);
+  return app;
+}

@@ -1,0 +1,69 @@
+import type { AgentRecord, AgentRunRequest } from '#shared/api/agents.js';
+import type { ConfigDocument } from '#shared/api/config.js';
+import type { HostTarget } from '../../access/agent-target.js';
+import { inputMessages } from '../../agents/definitions.js';
+import { LIST_TIMEOUT_MS, type AgentSource } from '../../agents/dispatcher.js';
+import type { StartedRun } from '../../agents/live-runs.js';
+import type { AgentService } from '../../agents/service.js';
+import type { Logger } from '../../logger.js';
+import type { PairedHosts } from './hosts.js';
+import { followHostRun, openHostRun, hostAgentRecord } from './proxy-run.js';
+
+export interface HostAgentsInputs {
+  config(): ConfigDocument;
+  /** Where a run on a host is recorded here (as a driven run), and its conversation held. */
+  runs: Pick<AgentService, 'startDriven' | 'assertConversationFree'>;
+  hosts: PairedHosts;
+  log: Logger;
+}
+
+/**
+ * The agents of the hosts this companion is paired with, as `<host>/<agent>`: the ones each host
+ * granted this device, run over mutual TLS with their events proxied into a run recorded here.
+ */
+export class HostAgents implements AgentSource<HostTarget> {
+  constructor(private readonly inputs: HostAgentsInputs) {}
+
+  /** Every reachable paired host's agents; a host that fails is left out (and logged). */
+  async list(): Promise<AgentRecord[]> {
+    const hosts = this.inputs.config().remote_hosts;
+    const settled = await Promise.allSettled(hosts.map((host) => this.agentsOf(host.name)));
+    return settled.flatMap((result) => {
+      if (result.status === 'fulfilled') return result.value;
+      this.inputs.log.warn({ err: result.reason }, 'agents of a paired host could not be listed');
+      return [];
+    });
+  }
+
+  async find(target: HostTarget): Promise<AgentRecord | undefined> {
+    if (!this.inputs.config().remote_hosts.some((host) => host.name === target.host)) return undefined;
+    try {
+      return (await this.agentsOf(target.host)).find((agent) => agent.id === target.id);
+    } catch (error) {
+      this.inputs.log.warn({ err: error }, 'agents of a paired host could not be listed');
+      return undefined;
+    }
+  }
+
+  /** Starts the run on the host (refusals: unknown host or agent, changed certificate, revoked) and follows it here. */
+  async start(target: HostTarget, request: AgentRunRequest): Promise<StartedRun> {
+    const input = inputMessages(request.input);
+    const { runs } = this.inputs;
+    const client = this.inputs.hosts.client(target.host);
+    // Refused here first, so a busy conversation never starts a run on the host that nobody follows.
+    runs.assertConversationFree(target.id, request.conversation_id);
+    const response = await openHostRun(client, target.host, target.agent, { ...request, input });
+    const spec = { agentId: target.id, input, model: target.id, ...(request.conversation_id ? { conversationId: request.conversation_id } : {}) };
+    try {
+      return runs.startDriven(spec, (effects) => followHostRun(client, target.host, response, effects));
+    } catch (error) {
+      response.destroy();
+      throw error;
+    }
+  }
+
+  private async agentsOf(host: string): Promise<AgentRecord[]> {
+    const records = await this.inputs.hosts.agents(host, AbortSignal.timeout(LIST_TIMEOUT_MS));
+    return records.map((record) => hostAgentRecord(host, record));
+  }
+}

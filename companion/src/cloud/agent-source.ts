@@ -1,0 +1,79 @@
+import type { AgentRecord, AgentRunRequest } from '#shared/api/agents.js';
+import type { ConfigDocument } from '#shared/api/config.js';
+import type { CloudTarget } from '../access/agent-target.js';
+import { inputMessages } from '../agents/definitions.js';
+import { LIST_TIMEOUT_MS, type AgentSource } from '../agents/dispatcher.js';
+import type { StartedRun } from '../agents/live-runs.js';
+import type { AgentService } from '../agents/service.js';
+import type { Logger } from '../logger.js';
+import type { CloudAgents } from './agents.js';
+import { cloudRecord, driveCloudRun } from './run.js';
+import type { CloudSignIn } from './sign-in.js';
+
+export interface CloudAgentSourceInputs {
+  config(): ConfigDocument;
+  /** Where a cloud run is recorded here (as a driven run). */
+  runs: Pick<AgentService, 'startDriven'>;
+  cloud: { signIn: CloudSignIn; agents: CloudAgents };
+  /** `<data-dir>/artifacts`, where cloud runs keep their artifacts. */
+  artifacts: string;
+  log: Logger;
+}
+
+/**
+ * The agents that signed-in cloud workspaces publish, as `cloud:<workspace>/<agent>`: each run is
+ * an A2A task, its text and artifacts relayed into a run recorded here.
+ */
+export class CloudAgentSource implements AgentSource<CloudTarget> {
+  constructor(private readonly inputs: CloudAgentSourceInputs) {}
+
+  /** Every signed-in workspace's published agents; a workspace that fails is left out (and logged). */
+  async list(): Promise<AgentRecord[]> {
+    const settled = await Promise.allSettled(this.signedIn().map((workspace) => this.agentsOf(workspace)));
+    return settled.flatMap((result) => {
+      if (result.status === 'fulfilled') return result.value;
+      this.inputs.log.warn({ err: result.reason }, 'agents of a cloud workspace could not be listed');
+      return [];
+    });
+  }
+
+  async find(target: CloudTarget): Promise<AgentRecord | undefined> {
+    if (!this.signedIn().includes(target.workspace)) return undefined;
+    try {
+      return (await this.agentsOf(target.workspace)).find((agent) => agent.id === target.id);
+    } catch (error) {
+      this.inputs.log.warn({ err: error }, 'agents of a cloud workspace could not be listed');
+      return undefined;
+    }
+  }
+
+  /** Starts the agent's A2A task (refusals: not signed in, no such agent) and records it here. */
+  async start(target: CloudTarget, request: AgentRunRequest): Promise<StartedRun> {
+    const input = inputMessages(request.input);
+    const agent = await this.inputs.cloud.agents.find(target);
+    const spec = { agentId: target.id, input, model: agent.card.name, ...(request.conversation_id ? { conversationId: request.conversation_id } : {}) };
+    return this.inputs.runs.startDriven(spec, (effects) =>
+      driveCloudRun(this.inputs.cloud, agent, input, this.inputs.artifacts, request.conversation_id, effects),
+    );
+  }
+
+  /** The configured workspaces signed in now. */
+  private signedIn(): string[] {
+    return this.inputs
+      .config()
+      .cloud_workspaces.filter((workspace) => this.inputs.cloud.signIn.status(workspace.name).state === 'signed_in')
+      .map((workspace) => workspace.name);
+  }
+
+  private async agentsOf(workspace: string): Promise<AgentRecord[]> {
+    return (await withTimeout(this.inputs.cloud.agents.list(workspace))).map(cloudRecord);
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${LIST_TIMEOUT_MS} ms`)), LIST_TIMEOUT_MS);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,77 @@
+import type { EngineBuildStatus } from '#shared/api/admin.js';
+import { buildServer, clearFailure, readBuildState, serverBuildPaths } from '../inference/server/build.js';
+import { parseCommandArgs, UsageError } from './arguments.js';
+import type { CommandContext } from './context.js';
+
+export const usage = `Usage: hearth engine build [--quiet] [--if-possible]
+       hearth engine status
+
+build   compiles llama.cpp's server from the source node-llama-cpp bundles, against its prebuilt
+        libraries, into a cache outside the data folder (~/.cache/hearth, or HEARTH_ENGINE_CACHE).
+        It needs CMake, a C++ compiler and git, and takes a few minutes on two cores, once per
+        node-llama-cpp version. A build already running (started by the companion or the install)
+        is waited for. --if-possible exits 0 with a note when this machine cannot build it.
+status  prints the build's state.
+
+Until the build is ready, models run on the in-process engine (node-llama-cpp inside the companion).`;
+
+/** `hearth engine`: the llama-server build. */
+export async function run(argv: string[], context: CommandContext): Promise<number> {
+  const { values, positionals } = parseCommandArgs({
+    args: argv,
+    options: { quiet: { type: 'boolean' }, 'if-possible': { type: 'boolean' } },
+    strict: true,
+    allowPositionals: true,
+  });
+  const [action, ...extra] = positionals;
+  if (extra.length > 0) throw new UsageError(`unexpected argument ${extra[0]}`);
+  const paths = serverBuildPaths(context.env);
+  if (action === 'status') {
+    context.stdout.write(`${describe(readBuildState(paths, context.env))}\n`);
+    return 0;
+  }
+  if (action !== 'build') throw new UsageError(action ? `unknown action "${action}"` : 'name an action: build or status');
+  const say = (line: string) => {
+    if (!values.quiet) context.stderr.write(`${line}\n`);
+  };
+  const before = readBuildState(paths, context.env);
+  if ('unavailable' in paths || (before.state === 'absent' && before.reason)) {
+    say(`The llama-server engine cannot be built here: ${before.state === 'absent' ? before.reason : 'unknown reason'}.`);
+    return values['if-possible'] ? 0 : 1;
+  }
+  clearFailure(paths);
+  let last = '';
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    const result = await buildServer(paths, {
+      env: context.env,
+      signal: controller.signal,
+      onProgress: (status) => {
+        const line = describe(status);
+        if (line !== last) say(line);
+        last = line;
+      },
+    });
+    say(describe(result));
+    return result.state === 'ready' ? 0 : 1;
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+}
+
+function describe(status: EngineBuildStatus): string {
+  switch (status.state) {
+    case 'ready':
+      return `llama-server is built (${status.built_at}, in ${status.build_seconds} s).`;
+    case 'building':
+      return `Building llama-server: ${status.step} (${Math.round(status.progress * 100)} %).`;
+    case 'failed':
+      return `The llama-server build failed (${status.failed_at}): ${status.reason}`;
+    case 'absent':
+      return status.reason ? `llama-server is not built, and cannot be built here: ${status.reason}.` : 'llama-server is not built yet.';
+  }
+}

@@ -1,0 +1,235 @@
+/**
+ * The in-process engine: node-llama-cpp inside the companion. One context per model with `parallel`
+ * sequences; concurrent requests are batched over them (see SequencePool), and the thread count is
+ * chosen per batch size by measuring (see ThreadTuner). It runs wherever the llama-server engine
+ * cannot, and embedding models.
+ */
+import { freemem } from 'node:os';
+import { resolveChatWrapper, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel } from 'node-llama-cpp';
+import { HearthError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { BatchSteps, secondsUntilFirstFree, type StepListener } from './batch-steps.js';
+import { GrammarCache, generate, planGeneration, type ModelRuntime } from './generate.js';
+import { threadCandidates } from './llama.js';
+import type { LoadedModel, LoadedStatus } from './loaded-model.js';
+import { defaultParallel } from './parallel.js';
+import { SequencePool } from './pool.js';
+import { ThreadTuner } from './thread-tuner.js';
+import type { GenerationRequest, GenerationResult, ModelFile } from './types.js';
+
+export interface InProcessSettings {
+  threads: number | 'auto';
+  contextSize: number;
+  parallel: number | 'auto';
+  queueLimit: number;
+  log: Logger;
+  threadMemory?: { get(key: string): number | undefined; set(key: string, threads: number): void };
+}
+
+export interface InProcessLoad {
+  info: ModelFile;
+  llama: Llama;
+  model: LlamaModel;
+  settings: InProcessSettings;
+  /** Bytes of the memory budget the model's weights are estimated at. */
+  weightBytes: number;
+  /** What the budget and the other loaded models leave for this one (weights excluded). */
+  roomBytes: number;
+  /** A key for the thread memory that changes when the file does. */
+  stamp: string;
+  engineReason: string;
+}
+
+interface Running {
+  sequence: LlamaContextSequence;
+  outputBefore: number;
+  limit: number;
+}
+
+export class InProcessModel implements LoadedModel {
+  readonly engine = 'in-process' as const;
+  lastUsed = Date.now();
+  idleTimer?: NodeJS.Timeout;
+  private generatedTokens = 0;
+  /** Typical completion length lately, for the wait estimate. */
+  private typicalTokens?: number;
+  private readonly running = new Set<Running>();
+  private readonly pool: SequencePool;
+
+  private constructor(
+    readonly info: ModelFile,
+    readonly engineReason: string,
+    private readonly model: LlamaModel,
+    private readonly context: LlamaContext,
+    private readonly runtime: ModelRuntime,
+    private readonly steps: BatchSteps,
+    private readonly threads: number,
+    private readonly tuner: ThreadTuner | undefined,
+    parallel: number,
+    queueLimit: number,
+    readonly bytes: number,
+  ) {
+    this.pool = new SequencePool(context, parallel, queueLimit, () => this.waitSeconds());
+  }
+
+  /** Creates the context on a loaded model; the caller disposes the model when this throws. */
+  static async create(load: InProcessLoad): Promise<InProcessModel> {
+    const { llama, model, settings, info } = load;
+    const tuner = threadTuner(load, llama.cpuMathCores);
+    const threads = tuner?.maxThreads ?? (settings.threads as number);
+    const contextSize = Math.min(settings.contextSize, model.trainContextSize);
+    const batchSize = Math.min(512, contextSize);
+    const perSequence = bytesPerSequence(model, contextSize, batchSize);
+    const gpu = model.gpuLayers > 0;
+    const room = gpu ? (await llama.getVramState()).free : Math.min(load.roomBytes, freemem());
+    const parallel =
+      settings.parallel === 'auto'
+        ? defaultParallel({ bytesPerSequence: perSequence, availableBytes: room, gpu, cores: llama.cpuMathCores })
+        : settings.parallel;
+    const steps = new BatchSteps();
+    const context = await model.createContext({
+      contextSize,
+      sequences: parallel,
+      threads,
+      batchSize,
+      batching: {
+        threadsForBatch: tuner ? (tokens) => tuner.threadsFor(tokens) : undefined,
+        onBatchDecoded: (step) => {
+          const stepMs = steps.record(step);
+          tuner?.record({ ...step, stepMs });
+        },
+      },
+    });
+    if (!batchingPatched(context))
+      settings.log.warn(
+        { model: info.id },
+        'node-llama-cpp is not patched (run: node scripts/patch-dependencies.mjs): concurrent requests will decode in several passes',
+      );
+    const runtime: ModelRuntime = { llama, model, wrapper: resolveChatWrapper(model), contextSize: context.contextSize, grammars: new GrammarCache(llama) };
+    const bytes = load.weightBytes + (gpu ? 0 : parallel * perSequence);
+    settings.log.info({ model: info.id, engine: 'in-process', threads, contextSize: context.contextSize, sequences: parallel }, 'model loaded');
+    return new InProcessModel(info, load.engineReason, model, context, runtime, steps, threads, tuner, parallel, settings.queueLimit, bytes);
+  }
+
+  get busy(): number {
+    return this.pool.busy;
+  }
+
+  async run(request: GenerationRequest): Promise<GenerationResult> {
+    // The prompt is rendered first: the pool gives the request the sequence that already holds its conversation.
+    const plan = await planGeneration(this.runtime, request);
+    const sequence = await this.pool.acquire(request.signal, plan.promptTokens);
+    const running: Running = { sequence, outputBefore: sequence.tokenMeter.usedOutputTokens, limit: request.maxTokens ?? this.runtime.contextSize };
+    this.running.add(running);
+    // Streamed pieces count at once (for the live tokens/s figure); the exact count replaces them at the end.
+    let streamed = 0;
+    const forward = request.onText;
+    const onText = forward
+      ? (delta: string) => {
+          streamed++;
+          this.generatedTokens++;
+          forward(delta);
+        }
+      : undefined;
+    try {
+      const result = await generate(this.runtime, sequence, { ...request, onText }, plan);
+      this.generatedTokens += result.completionTokens - streamed;
+      streamed = 0;
+      if (result.finishReason !== 'cancelled') this.typicalTokens = blend(this.typicalTokens, result.completionTokens);
+      return result;
+    } finally {
+      this.generatedTokens -= streamed;
+      this.running.delete(running);
+      this.pool.release(sequence);
+    }
+  }
+
+  status(): LoadedStatus {
+    return {
+      id: this.info.id,
+      engine: this.engine,
+      engineReason: this.engineReason,
+      threads: this.threads,
+      threadChoices: this.tuner?.choices() ?? [],
+      steps: this.steps.count,
+      contextSize: this.runtime.contextSize,
+      sequences: this.pool.capacity,
+      busy: this.pool.busy,
+      queued: this.pool.queued,
+      generatedTokens: this.generatedTokens,
+      memoryBytes: this.model.size + this.context.stateSize,
+    };
+  }
+
+  /** Calls `listener` after every decode step, with the ids of the sequences it advanced. Returns the unsubscribe. */
+  observeSteps(listener: StepListener): () => void {
+    return this.steps.observe(listener);
+  }
+
+  /** The context's sequence ids of the requests running now, in the order they started. */
+  runningSequences(): number[] {
+    return [...this.running].map((running) => this.pool.idOf(running.sequence)!);
+  }
+
+  rejectWaiting(error: unknown): void {
+    this.pool.rejectWaiting(error);
+  }
+
+  async dispose(): Promise<void> {
+    await this.context.dispose();
+    await this.model.dispose();
+  }
+
+  /** Retry-After for a full queue: the expected time until a running request frees its sequence. */
+  private waitSeconds(): number {
+    const running = [...this.running].map((run) => ({ generated: run.sequence.tokenMeter.usedOutputTokens - run.outputBefore, limit: run.limit }));
+    return secondsUntilFirstFree(running, this.steps.stepMs, this.typicalTokens);
+  }
+}
+
+function threadTuner(load: InProcessLoad, cores: number): ThreadTuner | undefined {
+  const { settings, info } = load;
+  if (settings.threads !== 'auto') return undefined;
+  const memory = settings.threadMemory;
+  return new ThreadTuner({
+    candidates: threadCandidates(cores),
+    cores,
+    start: memory?.get(load.stamp),
+    onChoice: (choice) => {
+      settings.log.info({ model: info.id, tokens: choice.tokens, threads: choice.threads, msPerToken: choice.msPerToken }, 'thread count chosen');
+      if (choice.tokens === '1') memory?.set(load.stamp, choice.threads);
+    },
+  });
+}
+
+/** Memory one more sequence adds to the context, by node-llama-cpp's own estimate. */
+export function bytesPerSequence(
+  model: Pick<LlamaModel, 'fileInsights' | 'gpuLayers'>,
+  contextSize: number,
+  batchSize: number,
+  gpuLayers = model.gpuLayers,
+): number {
+  const estimate = (sequences: number) => {
+    const requirement = model.fileInsights.estimateContextResourceRequirements({ contextSize, modelGpuLayers: gpuLayers, sequences, batchSize });
+    return gpuLayers > 0 ? requirement.gpuVram : requirement.cpuRam;
+  };
+  return Math.max(0, estimate(2) - estimate(1));
+}
+
+/** Whether node-llama-cpp carries patches/node-llama-cpp+*.patch (per-step report and thread choice). */
+function batchingPatched(context: LlamaContext): boolean {
+  const options = (context as unknown as { _batchingOptions?: object })._batchingOptions;
+  return options !== undefined && 'onBatchDecoded' in options;
+}
+
+export function blend(previous: number | undefined, next: number): number {
+  return previous === undefined ? next : previous * 0.8 + next * 0.2;
+}
+
+/** An in-process model asked for something only the in-process engine has (decode steps, sequence ids). */
+export function inProcessOnly(model: LoadedModel | undefined, id: string): InProcessModel {
+  if (!model) throw new Error(`${id} is not loaded`);
+  if (!(model instanceof InProcessModel))
+    throw new HearthError('invalid_request_error', `${id} runs on the llama-server engine, which has no per-step report.`);
+  return model;
+}

@@ -1,0 +1,151 @@
+/**
+ * One generation on llama-server: the prompt rendered and tokenised here with node-llama-cpp's chat
+ * wrapper (so both engines see the same tokens and the same budget), sent as tokens to /completion
+ * with `cache_prompt` so the server reuses the slot's (or its RAM cache's) longest matching prefix;
+ * grammars are node-llama-cpp's GBNF, the tool-call grammar lazy from the wrapper's call trigger.
+ * Tool-call parsing, stop reasons and usage are Hearth's, as in process.
+ */
+import { LlamaText, type LlamaGrammar } from 'node-llama-cpp';
+import { HearthError } from '../../errors.js';
+import { newId } from '../../ids.js';
+import { DEFAULT_TEMPERATURE, forcedCall, planGeneration, type GenerationPlan, type ModelRuntime } from '../generate.js';
+import type { GenerationRequest, GenerationResult, StopReason, ToolCallRecord } from '../types.js';
+import { EngineConnectionError, EngineHttpError, type ServerClient } from './client.js';
+import { OutputFilter, withoutHidden, type HiddenSpan } from './output-filter.js';
+import { parseCalls, plainText, toolCallGrammar, type CallSyntax } from './tool-syntax.js';
+
+export interface ServerRuntime extends ModelRuntime {
+  /** The wrapper's tool-call syntax as text. */
+  syntax: CallSyntax;
+  /** Output the client does not see (a model's thoughts). */
+  hidden: HiddenSpan[];
+}
+
+/** What the server reports of one request's prompt: tokens it evaluated, and tokens it reused from a cache. */
+export interface PromptCounters {
+  evaluated: number;
+  reused: number;
+}
+
+interface CompletionEvent {
+  content?: string;
+  stop?: boolean;
+  tokens_predicted?: number;
+  stop_type?: 'eos' | 'word' | 'limit' | 'none';
+  /** `response_fields` moves these to the top level under their path. */
+  'timings/prompt_n'?: number;
+  'timings/cache_n'?: number;
+}
+
+/** Streams the answer into `request.onText` and resolves with the result; `counters` hears the prompt's cache use. */
+export async function generateOnServer(
+  runtime: ServerRuntime,
+  client: ServerClient,
+  request: GenerationRequest,
+  counters?: (counts: PromptCounters) => void,
+): Promise<GenerationResult> {
+  const plan = await planGeneration(runtime, request);
+  const names = request.tools.map((tool) => tool.name);
+  const lazy = plan.offered ? await lazyToolGrammar(runtime, plan, names) : undefined;
+  const grammar = plan.grammar;
+  const output = { text: '', tokens: 0, stop: 'none' as CompletionEvent['stop_type'] };
+  const filter = new OutputFilter(lazy ? runtime.syntax.triggers : [], runtime.hidden, (text) => request.onText?.(text));
+  const body = {
+    prompt: plan.promptTokens,
+    n_predict: plan.maxTokens,
+    cache_prompt: true,
+    stream: true,
+    temperature: request.sampling.temperature ?? DEFAULT_TEMPERATURE,
+    top_p: request.sampling.topP ?? 0.95,
+    top_k: 40,
+    min_p: 0,
+    ...(request.sampling.seed !== undefined ? { seed: request.sampling.seed } : {}),
+    presence_penalty: request.sampling.presencePenalty ?? 0,
+    frequency_penalty: request.sampling.frequencyPenalty ?? 0,
+    repeat_penalty: 1,
+    stop: [...request.stop, ...stopTexts(plan, grammar)],
+    ...(grammar ? { grammar: grammar.grammar } : {}),
+    ...(lazy ? { grammar: lazy.grammar, grammar_lazy: true, grammar_triggers: lazy.triggers, preserved_tokens: lazy.preserved } : {}),
+    response_fields: ['content', 'stop', 'stop_type', 'tokens_predicted', 'timings/prompt_n', 'timings/cache_n'],
+  };
+  try {
+    for await (const event of client.events<CompletionEvent>('/completion', body, request.signal)) {
+      if (event.content) {
+        output.text += event.content;
+        if (!plan.forced) filter.push(event.content);
+      }
+      if (event.tokens_predicted !== undefined) output.tokens = event.tokens_predicted;
+      if (event.stop) {
+        output.stop = event.stop_type;
+        counters?.({ evaluated: event['timings/prompt_n'] ?? 0, reused: event['timings/cache_n'] ?? 0 });
+      }
+    }
+  } catch (error) {
+    if (!request.signal.aborted) throw engineFailure(error);
+  }
+  const cancelled = request.signal.aborted;
+  const finishReason: StopReason = cancelled ? 'cancelled' : output.stop === 'limit' ? 'length' : 'stop';
+  if (!plan.forced && !filter.calling) filter.finish();
+  let text = output.text;
+  if (grammar?.trimWhitespaceSuffix) text = text.trimEnd();
+  if (plan.forced) return forcedCall(text, request, finishReason, plan.promptTokens.length, output.tokens);
+  text = withoutHidden(text, runtime.hidden);
+  if (!lazy) return { text, toolCalls: [], finishReason, promptTokens: plan.promptTokens.length, completionTokens: output.tokens };
+  const parsed = parseCalls(text, runtime.syntax, names);
+  const calls: ToolCallRecord[] = parsed.complete
+    ? parsed.calls.map((call) => ({ id: newId('call_'), name: call.name, arguments: JSON.stringify(call.params ?? {}) }))
+    : [];
+  return {
+    text: parsed.text,
+    toolCalls: calls,
+    finishReason: calls.length > 0 ? 'tool_calls' : finishReason === 'stop' && !parsed.complete ? 'length' : finishReason,
+    promptTokens: plan.promptTokens.length,
+    completionTokens: output.tokens,
+  };
+}
+
+/** The wrapper's and the grammar's stop texts (special tokens such as EOS need none: the server stops at them). */
+function stopTexts(plan: GenerationPlan, grammar: LlamaGrammar | undefined): string[] {
+  const triggers = [...plan.stopTriggers, ...(grammar?.stopGenerationTriggers ?? []).map((trigger) => LlamaText(trigger as never))];
+  const texts = triggers.map((trigger) => plainText(trigger)).filter((text): text is string => text !== undefined && text !== '');
+  return [...new Set(texts)];
+}
+
+async function lazyToolGrammar(runtime: ServerRuntime, plan: GenerationPlan, names: string[]) {
+  const tools = await Promise.all(
+    names.map(async (name, index) => {
+      const schema = plan.schemas[index];
+      return { name, paramsGrammar: schema ? (await runtime.grammars.forParams(schema)).grammar : undefined };
+    }),
+  );
+  const triggers = runtime.syntax.triggers;
+  // A trigger that is one token must be named as a preserved token; llama-server then matches the token itself.
+  const preserved = triggers.filter((trigger) => runtime.model.tokenizer(trigger, true).length === 1);
+  return {
+    grammar: toolCallGrammar(runtime.syntax, tools),
+    triggers: triggers.map((value) => ({ type: 1, value })),
+    preserved,
+  };
+}
+
+/** A broken connection means the process ended or is ending: the request fails clearly, and the next one restarts it. */
+export function engineFailure(error: unknown): unknown {
+  if (error instanceof HearthError) return error;
+  if (error instanceof EngineConnectionError) {
+    return new HearthError(
+      'engine_crashed',
+      `The model's engine process stopped during this request (${error.message}). It is being restarted; retry the request.`,
+      {
+        retryAfter: 1,
+        cause: error,
+      },
+    );
+  }
+  if (error instanceof EngineHttpError) {
+    return new HearthError(error.status === 503 ? 'server_busy' : 'internal_error', `llama-server refused the request: ${error.message}`, {
+      retryAfter: error.status === 503 ? 1 : undefined,
+      cause: error,
+    });
+  }
+  return error;
+}

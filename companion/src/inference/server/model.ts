@@ -1,0 +1,332 @@
+/**
+ * A chat model on the llama-server engine: its own supervised process, with flags from the model
+ * and the memory budget (context, slots, threads, GPU layers, host-RAM prompt cache, one unified
+ * KV cache), a queue in front of its slots, and the tokenizer and chat wrapper of a vocabulary-only
+ * copy of the model in the companion. A crash fails the requests in flight and restarts the
+ * process; repeated crashes end the model with the reason, and the engine unloads it.
+ */
+import { readFileSync } from 'node:fs';
+import { freemem, loadavg } from 'node:os';
+import { resolveChatWrapper, type ChatWrapper, type Llama, type LlamaModel } from 'node-llama-cpp';
+import { HearthError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import { secondsUntilFirstFree } from '../batch-steps.js';
+import { GrammarCache } from '../generate.js';
+import { blend, bytesPerSequence } from '../in-process.js';
+import type { LoadedModel, LoadedStatus } from '../loaded-model.js';
+import { defaultParallel } from '../parallel.js';
+import type { GenerationRequest, GenerationResult, ModelFile } from '../types.js';
+import type { ServerBuildPaths } from './build.js';
+import { ServerClient } from './client.js';
+import { generateOnServer, type ServerRuntime } from './generate.js';
+import type { HiddenSpan } from './output-filter.js';
+import type { GpuVariant } from './prebuilt.js';
+import { ServerProcess } from './process.js';
+import { SlotQueue } from './slot-queue.js';
+import { callSyntax, plainText } from './tool-syntax.js';
+
+const MiB = 2 ** 20;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
+/** Crashes this close together end the model instead of restarting it once more. */
+const CRASH_WINDOW_MS = 120_000;
+const CRASHES_ALLOWED = 3;
+
+export interface ServerModelLoad {
+  info: ModelFile;
+  llama: Llama;
+  /** The model loaded with its vocabulary only: tokenizer, chat template, GGUF facts. */
+  vocab: LlamaModel;
+  paths: ServerBuildPaths;
+  /** The GPU library to run on, or false for the CPU. */
+  gpu: GpuVariant;
+  settings: {
+    threads: number | 'auto';
+    contextSize: number;
+    parallel: number | 'auto';
+    /** Layers on the GPU: 'auto' (llama-server's own fit) or a count; 0 keeps the model on the CPU. */
+    gpuLayers?: number | 'auto';
+    queueLimit: number;
+    log: Logger;
+    /** How often the process's /health is asked (default 15 s); two unanswered checks in a row end it as a crash. */
+    healthCheckMs?: number;
+  };
+  weightBytes: number;
+  /** What the budget and the other loaded models leave for this one (weights excluded). */
+  roomBytes: number;
+  runDir: string;
+  engineReason: string;
+  onLoadProgress?: (fraction: number) => void;
+  /** The model ended for good (it kept crashing): the engine unloads it. */
+  onFailed: (reason: string) => void;
+}
+
+/** Why the server engine cannot drive a chat wrapper (its generation needs node-llama-cpp's own loop), or undefined. */
+export function serverIncompatibility(wrapper: ChatWrapper): string | undefined {
+  const syntax = callSyntax(wrapper);
+  if ('unsupported' in syntax) return syntax.unsupported;
+  const state = wrapper.generateContextState({
+    chatHistory: [{ type: 'user', text: 'hi' }],
+    availableFunctions: { probe: { description: 'probe', params: { type: 'object', properties: { a: { type: 'string' } } } } },
+    documentFunctionParams: true,
+  }) as { prefixTriggers?: unknown; noPrefixTrigger?: unknown; rerender?: unknown };
+  if (state.prefixTriggers || state.noPrefixTrigger || state.rerender) {
+    return `its chat format (${wrapper.wrapperName}) steers generation in stages that only node-llama-cpp's in-process loop performs`;
+  }
+  return undefined;
+}
+
+/**
+ * Threads for `threads: auto`, fixed for the process's life: the cores other work leaves free
+ * when it starts (the load average counts one runnable task as ours). llama.cpp's thread pool
+ * waits at every barrier for a thread the kernel has set aside: on this 2-core machine under a
+ * load average of 11, two threads generated 5-17 tokens/s where one generated 210-390.
+ */
+export function autoThreads(cores: number, load = loadavg()[0]!): number {
+  return Math.max(1, Math.min(cores, Math.ceil(cores - Math.max(0, load - 1))));
+}
+
+/** The memory a process holds (its resident set), from /proc. */
+function residentBytes(pid: number): number | undefined {
+  try {
+    const kib = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kib ? Number(kib) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function hiddenSpans(wrapper: ChatWrapper): HiddenSpan[] {
+  const segments = wrapper.settings.segments;
+  const spans: HiddenSpan[] = [];
+  for (const segment of [segments?.thought, segments?.comment]) {
+    if (!segment) continue;
+    const close = plainText(segment.suffix) ?? '';
+    if (typeof segment.prefix === 'object' && 'type' in segment.prefix && segment.prefix.type === 'openedOnStart')
+      spans.push({ open: '', close, openAtStart: true });
+    else {
+      const open = plainText(segment.prefix as never);
+      if (open) spans.push({ open, close });
+    }
+  }
+  return spans;
+}
+
+interface Running {
+  generated: number;
+  limit: number;
+}
+
+export class ServerModel implements LoadedModel {
+  readonly engine = 'server' as const;
+  lastUsed = Date.now();
+  idleTimer?: NodeJS.Timeout;
+  private process!: ServerProcess;
+  private client!: ServerClient;
+  private restarting?: Promise<void>;
+  private failure?: string;
+  private disposed = false;
+  private restarts = 0;
+  private crashes: number[] = [];
+  private generatedTokens = 0;
+  private typicalTokens?: number;
+  private msPerToken?: number;
+  private readonly prompt = { evaluated: 0, reused: 0 };
+  private readonly running = new Set<Running>();
+  private readonly queue: SlotQueue;
+
+  private constructor(
+    private readonly load: ServerModelLoad,
+    private readonly runtime: ServerRuntime,
+    private readonly args: string[],
+    private readonly threads: number,
+    readonly bytes: number,
+    parallel: number,
+  ) {
+    this.queue = new SlotQueue(parallel, load.settings.queueLimit, () => this.waitSeconds());
+  }
+
+  get info(): ModelFile {
+    return this.load.info;
+  }
+
+  get engineReason(): string {
+    return this.load.engineReason;
+  }
+
+  get busy(): number {
+    return this.queue.busy;
+  }
+
+  static async start(load: ServerModelLoad): Promise<ServerModel> {
+    const { vocab, llama, settings, info } = load;
+    const wrapper = resolveChatWrapper(vocab);
+    const syntax = callSyntax(wrapper);
+    if ('unsupported' in syntax) throw new Error(syntax.unsupported);
+    // A vocabulary-only model has no context facts of its own: the GGUF header has them.
+    const contextSize = Math.min(settings.contextSize, vocab.fileInsights.trainContextSize ?? settings.contextSize);
+    const threads = settings.threads === 'auto' ? autoThreads(llama.cpuMathCores) : settings.threads;
+    const gpu = load.gpu !== false && settings.gpuLayers !== 0;
+    const perSequence = bytesPerSequence(vocab, contextSize, Math.min(512, contextSize), 0);
+    const room = gpu ? (await llama.getVramState()).free : Math.min(load.roomBytes, freemem());
+    const parallel =
+      settings.parallel === 'auto'
+        ? defaultParallel({ bytesPerSequence: perSequence, availableBytes: room, gpu, cores: llama.cpuMathCores })
+        : settings.parallel;
+    const kvBytes = gpu ? 0 : parallel * perSequence;
+    // Evicted conversations' prompts wait in host RAM (llama-server's --cache-ram, 8 GiB by default):
+    // room for two full sets of slot states, at most a quarter of what the budget leaves, at least 64 MiB.
+    const hostRoom = Math.min(load.roomBytes - kvBytes, freemem());
+    const cacheMiB = Math.max(0, Math.min(8192, Math.floor((hostRoom * 0.25) / MiB), Math.max(64, Math.ceil((2 * parallel * perSequence) / MiB))));
+    const args = [
+      ['-m', info.path, '--alias', info.id],
+      // One KV buffer for all slots keeps GPU graphs reusable as the set of busy slots changes; on a
+      // CPU it made every step attend over all slots' cells (16 streams: 420 tok/s against 497 without).
+      ['-c', String(contextSize * parallel), '-np', String(parallel), gpu ? '--kv-unified' : '--no-kv-unified'],
+      ['-t', String(threads), '-tb', String(threads)],
+      ['--cache-ram', String(cacheMiB)],
+      gpu ? (typeof settings.gpuLayers === 'number' ? ['-ngl', String(settings.gpuLayers)] : []) : ['-ngl', '0', '--fit', 'off'],
+    ].flat();
+    const runtime: ServerRuntime = { llama, model: vocab, wrapper, contextSize, grammars: new GrammarCache(llama), syntax, hidden: hiddenSpans(wrapper) };
+    const model = new ServerModel(load, runtime, args, threads, load.weightBytes + kvBytes + cacheMiB * MiB, parallel);
+    await model.launch(load.onLoadProgress);
+    settings.log.info({ model: info.id, engine: 'server', pid: model.process.pid, threads, contextSize, sequences: parallel, cacheMiB }, 'model loaded');
+    return model;
+  }
+
+  private async launch(onLoadProgress?: (fraction: number) => void): Promise<void> {
+    const process = await ServerProcess.start({
+      paths: this.load.paths,
+      gpu: this.load.gpu,
+      args: this.args,
+      runDir: this.load.runDir,
+      log: this.load.settings.log,
+      onLoadProgress,
+    });
+    this.process = process;
+    this.client = new ServerClient(() => process.port, process.apiKey);
+    void process.exited.then((exit) => {
+      clearInterval(watchdog);
+      if (this.disposed || this.process !== process) return;
+      this.onCrash(exit.reason);
+    });
+    // A process that stops answering (hung, or stopped) is ended, and restarted like a crash.
+    let unanswered = 0;
+    let asking = false;
+    const every = this.load.settings.healthCheckMs ?? 15_000;
+    const watchdog = setInterval(() => {
+      if (asking || !process.running) return;
+      asking = true;
+      this.client
+        .json('GET', '/health', undefined, AbortSignal.timeout(Math.max(every, 2000)))
+        .then(
+          () => (unanswered = 0),
+          () => {
+            if (++unanswered < 2 || this.disposed || this.process !== process) return;
+            this.load.settings.log.error({ model: this.info.id, pid: process.pid }, 'llama-server stopped answering; ending it');
+            process.kill();
+          },
+        )
+        .finally(() => (asking = false));
+    }, every);
+    watchdog.unref();
+  }
+
+  private onCrash(reason: string): void {
+    const now = Date.now();
+    this.crashes = [...this.crashes.filter((at) => now - at < CRASH_WINDOW_MS), now];
+    this.load.settings.log.error({ model: this.info.id, reason }, 'the llama-server process of this model ended unexpectedly');
+    if (this.crashes.length >= CRASHES_ALLOWED) return this.fail(`${this.info.id} keeps crashing its llama-server process (${reason})`);
+    this.restarts++;
+    this.restarting = this.launch()
+      .catch((error: unknown) => this.fail(`${this.info.id} could not be restarted: ${error instanceof Error ? error.message : String(error)}`))
+      .finally(() => (this.restarting = undefined));
+  }
+
+  private fail(reason: string): void {
+    this.failure = reason;
+    this.queue.rejectWaiting(new HearthError('model_load_failed', reason, { param: 'model' }));
+    this.load.onFailed(reason);
+  }
+
+  async run(request: GenerationRequest): Promise<GenerationResult> {
+    await this.queue.acquire(request.signal);
+    const running: Running = { generated: 0, limit: request.maxTokens ?? this.runtime.contextSize };
+    this.running.add(running);
+    const started = performance.now();
+    const forward = request.onText;
+    const onText = forward
+      ? (delta: string) => {
+          running.generated++;
+          this.generatedTokens++;
+          forward(delta);
+        }
+      : undefined;
+    try {
+      await this.restarting;
+      if (this.failure) throw new HearthError('model_load_failed', this.failure, { param: 'model' });
+      const result = await generateOnServer(this.runtime, this.client, { ...request, onText }, (counts) => {
+        this.prompt.evaluated += counts.evaluated;
+        this.prompt.reused += counts.reused;
+      });
+      this.generatedTokens += result.completionTokens - running.generated;
+      running.generated = 0;
+      if (result.finishReason !== 'cancelled') {
+        this.typicalTokens = blend(this.typicalTokens, result.completionTokens);
+        if (result.completionTokens > 0) this.msPerToken = blend(this.msPerToken, (performance.now() - started) / result.completionTokens);
+      }
+      return result;
+    } catch (error) {
+      // The process is ending: wait for its exit (a moment) so its restart is under way before the next request.
+      if (error instanceof HearthError && error.code === 'engine_crashed') await Promise.race([this.process.exited, sleep(2000)]);
+      throw error;
+    } finally {
+      this.generatedTokens -= running.generated;
+      this.running.delete(running);
+      this.queue.release();
+    }
+  }
+
+  status(): LoadedStatus {
+    return {
+      id: this.info.id,
+      engine: this.engine,
+      engineReason: this.engineReason,
+      threads: this.threads,
+      threadChoices: [],
+      steps: 0,
+      contextSize: this.runtime.contextSize,
+      sequences: this.queue.capacity,
+      busy: this.queue.busy,
+      queued: this.queue.queued,
+      generatedTokens: this.generatedTokens,
+      memoryBytes: residentBytes(this.process.pid) ?? this.bytes,
+      process: { pid: this.process.pid, restarts: this.restarts },
+      promptTokens: { ...this.prompt },
+    };
+  }
+
+  /** The process's /metrics counters (tests and benchmarks read the server's own figures). */
+  metrics(): Promise<Record<string, number>> {
+    return this.client.metrics();
+  }
+
+  /** The running process (tests end it to check crash handling). */
+  get serverProcess(): ServerProcess {
+    return this.process;
+  }
+
+  rejectWaiting(error: unknown): void {
+    this.queue.rejectWaiting(error);
+  }
+
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    await this.restarting;
+    await this.process.stop();
+    await this.load.vocab.dispose();
+  }
+
+  private waitSeconds(): number {
+    return secondsUntilFirstFree([...this.running], this.msPerToken, this.typicalTokens);
+  }
+}

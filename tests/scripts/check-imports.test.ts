@@ -1,0 +1,88 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const script = join(import.meta.dirname, '../../scripts/check-imports.js');
+const made: string[] = [];
+
+/** A repository whose companion/src holds these files (path -> source). */
+function repository(sources: Record<string, string>): string {
+  const root = mkdtempSync(join(tmpdir(), 'hearth-imports-'));
+  made.push(root);
+  for (const [path, text] of Object.entries(sources)) {
+    const file = join(root, 'companion/src', path);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, text);
+  }
+  return root;
+}
+
+function check(root?: string): { status: number | null; output: string } {
+  const result = spawnSync(process.execPath, [script, ...(root ? [root] : [])], { encoding: 'utf8' });
+  return { status: result.status, output: result.stdout + result.stderr };
+}
+
+afterEach(() => {
+  for (const root of made.splice(0)) rmSync(root, { recursive: true, force: true });
+});
+
+describe('npm run lint: the import check', () => {
+  it('passes this repository', () => {
+    const { status, output } = check();
+    expect(output).toContain('no circles');
+    expect(status).toBe(0);
+  });
+
+  it('passes folders that import one way', () => {
+    const root = repository({
+      'tools/catalog.ts': "import { name } from './names.js';\nexport const catalog = [name];\n",
+      'tools/names.ts': "export const name = 'shell';\n",
+      'agents/run.ts': "import { catalog } from '../tools/catalog.js';\nexport const run = catalog;\n",
+      'mcp/bridge.ts': "import { catalog } from '../tools/catalog.js';\nexport const bridge = catalog;\n",
+    });
+    expect(check(root).status).toBe(0);
+  });
+
+  it('fails on two folders that import each other, though no two files do', () => {
+    const root = repository({
+      'tools/catalog.ts': "import { definition } from '../agents/definitions.js';\nexport const catalog = [definition];\n",
+      'agents/definitions.ts': "export const definition = 'helper';\n",
+      'agents/run.ts': "import { catalog } from '../tools/catalog.js';\nexport const run = catalog;\n",
+    });
+    const { status, output } = check(root);
+    expect(status).toBe(1);
+    expect(output).toContain('folder circle: ');
+    expect(output).toContain('companion/src/tools/catalog.ts -> companion/src/agents/definitions.ts');
+    expect(output).toContain('companion/src/agents/run.ts -> companion/src/tools/catalog.ts');
+    expect(output).not.toContain('import circle:');
+  });
+
+  it('fails on a circle through three folders, and on a root file in one', () => {
+    const three = repository({
+      'agents/a.ts': "export { b } from '../mcp/b.js';\n",
+      'mcp/b.ts': "export { c as b } from '../memory/c.js';\n",
+      'memory/c.ts': "import type { A } from '../agents/types.js';\nexport const c = 1 as unknown as A;\n",
+      'agents/types.ts': 'export type A = number;\n',
+    });
+    expect(check(three)).toMatchObject({ status: 1, output: expect.stringContaining('folder circle: ') });
+    const rooted = repository({
+      'services.ts': "export { run } from './agents/run.js';\n",
+      'agents/run.ts': 'export const run = 1;\n',
+      'agents/other.ts': "import type { run } from '../services.js';\nexport type Other = typeof run;\n",
+    });
+    expect(check(rooted).output).toContain('folder circle: ');
+    expect(check(rooted).status).toBe(1);
+  });
+
+  it('fails on files that import each other', () => {
+    const root = repository({
+      'agents/a.ts': "import { b } from './b.js';\nexport const a = b;\n",
+      'agents/b.ts': "import { a } from './a.js';\nexport const b = a;\n",
+    });
+    const { status, output } = check(root);
+    expect(status).toBe(1);
+    expect(output).toContain('import circle: companion/src/agents/');
+  });
+});

@@ -1,0 +1,96 @@
+/** One reply of a conversation, from a model or from an agent, written into the reply as it comes. */
+import type { Conversation, StoredMessage } from '$lib/storage/conversations';
+import type { AgentRecord } from '#shared/api/agents.js';
+import { replyText, runAgentTurn } from './agent-reply';
+import { generate, type ModelRef } from './backends';
+import type { FitResult } from './context';
+import { charsOf, ContextOverflow } from './history';
+
+/** What one request sends, after the overflow policy. */
+export type Plan = FitResult & { rate: number; window: number | null; budget: number };
+
+export interface Turn {
+  conversation: Conversation;
+  /** The reply being written (the last message). */
+  reply: StoredMessage;
+  signal: AbortSignal;
+  /** Text arrived: the store saves now and then. */
+  progress(): void;
+  /** Fits the conversation into `window` with the system text and other fixed tokens before it. */
+  plan(window: number | null, fixedText: string, fixedTokens?: number): Plan;
+}
+
+const sameIds = (a: string[], b: string[]) => a.length === b.length && a.every((id, index) => id === b[index]);
+
+/** A model's reply, with the conversation's system prompt and sampling settings. */
+export async function modelTurn(turn: Turn, ref: ModelRef, window: number | null, label: string): Promise<void> {
+  const { conversation, reply, signal } = turn;
+  const { settings } = conversation;
+  const system = settings.systemPrompt.trim();
+  const plan = turn.plan(window, system);
+  if (!plan.fits) throw new ContextOverflow(plan, plan.window!, plan.budget, label);
+  reply.omitted = plan.omitted;
+  const messages = [...(system ? [{ role: 'system' as const, content: system }] : []), ...plan.kept.map(({ role, content }) => ({ role, content }))];
+  let firstToken: number | null = null;
+  const result = await generate({
+    model: ref,
+    messages,
+    temperature: settings.temperature ?? undefined,
+    top_p: settings.topP ?? undefined,
+    max_tokens: settings.maxTokens ?? undefined,
+    signal,
+    onDelta: (text) => {
+      firstToken ??= performance.now();
+      reply.content += text;
+      turn.progress();
+    },
+  });
+  const seconds = firstToken === null ? 0 : (performance.now() - firstToken) / 1000;
+  reply.finishReason = result.finishReason;
+  reply.stats = {
+    promptTokens: result.promptTokens,
+    completionTokens: result.completionTokens,
+    tokensPerSecond: result.tokensPerSecond ?? (result.completionTokens && seconds > 0 ? result.completionTokens / seconds : null),
+    durationMs: null,
+    promptChars: charsOf(messages),
+  };
+}
+
+/**
+ * An agent's reply: its run continues the agent's conversation when that holds exactly the turns
+ * kept, else starts a new one from them.
+ */
+export async function agentTurn(turn: Turn, agentId: string, agent: AgentRecord | undefined, window: number | null, onApproval: () => void): Promise<void> {
+  const { conversation, reply, signal } = turn;
+  // Besides the messages the run sends the agent's instructions, what memory recalls and its tools' descriptions.
+  const recalled = agent?.memory.enabled ? (agent.memory.budget_tokens ?? 800) : 0;
+  const plan = turn.plan(window, agent?.instructions ?? '', recalled + (agent?.tools.length ?? 0) * 150);
+  if (!plan.fits) throw new ContextOverflow(plan, window!, plan.budget, agent?.name ?? agentId);
+  reply.omitted = plan.omitted;
+  const before = plan.kept.slice(0, -1).map((message) => message.id);
+  const thread = conversation.agentThread;
+  const continuing = thread?.agent === agentId && sameIds(thread.messages, before);
+  const question = plan.kept.at(-1)!;
+  const run = await runAgentTurn({
+    agentId,
+    input: continuing ? question.content : plan.kept.map(({ role, content }) => ({ role, content })),
+    conversationId: continuing ? thread!.conversationId : undefined,
+    signal,
+    onView: (view) => {
+      reply.runId = view.id;
+      reply.steps = view.steps;
+      reply.content = replyText(view);
+      turn.progress();
+    },
+    onApproval,
+  });
+  reply.content = run.output_text;
+  conversation.agentThread = { agent: agentId, conversationId: run.conversation_id, messages: [...before, question.id, reply.id] };
+  const seconds = run.completed_at ? run.completed_at - run.created_at : 0;
+  reply.stats = {
+    promptTokens: run.usage.prompt_tokens,
+    completionTokens: run.usage.completion_tokens,
+    tokensPerSecond: seconds > 0 ? run.usage.completion_tokens / seconds : null,
+    durationMs: null,
+  };
+}

@@ -1,0 +1,172 @@
+/**
+ * Who may connect to the companion (Server screen): network exposure, required access keys and
+ * other web pages allowed to call it. Saved as the configuration's other changes are: the plan
+ * first, its high-risk parts shown in words and confirmed, then apply; the companion's own rules
+ * (no exposure without required keys and a key to use) decide, and its refusals are shown in words.
+ */
+import { ApiError } from '$lib/api/client';
+import { applyChange, planChange, readConfig, type ConfigChange } from '$lib/api/settings';
+import {
+  accessChange,
+  accessDiffers,
+  accessFormFrom,
+  normaliseOrigin,
+  originProblem,
+  problemText,
+  restartText,
+  riskText,
+  type AccessForm,
+} from '$lib/settings/server-access';
+import type { ApplyResult, ConfigProblem } from '#shared/api/admin-config.js';
+import type { ServerSettings } from '#shared/api/config.js';
+import { session } from './session.svelte';
+
+function describe(error: unknown): string {
+  if (error instanceof ApiError && error.code === 'admin_credential_required') {
+    session.markSignedOut();
+    return `Sign in to change who may connect. ${session.howToSignIn}`;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+export class ServerAccessStore {
+  /** The settings in force (as config.yaml has them). */
+  current = $state<ServerSettings | null>(null);
+  form = $state<AccessForm | null>(null);
+  /** The web page address being typed, and why it cannot be added. */
+  newOrigin = $state('');
+  originError = $state<string | null>(null);
+  saving = $state(false);
+  /** The companion's refusals of the last change, in words (and a command to run, where one solves it). */
+  problems = $state<{ text: string; command?: string }[]>([]);
+  /** The high-risk parts of the change, in words, while it waits for confirmation. */
+  risks = $state<string[] | null>(null);
+  error = $state<string | null>(null);
+  notice = $state<string | null>(null);
+  #pending: ConfigChange | null = null;
+
+  changed = $derived(!!this.form && !!this.current && accessDiffers(this.form, this.current));
+
+  async refresh(): Promise<void> {
+    try {
+      const document = await readConfig();
+      this.current = document.server;
+      this.form = accessFormFrom(document.server);
+      this.error = null;
+    } catch (error) {
+      this.error = describe(error);
+    }
+  }
+
+  /** Choosing to let other machines in ticks "Require an access key": the companion insists on it. */
+  setExposure(exposure: AccessForm['exposure']): void {
+    if (!this.form) return;
+    this.form.exposure = exposure;
+    if (exposure !== 'loopback') this.form.requireKeys = true;
+    this.edited();
+  }
+
+  edited(): void {
+    this.problems = [];
+    this.error = null;
+    this.risks = null;
+    this.notice = null;
+    this.#pending = null;
+  }
+
+  addOrigin(): boolean {
+    if (!this.form) return false;
+    this.originError = originProblem(this.newOrigin, this.form.origins);
+    if (this.originError) return false;
+    this.form.origins = [...this.form.origins, normaliseOrigin(this.newOrigin)];
+    this.newOrigin = '';
+    this.edited();
+    return true;
+  }
+
+  removeOrigin(origin: string): void {
+    if (!this.form) return;
+    this.form.origins = this.form.origins.filter((entry) => entry !== origin);
+    this.edited();
+  }
+
+  /** Plans the change: a high-risk one waits for `confirm()`, any other is applied at once. */
+  async save(): Promise<void> {
+    if (!this.form) return;
+    const change = accessChange(this.form);
+    this.edited();
+    this.saving = true;
+    try {
+      const plan = await planChange(change);
+      if (plan.risks.length > 0) {
+        this.#pending = change;
+        this.risks = plan.risks.map((risk) => riskText(risk, this.form!, this.#port()));
+        return;
+      }
+      await this.#apply(change, false);
+    } catch (error) {
+      this.#failed(error);
+    } finally {
+      this.saving = false;
+    }
+  }
+
+  /** Applies the change whose risks are shown. */
+  async confirm(): Promise<void> {
+    const change = this.#pending;
+    if (!change) return;
+    this.saving = true;
+    try {
+      await this.#apply(change, true);
+    } catch (error) {
+      this.#failed(error);
+    } finally {
+      this.saving = false;
+    }
+  }
+
+  /** The port Hearth listens on now (this app is served by it), which it keeps when it starts again the same way. */
+  #port(): number {
+    const here = typeof location === 'undefined' ? 0 : Number(location.port);
+    return here || this.current?.port || 4777;
+  }
+
+  cancel(): void {
+    this.risks = null;
+    this.#pending = null;
+  }
+
+  async #apply(change: ConfigChange, confirm: boolean): Promise<void> {
+    let result: ApplyResult;
+    try {
+      result = await applyChange(change, confirm);
+    } catch (error) {
+      // Something made it high-risk since the plan: ask again.
+      if (error instanceof ApiError && error.code === 'confirmation_required' && !confirm) {
+        const plan = await planChange(change);
+        this.#pending = change;
+        this.risks = plan.risks.map((risk) => riskText(risk, this.form!, this.#port()));
+        return;
+      }
+      throw error;
+    }
+    this.risks = null;
+    this.#pending = null;
+    await this.refresh();
+    this.notice = restartText(result.restart_required, session.startAdvice) ?? 'Saved. It applies now.';
+  }
+
+  #failed(error: unknown): void {
+    this.risks = null;
+    this.#pending = null;
+    const problems = error instanceof ApiError && error.code === 'config_invalid' ? (error.details.problems as ConfigProblem[] | undefined) : undefined;
+    const keyCommand = session.commands?.key_command ?? 'npm run hearth -- keys create';
+    if (problems?.length)
+      this.problems = problems
+        .map((problem) => problemText(problem, keyCommand))
+        .filter((entry, index, all) => all.findIndex((other) => other.text === entry.text) === index);
+    else this.error = describe(error);
+  }
+}
+
+export const serverAccess = new ServerAccessStore();
