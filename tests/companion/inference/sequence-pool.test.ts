@@ -48,7 +48,7 @@ describe('choosing a free sequence', () => {
 let model: LlamaModel;
 let runtime: ModelRuntime;
 // About 600 tokens in the tiny model's vocabulary.
-const system = Array.from({ length: 20 }, () => 'you can see the water and the sound of the day').join(', ');
+const system = Array.from({ length: 40 }, () => 'you can see the water and the sound of the day').join(', ');
 
 beforeAll(async () => {
   const llama = await loadLlama('cpu');
