@@ -9,8 +9,9 @@
  * Hearth runs as `hearth serve` once per engine (HEARTH_ENGINE=server and =in-process; a column is
  * labelled by the engine GET /admin/status reports, and dropped with a note when Hearth fell back),
  * beside llama-server stand-alone: the engine's own build (the binary Hearth's server engine runs, on
- * node-llama-cpp's libraries; built here when missing, as `npm run engine:build` does), with
- * llama-server's defaults. HEARTH_BENCH_NATIVE=1 adds the full native build bench:peer uses (about ten
+ * node-llama-cpp's libraries; built here when missing, as `npm run engine:build` does), once with
+ * llama-server's defaults and once with the very flags Hearth's server engine gave it (read from its
+ * process: Hearth / that is HTTP over engine). HEARTH_BENCH_NATIVE=1 adds the full native build bench:peer uses (about ten
  * minutes to build the first time). Four sequences on every side (`models.parallel: 4`, `-np 4`), the
  * generated `small` model, default settings otherwise (llama-server keeps evicted prompts in host RAM,
  * `--cache-ram`). The systems take turns case by case, so a change in the machine's load hits them
@@ -27,7 +28,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from '../companion/src/store/files.js';
-import { engineServer, llamaServer, startServer, type RunningServer } from './llama-server.js';
+import { engineServer, hearthServerArgs, llamaServer, startServer, type RunningServer } from './llama-server.js';
 import { median, streamChat } from './streams.js';
 
 const SEQUENCES = 4;
@@ -37,8 +38,10 @@ const CASES = (process.env.HEARTH_BENCH_CONVERSATIONS ?? '1,2,3,8').split(',').m
 const REPLY_TOKENS = 32;
 /** The column the ratios are taken against. */
 const PEER = 'llama-server (engine build)';
-/** About 3.5 tokens per word in the generated model's vocabulary: ~1,250 tokens. */
-const SYSTEM_WORDS = 355;
+/** The same binary with the flags Hearth's server engine gave it: Hearth / this is HTTP over engine. */
+const SAME_FLAGS = "llama-server (engine build, Hearth's flags)";
+/** About 1.1 tokens per word in the generated model's vocabulary: ~1,250 tokens. */
+const SYSTEM_WORDS = 1100;
 
 const print = (line: string) => process.stdout.write(`${line}\n`);
 const load = () => loadavg()[0]!.toFixed(2);
@@ -129,7 +132,8 @@ const systems: System[] = [];
 const notes: string[] = [];
 const hearthBin = join(repo, 'bin', 'hearth.js');
 
-async function startHearth(engine: 'in-process' | 'server'): Promise<void> {
+/** Starts Hearth on one engine; for the server engine returns the flags it gave llama-server. */
+async function startHearth(engine: 'in-process' | 'server'): Promise<string[] | undefined> {
   const dataDir = join(root, `hearth-${engine}`);
   mkdirSync(dataDir);
   writeFileAtomic(
@@ -156,15 +160,17 @@ async function startHearth(engine: 'in-process' | 'server'): Promise<void> {
       `Hearth with HEARTH_ENGINE=${engine} ran the ${entry?.engine ?? 'unknown'} engine (${entry?.engine_reason ?? 'no reason given'}); column left out.`,
     );
     await hearth.stop();
-    return;
+    return undefined;
   }
   systems.push({ label: `Hearth (${engine === 'server' ? 'server' : 'in-process'} engine)`, url: hearth.url, model: 'small' });
+  return engine === 'server' ? hearthServerArgs(hearth.url, dataDir) : undefined;
 }
 
-/** llama-server stand-alone with its defaults apart from the slots and context. */
-async function startLlamaServer(label: string, binary: string, libraries?: string): Promise<void> {
+/** llama-server stand-alone: its defaults apart from the slots and context, or the flags given. */
+async function startLlamaServer(label: string, binary: string, libraries?: string, flags?: string[]): Promise<void> {
   const port = 19000 + Math.floor(Math.random() * 1000);
-  const args = ['-m', modelPath, '--host', '127.0.0.1', '--port', String(port), '-np', String(SEQUENCES), '-c', String(CONTEXT * SEQUENCES)];
+  const args = flags ? [...flags] : ['-m', modelPath, '--host', '127.0.0.1', '--port', '', '-np', String(SEQUENCES), '-c', String(CONTEXT * SEQUENCES)];
+  args[args.indexOf('--port') + 1] = String(port);
   const env = libraries ? { ...process.env, LD_LIBRARY_PATH: libraries } : process.env;
   const server = await startServer(binary, args, port, env, libraries);
   started.push(server);
@@ -174,10 +180,17 @@ async function startLlamaServer(label: string, binary: string, libraries?: strin
 
 // The engine's build first: Hearth's server engine needs it too (without it, Hearth falls back and says so).
 const engineBuild = await engineServer(print);
-await startHearth('server');
+const hearthFlags = await startHearth('server');
 await startHearth('in-process');
 if ('skipped' in engineBuild) notes.push(`llama-server (engine build): skipped — ${engineBuild.skipped}`);
-else await startLlamaServer(PEER, engineBuild.paths.binary, engineBuild.paths.libraries.dir);
+else {
+  const { binary, libraries } = engineBuild.paths;
+  await startLlamaServer(PEER, binary, libraries.dir);
+  if (hearthFlags) {
+    print(`${SAME_FLAGS}: ${hearthFlags.join(' ')}`);
+    await startLlamaServer(SAME_FLAGS, binary, libraries.dir, hearthFlags);
+  }
+}
 if (process.env.HEARTH_BENCH_NATIVE === '1') {
   const native = await llamaServer(print);
   if ('skipped' in native) notes.push(`llama-server (native build): skipped — ${native.skipped}`);
@@ -246,19 +259,23 @@ try {
   await stopAll();
 }
 
-const peer = systems.find((system) => system.label === PEER);
-const ours = systems.filter((system) => system.label.startsWith('Hearth'));
+const has = (label: string) => systems.some((system) => system.label === label);
+const ratios: { header: string; of: string; to: string }[] = [];
+for (const system of systems.filter((entry) => entry.label.startsWith('Hearth')))
+  if (has(PEER)) ratios.push({ header: `${system.label} / llama-server`, of: system.label, to: PEER });
+if (has('Hearth (server engine)') && has(SAME_FLAGS))
+  ratios.push({ header: 'Hearth (server engine) / same binary, same flags', of: 'Hearth (server engine)', to: SAME_FLAGS });
 const cells = (values: string[]) => print(`| ${values.join(' | ')} |`);
 print('');
 print('Later-turn first-token time, median (ms):');
 print('');
-cells(['case', ...systems.map((system) => system.label), ...(peer ? ours.map((system) => `${system.label} / llama-server`) : []), 'load (1 min)']);
-cells(Array.from({ length: 2 + systems.length + (peer ? ours.length : 0) }, () => '---'));
+cells(['case', ...systems.map((system) => system.label), ...ratios.map((ratio) => ratio.header), 'load (1 min)']);
+cells(Array.from({ length: 2 + systems.length + ratios.length }, () => '---'));
 for (const row of rows) {
   cells([
     row.label,
     ...systems.map((system) => (row.ms.get(system.label) ?? 0).toFixed(0)),
-    ...(peer ? ours.map((system) => (row.ms.get(system.label)! / row.ms.get(peer.label)!).toFixed(2)) : []),
+    ...ratios.map((ratio) => (row.ms.get(ratio.of)! / row.ms.get(ratio.to)!).toFixed(2)),
     row.load,
   ]);
 }
