@@ -37,7 +37,7 @@ try {
       },
     );
     child.unref();
-    console.log('hearth: building the llama-server engine in the background (see `hearth engine status`).');
+    console.log('hearth: building the llama-server engine in the background (`npm run hearth -- engine status` shows its progress).');
   }
 } catch (error) {
   // The install must not fail for the engine's sake.

@@ -2,6 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { installDrain } from './http/drain.js';
 import { frameworkError, installErrorHandling } from './http/error-handler.js';
 import { installPerimeter } from './http/perimeter.js';
+import { installRequestMetrics } from './http/request-metrics.js';
 import { installUpgradeRule } from './http/upgrade-rule.js';
 import { RequestLog } from './http/request-log.js';
 import { adminRoutes } from './routes/admin.js';
@@ -11,8 +12,9 @@ import { imageRoutes } from './routes/images.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { mediaRoutes } from './routes/media.js';
 import { memoryRoutes } from './routes/memory.js';
+import { metricsRoutes } from './routes/metrics.js';
 import { openaiRoutes } from './routes/openai.js';
-import type { RouteOptions } from './routes/plugin.js';
+import { routeContexts } from './routes/contexts.js';
 import { webRoutes } from './routes/web.js';
 import type { Services } from './services.js';
 
@@ -31,22 +33,29 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // JSON only: a text/plain body must be 415, not a string that fails validation later.
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
+  // First of the hooks: a request the perimeter refuses is counted too.
+  installRequestMetrics(app, () => services.metrics);
   // Before the perimeter: no key makes a plain-HTTP agent call from another machine acceptable.
   installUpgradeRule(app, () => services.channel.status());
   installDrain(app, () => services.stopWork());
   installPerimeter(app, { server: () => services.config.server, keys: services.keys, admin: services.admin, agents: services.dispatcher });
-  const routeOptions: RouteOptions = { services, webRoot: options.webRoot };
-  await app.register(healthRoutes, routeOptions);
-  await app.register(openaiRoutes, routeOptions);
-  await app.register(imageRoutes, routeOptions);
-  await app.register(mediaRoutes, routeOptions);
-  await app.register(agentRoutes, routeOptions);
-  await app.register(adminRoutes, routeOptions);
-  await app.register(memoryRoutes, routeOptions);
-  await app.register(mcpRoutes, routeOptions);
-  await app.register(webRoutes, routeOptions);
+  // Each family gets only its own context (routes/contexts.ts), never the whole of Services.
+  const contexts = routeContexts(services, options.webRoot);
+  await app.register(healthRoutes, contexts.health);
+  await app.register(metricsRoutes, contexts.metrics);
+  await app.register(openaiRoutes, contexts.openai);
+  await app.register(imageRoutes, contexts.images);
+  await app.register(mediaRoutes, contexts.media);
+  await app.register(agentRoutes, contexts.agents);
+  await app.register(adminRoutes, contexts.admin);
+  await app.register(memoryRoutes, contexts.memory);
+  await app.register(mcpRoutes, contexts.mcp);
+  await app.register(webRoutes, contexts.web);
   return app;
 }
+
+/** How request schemas are applied: clients must get 400 for wrong types, not a silent coercion of "5" into 5. */
+export const VALIDATION = { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } } as const;
 
 /** Fastify settings both listeners share (this one and the secure channel's). */
 export function serverOptions(options: Omit<AppOptions, 'webRoot'>) {
@@ -56,8 +65,7 @@ export function serverOptions(options: Omit<AppOptions, 'webRoot'>) {
     // One line per request at debug, not two JSON lines at info.
     logController: new RequestLog(),
     bodyLimit: services.config.server.body_limit_mb * 1024 * 1024,
-    // Clients must get 400 for wrong types, not a silent coercion of "5" into 5.
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
+    ajv: VALIDATION,
     // Time to receive a whole request (slow-client defence); generating the answer is not limited.
     requestTimeout: services.config.server.limits.request_timeout_seconds * 1000,
     forceCloseConnections: true,

@@ -3,7 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serverOptions } from './app.js';
 import { installChannelPerimeter } from './http/channel-perimeter.js';
 import { installErrorHandling } from './http/error-handler.js';
-import type { RouteOptions } from './routes/plugin.js';
+import { routeContexts } from './routes/contexts.js';
 import { channelRoutes } from './routes/channel.js';
 import type { Services } from './services.js';
 
@@ -26,7 +26,6 @@ export async function buildChannelApp(options: ChannelAppOptions): Promise<Fasti
   app.server.on('secureConnection', (socket: TLSSocket) => services.channel.attach(socket));
   installErrorHandling(app);
   installChannelPerimeter(app, services.channel);
-  const routeOptions: RouteOptions = { services, webRoot: '' };
-  await app.register(channelRoutes, routeOptions);
+  await app.register(channelRoutes, routeContexts(services).channel);
   return app;
 }

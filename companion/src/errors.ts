@@ -95,6 +95,16 @@ export const ERRORS: Record<ErrorCode, ErrorRow> = {
   },
   provider_unreachable: { status: 502, type: 'server_error', message: 'The model provider could not be reached.' },
   provider_error: { status: 502, type: 'server_error', message: 'The model provider answered with an error.' },
+  provider_unavailable: {
+    status: 503,
+    type: 'server_error',
+    message: 'Every endpoint of this provider is down; Hearth keeps checking them and sends requests again once one answers.',
+  },
+  provider_interrupted: {
+    status: 502,
+    type: 'server_error',
+    message: 'The provider stopped answering after its reply had begun; the reply is incomplete and was not retried.',
+  },
   internal_error: { status: 500, type: 'server_error', message: 'An internal error occurred. Details are in the server log.' },
   model_capability_missing: {
     status: 400,

@@ -22,7 +22,7 @@ export interface Invocation {
 }
 
 /**
- * The subcommands (README: The `hearth` command); `COMMAND` is the placeholder in usage text. A
+ * The subcommands (docs/cli.md); `COMMAND` is the placeholder in usage text. A
  * mention followed by a colon is a message's label (`hearth pull: cancelled`), not an instruction.
  */
 const SUBCOMMANDS = ['serve', 'pull', 'keys', 'secret', 'config', 'mcp', 'devices', 'remote', 'cloud', 'open', 'engine', 'COMMAND'];

@@ -4,13 +4,17 @@ import { modelLoadSettings } from './config/model-overrides.js';
 import { ModelCatalog } from './models/catalog.js';
 import { join } from 'node:path';
 import type { EngineSetting } from '#shared/api/admin.js';
-import { Engine } from './inference/engine.js';
+import { type Engine, type LoadEvent } from './inference/engine.js';
 import { ServerBuild } from './inference/server/build-service.js';
 import { sweepOrphans } from './inference/server/process.js';
 import { EngineMonitor } from './inference/monitor.js';
 import { DownloadManager } from './models/downloads.js';
 import { Embeddings } from './inference/embeddings.js';
 import { ProviderClient } from './providers/client.js';
+import { ProviderPools } from './providers/pools.js';
+import { Metrics } from './metrics/metrics.js';
+import { MeteredEngine } from './metrics/metered-engine.js';
+import { storedStates } from './metrics/stored-states.js';
 import { ResponseStore } from './store/responses.js';
 import { AdminCredential } from './access/admin-credential.js';
 import { KeyStore } from './access/keys.js';
@@ -67,6 +71,10 @@ export interface Services {
   embeddings: Embeddings;
   /** The configured model providers (`<provider>/<model>`): listing, forwarding, status. */
   providers: ProviderClient;
+  /** Every provider's endpoints (a pool, or one): health checks, circuits, load, conversation affinity; kept across configuration changes. */
+  pools: ProviderPools;
+  /** What GET /metrics reports (Prometheus text format). */
+  metrics: Metrics;
   catalog: ModelCatalog;
   responses: ResponseStore;
   /** Memory: transcript, signals, distillation, search, recall, consolidation. */
@@ -108,6 +116,18 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const secrets = new SecretStore(paths.secrets);
     const threads = threadMemory(db);
     const monitor: EngineMonitor = new EngineMonitor({ engine: (): Engine => engine });
+    const pools = new ProviderPools(secrets.resolve, { log: options.log });
+    const metrics: Metrics = new Metrics({
+      engine: () => engine,
+      pools: () => pools.list(),
+      stored: () => storedStates(db),
+      localModels: () => catalog.knownLocal(),
+    });
+    pools.observer = metrics;
+    const onLoad = (event: LoadEvent): void => {
+      monitor.onLoad(event);
+      metrics.onLoad(event);
+    };
     // llama-server processes a killed companion left on this data folder end before any new one starts.
     const runDir = join(paths.root, 'engine');
     sweepOrphans(runDir, options.log);
@@ -115,15 +135,19 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const build = new ServerBuild(process.env, options.log);
     // After the first start the llama-server engine is built in the background (models run in process meanwhile).
     if (engineOf(config).engine !== 'in-process') build.startInBackground();
-    const engine = new Engine({
-      ...engineOf(config),
-      build,
-      runDir,
-      threadMemory: threads,
-      log: options.log,
-      onLoad: monitor.onLoad,
-    });
-    const providers = new ProviderClient(config.providers, secrets.resolve);
+    const engine: Engine = new MeteredEngine(
+      {
+        ...engineOf(config),
+        build,
+        runDir,
+        threadMemory: threads,
+        log: options.log,
+        onLoad,
+      },
+      metrics,
+    );
+    pools.configure(config.providers);
+    const providers = new ProviderClient(config.providers, secrets.resolve, undefined, pools);
     const scanOf = (document: ConfigDocument) => ({
       modelsDirs: [paths.models, ...(options.modelsDirs ?? document.models.dirs)],
       externalSources: options.externalSources ?? document.models.external_sources,
@@ -150,6 +174,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       }),
       embeddings,
       providers,
+      pools,
+      metrics,
       catalog,
       responses: new ResponseStore(db),
       memory: new MemoryService({
@@ -200,7 +226,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       reconfigure(next: ConfigDocument) {
         services.config = next;
         engine.configure(engineOf(next));
-        services.providers = new ProviderClient(next.providers, secrets.resolve);
+        pools.configure(next.providers);
+        services.providers = new ProviderClient(next.providers, secrets.resolve, undefined, pools);
         catalog.configure(scanOf(next), services.providers);
         services.mcp.configure(next.mcp_services);
         services.images.invalidate();
@@ -213,6 +240,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         // Runs end first: they still write their outcome, their conversation and memory.
         await agents.close();
         monitor.stop();
+        pools.close();
         await services.downloads.close();
         await services.memory.close();
         // Every MCP connection and service process ends before the data directory is released.

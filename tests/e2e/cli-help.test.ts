@@ -81,9 +81,9 @@ describe('hearth COMMAND --help', () => {
     expect(result.stdout).not.toMatch(/(^|\s)hearth (serve|open|keys)/m);
   });
 
-  it("the README's command block lists every command", () => {
-    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-    const block = /## The `hearth` command\n[\s\S]*?```\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+  it('the command block of docs/cli.md lists every command', () => {
+    const page = readFileSync(join(REPO_ROOT, 'docs', 'cli.md'), 'utf8');
+    const block = /^# The `hearth` command\n[\s\S]*?```\n([\s\S]*?)```/m.exec(page)?.[1] ?? '';
     for (const command of COMMANDS) expect(block).toMatch(new RegExp(`^hearth ${command} `, 'm'));
   });
 });
@@ -133,9 +133,14 @@ describe('every printed command runs as written', () => {
     for (const line of commands) await expectHelp(line);
   }, 120_000);
 
-  it('the README: every hearth and npm run hearth -- command in it runs with --help', async () => {
-    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-    const commands = commandsIn(readme);
+  it('the README and docs/: every hearth and npm run hearth -- command in them runs with --help', async () => {
+    const pages = [
+      'README.md',
+      ...readdirSync(join(REPO_ROOT, 'docs'))
+        .filter((name) => name.endsWith('.md'))
+        .map((name) => join('docs', name)),
+    ];
+    const commands = commandsIn(pages.map((page) => readFileSync(join(REPO_ROOT, page), 'utf8')).join('\n'));
     expect(commands).toEqual(expect.arrayContaining(['npm run hearth -- open', 'hearth open']));
     const linked = { ...env, PATH: linkedPath() };
     for (const line of commands) await expectHelp(line, line.startsWith('hearth ') ? { env: linked } : {});

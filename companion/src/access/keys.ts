@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { HearthError } from '../errors.js';
 import type { Db } from '../store/database.js';
-import { ROUTE_SCOPES, type AccessKeyRecord, type CreatedKey, type RouteScope } from '#shared/api/access.js';
+import { DEFAULT_KEY_SCOPES, type AccessKeyRecord, type CreatedKey, type RouteScope } from '#shared/api/access.js';
 
 const MAX_LIFETIME_MS = 36500 * 86_400_000;
 
@@ -42,7 +42,7 @@ export class KeyStore {
   create(options: { label: string; agent?: string | null; scopes?: RouteScope[]; expiresAt?: number | null }): CreatedKey {
     const label = options.label.trim();
     if (!label) throw new HearthError('invalid_request_error', 'label must not be empty.', { param: 'label' });
-    const scopes = [...new Set(options.scopes ?? ROUTE_SCOPES)].sort() as RouteScope[];
+    const scopes = [...new Set(options.scopes ?? DEFAULT_KEY_SCOPES)].sort() as RouteScope[];
     const expiresAt = options.expiresAt ?? null;
     if (expiresAt !== null && (!Number.isFinite(expiresAt) || expiresAt <= Date.now() || expiresAt > Date.now() + MAX_LIFETIME_MS)) {
       throw new HearthError('invalid_request_error', 'The expiry must be a valid time in the future, at most 100 years away.', { param: 'expires_at' });

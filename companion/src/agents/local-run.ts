@@ -62,7 +62,7 @@ export class LocalRuns {
     const input = inputMessages(request.input);
     const conversationId = request.conversation_id ?? newId('conv_');
     runs.assertFree(agent.id, conversationId);
-    const model = await resolveAgentModel(this.options.models, agent.model);
+    const model = await resolveAgentModel(this.options.models, agent.model, { agent: agent.id, id: conversationId });
     const workspace = await workspaceOf(agent);
     // Another run may have taken the conversation while the model loaded.
     if (runs.isBusy(agent.id, conversationId)) throw new HearthError('conversation_busy', undefined, { param: 'conversation_id' });

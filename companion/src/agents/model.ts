@@ -54,10 +54,14 @@ export async function withCallSignal<T>(parent: AbortSignal, work: (signal: Abor
   }
 }
 
-/** The agent's model, or the catalog's error (404 model_not_found, model_load_failed). */
-export async function resolveAgentModel(sources: ModelSources, id: string): Promise<AgentModel> {
+/**
+ * The agent's model, or the catalog's error (404 model_not_found, model_load_failed).
+ * `conversation` keeps a provider pool's calls of one conversation on one endpoint (its prompt cache).
+ */
+export async function resolveAgentModel(sources: ModelSources, id: string, conversation?: { agent: string; id: string }): Promise<AgentModel> {
   const target = await sources.catalog.resolve(id);
-  if (target.kind === 'provider') return providerModel(sources.providers(), target.id);
+  if (target.kind === 'provider')
+    return providerModel(sources.providers(), target.id, conversation ? [`conversation:${conversation.agent}:${conversation.id}`] : []);
   const info = target.info;
   return {
     id: info.id,
@@ -87,7 +91,7 @@ export async function resolveAgentModel(sources: ModelSources, id: string): Prom
   };
 }
 
-function providerModel(providers: ProviderClient, id: string): AgentModel {
+function providerModel(providers: ProviderClient, id: string, affinity: string[]): AgentModel {
   const provider = id.slice(0, id.indexOf('/'));
   return {
     id,
@@ -102,7 +106,7 @@ function providerModel(providers: ProviderClient, id: string): AgentModel {
       };
       try {
         const turn = await withCallSignal(call.signal, async (signal) => {
-          const response = await providers.forward('/chat/completions', id, body, signal);
+          const response = await providers.forward('/chat/completions', id, body, signal, { affinity });
           // An error answer names the provider and never carries its secrets.
           if (!response.ok) throw await providers.failure(provider, response);
           return readChatAnswer(response, call.onText, provider);

@@ -1,9 +1,10 @@
 import type { ConfigDocument } from '#shared/api/config.js';
+import { endpointsOf } from '../providers/settings.js';
 
 const REFERENCE = /^(secret|env):[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
- * Where each secret reference is sent: `secret:NAME -> https://host:port` for every provider,
+ * Where each secret reference is sent: `secret:NAME -> https://host:port` for every provider (each endpoint of a pool),
  * hosted media endpoint, HTTP MCP service, cloud workspace issuer and paired host that carries it.
  * Comparing these sets before and after a change shows a secret re-pointed at a new host.
  */
@@ -14,7 +15,9 @@ export function secretDestinations(document: ConfigDocument): Set<string> {
     if (!origin) return;
     for (const value of values) if (typeof value === 'string' && REFERENCE.test(value)) pairs.add(`${value} -> ${origin}`);
   };
-  for (const provider of document.providers) add(provider.base_url, [provider.api_key, ...Object.values(provider.headers ?? {})]);
+  // Every endpoint of a pool is sent the provider's key and headers: a new endpoint is a new host for them.
+  for (const provider of document.providers)
+    for (const endpoint of endpointsOf(provider)) add(endpoint.url, [provider.api_key, ...Object.values(provider.headers ?? {})]);
   for (const media of document.media_providers ?? []) add(media.base_url, [media.api_key, ...Object.values(media.headers ?? {})]);
   for (const service of document.mcp_services) {
     if (service.transport !== 'http') continue;
@@ -63,8 +66,12 @@ export function credentialsInUrls(document: Record<string, unknown>): string[] {
     if (parsed.username || parsed.password)
       problems.push(`${path}: must not contain user:password@ or another credential; put the key in api_key (or headers) as a secret: reference`);
   };
-  const providers = Array.isArray(document.providers) ? (document.providers as { base_url?: unknown }[]) : [];
-  providers.forEach((provider, index) => check(`providers[${index}].base_url`, provider?.base_url));
+  const providers = Array.isArray(document.providers) ? (document.providers as { base_url?: unknown; endpoints?: unknown }[]) : [];
+  providers.forEach((provider, index) => {
+    check(`providers[${index}].base_url`, provider?.base_url);
+    const endpoints = Array.isArray(provider?.endpoints) ? (provider.endpoints as { url?: unknown }[]) : [];
+    endpoints.forEach((endpoint, position) => check(`providers[${index}].endpoints[${position}].url`, endpoint?.url));
+  });
   const media = Array.isArray(document.media_providers) ? (document.media_providers as { base_url?: unknown }[]) : [];
   media.forEach((provider, index) => check(`media_providers[${index}].base_url`, provider?.base_url));
   return problems;

@@ -11,6 +11,7 @@ import { configSchema } from './schema.js';
 import { normaliseMemorySettings } from '../memory/settings.js';
 import { checkMcpServices } from '../mcp/settings.js';
 import { checkCloudWorkspaces } from '../cloud/settings.js';
+import { checkProviders } from '../providers/settings.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -33,6 +34,7 @@ export function checkDocument(value: unknown): { document?: ConfigDocument; prob
   const schemaProblems = valid ? [] : describeSchemaErrors(validate.errors ?? []);
   const listProblems = [
     ...duplicates(copy),
+    ...checkProviders(copy.providers),
     ...checkMcpServices(copy.mcp_services),
     ...credentialsInUrls(copy),
     ...checkCloudWorkspaces(copy.cloud_workspaces),
@@ -68,7 +70,7 @@ function duplicates(document: Record<string, unknown>): string[] {
   });
 }
 
-export const DEFAULT_DOCUMENT_TEXT = `# Hearth configuration. Every key is optional except version; see README.md.
+export const DEFAULT_DOCUMENT_TEXT = `# Hearth configuration. Every key is optional except version; see docs/configuration.md.
 version: 1
 # server:
 #   host: 127.0.0.1

@@ -5,74 +5,34 @@
  */
 import type { ErrorObject } from 'ajv';
 import { LineCounter, parseDocument } from 'yaml';
-import { AGENT_ID_PATTERN, AGENT_ID_RULE } from '#shared/api/agents.js';
 import { redact } from '../redaction.js';
+import { formInWords, pointerToPath, problemAt, rangeInWords, schemaMessage, typesInWords, valuesInWords } from '../schema-messages.js';
 
 type Schema = Record<string, unknown>;
 
-/** Patterns of the schema, in words. */
-const PATTERN_WORDS: Record<string, string> = {
-  '^[a-z0-9][a-z0-9._-]*$': 'lowercase letters, digits, ".", "_" and "-", starting with a letter or digit',
-  '^[a-z0-9][a-z0-9_-]*$': 'lowercase letters, digits, "_" and "-", starting with a letter or digit',
-  '^(\\*|https?://[^/\\s]+)$': '"*" or an origin such as http://localhost:5173 (no path)',
-  '^/': 'an absolute path (starting with /)',
-  '^\\S+$': 'one word, without spaces',
-  '^[A-Za-z_][A-Za-z0-9_]*$': 'letters, digits and "_", not starting with a digit',
-  [AGENT_ID_PATTERN]: AGENT_ID_RULE,
-};
-
-/** What a schema accepts, as words that follow "must be". */
+/** What a schema accepts, as words that follow "must be": its values, its type with its whole range, or its form. */
 export function accepted(schema: Schema): string {
   if ('const' in schema) return JSON.stringify(schema.const);
-  if (Array.isArray(schema.enum)) return `one of: ${schema.enum.map((value) => JSON.stringify(value)).join(', ')}`;
+  if (Array.isArray(schema.enum)) return valuesInWords(schema.enum);
   if (Array.isArray(schema.anyOf)) return (schema.anyOf as Schema[]).map(accepted).join(' or ');
   switch (schema.type) {
     case 'integer':
-      return `a whole number${range(schema)}`;
-    case 'number':
-      return `a number${range(schema)}`;
+    case 'number': {
+      const range = rangeInWords(schema);
+      const span = schema.minimum !== undefined && schema.maximum !== undefined;
+      return `${typesInWords(schema.type, 'yaml')}${!range ? '' : span ? ` ${range}` : ` (${range})`}`;
+    }
     case 'boolean':
-      return 'true or false';
     case 'array':
-      return 'a list';
     case 'object':
-      return 'a mapping (key: value lines)';
+      return typesInWords(schema.type, 'yaml');
     case 'string':
-      return typeof schema.pattern === 'string' ? form(schema) : 'text';
+      return typeof schema.pattern === 'string'
+        ? (formInWords(schema.pattern, schema.description) ?? 'text of the expected form')
+        : typesInWords('string', 'yaml');
     default:
       return 'a valid value';
   }
-}
-
-function range(schema: Schema): string {
-  const low = schema.minimum ?? schema.exclusiveMinimum;
-  const high = schema.maximum ?? schema.exclusiveMaximum;
-  if (schema.minimum !== undefined && schema.maximum !== undefined) return ` from ${String(low)} to ${String(high)}`;
-  const parts = [
-    schema.minimum !== undefined ? `at least ${String(low)}` : schema.exclusiveMinimum !== undefined ? `more than ${String(low)}` : '',
-    schema.maximum !== undefined ? `at most ${String(high)}` : schema.exclusiveMaximum !== undefined ? `less than ${String(high)}` : '',
-  ].filter(Boolean);
-  return parts.length ? ` (${parts.join(', ')})` : '';
-}
-
-/** The form a string must have: the schema's own description, else the pattern in words. */
-function form(schema: Schema): string {
-  const pattern = schema.pattern as string;
-  const words = PATTERN_WORDS[pattern] ?? (typeof schema.description === 'string' ? schema.description : undefined);
-  if (words) return words;
-  if (pattern.startsWith('^https://')) return 'an https:// address';
-  if (pattern.startsWith('^https?://')) return 'an http:// or https:// address';
-  return 'text of the expected form';
-}
-
-/** A dotted path (`providers[0].name`) for a JSON pointer (`/providers/0/name`). */
-function dotted(pointer: string): string {
-  return pointer
-    .replace(/^\//, '')
-    .replace(/\/(\d+)(?=\/|$)/g, '[$1]')
-    .replace(/\//g, '.')
-    .replace(/~1/g, '/')
-    .replace(/~0/g, '~');
 }
 
 const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
@@ -97,7 +57,7 @@ export function describeSchemaErrors(errors: ErrorObject[]): string[] {
 }
 
 function describe(error: ErrorObject): string {
-  const path = dotted(error.instancePath);
+  const path = pointerToPath(error.instancePath);
   const params = error.params as Record<string, unknown>;
   const parent = (error.parentSchema ?? {}) as Schema;
   // A key of a mapping whose keys are constrained (environment variable names, header names).
@@ -111,21 +71,20 @@ function describe(error: ErrorObject): string {
       const near = known.find((name) => closeSpelling(name, key));
       return `${join(path, key)}: unknown key${near ? ` (did you mean ${near}?)` : known.length ? `; the keys here are ${known.join(', ')}` : ''}`;
     }
-    case 'required':
-      return `${join(path, String(params.missingProperty))}: is required`;
+    case 'required': {
+      const missing = problemAt(error);
+      return `${missing.path}: ${missing.message}`;
+    }
     case 'const':
       if (path === 'version') return 'version: must be 1';
       return `${path || '(document)'}: must be ${accepted(parent)}`;
+    // Lengths and counts read the same wherever they are told.
     case 'minLength':
-      return `${path}: must not be empty${Number(params.limit) > 1 ? ` (at least ${String(params.limit)} characters)` : ''}`;
     case 'maxLength':
-      return `${path}: must be at most ${String(params.limit)} characters`;
     case 'minProperties':
-      return `${path}: must not be empty`;
     case 'minItems':
-      return `${path}: must list at least ${String(params.limit)}`;
     case 'uniqueItems':
-      return `${path}: lists the same item twice`;
+      return `${path}: ${schemaMessage(error)}`;
     case 'not':
       return `${path}: must not be ${accepted((parent.not ?? {}) as Schema)}`;
     case 'propertyNames':

@@ -127,10 +127,37 @@ export const configSchema = {
       items: {
         type: 'object',
         additionalProperties: false,
-        required: ['name', 'base_url'],
+        // base_url or endpoints (checked in providers/settings.ts, which says which is missing).
+        required: ['name'],
         properties: {
           name: { type: 'string', pattern: '^[a-z0-9][a-z0-9._-]*$', maxLength: 64 },
           base_url: { type: 'string', pattern: '^https?://[^\\s?#]+$' },
+          // A pool: servers of the same models, checked and failed over (docs/pools.md).
+          endpoints: {
+            type: 'array',
+            minItems: 1,
+            maxItems: 64,
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['url'],
+              properties: {
+                url: { type: 'string', pattern: '^https?://[^\\s?#]+$' },
+                weight: { type: 'number', exclusiveMinimum: 0, maximum: 1000 },
+                max_concurrent: { type: 'integer', minimum: 1, maximum: 100000 },
+              },
+            },
+          },
+          health: {
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              path: { type: 'string', pattern: '^/', maxLength: 200 },
+              interval_seconds: { type: 'number', minimum: 0.1, maximum: 3600 },
+              failures_to_open: { type: 'integer', minimum: 1, maximum: 100 },
+              open_seconds: { type: 'number', minimum: 0.1, maximum: 60 },
+            },
+          },
           api_key: reference,
           models: { type: 'array', items: { type: 'string', minLength: 1 } },
           headers: { type: 'object', additionalProperties: { type: 'string' } },

@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HearthError } from '../errors.js';
-import { explainSchemaErrors, type SchemaError } from '../schema-messages.js';
+import { explainSchemaErrors, problemAt, type SchemaError } from '../schema-messages.js';
+import { noteErrorCode } from './request-metrics.js';
 import type { ErrorCode } from '#shared/api/errors.js';
 
 /** Renders every error, ours or Fastify's, in the OpenAI shape with the status from the table. */
@@ -9,6 +10,7 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler(async (error: FastifyError | HearthError, request, reply) => {
     const hearth = error instanceof HearthError ? error : translate(error as FastifyError, request);
     if (hearth.code === 'internal_error') request.log.error({ err: error }, 'unexpected error');
+    noteErrorCode(reply, hearth.code);
     if (hearth.retryAfter !== undefined) void reply.header('retry-after', String(hearth.retryAfter));
     // The connection closes after a refused body; a client still sending would see a broken pipe, not the 413.
     if (hearth.code === 'request_too_large') await discardBody(request.raw);
@@ -47,13 +49,7 @@ function discardBody(body: IncomingMessage): Promise<void> {
 }
 
 function translate(error: FastifyError, request: FastifyRequest): HearthError {
-  if (error.validation && error.validation.length > 0) {
-    const { error: chosen, message } = explainSchemaErrors(error.validation as SchemaError[]);
-    // A missing or unknown field is named itself (the param), so it is said plainly.
-    const param = pathToParam(chosen.instancePath, chosen.params);
-    const said = chosen.keyword === 'required' ? 'is required' : chosen.keyword === 'additionalProperties' ? 'is not a known field' : message;
-    return new HearthError('invalid_request_error', `${param ?? 'body'} ${said}.`, { param });
-  }
+  if (error.validation && error.validation.length > 0) return invalidRequest(error.validation as SchemaError[]);
   const byFastifyCode: Partial<Record<string, [ErrorCode, string?]>> = {
     FST_ERR_CTP_BODY_TOO_LARGE: ['request_too_large', tooLarge(request)],
     FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.'],
@@ -68,6 +64,18 @@ function translate(error: FastifyError, request: FastifyRequest): HearthError {
   if (error.statusCode === 405) return new HearthError('method_not_allowed');
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return new HearthError('invalid_request_error', error.message);
   return new HearthError('internal_error', undefined, { cause: error });
+}
+
+/**
+ * The 400 for a request that does not match its schema (a JSON body, params, a query, or a
+ * multipart form's fields once read): the field, and what is wrong with it in words.
+ */
+export function invalidRequest(errors: SchemaError[]): HearthError {
+  const { error: chosen, message } = explainSchemaErrors(errors);
+  // A missing or unknown field is named itself (the param), so it is said plainly.
+  const { path, message: said } = problemAt(chosen, message);
+  const param = path || null;
+  return new HearthError('invalid_request_error', `${param ?? 'body'} ${said}.`, { param });
 }
 
 /** The settings that limit request bodies, by the path they apply to (the first that matches). */
@@ -87,17 +95,6 @@ function tooLarge(request: FastifyRequest): string {
   const size = limit === undefined ? 'its limit' : setting.endsWith('_kb') ? `${Math.round(limit / 1024)} KB` : `${Number((limit / 1048576).toFixed(1))} MB`;
   const raise = setting ? ` To accept larger ones, raise ${setting} in config.yaml and restart Hearth.` : '';
   return `The request body is larger than ${path} accepts (at most ${size}).${raise}`;
-}
-
-/** `/messages/0/role` -> `messages[0].role`; a missing property is named itself. */
-function pathToParam(instancePath: string, params: Record<string, unknown>): string | null {
-  let path = instancePath
-    .replace(/^\//, '')
-    .replace(/\/(\d+)(?=\/|$)/g, '[$1]')
-    .replace(/\//g, '.');
-  if (typeof params.missingProperty === 'string') path = path ? `${path}.${params.missingProperty}` : params.missingProperty;
-  if (typeof params.additionalProperty === 'string') path = path ? `${path}.${params.additionalProperty}` : params.additionalProperty;
-  return path || null;
 }
 
 /**

@@ -110,6 +110,10 @@ export function installPerimeter(app: FastifyInstance, inputs: PerimeterInputs):
     if (request.method === 'OPTIONS' && request.headers['access-control-request-method']) return reply.status(204).send();
 
     if (family === 'public' || family === 'web' || family === 'admin') return;
+    if (family === 'metrics') {
+      request.grant = metricsGrant(request, inputs.keys, failures, peerIsLoopback, proxyHeader);
+      return;
+    }
     const attributed = request.headers['x-service-agent-id'];
     if (attributed !== undefined && (typeof attributed !== 'string' || !isAgentId(attributed))) {
       throw new HearthError('invalid_request_error', `X-Service-Agent-Id must be an agent id: ${AGENT_ID_RULE}.`, { param: 'X-Service-Agent-Id' });
@@ -189,6 +193,37 @@ function authenticate(
     throw new HearthError('invalid_api_key', `The access key ${why}. Check the key, or create a new one with \`hearth keys create\`.`);
   }
   return verified.grant;
+}
+
+/**
+ * GET /metrics: this machine's own requests (loopback peer, no proxy header) need no key, so a
+ * Prometheus server beside Hearth scrapes it as it is; anyone else needs a key with the metrics
+ * scope. A Hearth key, whenever one is sent, must have that scope (403 otherwise).
+ */
+function metricsGrant(
+  request: FastifyRequest,
+  keys: PerimeterInputs['keys'],
+  failures: FailureLimiter,
+  peerIsLoopback: boolean,
+  proxyHeader: string | undefined,
+): KeyGrant | null {
+  const local = peerIsLoopback && proxyHeader === undefined;
+  const header = request.headers.authorization;
+  const presentsKey = /^bearer\s+hth_/i.test(header ?? '');
+  if (!presentsKey && !local)
+    throw new HearthError(
+      'permission_denied',
+      proxyHeader
+        ? `Metrics are not served through a proxy (this request carries ${proxyHeader}) without a key that has the metrics scope: create one with \`hearth keys create --scope metrics\`.`
+        : 'Metrics are served to this machine, or to a key with the metrics scope: create one with `hearth keys create --scope metrics`.',
+    );
+  const grant = presentsKey ? authenticate(request, keys, failures, true, proxyHeader) : null;
+  if (grant && !grant.scopes.includes('metrics'))
+    throw new HearthError(
+      'permission_denied',
+      `This key may not read metrics (its scopes: ${grant.scopes.join(', ') || 'none'}); create one with \`hearth keys create --scope metrics\`.`,
+    );
+  return grant;
 }
 
 /** Refuses a key scoped to one agent acting for another (the agent as the dispatcher places the id). */

@@ -2,7 +2,7 @@
  * Checks an image request against the model it names (capabilities, sizes, steps, scales) and
  * turns it into a plan the runner executes. Every refusal is a HearthError naming its field.
  */
-import type { ImageModelRecord, ImageOperation } from '#shared/api/images.js';
+import type { ImageEditFields, ImageGenerationRequest, ImageModelRecord, ImageOperation, ImageUpscaleFields } from '#shared/api/images.js';
 import { HearthError } from '../errors.js';
 import { decodeMask, decodeRgb, imageSize, type RgbImage } from './image-io.js';
 import type { ImageModel } from './registry.js';
@@ -10,29 +10,14 @@ import { randomSeed } from './sd/random.js';
 import { createSampler } from './sd/schedulers.js';
 import { tileCount } from './upscale/esrgan.js';
 
-export interface GenerationInput {
-  model: string;
-  prompt: string;
-  negative_prompt?: string;
-  n?: number;
-  size?: string;
-  steps?: number;
-  guidance?: number;
-  seed?: number;
-}
+/** A generation as the route hands it over: the request of POST /v1/images/generations. */
+export type GenerationInput = ImageGenerationRequest;
 
-export interface EditInput extends GenerationInput {
-  /** Uploaded image files (bytes), in order. */
-  images: Uint8Array[];
-  mask?: Uint8Array;
-  strength?: number;
-}
+/** An edit: the form's fields, and its files (bytes) in order. */
+export type EditInput = ImageEditFields & { images: Uint8Array[]; mask?: Uint8Array };
 
-export interface UpscaleInput {
-  model: string;
-  image: Uint8Array;
-  scale: number;
-}
+/** An upscale: the form's fields with the scale settled, and the image (bytes). */
+export type UpscaleInput = ImageUpscaleFields & { scale: number; image: Uint8Array };
 
 type SdModel = Extract<ImageModel, { engine: 'onnx-sd' }>;
 type Upscaler = Extract<ImageModel, { engine: 'esrgan' | 'lanczos' }>;

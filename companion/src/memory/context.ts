@@ -4,7 +4,7 @@ import { dateOf, episodeText, type LexicalSearch, type TurnHit } from './search.
 import { dayOf, estimateTokens, matchExpression, queryTerms, turnLines, wordSet } from './text.js';
 import type { TurnRow } from './transcript.js';
 
-/** How recall weighs a turn's neighbours and its session against its own match (see README, memory). */
+/** How recall weighs a turn's neighbours and its session against its own match (see docs/memory.md). */
 const NEIGHBOUR_WEIGHT = 0.4;
 const SESSION_WEIGHT = 0.8;
 const CANDIDATES = 400;

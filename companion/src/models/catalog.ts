@@ -48,6 +48,11 @@ export class ModelCatalog {
     return this.scanned;
   }
 
+  /** Ids of the local models as last scanned (no scan). */
+  knownLocal(): string[] {
+    return this.scanned.map((model) => model.id);
+  }
+
   /**
    * The model list (GET /v1/models): always scanned for this request, so a model copied into a
    * folder is in the very next answer. A scan reads only folders and file sizes; the GGUF

@@ -1,17 +1,16 @@
 import type { ProviderStatus } from '#shared/api/admin.js';
-import type { ProviderSettings } from '#shared/api/config.js';
 import { HearthError } from '../errors.js';
+import type { Endpoint, Lease, Pool } from './pool.js';
+import { ProviderPools } from './pools.js';
+import { prepare, type Prepared, type ProviderConfig, type ResolveSecret } from './prepare.js';
+import { relayResponse } from './relay.js';
+import { endpointsOf } from './settings.js';
 import { redact, upstreamError } from './stream.js';
-import { displayUrl, endpoint, networkReason, parseModelList, raceAbort, type ModelEntry } from './wire.js';
+import { displayUrl, endpoint, networkReason, parseModelList, raceAbort, reasonInWords, retryAfterSeconds, type ModelEntry } from './wire.js';
 
 export { redact, rewriteModelJson, rewriteModelStream, upstreamError } from './stream.js';
+export type { ProviderConfig, ResolveSecret } from './prepare.js';
 export type { ProviderStatus };
-
-/** One entry of the config document's `providers` section (companion -> model provider). */
-export type ProviderConfig = Omit<ProviderSettings, 'api_key'> & { api_key?: string };
-
-/** `secret:NAME` / `env:NAME` -> value, or undefined when not set. */
-export type ResolveSecret = (reference: string) => string | undefined;
 
 export interface ProviderModel {
   /** `${provider}/${model}`: the id /v1/models shows and requests use. */
@@ -23,20 +22,20 @@ export interface ProviderModel {
 
 export type ForwardPath = '/chat/completions' | '/responses' | '/embeddings';
 
+export interface ForwardOptions {
+  /**
+   * The conversation this request continues, as keys in order of precedence (a Responses chain,
+   * the agent or API conversation, the `user` field): it goes where the first known key was last
+   * served while that endpoint takes requests, so the engine's prompt cache keeps working.
+   */
+  affinity?: string[];
+}
+
 export const DEFAULT_TIMEOUT_MS = 600_000;
 export const FIRST_BYTE_TIMEOUT_MS = 30_000;
 export const LIST_CACHE_MS = 60_000;
 /** An upstream error body is relayed up to this many characters. */
 const MAX_ERROR_BODY = 65_536;
-
-const REFERENCE = /^(secret|env):(.+)$/;
-
-/** What a request to one provider needs: its URL, its headers, and the secrets to keep out of messages. */
-interface Prepared {
-  base: URL;
-  headers: Headers;
-  secrets: string[];
-}
 
 interface ProviderState {
   ok: boolean;
@@ -44,19 +43,47 @@ interface ProviderState {
   models: ProviderModel[];
 }
 
-/** The configured OpenAI-compatible model providers: listing, resolving ids, forwarding requests. */
+/** One request sent to an endpoint that answered: the answer, the endpoint's hold, and how it was sent. */
+interface Sent {
+  response: Response;
+  lease: Lease;
+  pool: Pool;
+  prepared: Prepared;
+}
+
+interface AttemptOptions {
+  /** Only streaming answers get the first-byte limit (a non-streaming answer's headers come when it is done). */
+  firstByteLimit: boolean;
+  totalMs?: number;
+  affinity?: readonly string[];
+  /** Move the request to another endpoint after a connection error, a timeout, a 5xx or a 429 before the first byte. */
+  failover: boolean;
+}
+
+/**
+ * The configured OpenAI-compatible model providers: listing, resolving ids, forwarding requests.
+ * Each provider is a pool of endpoints (one for `base_url`): a request goes to the endpoint its
+ * conversation used last, else to the least loaded one, and moves to another when an endpoint
+ * fails before answering.
+ */
 export class ProviderClient {
   private readonly providers: ProviderConfig[];
   private readonly byName = new Map<string, ProviderConfig>();
   private readonly fetchImpl: typeof fetch;
+  private readonly pools: ProviderPools;
   private readonly states = new Map<string, ProviderState>();
   private cache: { models: ProviderModel[]; expires: number } | undefined;
   private inflight: Promise<ProviderModel[]> | undefined;
 
+  /**
+   * `pools`, when given, is the process's long-lived set (configured and health-checked by its
+   * owner); otherwise the client keeps its own, without background checks.
+   */
   constructor(
     providers: ProviderConfig[],
     private readonly resolveSecret: ResolveSecret,
     fetchImpl?: typeof fetch,
+    pools?: ProviderPools,
   ) {
     this.providers = [];
     for (const provider of providers) {
@@ -65,6 +92,8 @@ export class ProviderClient {
       this.providers.push(provider);
     }
     this.fetchImpl = fetchImpl ?? ((input, init) => fetch(input, init));
+    this.pools = pools ?? new ProviderPools(resolveSecret, { fetch: this.fetchImpl, checks: false });
+    if (!pools) this.pools.configure(this.providers);
   }
 
   /** Listed models of every provider; a provider that fails is skipped (see status()). Cached for 60 s. */
@@ -81,7 +110,9 @@ export class ProviderClient {
   status(): ProviderStatus[] {
     return this.providers.map((provider) => {
       const state = this.states.get(provider.name);
-      const base = { name: provider.name, base_url: displayUrl(provider.base_url) };
+      const first = endpointsOf(provider)[0]?.url;
+      const endpoints = this.pools.pool(provider).status();
+      const base = { name: provider.name, base_url: first ? displayUrl(first) : '', endpoints };
       if (!state) return { ...base, ok: false, error: 'Not listed yet.', models: 0 };
       return { ...base, ok: state.ok, ...(state.error ? { error: state.error } : {}), models: state.models.length };
     });
@@ -98,27 +129,45 @@ export class ProviderClient {
   }
 
   /**
-   * POST {base_url}{path} with body.model set to the provider's own model name. The
-   * upstream Response comes back as it is, error statuses included, except that an error's
-   * body is redacted: a provider that echoes the request would show its key to the client.
+   * POST {endpoint}{path} with body.model set to the provider's own model name. The upstream
+   * Response comes back as it is, error statuses included, except that an error's body is
+   * redacted: a provider that echoes the request would show its key to the client. A stream that
+   * breaks after it began ends with one error event (provider_interrupted), never a silent retry.
    * Aborting `signal` aborts the upstream request, also while its body streams.
    */
-  async forward(path: ForwardPath, modelId: string, body: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
+  async forward(path: ForwardPath, modelId: string, body: Record<string, unknown>, signal: AbortSignal, options: ForwardOptions = {}): Promise<Response> {
     const target = this.resolve(modelId);
     if (!target) throw new HearthError('model_not_found', `The model ${JSON.stringify(modelId)} does not exist.`, { param: 'model' });
-    const prepared = this.prepare(target.provider);
-    const headers = new Headers(prepared.headers);
-    headers.set('content-type', 'application/json');
-    const init: RequestInit = { method: 'POST', headers, body: JSON.stringify({ ...body, model: target.model }) };
-    // A non-streaming answer's headers only arrive once generation is done, so only
-    // streaming requests get the first-byte limit; the whole-request limit covers both.
+    const init: RequestInit = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...body, model: target.model }) };
     const streaming = body.stream === true;
-    const response = await this.send(target.provider, prepared, endpoint(prepared.base, path), init, signal, streaming);
-    if (response.ok) return response;
-    const text = redact((await response.text().catch(() => '')).slice(0, MAX_ERROR_BODY), prepared.secrets);
-    const relayed = new Headers(response.headers);
-    relayed.delete('content-length');
-    return new Response(text, { status: response.status, statusText: response.statusText, headers: relayed });
+    const affinity = options.affinity ?? [];
+    const sentAt = performance.now();
+    const sent = await this.attempt(target.provider, path, init, signal, { firstByteLimit: streaming, affinity, failover: true });
+    const { response, lease, pool } = sent;
+    if (!response.ok) return this.relayedError(sent);
+    const { endpoint: chosen } = lease;
+    for (const key of affinity) pool.remember(key, chosen);
+    const observer = this.pools.observer;
+    const name = target.provider.name;
+    return relayResponse(response, {
+      responses: path === '/responses',
+      interrupted: (reason) =>
+        new HearthError(
+          'provider_interrupted',
+          `Provider "${name}" (${chosen.display}) stopped answering after its reply had begun (${redact(networkReason(reason), sent.prepared.secrets)}); the reply is incomplete and was not retried.`,
+        ),
+      clientGone: () => signal.aborted,
+      onFirstChunk: streaming ? () => observer?.firstChunk(modelId, (performance.now() - sentAt) / 1000) : undefined,
+      onSettle: (outcome, tap) => {
+        lease.release();
+        if (outcome === 'broken') {
+          pool.failed(chosen, 'a reply was cut off');
+          observer?.interrupted(modelId);
+        }
+        if (outcome === 'completed' && tap.responseId) pool.remember(`response:${tap.responseId}`, chosen);
+        if (tap.promptTokens !== undefined || tap.completionTokens !== undefined) observer?.usage(modelId, tap.promptTokens ?? 0, tap.completionTokens ?? 0);
+      },
+    });
   }
 
   /**
@@ -134,45 +183,48 @@ export class ProviderClient {
   ): Promise<unknown> {
     const target = this.resolve(modelId);
     if (!target) throw new HearthError('model_not_found', `The model ${JSON.stringify(modelId)} does not exist.`, { param: 'model' });
-    const prepared = this.prepare(target.provider);
-    const headers = new Headers(prepared.headers);
-    let payload: BodyInit;
+    let init: RequestInit;
     if (body instanceof FormData) {
       body.set('model', target.model);
-      payload = body;
-    } else {
-      headers.set('content-type', 'application/json');
-      payload = JSON.stringify({ ...body, model: target.model });
-    }
-    const response = await this.send(target.provider, prepared, endpoint(prepared.base, path), { method: 'POST', headers, body: payload }, signal, false);
-    if (!response.ok) throw await upstreamError(response, target.provider.name, prepared.secrets);
+      init = { method: 'POST', body };
+    } else init = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...body, model: target.model }) };
+    const { response, lease, prepared } = await this.attempt(target.provider, path, init, signal, { firstByteLimit: false, failover: true });
     try {
-      return await response.json();
-    } catch {
-      throw new HearthError('provider_error', `Provider "${target.provider.name}" answered ${path} with something that is not JSON.`);
+      if (!response.ok) throw await upstreamError(response, target.provider.name, prepared.secrets);
+      try {
+        return await response.json();
+      } catch {
+        throw new HearthError('provider_error', `Provider "${target.provider.name}" answered ${path} with something that is not JSON.`);
+      }
+    } finally {
+      lease.release();
     }
   }
 
   /**
    * Any request to a configured provider's API with its credentials and time limits (hosted
-   * media speaks its video-jobs API through this). Non-2xx answers come back as they are.
+   * media speaks its video-jobs API through this). Non-2xx answers come back as they are. Never
+   * moved to another endpoint: a job made on one server is followed on that server.
    */
   async request(name: string, path: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
     const provider = this.byName.get(name);
     if (!provider) throw new HearthError('provider_error', `No provider is named "${name}".`);
-    const prepared = this.prepare(provider);
-    const headers = new Headers(prepared.headers);
-    new Headers(init.headers).forEach((value, key) => headers.set(key, value));
-    const [pathname, query] = path.split('?', 2) as [string, string | undefined];
-    const url = endpoint(prepared.base, pathname);
-    if (query) url.search = query;
-    return this.send(provider, prepared, url, { ...init, headers }, signal, false);
+    const { response, lease } = await this.attempt(provider, path, init, signal, { firstByteLimit: false, failover: false });
+    lease.release();
+    return response;
   }
 
   /** A provider's error answer as provider_error, without its secrets. */
   async failure(name: string, response: Response): Promise<HearthError> {
     const provider = this.byName.get(name);
-    return upstreamError(response, name, provider ? this.prepare(provider).secrets : []);
+    let secrets: string[] = [];
+    const first = provider ? endpointsOf(provider)[0] : undefined;
+    try {
+      if (provider && first) secrets = prepare(provider, first.url, this.resolveSecret).secrets;
+    } catch {
+      // an unresolvable reference: the message has nothing of it to hide
+    }
+    return upstreamError(response, name, secrets);
   }
 
   private async refresh(): Promise<ProviderModel[]> {
@@ -195,16 +247,22 @@ export class ProviderClient {
       owned_by: entry.owned_by ?? provider.name,
     });
     try {
-      const prepared = this.prepare(provider);
-      if (provider.models) return { ok: true, models: provider.models.map((id) => toModel({ id })) };
-      const total = Math.min(provider.timeout_ms ?? DEFAULT_TIMEOUT_MS, FIRST_BYTE_TIMEOUT_MS);
-      const response = await this.send(provider, prepared, endpoint(prepared.base, '/models'), { headers: prepared.headers }, undefined, true, total);
-      if (!response.ok) throw await upstreamError(response, provider.name, prepared.secrets);
+      if (provider.models) {
+        for (const entry of endpointsOf(provider)) prepare(provider, entry.url, this.resolveSecret);
+        return { ok: true, models: provider.models.map((id) => toModel({ id })) };
+      }
+      const totalMs = Math.min(provider.timeout_ms ?? DEFAULT_TIMEOUT_MS, FIRST_BYTE_TIMEOUT_MS);
+      const { response, lease, prepared } = await this.attempt(provider, '/models', { method: 'GET' }, undefined, {
+        firstByteLimit: true,
+        totalMs,
+        failover: true,
+      });
       let json: unknown;
       try {
-        json = await response.json();
-      } catch {
-        json = undefined;
+        if (!response.ok) throw await upstreamError(response, provider.name, prepared.secrets);
+        json = await response.json().catch(() => undefined);
+      } finally {
+        lease.release();
       }
       const entries = parseModelList(json);
       if (!entries) {
@@ -219,55 +277,77 @@ export class ProviderClient {
     }
   }
 
-  /** Resolves the provider's references into a URL and headers; a missing reference is a provider_error naming it. */
-  private prepare(provider: ProviderConfig): Prepared {
-    let base: URL;
+  /**
+   * Sends one request to the provider: to an endpoint of its pool, and with `failover` to the
+   * next one when an endpoint fails before answering (a connection error, a timeout, a 5xx, or a
+   * 429 whose Retry-After keeps the endpoint out for that long). The last endpoint's answer comes
+   * back as it is; when none could be reached, provider_unreachable says why for each.
+   */
+  private async attempt(target: ProviderConfig, path: string, init: RequestInit, signal: AbortSignal | undefined, options: AttemptOptions): Promise<Sent> {
+    const { pool, provider } = this.pools.entry(target);
+    const tried = new Set<Endpoint>();
+    const failures: string[] = [];
+    let last: HearthError | undefined;
+    let moved: Endpoint | undefined;
+    for (;;) {
+      const lease = pool.choose(options.affinity ?? [], tried);
+      if (lease instanceof HearthError) throw last ?? lease;
+      if (moved) moved.failovers++;
+      const chosen = lease.endpoint;
+      tried.add(chosen);
+      let prepared: Prepared;
+      try {
+        prepared = prepare(provider, chosen.url, this.resolveSecret);
+      } catch (error) {
+        lease.release();
+        throw error;
+      }
+      const headers = new Headers(prepared.headers);
+      new Headers(init.headers).forEach((value, key) => headers.set(key, value));
+      const [pathname, query] = path.split('?', 2) as [string, string | undefined];
+      const url = endpoint(prepared.base, pathname);
+      if (query) url.search = query;
+      let response: Response;
+      try {
+        response = await this.send(provider, prepared, url, { ...init, headers }, signal, options.firstByteLimit, options.totalMs);
+      } catch (error) {
+        lease.release();
+        if (signal?.aborted || !(error instanceof HearthError)) throw error;
+        pool.failed(chosen, `not reachable (${reasonInWords(String(error.cause ?? 'no answer in time'))})`);
+        failures.push(`${chosen.display}: ${String(error.cause ?? error.message)}`);
+        last =
+          failures.length > 1
+            ? new HearthError('provider_unreachable', `Provider "${provider.name}": no endpoint could be reached (${failures.join('; ')}).`)
+            : error;
+        if (!options.failover || !pool.hasAlternative(tried)) throw last;
+        moved = chosen;
+        continue;
+      }
+      const retryAfter = retryAfterSeconds(response.headers.get('retry-after'));
+      if (response.status === 429 || (response.status === 503 && retryAfter !== undefined)) pool.rateLimited(chosen, retryAfter ?? 1);
+      else if (response.status >= 500) pool.failed(chosen, `answered with an error (${response.status})`);
+      else pool.succeeded(chosen);
+      const refused = response.status >= 500 || response.status === 429;
+      if (refused && options.failover && pool.hasAlternative(tried)) {
+        await response.body?.cancel().catch(() => undefined);
+        lease.release();
+        moved = chosen;
+        continue;
+      }
+      return { response, lease, pool, prepared };
+    }
+  }
+
+  /** An endpoint's error answer passed on: redacted (a provider that echoes the request would show its key), its hold released. */
+  private async relayedError({ response, lease, prepared }: Sent): Promise<Response> {
     try {
-      base = new URL(provider.base_url);
-    } catch {
-      throw new HearthError('provider_error', `Provider "${provider.name}" has an invalid base_url.`);
+      const text = redact((await response.text().catch(() => '')).slice(0, MAX_ERROR_BODY), prepared.secrets);
+      const relayed = new Headers(response.headers);
+      relayed.delete('content-length');
+      return new Response(text, { status: response.status, statusText: response.statusText, headers: relayed });
+    } finally {
+      lease.release();
     }
-    if (base.protocol !== 'http:' && base.protocol !== 'https:') {
-      throw new HearthError('provider_error', `Provider "${provider.name}" base_url must be http or https.`);
-    }
-    base.username = '';
-    base.password = '';
-    base.hash = '';
-    const secrets: string[] = [];
-    const headers = new Headers();
-    const value = (field: string, raw: string, mustReference: boolean): string => {
-      const match = REFERENCE.exec(raw);
-      if (!match) {
-        if (mustReference) throw new HearthError('provider_error', `Provider "${provider.name}" ${field} must be a reference (secret:NAME or env:NAME).`);
-        return raw;
-      }
-      const resolved = this.resolveSecret(raw);
-      if (resolved === undefined || resolved === '') {
-        throw new HearthError('provider_error', `Provider "${provider.name}" ${field}: ${match[1]}:${match[2]} is not set.`);
-      }
-      secrets.push(resolved);
-      return resolved;
-    };
-    for (const [name, raw] of Object.entries(provider.headers ?? {})) {
-      const resolved = value(`header ${name}`, raw, false);
-      try {
-        headers.set(name, resolved);
-      } catch {
-        throw new HearthError('provider_error', `Provider "${provider.name}" header ${JSON.stringify(name)} is not a valid header.`);
-      }
-    }
-    if (provider.api_key !== undefined) {
-      const key = value('api_key', provider.api_key, true);
-      try {
-        headers.set('authorization', `Bearer ${key}`);
-      } catch {
-        throw new HearthError('provider_error', `Provider "${provider.name}" api_key is not valid in a header.`);
-      }
-    }
-    // Compressed answers would be decoded by fetch while content-encoding stays in
-    // the headers the route relays; asking for identity keeps them truthful.
-    headers.set('accept-encoding', 'identity');
-    return { base, headers, secrets };
   }
 
   /** fetch with the provider's limits; network failures and timeouts become provider_unreachable. */
@@ -307,7 +387,9 @@ export class ProviderClient {
       if (signal?.aborted) throw signal.reason;
       if (expired !== undefined) {
         const limit = expired < 1000 ? `${expired} ms` : `${Math.round(expired / 100) / 10} s`;
-        throw new HearthError('provider_unreachable', `Provider "${provider.name}" (${host}) did not answer within ${limit}.`);
+        throw new HearthError('provider_unreachable', `Provider "${provider.name}" (${host}) did not answer within ${limit}.`, {
+          cause: `no answer within ${limit}`,
+        });
       }
       const reason = redact(networkReason(error), prepared.secrets);
       throw new HearthError('provider_unreachable', `Provider "${provider.name}" (${host}) could not be reached: ${reason}.`, { cause: reason });

@@ -60,3 +60,29 @@ export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefine
     promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
 }
+
+/** A Retry-After header in seconds (delta-seconds or an HTTP date), capped at an hour; undefined when absent or unreadable. */
+export function retryAfterSeconds(header: string | null): number | undefined {
+  if (header === null || header.trim() === '') return undefined;
+  const trimmed = header.trim();
+  const seconds = /^\d+$/.test(trimmed) ? Number(trimmed) : (Date.parse(trimmed) - Date.now()) / 1000;
+  if (!Number.isFinite(seconds)) return undefined;
+  return Math.min(3600, Math.max(0, Math.ceil(seconds)));
+}
+
+const REASONS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host not found',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'timed out connecting',
+  UND_ERR_SOCKET: 'connection closed',
+};
+
+/** A failure reason (`ECONNREFUSED`, …) in words a person reads on the Server screen. */
+export function reasonInWords(reason: string): string {
+  return REASONS[reason] ?? reason;
+}

@@ -1,4 +1,3 @@
-import type { FastifyInstance } from 'fastify';
 import { cloudRoutes } from './admin/cloud.js';
 import { configRoutes } from './admin/config.js';
 import { deviceRoutes } from './admin/devices.js';
@@ -11,23 +10,24 @@ import { modelLibraryRoutes } from './admin/model-library.js';
 import { sessionRoutes } from './admin/session.js';
 import { statusRoutes } from './admin/status.js';
 import { toolAdminRoutes } from './admin/tools.js';
-import type { RouteOptions } from './plugin.js';
+import type { AdminContext } from './contexts.js';
+import type { RoutePlugin } from './plugin.js';
 
 /** The admin family: loopback only, with the admin credential (both enforced by the perimeter for every /admin path). */
-export async function adminRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
+export const adminRoutes: RoutePlugin<AdminContext> = async (app, context) => {
   // Every admin route takes bodies up to server.limits.admin_body_kb.
-  const bodyLimit = options.services.config.server.limits.admin_body_kb * 1024;
+  const bodyLimit = context.config().server.limits.admin_body_kb * 1024;
   app.addHook('onRoute', (route) => void (route.bodyLimit ??= bodyLimit));
-  await app.register(statusRoutes, options);
-  await app.register(keyRoutes, options);
-  await app.register(configRoutes, options);
-  await app.register(mcpAdminRoutes, options);
-  await app.register(deviceRoutes, options);
-  await app.register(remoteHostRoutes, options);
-  await app.register(cloudRoutes, options);
-  await app.register(modelLibraryRoutes, options);
-  await app.register(modelEstimateRoutes, options);
-  await app.register(statusEventRoutes, options);
-  await app.register(sessionRoutes, options);
-  await app.register(toolAdminRoutes, options);
-}
+  await app.register(statusRoutes, context);
+  await app.register(keyRoutes, context);
+  await app.register(configRoutes, context);
+  await app.register(mcpAdminRoutes, context);
+  await app.register(deviceRoutes, context);
+  await app.register(remoteHostRoutes, context);
+  await app.register(cloudRoutes, context);
+  await app.register(modelLibraryRoutes, context);
+  await app.register(modelEstimateRoutes, context);
+  await app.register(statusEventRoutes, context);
+  await app.register(sessionRoutes, context);
+  await app.register(toolAdminRoutes, context);
+};

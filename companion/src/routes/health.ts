@@ -1,7 +1,7 @@
-import type { FastifyInstance } from 'fastify';
 import type { HealthStatus } from '#shared/api/openai.js';
-import type { RouteOptions } from './plugin.js';
+import type { HealthContext } from './contexts.js';
+import type { RoutePlugin } from './plugin.js';
 
-export async function healthRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
-  app.get('/health', async (): Promise<HealthStatus> => ({ status: 'ok', version: options.services.version }));
-}
+export const healthRoutes: RoutePlugin<HealthContext> = async (app, { version }) => {
+  app.get('/health', async (): Promise<HealthStatus> => ({ status: 'ok', version }));
+};

@@ -1,10 +1,10 @@
-import type { FastifyInstance } from 'fastify';
 import { bridgeRoutes } from './mcp/bridge.js';
 import { mcpEndpointRoutes } from './mcp/endpoint.js';
-import type { RouteOptions } from './plugin.js';
+import type { McpContext } from './contexts.js';
+import type { RoutePlugin } from './plugin.js';
 
 /** The tools family: the HTTP bridge (/mcp/tools, /mcp/call) and the MCP endpoint (/mcp). */
-export async function mcpRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
-  await app.register(bridgeRoutes, options);
-  await app.register(mcpEndpointRoutes, options);
-}
+export const mcpRoutes: RoutePlugin<McpContext> = async (app, context) => {
+  await app.register(bridgeRoutes, context);
+  await app.register(mcpEndpointRoutes, context);
+};

@@ -1,16 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../services.js';
-
-/** What every route plugin receives. */
-export interface RouteOptions {
-  services: Services;
-  /** Folder of the built PWA (build/web), served at /. */
-  webRoot: string;
-}
 
 /**
- * The one shape of a route module: a Fastify plugin. A family file (openai.ts, admin.ts, ...)
- * registers its parts with `app.register(part, options)`; each part validates, calls one domain
- * function, and converts the result.
+ * The one shape of a route module: a Fastify plugin that receives its family's context
+ * (`routes/contexts.ts`), narrowed to the members it uses. `RoutePlugin<AdminContext, 'keys'>`
+ * is a module of the admin family that uses only `keys`; a family file (openai.ts, admin.ts, ...)
+ * is a `RoutePlugin<FamilyContext>` and registers its parts with `app.register(part, context)`.
+ * Each part validates, calls one domain function, and converts the result.
  */
-export type RoutePlugin = (app: FastifyInstance, options: RouteOptions) => Promise<void>;
+export type RoutePlugin<Context, Used extends keyof Context = keyof Context> = (app: FastifyInstance, context: Pick<Context, Used>) => Promise<void>;

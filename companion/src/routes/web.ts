@@ -1,12 +1,12 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import fastifyStatic from '@fastify/static';
-import type { FastifyInstance } from 'fastify';
 import { errorBody } from '../errors.js';
 import { installFolder } from '../invocation.js';
 import { FRAME_DENIAL, policyForPage } from '../http/content-security.js';
 import { familyOf } from '../http/perimeter.js';
-import type { RouteOptions } from './plugin.js';
+import type { WebContext } from './contexts.js';
+import type { RoutePlugin } from './plugin.js';
 
 /** Ollama's own API, which some clients speak by default (the route table leaves /api/ to the server, for this answer). */
 const OLLAMA_PATHS = /^\/api\/(chat|generate|tags|embed|embeddings|show|pull|push|ps|version|create|copy|delete)$/;
@@ -18,18 +18,18 @@ const WITHOUT_V1 = /^\/(chat\/completions|completions|responses|models|embedding
  * served as its HTML shell, so it paints before the JavaScript runs; other page paths get the
  * SPA fallback; anything else (API paths, missing files) gets the JSON 404 every route uses.
  */
-export async function webRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
-  const built = existsSync(join(options.webRoot, 'index.html'));
-  const hasFallback = existsSync(join(options.webRoot, '200.html'));
+export const webRoutes: RoutePlugin<WebContext> = async (app, { webRoot }) => {
+  const built = existsSync(join(webRoot, 'index.html'));
+  const hasFallback = existsSync(join(webRoot, '200.html'));
   // `/models` -> `models.html`: the top-level pages the build prerendered.
   const prerendered = new Map(
-    (built ? readdirSync(options.webRoot) : [])
+    (built ? readdirSync(webRoot) : [])
       .filter((name) => name.endsWith('.html') && name !== 'index.html' && name !== '200.html')
       .map((name) => [`/${name.slice(0, -'.html'.length)}`, name]),
   );
   if (built) {
     await app.register(fastifyStatic, {
-      root: options.webRoot,
+      root: webRoot,
       wildcard: false,
       setHeaders(response, path) {
         void response.header('x-frame-options', FRAME_DENIAL['x-frame-options']);
@@ -58,11 +58,11 @@ export async function webRoutes(app: FastifyInstance, options: RouteOptions): Pr
         .type('text/html; charset=utf-8')
         .header('cache-control', 'no-cache')
         .headers(FRAME_DENIAL)
-        .header('content-security-policy', policyForPage(join(options.webRoot, page)))
+        .header('content-security-policy', policyForPage(join(webRoot, page)))
         .sendFile(page);
     return reply.status(404).send(errorBody('route_not_found', notFoundMessage(request.method, path)));
   });
-}
+};
 
 /** A 404 that says what to do for the mistakes clients make most: a doubled /v1, a missing /v1, Ollama's API. */
 export function notFoundMessage(method: string, path: string): string {
@@ -75,5 +75,5 @@ export function notFoundMessage(method: string, path: string): string {
   }
   if (path.startsWith('/api/')) return `${missing} Hearth speaks the OpenAI API under /v1 (for example POST /v1/chat/completions), not under /api.`;
   if (WITHOUT_V1.test(path)) return `${missing} Add /v1: the OpenAI API is served under /v1 (use /v1${path}), so a client's base URL ends in /v1.`;
-  return `${missing} See README.md for the routes Hearth serves.`;
+  return `${missing} Every route Hearth serves is listed in docs/routes.md.`;
 }

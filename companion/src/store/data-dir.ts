@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-/** The layout of a data directory (README: Configuration). */
+/** The layout of a data directory (docs/configuration.md). */
 export interface DataPaths {
   root: string;
   config: string;

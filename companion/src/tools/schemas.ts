@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { schemaMessage } from '../schema-messages.js';
+import { problemAt, schemaMessage } from '../schema-messages.js';
 
 /** One problem with a tool's arguments: where (`arguments.path`) and what. */
 export interface ArgumentProblem {
@@ -40,9 +40,6 @@ export class SchemaCompiler {
 }
 
 function describe(error: ErrorObject): ArgumentProblem {
-  const path = `arguments${error.instancePath.replace(/\/(\d+)(?=\/|$)/g, '[$1]').replace(/\//g, '.')}`;
-  const params = error.params as Record<string, unknown>;
-  if (typeof params.missingProperty === 'string') return { path: `${path}.${params.missingProperty}`, message: 'is required' };
-  if (typeof params.additionalProperty === 'string') return { path: `${path}.${params.additionalProperty}`, message: 'is not a known argument' };
-  return { path, message: schemaMessage(error) };
+  const { path, message } = problemAt(error, schemaMessage(error), 'argument');
+  return { path: path ? `arguments.${path}` : 'arguments', message };
 }

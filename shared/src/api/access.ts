@@ -1,8 +1,14 @@
 /** Wire types of access keys (loopback-only /admin/keys routes). */
 
 /** Route families a key may reach; admin routes are never reachable by key. */
-export const ROUTE_SCOPES = ['inference', 'agents', 'tools', 'memory', 'images'] as const;
+export const ROUTE_SCOPES = ['inference', 'agents', 'tools', 'memory', 'images', 'metrics'] as const;
 export type RouteScope = (typeof ROUTE_SCOPES)[number];
+
+/**
+ * The scopes a key gets when none are named: every API family. `metrics` (GET /metrics, for a
+ * Prometheus server) is given only when asked for, so a monitoring key and an API key stay apart.
+ */
+export const DEFAULT_KEY_SCOPES: readonly RouteScope[] = ['inference', 'agents', 'tools', 'memory', 'images'];
 
 export interface AccessKeyRecord {
   id: string;

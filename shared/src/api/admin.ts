@@ -39,13 +39,39 @@ export interface LoadedModelStatus {
   prompt_tokens?: { evaluated: number; reused: number };
 }
 
+/**
+ * The circuit of one pool endpoint: `closed` takes requests, `open` takes none (it failed several
+ * times in a row) until a probe, `half_open` is being probed (one request or check decides).
+ */
+export type EndpointCircuit = 'closed' | 'open' | 'half_open';
+
+/** One endpoint of a provider: its health and load, the same figures GET /metrics reports. */
+export interface ProviderEndpointStatus {
+  /** The endpoint's URL without user info, query or fragment. */
+  url: string;
+  circuit: EndpointCircuit;
+  weight: number;
+  max_concurrent: number | null;
+  /** Requests sent to it and not finished yet (streams count until they end). */
+  outstanding: number;
+  /** Requests moved from it to another endpoint since Hearth started. */
+  failovers: number;
+  consecutive_failures: number;
+  /** Seconds until an open circuit is probed, or until a Retry-After the endpoint gave runs out. */
+  retry_in_seconds?: number;
+  /** Why the last check or request failed, in words (no secrets). */
+  last_error?: string;
+}
+
 export interface ProviderStatus {
   name: string;
-  /** The base URL without user info, query or fragment. */
+  /** The base URL without user info, query or fragment (a pool's: its first endpoint). */
   base_url: string;
   ok: boolean;
   error?: string;
   models: number;
+  /** Its endpoints: one for `base_url`, several for a pool (`endpoints`). */
+  endpoints: ProviderEndpointStatus[];
 }
 
 export interface ServerStatus {

@@ -61,9 +61,35 @@ export interface ModelOverride {
   parallel?: number | 'auto';
 }
 
+/** One server of a provider pool; every endpoint of a provider serves the same model ids. */
+export interface ProviderEndpoint {
+  /** The server's OpenAI base URL, as `base_url` would be (e.g. http://10.0.0.5:8000/v1). */
+  url: string;
+  /** Share of the traffic relative to the other endpoints (default 1). */
+  weight?: number;
+  /** Most requests this endpoint is sent at once (default: no limit). */
+  max_concurrent?: number;
+}
+
+/** How a pool's endpoints are checked; the defaults suit a server on the local network. */
+export interface ProviderHealthSettings {
+  /** Path on each endpoint's origin that is asked (`/health`); default: `/health` where the server has one, else `GET {url}/models`. */
+  path?: string;
+  /** Seconds between checks of a healthy endpoint (default 10). */
+  interval_seconds?: number;
+  /** Consecutive failures (checks or requests) that open an endpoint's circuit (default 3). */
+  failures_to_open?: number;
+  /** Seconds an open circuit waits before one probe; doubled after each failed probe, up to 60 (default 2). */
+  open_seconds?: number;
+}
+
 export interface ProviderSettings {
   name: string;
-  base_url: string;
+  /** One server; or list several in `endpoints` (a pool). One of the two is given. */
+  base_url?: string;
+  /** A pool: several servers of the same models, health-checked, with failover and conversation affinity. */
+  endpoints?: ProviderEndpoint[];
+  health?: ProviderHealthSettings;
   api_key?: SecretReference;
   models?: string[];
   headers?: Record<string, string>;

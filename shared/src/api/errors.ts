@@ -66,6 +66,8 @@ export const ERROR_CODES = [
   'engine_crashed',
   'provider_unreachable',
   'provider_error',
+  'provider_unavailable',
+  'provider_interrupted',
   'internal_error',
   'model_capability_missing',
   'model_incomplete',

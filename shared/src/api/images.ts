@@ -74,6 +74,8 @@ export interface ImageGenerationRequest {
   response_format?: ImageResponseFormat;
   /** Server-sent progress events instead of one JSON answer. */
   stream?: boolean;
+  /** OpenAI's end-user tag: accepted, not used. */
+  user?: string;
 }
 
 /**
@@ -93,12 +95,14 @@ export interface ImageEditFields {
   strength?: number;
   response_format?: ImageResponseFormat;
   stream?: boolean;
+  user?: string;
 }
 
 /** POST /v1/images/upscale: multipart `image` plus these fields. */
 export interface ImageUpscaleFields {
   model: string;
-  scale: number;
+  /** 2 when absent. */
+  scale?: number;
   response_format?: ImageResponseFormat;
   stream?: boolean;
 }

@@ -202,6 +202,16 @@ export interface MemoryPurgeResponse {
   deleted: { turns: number; signals: number; episodes: number; facts: number; identity: number; entities: number };
 }
 
+/** POST /memory/agents/{agent}/facts: pins a fact (one already there is merged into). */
+export interface MemoryFactPin {
+  text: string;
+}
+
+/** PUT /memory/agents/{agent}/identity/{key} */
+export interface MemoryIdentityValue {
+  value: string;
+}
+
 /** PATCH /memory/agents/{agent}/facts/{id} */
 export interface MemoryFactUpdate {
   text?: string;

@@ -2,7 +2,8 @@ import type { RouteScope } from './access.js';
 
 /**
  * A path's family decides how it is guarded: a key scope (`inference`, `images`, `agents`,
- * `tools`, `memory`; a key needs that scope), `admin` (the machine's owner only: loopback peer,
+ * `tools`, `memory`, `metrics`; a key needs that scope, and `metrics` also answers this machine's
+ * own requests without one), `admin` (the machine's owner only: loopback peer,
  * loopback Host, no proxy header, the local admin credential; a key never lifts it), `public`
  * (answered to anyone) or `web` (the app's pages and files: every path no row of ROUTE_TABLE
  * matches).
@@ -36,6 +37,8 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
   { family: 'tools', pattern: /^\/mcp(?:[/?]|$)/ },
   // Below /memory/ only: /memory itself is the app's Memory screen.
   { family: 'memory', pattern: /^\/memory\// },
+  // GET /metrics (Prometheus): this machine's own requests without a key, anyone else with the metrics scope.
+  { family: 'metrics', pattern: /^\/metrics(?:[/?]|$)/ },
   { family: 'public', pattern: /^\/health(?:[/?]|$)/ },
   // The secure channel's pairing route (that listener only): the one-time code is the proof.
   { family: 'public', pattern: /^\/pair(?:[/?]|$)/ },

@@ -68,9 +68,10 @@ describe('KeyStore', () => {
       expect(Object.keys(record).sort()).toEqual(['agent', 'created_at', 'expires_at', 'id', 'label', 'last_used_at', 'prefix', 'revoked_at', 'scopes']);
   });
 
-  it('defaults to every route scope and no agent; given scopes are de-duplicated and sorted', () => {
+  it('defaults to every API route scope (metrics only when asked for) and no agent; given scopes are de-duplicated and sorted', () => {
     const plain = keys.create({ label: 'plain' });
     expect(plain.scopes).toEqual(ALL_SCOPES);
+    expect(keys.create({ label: 'prometheus', scopes: ['metrics'] }).scopes).toEqual(['metrics']);
     expect(plain.agent).toBeNull();
     expect(plain.expires_at).toBeNull();
     expect(plain.revoked_at).toBeNull();
@@ -374,6 +375,9 @@ describe('hearth keys (CLI)', () => {
     expect(noLabel.code).toBe(2);
     expect(noLabel.stderr).toMatch(/--label is required/);
     expect(noLabel.stdout).toBe('');
+    const metrics = await keysCli('create', '--label', 'prometheus', '--scope', 'metrics');
+    expect(metrics.code, metrics.stderr).toBe(0);
+    expect(metrics.stderr).toContain('scopes: metrics');
     const badScope = await keysCli('create', '--label', 'x', '--scope', 'admin');
     expect(badScope.code).toBe(2);
     expect(badScope.stderr).toMatch(/Unknown scope admin/);

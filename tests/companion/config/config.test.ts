@@ -206,7 +206,7 @@ describe('loadConfigFile', () => {
     );
     const text = error.problems.join('\n');
     expect(text).toMatch(/^providers\[0\]\.name: is required/m);
-    expect(text).toMatch(/^providers\[1\]\.base_url: is required/m);
+    expect(text).toMatch(/^providers\[1\]: needs base_url \(one server\) or endpoints/m);
     expect(text).toMatch(/^providers\[2\]\.base_url: /m);
     expect(text).toMatch(/^providers\[3\]\.name: /m);
   });

@@ -171,6 +171,41 @@ describe('11: a stored secret sent to a new host, and credentials in URLs', () =
     expect(await risksOf({ mcp_services: [{ ...service, url: 'https://collector.evil.example/mcp' }] })).toEqual(['secret_sent_to_new_host']);
   });
 
+  it("a pool endpoint at a new origin for a provider's key is high-risk; one on an origin the key already goes to is not", async () => {
+    await applied({ providers: [remote] });
+    const pool = (...urls: string[]) => {
+      const { base_url: _, ...rest } = remote;
+      return { ...rest, endpoints: urls.map((url) => ({ url })) };
+    };
+    // The same server, now listed as a pool of one, and a second path on it: no new host.
+    expect(await risksOf({ providers: [pool('https://api.remote.example/v1')] })).toEqual([]);
+    expect(await risksOf({ providers: [pool('https://api.remote.example/v1', 'https://api.remote.example/v2')] })).toEqual([]);
+    const planned = await post('plan', { providers: [pool('https://api.remote.example/v1', 'http://10.0.0.9:8000/v1')] });
+    expect(planned.statusCode, planned.body).toBe(200);
+    expect((planned.json() as { risks: { code: string; message: string }[] }).risks).toEqual([
+      expect.objectContaining({ code: 'secret_sent_to_new_host', message: expect.stringContaining('http://10.0.0.9:8000') }),
+    ]);
+    // Unconfirmed, apply refuses it; confirmed, it is in force.
+    expect((await post('apply', { providers: [pool('https://api.remote.example/v1', 'http://10.0.0.9:8000/v1')] })).statusCode).toBe(409);
+  });
+
+  it('refuses user:password@ in a pool endpoint, and a provider with both base_url and endpoints, or neither', async () => {
+    const response = await post('plan', { providers: [{ name: 'inline', endpoints: [{ url: 'http://10.0.0.5/v1' }, { url: 'http://u:p@10.0.0.6/v1' }] }] });
+    expect(response.statusCode, response.body).toBe(400);
+    expect((response.json() as { error: { problems: { path: string }[] } }).error.problems).toEqual([
+      { path: 'providers[0].endpoints[1].url', message: expect.stringMatching(/user|credential/) },
+    ]);
+    const both = await post('plan', { providers: [{ name: 'both', base_url: 'http://10.0.0.5/v1', endpoints: [{ url: 'http://10.0.0.6/v1' }] }] });
+    expect(both.statusCode).toBe(400);
+    expect(both.body).toContain('give base_url or endpoints, not both');
+    const neither = await post('plan', { providers: [{ name: 'neither' }] });
+    expect(neither.statusCode).toBe(400);
+    expect(neither.body).toContain('needs base_url (one server) or endpoints');
+    const twice = await post('plan', { providers: [{ name: 'twice', endpoints: [{ url: 'http://10.0.0.5/v1' }, { url: 'http://10.0.0.5/v1/' }] }] });
+    expect(twice.statusCode).toBe(400);
+    expect(twice.body).toContain('providers[0].endpoints[1].url');
+  });
+
   it('a new provider with a secret nothing used before needs no confirmation', async () => {
     expect(await risksOf({ providers: [remote] })).toEqual([]);
   });

@@ -37,7 +37,7 @@ beforeAll(async () => {
   await channelApp.ready();
   channel = appRoutes(channelApp);
   const bare = Fastify();
-  await bare.register(webRoutes, { services: built.services, webRoot: '/nonexistent' });
+  await bare.register(webRoutes, { webRoot: '/nonexistent' });
   await bare.ready();
   web = appRoutes(bare);
   await bare.close();

@@ -193,6 +193,29 @@ describe('edits', () => {
     const upscaler = await upload('/v1/images/edits', { model: 'lanczos', prompt: 'x' }, { image: await samplePng(64, 64) });
     expect(upscaler.json().error.code).toBe('model_capability_missing');
   });
+
+  it("tells a form field's problem in the words a JSON body's gets, through the same schema", async () => {
+    const image = await samplePng(64, 64);
+    // [form fields, the JSON generation body with the same values, the message both get]
+    const cases: [Record<string, string>, Record<string, unknown>, string][] = [
+      [{ n: 'two' }, { n: 'two' }, 'n must be an integer.'],
+      [{ n: '9' }, { n: 9 }, 'n must be at most 4.'],
+      [{ seed: '1.5' }, { seed: 1.5 }, 'seed must be an integer.'],
+      [{ guidance: '-1' }, { guidance: -1 }, 'guidance must be at least 0.'],
+      [{ stream: 'yes' }, { stream: 'yes' }, 'stream must be a boolean.'],
+      [{ response_format: 'png' }, { response_format: 'png' }, 'response_format must be one of: "b64_json", "url".'],
+      [{ prompt: '' }, { prompt: undefined }, 'prompt is required.'],
+    ];
+    for (const [fields, values, message] of cases) {
+      const form = await upload('/v1/images/edits', { model: 'tiny-sd', prompt: 'x', ...fields }, { image });
+      const json = await generate({ model: 'tiny-sd', prompt: 'x', ...values });
+      const param = Object.keys(fields)[0];
+      expect([form.statusCode, form.json().error], JSON.stringify(fields)).toEqual([400, expect.objectContaining({ message, param })]);
+      expect([json.statusCode, json.json().error], JSON.stringify(values)).toEqual([400, expect.objectContaining({ message, param })]);
+    }
+    const scale = await upload('/v1/images/upscale', { model: 'lanczos', scale: '20' }, { image });
+    expect([scale.statusCode, scale.json().error.message]).toEqual([400, 'scale must be at most 16.']);
+  });
 });
 
 describe('upscaling', () => {

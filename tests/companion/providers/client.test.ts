@@ -96,10 +96,12 @@ describe('ProviderClient with a mock OpenAI provider', () => {
     expect(listed.method).toBe('GET');
     expect(listed.path).toBe('/v1/models');
     expect(listed.headers.authorization).toBe(`Bearer ${KEY}`);
+    // A base_url is a pool of one endpoint, listed with its load and circuit.
+    const one = (url: string) => [{ url, circuit: 'closed', weight: 1, max_concurrent: null, outstanding: 0, failovers: 0, consecutive_failures: 0 }];
     expect(client.status()).toEqual([
-      { name: 'local-ollama', base_url: open.baseUrl, ok: true, models: 2 },
-      { name: 'openai', base_url: guarded.baseUrl, ok: true, models: 2 },
-      { name: 'fixed', base_url: fixed.baseUrl, ok: true, models: 1 },
+      { name: 'local-ollama', base_url: open.baseUrl, ok: true, models: 2, endpoints: one(open.baseUrl) },
+      { name: 'openai', base_url: guarded.baseUrl, ok: true, models: 2, endpoints: one(guarded.baseUrl) },
+      { name: 'fixed', base_url: fixed.baseUrl, ok: true, models: 1, endpoints: one(fixed.baseUrl) },
     ]);
 
     const after = guarded.requests.length + open.requests.length + fixed.requests.length;
@@ -241,7 +243,7 @@ describe('ProviderClient with a mock OpenAI provider', () => {
     expect(models.map((model) => model.provider)).toEqual(['local-ollama', 'local-ollama']);
     expect(guarded.requests.length).toBe(before); // nothing was sent without the key
     const [nokey, noenv] = client.status();
-    expect(nokey).toEqual({
+    expect(nokey).toMatchObject({
       name: 'nokey',
       base_url: guarded.baseUrl,
       ok: false,
@@ -380,13 +382,15 @@ describe('ProviderClient with a mock OpenAI provider', () => {
     }
   });
 
-  it('the whole-request limit breaks off a stream that runs too long', async () => {
+  it('the whole-request limit breaks off a stream that runs too long, ending it with one error event', async () => {
     const slow = await startMockProvider({ models: ['slow'], chunkDelayMs: 1_000 });
     try {
       const client = new ProviderClient([{ name: 'slow', base_url: slow.baseUrl, timeout_ms: 300 }], resolveSecret);
       const response = await client.forward('/chat/completions', 'slow/slow', { stream: true }, new AbortController().signal);
-      // headers came; the whole-request limit then breaks the body off
-      await expect(readText(response.body!)).rejects.toThrow();
+      // headers came; the whole-request limit then breaks the body off, and the stream says so last
+      const events = dataLines(await readText(response.body!));
+      expect(events.at(-1)).toMatchObject({ error: { code: 'provider_interrupted', type: 'server_error', message: expect.stringContaining('300 ms') } });
+      expect(events).not.toContain('[DONE]');
     } finally {
       await slow.close();
     }

@@ -105,6 +105,35 @@ describe('the same wording elsewhere', () => {
     expect(problems.join('\n')).not.toMatch(/integer|anyOf|must match|schema/);
   });
 
+  it('built from the same words for bounds, lengths and forms, in request bodies and in configuration problems', async () => {
+    const { problems } = checkDocument({
+      version: 1,
+      server: { body_limit_mb: 0 },
+      agents: [{ id: 'helper', name: 'x'.repeat(201) }],
+      remote_hosts: [{ name: 'Home Box', url: 'http://192.0.2.1:4778' }],
+    });
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'server.body_limit_mb: must be a number (more than 0, at most 1024)',
+        'agents[0].name: must be at most 200 characters long',
+        'remote_hosts[0].name: must be lowercase letters, digits, ".", "_" and "-", starting with a letter or digit',
+        'remote_hosts[0].url: must be an https:// address',
+      ]),
+    );
+    const host = { name: 'home', url: 'https://192.0.2.1:4778', code: 'ABCD-1234', fingerprint: 'AB:CD' };
+    const cases: [InjectOptions, string, string][] = [
+      [{ method: 'POST', url: '/admin/keys', payload: { label: 'x', expires_in_days: 0 } }, 'expires_in_days', 'expires_in_days must be more than 0.'],
+      [{ method: 'POST', url: '/admin/keys', payload: { label: 'x'.repeat(201) } }, 'label', 'label must be at most 200 characters long.'],
+      [
+        { method: 'POST', url: '/admin/remote-hosts', payload: { ...host, name: 'Home Box' } },
+        'name',
+        'name must be lowercase letters, digits, ".", "_" and "-", starting with a letter or digit.',
+      ],
+      [{ method: 'POST', url: '/admin/remote-hosts', payload: { ...host, url: 'http://192.0.2.1:4778' } }, 'url', 'url must be an https:// address.'],
+    ];
+    for (const [request, param, message] of cases) expect(await said(request), JSON.stringify(request.payload)).toEqual({ message, param });
+  });
+
   it('for each keyword', () => {
     const at = (keyword: string, params: Record<string, unknown>) => schemaMessage({ keyword, instancePath: '', params });
     expect(typesInWords(['integer', 'null'])).toBe('an integer or null');
@@ -115,6 +144,9 @@ describe('the same wording elsewhere', () => {
     expect(at('maxLength', { limit: 1 })).toBe('must be at most 1 character long');
     expect(at('minItems', { limit: 2 })).toBe('must have at least 2 items');
     expect(at('exclusiveMaximum', { comparison: '<', limit: 5 })).toBe('must be less than 5');
+    expect(at('exclusiveMinimum', { comparison: '>', limit: 0 })).toBe('must be more than 0');
+    expect(at('pattern', { pattern: '^https://' })).toBe('must be an https:// address');
+    expect(at('pattern', { pattern: '^[0-9]+$' })).toBe('must match the pattern ^[0-9]+$');
     expect(at('const', { allowedValue: 'function' })).toBe('must be "function"');
     expect(at('multipleOf', { multipleOf: 8 })).toBe('must be a multiple of 8');
     expect(at('format', { format: 'uri' })).toBe('must be a valid uri');

@@ -6,6 +6,7 @@ import type { ErrorBody } from '#shared/api/errors.js';
 import type { AddRemoteHostRequest, RemoteHostStatus } from '#shared/api/remote.js';
 import { pairWithHost, type HostCredential } from './pair-client.js';
 import { ChannelClient } from './tls-client.js';
+import { command } from '../../invocation.js';
 
 /** Where the device credentials live: the secrets file (0600), never the configuration document. */
 export interface CredentialStore {
@@ -90,7 +91,7 @@ export class PairedHosts {
     if (!credential)
       throw new HearthError(
         'remote_host_not_paired',
-        `No device credential for "${name}" (${settings.credential} is not set). Pair again: hearth remote add ${name} ${settings.url} --code CODE --fingerprint FP`,
+        `No device credential for "${name}" (${settings.credential} is not set). Pair again: ${command(`remote add ${name} ${settings.url} --code CODE --fingerprint FP`)}`,
       );
     const key = JSON.stringify([settings, credential.certificate]);
     const cached = this.clients.get(name);
@@ -139,7 +140,7 @@ function refusal(name: string, status: number, body: ErrorBody): HearthError {
   if (status === 401)
     return new HearthError(
       'remote_host_not_paired',
-      `The host "${name}" no longer accepts this device (revoked there, or paired again since). To use it again, make a code on the host (hearth devices pair) and run hearth remote add ${name} URL --code CODE --fingerprint FP here.`,
+      `The host "${name}" no longer accepts this device (revoked there, or paired again since). To use it again, make a code on the host (${command('devices pair')}) and run ${command(`remote add ${name} URL --code CODE --fingerprint FP`)} here.`,
     );
   return new HearthError('remote_host_refused', `The host "${name}" refused: ${body.error.message}`);
 }

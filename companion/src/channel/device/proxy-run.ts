@@ -42,8 +42,11 @@ export async function openHostRun(client: ChannelClient, host: string, agent: st
   throw new HearthError('remote_host_refused', `The host "${host}" refused to run "${agent}": ${message}`);
 }
 
-/** Waits before each attempt to pick a cut stream up again (the host restarting, a network blip). */
-const RESUME_WAITS_MS = [500, 1000, 2000, 4000];
+/**
+ * Waits before each attempt to pick a cut stream up again: a network blip, or the host restarting,
+ * which takes a few seconds from its bundle and longer from sources on a busy machine (about 30 s in all).
+ */
+const RESUME_WAITS_MS = [500, 1000, 2000, 4000, 8000, 15_000];
 
 /** Where following a host's run stands. */
 interface Following {

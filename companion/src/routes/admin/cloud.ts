@@ -1,21 +1,21 @@
-import type { FastifyInstance } from 'fastify';
 import { HearthError } from '../../errors.js';
 import { callbackPage } from '../../http/callback-page.js';
-import type { RouteOptions } from '../plugin.js';
+import type { AdminContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
 import type { CloudAgentSummary, CloudLoginStart, CloudWorkspaceList, CloudWorkspaceStatus } from '#shared/api/remote.js';
 
 /** The loopback redirect of a workspace sign-in (authorization code + PKCE). */
 export const CLOUD_CALLBACK_PATH = '/admin/cloud/oauth/callback';
 
-const nameParams = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
+export const nameParams = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
 
 /** Cloud workspaces: sign-in state, sign-in (browser or device grant), sign-out, and their published agents. */
-export async function cloudRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
-  const { signIn, agents } = services.cloud;
+export const cloudRoutes: RoutePlugin<AdminContext, 'config' | 'cloud'> = async (app, { config, cloud }) => {
+  const { signIn, agents } = cloud;
 
   app.get('/admin/cloud/workspaces', async (): Promise<CloudWorkspaceList> => ({
     object: 'list',
-    data: services.config.cloud_workspaces.map((workspace) => signIn.status(workspace.name)),
+    data: config().cloud_workspaces.map((workspace) => signIn.status(workspace.name)),
   }));
 
   app.get<{ Params: { name: string } }>('/admin/cloud/workspaces/:name', { schema: { params: nameParams } }, async (request): Promise<CloudWorkspaceStatus> =>
@@ -75,4 +75,4 @@ export async function cloudRoutes(app: FastifyInstance, { services }: RouteOptio
       return callbackPage(reply, 400, 'Sign-in failed', failure instanceof HearthError ? failure.message : 'Sign-in failed; details are in the server log.');
     }
   });
-}
+};

@@ -1,30 +1,31 @@
-import type { FastifyInstance } from 'fastify';
-import type { RouteOptions } from '../plugin.js';
+import type { AdminContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
+import type { BodySchema } from '../schema.js';
 import type { ChannelStatus, CreatePairingRequest, DeviceList, DeviceRecord, PairingCode } from '#shared/api/remote.js';
 
-const pairBody = {
+export const pairBody = {
   type: 'object',
   additionalProperties: false,
   properties: { agents: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$' }, uniqueItems: true, maxItems: 256 } },
-} as const;
+} as const satisfies BodySchema<CreatePairingRequest>;
 
-const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
+export const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
 
 /** Devices paired over the secure channel (host side): pairing codes, the list, revocation. */
-export async function deviceRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
-  app.get('/admin/devices', async (): Promise<DeviceList> => ({ object: 'list', data: services.channel.list() }));
+export const deviceRoutes: RoutePlugin<AdminContext, 'channel'> = async (app, { channel }) => {
+  app.get('/admin/devices', async (): Promise<DeviceList> => ({ object: 'list', data: channel.list() }));
 
-  app.get('/admin/devices/channel', async (): Promise<ChannelStatus> => services.channel.status());
+  app.get('/admin/devices/channel', async (): Promise<ChannelStatus> => channel.status());
 
   app.post<{ Body: CreatePairingRequest }>('/admin/devices/pair', { schema: { body: pairBody } }, async (request, reply): Promise<PairingCode> => {
     void reply.status(201).header('cache-control', 'no-store');
-    return services.channel.pairingCode(request.body?.agents ?? []);
+    return channel.pairingCode(request.body?.agents ?? []);
   });
 
   // Revoking cuts the device's open connections (streams included) before answering.
   app.delete<{ Params: { id: string } }>('/admin/devices/:id', { schema: { params: idParams } }, async (request): Promise<DeviceRecord> => {
-    const record = services.channel.revoke(request.params.id);
+    const record = channel.revoke(request.params.id);
     request.log.info({ device: record.id }, 'device revoked');
     return record;
   });
-}
+};

@@ -1,16 +1,13 @@
-import type { FastifyInstance } from 'fastify';
 import { openEventStream } from '../../http/sse.js';
-import type { RouteOptions } from '../plugin.js';
+import type { AdminContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
 
 /** GET /admin/events: the app's status stream (activity samples, load progress, download changes). */
-export async function statusEventRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
+export const statusEventRoutes: RoutePlugin<AdminContext, 'monitor' | 'downloads' | 'shutdown'> = async (app, { monitor, downloads, shutdown }) => {
   app.get('/admin/events', async (request, reply) => {
-    const stream = openEventStream(request, reply, services.shutdown);
-    stream.data({ type: 'snapshot', ...services.monitor.snapshot(), downloads: services.downloads.list() });
-    const stops = [
-      services.monitor.subscribe((event) => stream.data(event)),
-      services.downloads.subscribe((download) => stream.data({ type: 'download', download })),
-    ];
+    const stream = openEventStream(request, reply, shutdown);
+    stream.data({ type: 'snapshot', ...monitor.snapshot(), downloads: downloads.list() });
+    const stops = [monitor.subscribe((event) => stream.data(event)), downloads.subscribe((download) => stream.data({ type: 'download', download }))];
     // A comment now and then keeps proxies and idle timers from closing a quiet stream.
     const keepAlive = setInterval(() => stream.raw(': keep-alive\n\n'), 15_000);
     stream.signal.addEventListener(
@@ -23,4 +20,4 @@ export async function statusEventRoutes(app: FastifyInstance, { services }: Rout
       { once: true },
     );
   });
-}
+};

@@ -1,31 +1,31 @@
-import type { FastifyInstance } from 'fastify';
 import { HearthError } from '../../errors.js';
 import { callbackPage } from '../../http/callback-page.js';
 import { OAUTH_CALLBACK_PATH } from '../../mcp/oauth.js';
-import type { RouteOptions } from '../plugin.js';
+import type { AdminContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
 import type { McpLoginStart, McpServiceList, McpServiceStatus } from '#shared/api/bridge.js';
 
-const nameParams = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
+export const nameParams = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
 
 /** Loopback-only state of the MCP services, reconnects, and OAuth sign-in with its redirect route. */
-export async function mcpAdminRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
-  app.get('/admin/mcp/services', async (): Promise<McpServiceList> => ({ services: services.mcp.status() }));
+export const mcpAdminRoutes: RoutePlugin<AdminContext, 'mcp'> = async (app, { mcp }) => {
+  app.get('/admin/mcp/services', async (): Promise<McpServiceList> => ({ services: mcp.status() }));
 
   app.get<{ Params: { name: string } }>('/admin/mcp/services/:name', { schema: { params: nameParams } }, async (request): Promise<McpServiceStatus> =>
-    services.mcp.serviceStatus(request.params.name),
+    mcp.serviceStatus(request.params.name),
   );
 
   app.post<{ Params: { name: string } }>(
     '/admin/mcp/services/:name/reconnect',
     { schema: { params: nameParams } },
-    async (request): Promise<McpServiceStatus> => services.mcp.reconnect(request.params.name),
+    async (request): Promise<McpServiceStatus> => mcp.reconnect(request.params.name),
   );
 
   // The redirect comes back to the address the owner is using now (the perimeter has checked it is loopback).
   app.post<{ Params: { name: string } }>('/admin/mcp/services/:name/login', { schema: { params: nameParams } }, async (request): Promise<McpLoginStart> => {
     const host = request.headers.host;
     if (!host) throw new HearthError('invalid_request_error', 'A Host header is required to build the sign-in redirect.');
-    return services.mcp.beginLogin(request.params.name, `http://${host}${OAUTH_CALLBACK_PATH}`);
+    return mcp.beginLogin(request.params.name, `http://${host}${OAUTH_CALLBACK_PATH}`);
   });
 
   // The authorization server redirects the browser here: the state it carries is the proof, not the admin credential.
@@ -38,7 +38,7 @@ export async function mcpAdminRoutes(app: FastifyInstance, { services }: RouteOp
       if (error) return page(400, 'Sign-in was not completed', `The authorization server answered: ${error}${description ? ` (${description})` : ''}.`);
       if (!code || !state) return page(400, 'Sign-in was not completed', 'The redirect carries no code or state.');
       try {
-        const status = await services.mcp.finishLogin(state, code);
+        const status = await mcp.finishLogin(state, code);
         const connected = status.state === 'connected';
         return page(
           200,
@@ -52,4 +52,4 @@ export async function mcpAdminRoutes(app: FastifyInstance, { services }: RouteOp
       }
     },
   );
-}
+};

@@ -1,38 +1,39 @@
-import type { FastifyInstance } from 'fastify';
 import { modelLoadSettings } from '../../config/model-overrides.js';
 import { configSchema } from '../../config/schema.js';
 import { HearthError } from '../../errors.js';
 import { estimateLoad } from '../../inference/load-estimate.js';
 import { fit } from '../../models/hub.js';
-import type { RouteOptions } from '../plugin.js';
+import type { AdminContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
+import type { BodySchema } from '../schema.js';
 import type { ModelEstimate, ModelEstimateRequest } from '#shared/api/admin.js';
 
 /** The body takes exactly what a model's entry in models.overrides takes. */
-const estimateBody = { ...configSchema.properties.models.properties.overrides.additionalProperties } as const;
+export const estimateBody = { ...configSchema.properties.models.properties.overrides.additionalProperties } as const satisfies BodySchema<ModelEstimateRequest>;
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 256 } } } as const;
 
 /** The memory a model would take with proposed load settings (the Models screen's settings form). */
-export async function modelEstimateRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
+export const modelEstimateRoutes: RoutePlugin<AdminContext, 'catalog' | 'config' | 'engine'> = async (app, { catalog, config, engine }) => {
   app.post<{ Params: { id: string }; Body: ModelEstimateRequest | undefined }>(
     '/admin/models/:id/estimate',
     { schema: { params: idParams, body: estimateBody } },
     async (request): Promise<ModelEstimate> => {
-      const target = await services.catalog.resolve(request.params.id);
+      const target = await catalog.resolve(request.params.id);
       if (target.kind !== 'local')
         throw new HearthError('invalid_request_error', 'Only local models are loaded by Hearth; remote models live at their provider.', { param: 'id' });
       const { info } = target;
-      const models = services.config.models;
+      const models = config().models;
       const defaults = modelLoadSettings({ ...models, overrides: {} }, info.id);
       const settings = { ...modelLoadSettings(models, info.id), ...request.body };
-      const status = services.engine.status();
+      const status = engine.status();
       const estimate = await estimateLoad({
         info,
         options: { contextSize: settings.context_size, gpuLayers: settings.gpu_layers, threads: settings.threads, parallel: settings.parallel },
         gpu: models.gpu,
-        budgetBytes: services.engine.memoryBudgetBytes,
+        budgetBytes: engine.memoryBudgetBytes,
         usedBytes: status.filter((model) => model.id !== info.id).reduce((sum, model) => sum + (model.memoryBytes ?? 0), 0),
       });
-      const budget = services.engine.memoryBudgetBytes;
+      const budget = engine.memoryBudgetBytes;
       return {
         id: info.id,
         settings,
@@ -55,4 +56,4 @@ export async function modelEstimateRoutes(app: FastifyInstance, { services }: Ro
       };
     },
   );
-}
+};

@@ -1,13 +1,14 @@
-import type { FastifyInstance } from 'fastify';
 import { estimateBytes } from '../../inference/engine.js';
 import { hubRepoFiles, searchHub, type HubSort } from '../../models/hub.js';
 import { removeModelFiles } from '../../models/remove.js';
 import { HearthError } from '../../errors.js';
 import { openEventStream } from '../../http/sse.js';
-import type { RouteOptions } from '../plugin.js';
+import type { AdminContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
+import type { BodySchema } from '../schema.js';
 import type { DownloadList, DownloadRequest, HubRepoFiles, HubSearchResponse, ModelDownload, RemovedModel } from '#shared/api/model-library.js';
 
-const searchQuery = {
+export const searchQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -17,19 +18,22 @@ const searchQuery = {
   },
 } as const;
 const name = { type: 'string', minLength: 1, maxLength: 96 };
-const repoParams = { type: 'object', required: ['owner', 'repo'], properties: { owner: name, repo: name } } as const;
-const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
-const downloadBody = {
+export const repoParams = { type: 'object', required: ['owner', 'repo'], properties: { owner: name, repo: name } } as const;
+export const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
+export const downloadBody = {
   type: 'object',
   required: ['source'],
   additionalProperties: false,
   properties: { source: { type: 'string', minLength: 1, maxLength: 2048 } },
-} as const;
+} as const satisfies BodySchema<DownloadRequest>;
 
 type IdRoute = { Params: { id: string } };
 
 /** The model library: Hugging Face search, downloads (with a progress stream), removing a downloaded model. */
-export async function modelLibraryRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
+export const modelLibraryRoutes: RoutePlugin<AdminContext, 'engine' | 'downloads' | 'catalog' | 'paths' | 'shutdown'> = async (
+  app,
+  { engine, downloads, catalog, paths, shutdown },
+) => {
   app.get<{ Querystring: { q?: string; limit?: string; sort?: HubSort } }>(
     '/admin/models/search',
     { schema: { querystring: searchQuery } },
@@ -44,35 +48,35 @@ export async function modelLibraryRoutes(app: FastifyInstance, { services }: Rou
     { schema: { params: repoParams } },
     async (request): Promise<HubRepoFiles> => {
       const { owner, repo } = request.params;
-      const budget = services.engine.memoryBudgetBytes;
+      const budget = engine.memoryBudgetBytes;
       const data = await hubRepoFiles(owner, repo, (sizeBytes) => estimateBytes({ sizeBytes }), budget);
       return { id: `${owner}/${repo}`, data, memory_budget_bytes: budget };
     },
   );
 
-  app.get('/admin/models/downloads', async (): Promise<DownloadList> => ({ data: services.downloads.list() }));
+  app.get('/admin/models/downloads', async (): Promise<DownloadList> => ({ data: downloads.list() }));
 
   app.post<{ Body: DownloadRequest }>('/admin/models/downloads', { schema: { body: downloadBody } }, async (request, reply): Promise<ModelDownload> => {
     void reply.status(201);
-    return services.downloads.create(request.body.source);
+    return downloads.create(request.body.source);
   });
 
-  app.get<IdRoute>('/admin/models/downloads/:id', { schema: { params: idParams } }, async (request) => services.downloads.get(request.params.id));
+  app.get<IdRoute>('/admin/models/downloads/:id', { schema: { params: idParams } }, async (request) => downloads.get(request.params.id));
 
-  app.post<IdRoute>('/admin/models/downloads/:id/pause', { schema: { params: idParams } }, async (request) => services.downloads.pause(request.params.id));
+  app.post<IdRoute>('/admin/models/downloads/:id/pause', { schema: { params: idParams } }, async (request) => downloads.pause(request.params.id));
 
-  app.post<IdRoute>('/admin/models/downloads/:id/resume', { schema: { params: idParams } }, async (request) => services.downloads.resume(request.params.id));
+  app.post<IdRoute>('/admin/models/downloads/:id/resume', { schema: { params: idParams } }, async (request) => downloads.resume(request.params.id));
 
-  app.delete<IdRoute>('/admin/models/downloads/:id', { schema: { params: idParams } }, async (request) => services.downloads.cancel(request.params.id));
+  app.delete<IdRoute>('/admin/models/downloads/:id', { schema: { params: idParams } }, async (request) => downloads.cancel(request.params.id));
 
   // The download now, then every change until it ends (completed, failed, cancelled) or pauses.
   app.get<IdRoute>('/admin/models/downloads/:id/events', { schema: { params: idParams } }, async (request, reply) => {
-    const first = services.downloads.get(request.params.id);
-    const stream = openEventStream(request, reply, services.shutdown);
+    const first = downloads.get(request.params.id);
+    const stream = openEventStream(request, reply, shutdown);
     const ended = (download: ModelDownload) => download.status !== 'queued' && download.status !== 'downloading';
     stream.data(first);
     if (ended(first)) return stream.end();
-    const stop = services.downloads.subscribe((download) => {
+    const stop = downloads.subscribe((download) => {
       if (download.id !== first.id) return;
       stream.data(download);
       if (ended(download)) finish();
@@ -85,16 +89,16 @@ export async function modelLibraryRoutes(app: FastifyInstance, { services }: Rou
   });
 
   app.delete<IdRoute>('/admin/models/:id', { schema: { params: idParams } }, async (request): Promise<RemovedModel> => {
-    const target = await services.catalog.resolve(request.params.id).catch((error: unknown) => {
+    const target = await catalog.resolve(request.params.id).catch((error: unknown) => {
       // A model that cannot load (a broken file) can still be removed.
       if (error instanceof HearthError && error.code === 'model_load_failed') return null;
       throw error;
     });
-    const info = target?.kind === 'local' ? target.info : (await services.catalog.local()).find((model) => model.id === request.params.id);
+    const info = target?.kind === 'local' ? target.info : (await catalog.local()).find((model) => model.id === request.params.id);
     if (!info) throw new HearthError('invalid_request_error', 'Provider models live at their provider; Hearth removes only local models.', { param: 'id' });
-    await services.engine.unload(info.id);
-    const files = await removeModelFiles(info, services.paths.models);
-    await services.catalog.local(true);
+    await engine.unload(info.id);
+    const files = await removeModelFiles(info, paths.models);
+    await catalog.local(true);
     return { id: info.id, deleted: true, files };
   });
-}
+};

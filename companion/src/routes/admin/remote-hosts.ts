@@ -1,10 +1,11 @@
-import type { FastifyInstance } from 'fastify';
 import { apply } from '../../config/apply.js';
-import type { RouteOptions } from '../plugin.js';
+import type { AdminContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
+import type { BodySchema } from '../schema.js';
 import { configTarget } from './config.js';
 import type { AddRemoteHostRequest, RemoteHostList, RemoteHostStatus } from '#shared/api/remote.js';
 
-const addBody = {
+export const addBody = {
   type: 'object',
   required: ['name', 'url', 'code', 'fingerprint'],
   additionalProperties: false,
@@ -14,17 +15,18 @@ const addBody = {
     code: { type: 'string', minLength: 1, maxLength: 32 },
     fingerprint: { type: 'string', minLength: 1, maxLength: 200 },
   },
-} as const;
+} as const satisfies BodySchema<AddRemoteHostRequest>;
 
-const nameParams = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
+export const nameParams = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
 
 /** The device side of pairing: hosts this companion is paired with (remote_hosts), added, checked and removed. */
-export async function remoteHostRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
-  const target = configTarget(services, app);
+export const remoteHostRoutes: RoutePlugin<AdminContext, 'config' | 'configTarget' | 'pairedHosts'> = async (app, context) => {
+  const { config, pairedHosts } = context;
+  const target = configTarget(context, app);
 
   // Pairs, keeps the credential as a secret, and records the host in the configuration (config.yaml).
   app.post<{ Body: AddRemoteHostRequest }>('/admin/remote-hosts', { schema: { body: addBody } }, async (request, reply): Promise<RemoteHostStatus> => {
-    const { settings, agents, deviceId } = await services.pairedHosts.pair(request.body);
+    const { settings, agents, deviceId } = await pairedHosts.pair(request.body);
     // Pairing with a code and a checked fingerprint is the owner's confirmation (re-pairing a name re-points its credential).
     await apply(target, { document: { version: 1, remote_hosts: [settings] }, prune: false, confirm: true, peer: request.socket.remoteAddress ?? '' });
     void reply.status(201);
@@ -33,20 +35,20 @@ export async function remoteHostRoutes(app: FastifyInstance, { services }: Route
 
   app.get('/admin/remote-hosts', async (): Promise<RemoteHostList> => ({
     object: 'list',
-    data: await Promise.all(services.config.remote_hosts.map((host) => services.pairedHosts.status(host.name))),
+    data: await Promise.all(config().remote_hosts.map((host) => pairedHosts.status(host.name))),
   }));
 
   app.get<{ Params: { name: string } }>('/admin/remote-hosts/:name', { schema: { params: nameParams } }, async (request) =>
-    services.pairedHosts.status(request.params.name),
+    pairedHosts.status(request.params.name),
   );
 
   // Removes the entry and the device credential; the host keeps its record until its owner revokes it.
   app.delete<{ Params: { name: string } }>('/admin/remote-hosts/:name', { schema: { params: nameParams } }, async (request) => {
     const name = request.params.name;
-    services.pairedHosts.settings(name); // 404 for an unknown name
-    const remaining = { ...services.config, remote_hosts: services.config.remote_hosts.filter((host) => host.name !== name) };
+    pairedHosts.settings(name); // 404 for an unknown name
+    const remaining = { ...config(), remote_hosts: config().remote_hosts.filter((host) => host.name !== name) };
     await apply(target, { document: remaining, prune: true, confirm: true, peer: request.socket.remoteAddress ?? '' });
-    services.pairedHosts.forget(name);
+    pairedHosts.forget(name);
     return { name, deleted: true };
   });
-}
+};

@@ -1,17 +1,18 @@
-import type { FastifyInstance } from 'fastify';
 import { HearthError } from '../../errors.js';
 import { presentsAdminCredential, sessionCookie, signInUrl } from '../../http/admin-session.js';
 import { command, installFolder, invocation, testModelCommand } from '../../invocation.js';
 import { defaultDataDirectory } from '../../store/data-dir.js';
-import type { RouteOptions } from '../plugin.js';
+import type { AdminContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
+import type { BodySchema } from '../schema.js';
 import type { SessionState, SignInLink, SignInRequest } from '#shared/api/admin.js';
 
-const signInBody = {
+export const signInBody = {
   type: 'object',
   required: ['code'],
   additionalProperties: false,
   properties: { code: { type: 'string', minLength: 1, maxLength: 200 } },
-} as const;
+} as const satisfies BodySchema<SignInRequest>;
 
 /**
  * The app's sign-in: a one-time link (opened at start, or printed by `hearth open`) is exchanged
@@ -19,32 +20,32 @@ const signInBody = {
  * sign-out carry their own proof (or need none), so they are the admin routes that need no
  * admin credential; they still need loopback and the app's own origin.
  */
-export async function sessionRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
+export const sessionRoutes: RoutePlugin<AdminContext, 'admin' | 'paths' | 'catalog'> = async (app, { admin, paths, catalog }) => {
   // The app asks this instead of an admin route that would answer 401 when it is signed out.
   app.get('/admin/session', { config: { adminCredential: false } }, async (request, reply): Promise<SessionState> => {
     void reply.header('cache-control', 'no-store');
     const spelled = invocation();
     return {
-      signed_in: presentsAdminCredential(request, services.admin),
+      signed_in: presentsAdminCredential(request, admin),
       sign_in_command: command('open', spelled),
       key_command: command('keys create --label browser', spelled),
       start_command: spelled.start,
-      test_model_command: testModelCommand(services.paths.root, defaultDataDirectory()),
+      test_model_command: testModelCommand(paths.root, defaultDataDirectory()),
       ...(spelled.folder ? { folder: spelled.folder } : {}),
       scripts_folder: installFolder(),
-      models_dir: services.paths.models,
-      external_models: services.catalog.externalSources,
+      models_dir: paths.models,
+      external_models: catalog.externalSources,
     };
   });
 
   app.post<{ Body: SignInRequest }>('/admin/session', { config: { adminCredential: false }, schema: { body: signInBody } }, async (request, reply) => {
-    if (!services.admin.redeem(request.body.code)) {
+    if (!admin.redeem(request.body.code)) {
       throw new HearthError(
         'admin_credential_required',
         'This sign-in link was already used or has expired. For a new one, run hearth open on the machine Hearth runs on, or restart Hearth.',
       );
     }
-    return reply.status(204).header('set-cookie', sessionCookie(request.headers.host, services.admin.session)).header('cache-control', 'no-store').send();
+    return reply.status(204).header('set-cookie', sessionCookie(request.headers.host, admin.session)).header('cache-control', 'no-store').send();
   });
 
   app.delete('/admin/session', { config: { adminCredential: false } }, async (request, reply) =>
@@ -52,8 +53,8 @@ export async function sessionRoutes(app: FastifyInstance, { services }: RouteOpt
   );
 
   app.post('/admin/session/links', async (request, reply): Promise<SignInLink> => {
-    const { code, expiresAt } = services.admin.issueLink();
+    const { code, expiresAt } = admin.issueLink();
     void reply.header('cache-control', 'no-store');
     return { url: signInUrl(request.headers.host, code), expires_at: new Date(expiresAt).toISOString() };
   });
-}
+};

@@ -1,18 +1,21 @@
-import type { FastifyInstance } from 'fastify';
 import { HearthError } from '../../errors.js';
-import type { RouteOptions } from '../plugin.js';
+import type { AdminContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
 import type { ServerStatus } from '#shared/api/admin.js';
 
 /** Server status and model load/unload. */
-export async function statusRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
+export const statusRoutes: RoutePlugin<AdminContext, 'version' | 'paths' | 'modelsDirs' | 'engine' | 'providers' | 'catalog'> = async (
+  app,
+  { version, paths, modelsDirs, engine, providers, catalog },
+) => {
   app.get('/admin/status', async (request): Promise<ServerStatus> => {
     const address = request.server.server.address();
     return {
-      version: services.version,
+      version,
       address: typeof address === 'object' && address ? { host: address.address, port: address.port } : null,
-      data_dir: services.paths.root,
-      models_dirs: services.modelsDirs,
-      loaded: services.engine.status().map((model) => ({
+      data_dir: paths.root,
+      models_dirs: modelsDirs(),
+      loaded: engine.status().map((model) => ({
         id: model.id,
         engine: model.engine,
         engine_reason: model.engineReason,
@@ -27,23 +30,23 @@ export async function statusRoutes(app: FastifyInstance, { services }: RouteOpti
         ...(model.process ? { process: model.process } : {}),
         ...(model.promptTokens ? { prompt_tokens: model.promptTokens } : {}),
       })),
-      providers: services.providers.status(),
-      memory_budget_bytes: services.engine.memoryBudgetBytes,
-      engine: await services.engine.engineStatus(),
+      providers: providers().status(),
+      memory_budget_bytes: engine.memoryBudgetBytes,
+      engine: await engine.engineStatus(),
     };
   });
 
   app.post<{ Params: { id: string } }>('/admin/models/:id/load', async (request) => {
-    const target = await services.catalog.resolve(request.params.id);
+    const target = await catalog.resolve(request.params.id);
     if (target.kind !== 'local')
       throw new HearthError('invalid_request_error', 'Only local models are loaded by Hearth; provider models live at their provider.', { param: 'id' });
-    await services.engine.load(target.info);
+    await engine.load(target.info);
     return { id: target.info.id, loaded: true };
   });
 
   app.post<{ Params: { id: string } }>('/admin/models/:id/unload', async (request) => ({
     id: request.params.id,
     loaded: false,
-    was_loaded: await services.engine.unload(request.params.id),
+    was_loaded: await engine.unload(request.params.id),
   }));
-}
+};

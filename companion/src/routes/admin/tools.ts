@@ -1,16 +1,16 @@
-import type { FastifyInstance } from 'fastify';
 import type { AgentCatalogToolList } from '#shared/api/agents.js';
-import type { RouteOptions } from '../plugin.js';
+import type { AdminContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
 
 /**
  * The whole tool catalog as the agent editor needs it: Hearth's built-in tools (host-only ones
  * included) and every connected service's tools, with their class. Loopback only: external
  * clients see their permitted part through GET /mcp/tools.
  */
-export async function toolAdminRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
+export const toolAdminRoutes: RoutePlugin<AdminContext, 'mcp'> = async (app, { mcp }) => {
   app.get('/admin/tools', async (): Promise<AgentCatalogToolList> => ({
     object: 'list',
-    data: services.mcp.entries().map((entry) => ({
+    data: mcp.entries().map((entry) => ({
       name: entry.name,
       description: entry.description,
       class: entry.class,
@@ -19,4 +19,4 @@ export async function toolAdminRoutes(app: FastifyInstance, { services }: RouteO
       input_schema: entry.inputSchema,
     })),
   }));
-}
+};

@@ -1,19 +1,32 @@
-import type { FastifyInstance } from 'fastify';
 import type { AgentApproval, AgentApprovalDecision, AgentApprovalList } from '#shared/api/agents.js';
-import type { RouteOptions } from '../plugin.js';
-import { approvalParams, decisionBody } from './schemas.js';
+import type { AgentsContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
+import type { BodySchema } from '../schema.js';
+
+export const approvalParams = {
+  type: 'object',
+  required: ['approval_id'],
+  properties: { approval_id: { type: 'string', pattern: '^appr_[A-Za-z0-9_-]{1,64}$' } },
+} as const;
+
+export const decisionBody = {
+  type: 'object',
+  required: ['decision'],
+  additionalProperties: false,
+  properties: { decision: { enum: ['approve', 'deny'] }, reason: { type: 'string', maxLength: 2000 } },
+} as const satisfies BodySchema<AgentApprovalDecision>;
 
 /**
  * The owner's inbox of tool calls waiting for a decision. The perimeter guards these paths like
  * admin routes (loopback peer, no proxy headers, the local admin credential): approving a write
  * or a shell command is the machine owner's act, and no key lifts that.
  */
-export async function approvalRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
-  app.get('/agents/approvals', async (): Promise<AgentApprovalList> => ({ object: 'list', data: services.agents.approvals.pending() }));
+export const approvalRoutes: RoutePlugin<AgentsContext, 'agents'> = async (app, { agents }) => {
+  app.get('/agents/approvals', async (): Promise<AgentApprovalList> => ({ object: 'list', data: agents.approvals.pending() }));
 
   app.post<{ Params: { approval_id: string }; Body: AgentApprovalDecision }>(
     '/agents/approvals/:approval_id',
     { schema: { params: approvalParams, body: decisionBody } },
-    async (request): Promise<AgentApproval> => services.agents.approvals.decide(request.params.approval_id, request.body.decision, request.body.reason),
+    async (request): Promise<AgentApproval> => agents.approvals.decide(request.params.approval_id, request.body.decision, request.body.reason),
   );
-}
+};

@@ -1,9 +1,13 @@
 import type { FastifyRequest } from 'fastify';
 import { HearthError } from '../../errors.js';
+import { invalidRequest } from '../../http/error-handler.js';
+import type { SchemaError } from '../../schema-messages.js';
+import type { BodySchema } from '../schema.js';
 
-export interface Form {
+/** A form as read: its files by field, and its text fields as the value its schema describes. */
+export interface Form<Fields> {
   files: Map<string, Buffer[]>;
-  fields: Map<string, string>;
+  fields: Fields;
 }
 
 /**
@@ -12,10 +16,11 @@ export interface Form {
  */
 export type FileRule = (count: number, fields: ReadonlyMap<string, string>, name: string) => void;
 
-export interface FormRules {
+export interface FormRules<Fields> {
   /** The file fields the route takes, each with its rule. */
   files: Record<string, FileRule>;
-  fields: string[];
+  /** The text fields: the schema a JSON body of them would have; they are checked against it once read. */
+  body: BodySchema<Fields>;
   /** The largest request body, all parts together (server.limits.images_body_mb). */
   maxBytes: number;
 }
@@ -44,7 +49,7 @@ function tooLarge(maxBytes: number): HearthError {
  * misplaced or extra part is a 400 naming it, refused before its bytes are kept). Every byte of
  * the request counts against `maxBytes`: reading stops there with a 413, whatever the parts.
  */
-export async function readForm(request: FastifyRequest, rules: FormRules): Promise<Form> {
+export async function readForm<Fields>(request: FastifyRequest, rules: FormRules<Fields>): Promise<Form<Fields>> {
   if (!request.isMultipart()) {
     throw new HearthError(
       'unsupported_media_type',
@@ -52,9 +57,10 @@ export async function readForm(request: FastifyRequest, rules: FormRules): Promi
     );
   }
   if (Number(request.headers['content-length']) > rules.maxBytes) throw tooLarge(rules.maxBytes);
-  const form: Form = { files: new Map(), fields: new Map() };
+  const form = { files: new Map<string, Buffer[]>(), fields: new Map<string, string>() };
   const counts = new Map<string, number>();
   const fileNames = Object.keys(rules.files);
+  const fieldNames = Object.keys(rules.body.properties);
   const parts = request.parts({ limits: { fileSize: rules.maxBytes, files: MAX_FILE_PARTS, fields: 32, fieldSize: 64 * 1024 } })[Symbol.asyncIterator]();
   // Asking for the first part starts the parser (it pipes the request into it at once); the
   // request's bytes are counted from then on as they arrive, multipart framing included.
@@ -89,7 +95,7 @@ export async function readForm(request: FastifyRequest, rules: FormRules): Promi
         list.push(Buffer.concat(chunks));
         form.files.set(part.fieldname, list);
       } else {
-        if (!rules.fields.includes(part.fieldname)) {
+        if (!fieldNames.includes(part.fieldname)) {
           const hint = fileNames.includes(part.fieldname) ? ' It must be sent as a file.' : '';
           throw new HearthError('invalid_request_error', `"${part.fieldname}" is not a field of this route.${hint}`, { param: part.fieldname });
         }
@@ -111,36 +117,25 @@ export async function readForm(request: FastifyRequest, rules: FormRules): Promi
   } finally {
     request.raw.removeListener('data', count);
   }
-  return form;
+  return { files: form.files, fields: checkedFields(request, rules.body, form.fields) };
 }
 
-export function textField(form: Form, name: string): string | undefined {
-  return form.fields.get(name);
+/**
+ * The text fields as the values their schema describes ("2" for an integer is 2, "true" for a
+ * boolean is true; an empty field is one not sent), checked against it as a JSON body is, with
+ * the same words for what is wrong.
+ */
+function checkedFields<Fields>(request: FastifyRequest, schema: BodySchema<Fields>, texts: ReadonlyMap<string, string>): Fields {
+  const fields: Record<string, unknown> = {};
+  for (const [name, text] of texts) if (text !== '') fields[name] = typedValue(text, schema.properties[name as keyof typeof schema.properties]?.type);
+  const validate = request.compileValidationSchema(schema);
+  if (!validate(fields)) throw invalidRequest((validate.errors ?? []) as SchemaError[]);
+  return fields as Fields;
 }
 
-/** A numeric text field, refused unless the whole text is a number (integer when asked). */
-export function numberField(form: Form, name: string, options: { integer?: boolean; min?: number; max?: number } = {}): number | undefined {
-  const text = form.fields.get(name);
-  if (text === undefined || text === '') return undefined;
-  const value = Number(text);
-  const valid = /^-?\d+(\.\d+)?$/.test(text.trim()) && Number.isFinite(value) && (!options.integer || Number.isInteger(value));
-  if (!valid) throw new HearthError('invalid_request_error', `${name} must be ${options.integer ? 'an integer' : 'a number'}; got "${text}".`, { param: name });
-  if ((options.min !== undefined && value < options.min) || (options.max !== undefined && value > options.max)) {
-    throw new HearthError('invalid_request_error', `${name} must be between ${options.min} and ${options.max}; got ${value}.`, { param: name });
-  }
-  return value;
-}
-
-export function booleanField(form: Form, name: string): boolean | undefined {
-  const text = form.fields.get(name);
-  if (text === undefined || text === '') return undefined;
-  if (text === 'true' || text === 'false') return text === 'true';
-  throw new HearthError('invalid_request_error', `${name} must be true or false; got "${text}".`, { param: name });
-}
-
-export function enumField<T extends string>(form: Form, name: string, values: readonly T[]): T | undefined {
-  const text = form.fields.get(name);
-  if (text === undefined || text === '') return undefined;
-  if (!values.includes(text as T)) throw new HearthError('invalid_request_error', `${name} must be one of: ${values.join(', ')}.`, { param: name });
-  return text as T;
+/** A field's text as a number or a boolean where its schema says so and the text is one; else the text, for the schema to refuse. */
+function typedValue(text: string, type: unknown): unknown {
+  if ((type === 'integer' || type === 'number') && /^-?\d+(\.\d+)?$/.test(text.trim())) return Number(text);
+  if (type === 'boolean' && (text === 'true' || text === 'false')) return text === 'true';
+  return text;
 }

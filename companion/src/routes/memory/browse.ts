@@ -1,28 +1,72 @@
-import type { FastifyInstance } from 'fastify';
-import type { MemoryFactUpdate, MemoryList } from '#shared/api/memory.js';
+import type { MemoryFactPin, MemoryFactUpdate, MemoryIdentityValue, MemoryList } from '#shared/api/memory.js';
 import { assertAgentScope, pageLimit, recordNumber, scopedAgent } from './scope.js';
-import { agentParams, factParams, factUpdateBody, identityBody, identityParams, pageQuery, pinBody } from './schemas.js';
-import type { RouteOptions } from '../plugin.js';
+import { agentId, agentParams, conversationId } from './fields.js';
+import type { MemoryContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
+import type { BodySchema } from '../schema.js';
+
+export const factParams = {
+  type: 'object',
+  required: ['agent_id', 'id'],
+  properties: { agent_id: agentId, id: { type: 'string', pattern: '^(fact_)?[0-9]{1,15}$' } },
+} as const;
+
+export const identityParams = {
+  type: 'object',
+  required: ['agent_id', 'key'],
+  properties: { agent_id: agentId, key: { type: 'string', minLength: 1, maxLength: 64 } },
+} as const;
+
+export const pageQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: { type: 'string', pattern: '^[0-9]{1,4}$' },
+    before: { type: 'string', pattern: '^([a-z]+_)?[0-9]{1,15}$' },
+    conversation_id: conversationId,
+    status: { enum: ['candidate', 'pinned'] },
+  },
+} as const;
+
+export const pinBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['text'],
+  properties: { text: { type: 'string', minLength: 1 } },
+} as const satisfies BodySchema<MemoryFactPin>;
+
+export const factUpdateBody = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: { text: { type: 'string', minLength: 1 }, status: { enum: ['candidate', 'pinned'] } },
+} as const satisfies BodySchema<MemoryFactUpdate>;
+
+export const identityBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['value'],
+  properties: { value: { type: 'string', minLength: 1 } },
+} as const satisfies BodySchema<MemoryIdentityValue>;
 
 type AgentRoute = { Params: { agent_id: string } };
 type Page = { limit?: string; before?: string; conversation_id?: string; status?: 'candidate' | 'pinned' };
 
 /** Browsing and editing one agent's memory (the PWA's memory pages use these). */
-export async function memoryBrowseRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
-  const memory = () => options.services.memory.browse;
+export const memoryBrowseRoutes: RoutePlugin<MemoryContext, 'memory'> = async (app, { memory }) => {
   const page = <T extends { id: string }>(items: T[], limit: number): MemoryList<T> => ({
     items,
     next_before: items.length === limit ? items.at(-1)!.id : null,
   });
 
-  app.get('/memory/agents', async (request) => ({ agents: memory().agents(scopedAgent(request)) }));
+  app.get('/memory/agents', async (request) => ({ agents: memory.browse.agents(scopedAgent(request)) }));
 
   app.addHook('preHandler', async (request) => {
     const agent = (request.params as { agent_id?: string } | undefined)?.agent_id;
     if (agent !== undefined) assertAgentScope(request, agent);
   });
 
-  app.get<AgentRoute>('/memory/agents/:agent_id', { schema: { params: agentParams } }, async (request) => memory().status(request.params.agent_id));
+  app.get<AgentRoute>('/memory/agents/:agent_id', { schema: { params: agentParams } }, async (request) => memory.browse.status(request.params.agent_id));
 
   app.get<AgentRoute & { Querystring: Page }>(
     '/memory/agents/:agent_id/transcript',
@@ -30,7 +74,7 @@ export async function memoryBrowseRoutes(app: FastifyInstance, options: RouteOpt
     async (request) => {
       const limit = pageLimit(request.query.limit);
       const before = request.query.before === undefined ? undefined : recordNumber(request.query.before);
-      return page(memory().turns(request.params.agent_id, { conversationId: request.query.conversation_id, before, limit }), limit);
+      return page(memory.browse.turns(request.params.agent_id, { conversationId: request.query.conversation_id, before, limit }), limit);
     },
   );
 
@@ -40,7 +84,7 @@ export async function memoryBrowseRoutes(app: FastifyInstance, options: RouteOpt
     async (request) => {
       const limit = pageLimit(request.query.limit);
       const before = request.query.before === undefined ? undefined : recordNumber(request.query.before);
-      return page(memory().episodes(request.params.agent_id, before, limit), limit);
+      return page(memory.browse.episodes(request.params.agent_id, before, limit), limit);
     },
   );
 
@@ -50,27 +94,27 @@ export async function memoryBrowseRoutes(app: FastifyInstance, options: RouteOpt
     async (request) => {
       const limit = pageLimit(request.query.limit);
       const before = request.query.before === undefined ? undefined : recordNumber(request.query.before);
-      return page(memory().facts(request.params.agent_id, request.query.status, before, limit), limit);
+      return page(memory.browse.facts(request.params.agent_id, request.query.status, before, limit), limit);
     },
   );
 
   app.get<AgentRoute>('/memory/agents/:agent_id/identity', { schema: { params: agentParams } }, async (request) => ({
-    items: memory().identity(request.params.agent_id),
+    items: memory.browse.identity(request.params.agent_id),
   }));
 
   app.get<AgentRoute & { Querystring: Page }>(
     '/memory/agents/:agent_id/entities',
     { schema: { params: agentParams, querystring: pageQuery } },
     async (request) => ({
-      items: memory().entities(request.params.agent_id, pageLimit(request.query.limit, 100)),
+      items: memory.browse.entities(request.params.agent_id, pageLimit(request.query.limit, 100)),
     }),
   );
 
-  app.post<AgentRoute & { Body: { text: string } }>(
+  app.post<AgentRoute & { Body: MemoryFactPin }>(
     '/memory/agents/:agent_id/facts',
     { schema: { params: agentParams, body: pinBody } },
     async (request, reply) => {
-      const pinned = memory().pin(request.params.agent_id, request.body.text);
+      const pinned = memory.browse.pin(request.params.agent_id, request.body.text);
       void reply.status(pinned.merged ? 200 : 201);
       return pinned;
     },
@@ -80,20 +124,20 @@ export async function memoryBrowseRoutes(app: FastifyInstance, options: RouteOpt
     '/memory/agents/:agent_id/facts/:id',
     { schema: { params: factParams, body: factUpdateBody } },
     async (request) => {
-      return memory().updateFact(request.params.agent_id, recordNumber(request.params.id), request.body);
+      return memory.browse.updateFact(request.params.agent_id, recordNumber(request.params.id), request.body);
     },
   );
 
   app.delete<{ Params: { agent_id: string; id: string } }>('/memory/agents/:agent_id/facts/:id', { schema: { params: factParams } }, async (request) => {
-    memory().deleteFact(request.params.agent_id, recordNumber(request.params.id));
+    memory.browse.deleteFact(request.params.agent_id, recordNumber(request.params.id));
     return { id: `fact_${recordNumber(request.params.id)}`, deleted: true };
   });
 
-  app.put<{ Params: { agent_id: string; key: string }; Body: { value: string } }>(
+  app.put<{ Params: { agent_id: string; key: string }; Body: MemoryIdentityValue }>(
     '/memory/agents/:agent_id/identity/:key',
     { schema: { params: identityParams, body: identityBody } },
     async (request) => {
-      return memory().setIdentity(request.params.agent_id, request.params.key, request.body.value);
+      return memory.browse.setIdentity(request.params.agent_id, request.params.key, request.body.value);
     },
   );
 
@@ -101,8 +145,8 @@ export async function memoryBrowseRoutes(app: FastifyInstance, options: RouteOpt
     '/memory/agents/:agent_id/identity/:key',
     { schema: { params: identityParams } },
     async (request) => {
-      memory().deleteIdentity(request.params.agent_id, request.params.key);
+      memory.browse.deleteIdentity(request.params.agent_id, request.params.key);
       return { key: request.params.key, deleted: true };
     },
   );
-}
+};

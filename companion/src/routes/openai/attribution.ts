@@ -3,7 +3,7 @@ import type { AgentSettings } from '#shared/api/config.js';
 import { findAgent } from '../../agents/definitions.js';
 import { HearthError } from '../../errors.js';
 import { newId } from '../../ids.js';
-import type { Services } from '../../services.js';
+import type { OpenaiContext } from '../contexts.js';
 
 /** An API exchange named by X-Service-Agent-Id: whose it is and which conversation it continues. */
 export interface Attribution {
@@ -25,10 +25,10 @@ function header(request: FastifyRequest, name: string): string | undefined {
  * another agent). The conversation id, given or new, goes back in X-Service-Conversation-Id.
  * Attribution only: the request itself is not changed (no memory, no tools, no rights).
  */
-export function attributionOf(services: Services, request: FastifyRequest, reply: FastifyReply, user: string): Attribution | null {
+export function attributionOf(context: Pick<OpenaiContext, 'config'>, request: FastifyRequest, reply: FastifyReply, user: string): Attribution | null {
   const agentId = header(request, 'x-service-agent-id');
   if (agentId === undefined) return null;
-  const agent = findAgent(services.config, agentId, 'X-Service-Agent-Id');
+  const agent = findAgent(context.config(), agentId, 'X-Service-Agent-Id');
   const given = header(request, 'x-service-conversation-id');
   if (given !== undefined && (given.length === 0 || given.length > 256))
     throw new HearthError('invalid_request_error', 'X-Service-Conversation-Id must be 1-256 characters.', { param: 'X-Service-Conversation-Id' });
@@ -38,10 +38,10 @@ export function attributionOf(services: Services, request: FastifyRequest, reply
 }
 
 /** Records the finished exchange as a turn of the agent's conversation and buffers it into its memory. */
-export function recordAttribution(services: Services, request: FastifyRequest, attribution: Attribution | null, assistant: string): void {
+export function recordAttribution(context: Pick<OpenaiContext, 'agents'>, request: FastifyRequest, attribution: Attribution | null, assistant: string): void {
   if (!attribution) return;
   try {
-    services.agents.attribute(attribution.agent, attribution.conversationId, attribution.user, assistant);
+    context.agents.attribute(attribution.agent, attribution.conversationId, attribution.user, assistant);
   } catch (error) {
     request.log.error({ err: error }, 'recording an attributed exchange failed');
   }

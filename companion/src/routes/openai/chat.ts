@@ -1,34 +1,149 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HearthError } from '../../errors.js';
 import { newId, unixSeconds } from '../../ids.js';
 import { clientGone, openEventStream } from '../../http/sse.js';
 import type { LocalModel } from '../../models/registry.js';
 import type { GenerationRequest, GenerationResult } from '../../inference/types.js';
-import type { Services } from '../../services.js';
-import type { RouteOptions } from '../plugin.js';
+import type { OpenaiContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
+import { nullableNumber, type BodySchema } from '../schema.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, FinishReason } from '#shared/api/openai.js';
-import { chatCompletionBody } from './chat-schema.js';
 import { messagesToHistory, outputOf, stopList, toolModeOf, toolsOf } from './convert.js';
 import { attributionOf, lastUserText, recordAttribution, type Attribution } from './attribution.js';
 import { forwardToProvider } from './forward.js';
 
 const FINGERPRINT = 'hearth';
 
-export async function chatRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
+const content = {
+  anyOf: [
+    { type: 'string' },
+    { type: 'null' },
+    {
+      type: 'array',
+      items: { type: 'object', required: ['type'], properties: { type: { type: 'string' }, text: { type: 'string' } } },
+    },
+  ],
+};
+
+/** POST /v1/chat/completions: types are checked here, meaning in convert.ts. */
+export const chatCompletionBody = {
+  type: 'object',
+  required: ['model', 'messages'],
+  properties: {
+    model: { type: 'string', minLength: 1 },
+    messages: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        required: ['role'],
+        properties: {
+          role: { enum: ['system', 'developer', 'user', 'assistant', 'tool'] },
+          content,
+          name: { type: 'string' },
+          tool_call_id: { type: 'string' },
+          tool_calls: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['id', 'function'],
+              properties: {
+                id: { type: 'string' },
+                type: { const: 'function' },
+                function: { type: 'object', required: ['name', 'arguments'], properties: { name: { type: 'string' }, arguments: { type: 'string' } } },
+              },
+            },
+          },
+        },
+      },
+    },
+    stream: { type: ['boolean', 'null'] },
+    stream_options: { type: ['object', 'null'], properties: { include_usage: { type: 'boolean' } } },
+    max_tokens: { type: ['integer', 'null'], minimum: 1 },
+    max_completion_tokens: { type: ['integer', 'null'], minimum: 1 },
+    temperature: nullableNumber(0, 2),
+    top_p: nullableNumber(0, 1),
+    seed: { type: ['integer', 'null'] },
+    stop: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string', minLength: 1 }, maxItems: 4 }, { type: 'null' }] },
+    presence_penalty: nullableNumber(-2, 2),
+    frequency_penalty: nullableNumber(-2, 2),
+    n: { type: ['integer', 'null'], minimum: 1, maximum: 1 },
+    logprobs: { type: ['boolean', 'null'] },
+    parallel_tool_calls: { type: 'boolean' },
+    user: { type: 'string' },
+    tools: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['type', 'function'],
+        properties: {
+          type: { const: 'function' },
+          function: {
+            type: 'object',
+            required: ['name'],
+            properties: {
+              name: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
+              description: { type: 'string' },
+              parameters: { type: 'object' },
+              strict: { type: ['boolean', 'null'] },
+            },
+          },
+        },
+      },
+    },
+    tool_choice: {
+      anyOf: [
+        { enum: ['auto', 'none', 'required'] },
+        {
+          type: 'object',
+          required: ['type', 'function'],
+          properties: { type: { const: 'function' }, function: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } },
+        },
+      ],
+    },
+    response_format: {
+      type: 'object',
+      required: ['type'],
+      properties: {
+        type: { enum: ['text', 'json_object', 'json_schema'] },
+        json_schema: {
+          type: 'object',
+          required: ['name'],
+          properties: { name: { type: 'string' }, description: { type: 'string' }, schema: { type: 'object' }, strict: { type: ['boolean', 'null'] } },
+        },
+      },
+    },
+  },
+} as const satisfies BodySchema<ChatCompletionRequest>;
+
+type Context = Pick<OpenaiContext, 'config' | 'catalog' | 'engine' | 'providers' | 'agents' | 'shutdown'>;
+
+/** One local generation: the model, the request, and whom it is attributed to. */
+interface Turn {
+  info: LocalModel;
+  body: ChatCompletionRequest;
+  attribution: Attribution | null;
+}
+
+export const chatRoutes: RoutePlugin<OpenaiContext, keyof Context> = async (app, context) => {
   app.post<{ Body: ChatCompletionRequest }>('/v1/chat/completions', { schema: { body: chatCompletionBody } }, async (request, reply) => {
     const body = request.body;
     if (body.logprobs) throw new HearthError('invalid_request_error', 'logprobs is not supported by Hearth.', { param: 'logprobs' });
-    const attribution = attributionOf(services, request, reply, lastUserText(body.messages));
-    const target = await services.catalog.resolve(body.model);
-    if (target.kind === 'provider')
-      return forwardToProvider(services, '/chat/completions', target.id, body as unknown as Record<string, unknown>, request, reply, (text) =>
-        recordAttribution(services, request, attribution, text),
+    const attribution = attributionOf(context, request, reply, lastUserText(body.messages));
+    const target = await context.catalog.resolve(body.model);
+    if (target.kind === 'provider') {
+      const observe = (text: string) => recordAttribution(context, request, attribution, text);
+      return forwardToProvider(
+        context,
+        { path: '/chat/completions', modelId: target.id, body: body as unknown as Record<string, unknown>, observe },
+        request,
+        reply,
       );
-    return body.stream
-      ? streamLocal(services, target.info, body, request, reply, attribution)
-      : answerLocal(services, target.info, body, request, reply, attribution);
+    }
+    const turn = { info: target.info, body, attribution };
+    return body.stream ? streamLocal(context, turn, request, reply) : answerLocal(context, turn, request, reply);
   });
-}
+};
 
 function generationOf(info: LocalModel, body: ChatCompletionRequest, signal: AbortSignal): GenerationRequest {
   const tools = toolsOf(body);
@@ -51,18 +166,12 @@ function generationOf(info: LocalModel, body: ChatCompletionRequest, signal: Abo
   };
 }
 
-async function answerLocal(
-  services: Services,
-  info: LocalModel,
-  body: ChatCompletionRequest,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  attribution: Attribution | null,
-): Promise<ChatCompletion | undefined> {
-  const signal = clientGone(request, reply, services.shutdown);
-  const result = await services.engine.run(info, generationOf(info, body, signal));
+async function answerLocal(context: Context, turn: Turn, request: FastifyRequest, reply: FastifyReply): Promise<ChatCompletion | undefined> {
+  const { info } = turn;
+  const signal = clientGone(request, reply, context.shutdown);
+  const result = await context.engine.run(info, generationOf(info, turn.body, signal));
   if (signal.aborted) return undefined;
-  recordAttribution(services, request, attribution, result.text);
+  recordAttribution(context, request, turn.attribution, result.text);
   return {
     id: newId('chatcmpl-'),
     object: 'chat.completion',
@@ -94,18 +203,12 @@ async function answerLocal(
   };
 }
 
-async function streamLocal(
-  services: Services,
-  info: LocalModel,
-  body: ChatCompletionRequest,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  attribution: Attribution | null,
-): Promise<void> {
+async function streamLocal(context: Context, turn: Turn, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const { info, body } = turn;
   // Problems found before generation (bad tools schema, context overflow, full queue) must still
   // be plain HTTP errors, so the stream opens only once the first token is about to be sent.
   const controller = new AbortController();
-  const signal = AbortSignal.any([controller.signal, clientGone(request, reply, services.shutdown)]);
+  const signal = AbortSignal.any([controller.signal, clientGone(request, reply, context.shutdown)]);
   const includeUsage = body.stream_options?.include_usage === true;
   const base = { id: newId('chatcmpl-'), object: 'chat.completion.chunk' as const, created: unixSeconds(), model: info.id, system_fingerprint: FINGERPRINT };
   const chunk = (delta: ChatCompletionChunk['choices'][0]['delta'], finish: FinishReason | null = null): ChatCompletionChunk => ({
@@ -126,7 +229,7 @@ async function streamLocal(
   generation.onText = (delta) => open('').data(chunk({ content: delta }));
   let result: GenerationResult;
   try {
-    result = await services.engine.run(info, generation);
+    result = await context.engine.run(info, generation);
   } catch (error) {
     if (!stream) throw error;
     stream.data(error instanceof HearthError ? error.toBody() : new HearthError('internal_error').toBody());
@@ -137,11 +240,11 @@ async function streamLocal(
   const out = open(result.toolCalls.length > 0 && !result.text ? null : '');
   if (signal.aborted) {
     // The client left (no one reads this) or the server is shutting down: then say so before ending.
-    if (services.shutdown.aborted)
+    if (context.shutdown.aborted)
       out.data(new HearthError('server_busy', 'The server is shutting down; this reply was cut short.', { retryAfter: 5 }).toBody());
     return out.end();
   }
-  recordAttribution(services, request, attribution, result.text);
+  recordAttribution(context, request, turn.attribution, result.text);
   result.toolCalls.forEach((call, index) =>
     out.data(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }] })),
   );

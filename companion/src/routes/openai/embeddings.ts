@@ -1,24 +1,49 @@
-import type { FastifyInstance } from 'fastify';
 import { HearthError } from '../../errors.js';
 import { clientGone } from '../../http/sse.js';
 import type { EmbeddingBatch } from '../../inference/embeddings.js';
-import type { RouteOptions } from '../plugin.js';
+import type { OpenaiContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
+import type { BodySchema } from '../schema.js';
 import type { Embedding, EmbeddingList, EmbeddingRequest } from '#shared/api/openai.js';
-import { embeddingBody } from './embeddings-schema.js';
 import { forwardToProvider } from './forward.js';
 
+/** OpenAI's limit on inputs per request. */
+const MAX_INPUTS = 2048;
+
+/** POST /v1/embeddings: types are checked here, meaning below. */
+export const embeddingBody = {
+  type: 'object',
+  required: ['model', 'input'],
+  properties: {
+    model: { type: 'string', minLength: 1 },
+    input: {
+      anyOf: [
+        { type: 'string' },
+        { type: 'array', minItems: 1, maxItems: MAX_INPUTS, items: { type: 'string' } },
+        // Token arrays pass the type check so that the route can say why they are refused.
+        { type: 'array', minItems: 1, items: { type: 'integer' } },
+        { type: 'array', minItems: 1, items: { type: 'array', items: { type: 'integer' } } },
+      ],
+    },
+    encoding_format: { enum: ['float', 'base64'] },
+    dimensions: { type: 'integer', minimum: 1 },
+    user: { type: 'string' },
+  },
+} as const satisfies BodySchema<EmbeddingRequest>;
+
 /** POST /v1/embeddings: local embedding models through the engine, provider models forwarded as they are. */
-export async function embeddingRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
+export const embeddingRoutes: RoutePlugin<OpenaiContext, 'catalog' | 'embeddings' | 'providers' | 'shutdown'> = async (app, context) => {
   app.post<{ Body: EmbeddingRequest }>('/v1/embeddings', { schema: { body: embeddingBody } }, async (request, reply) => {
     const body = request.body;
-    const target = await services.catalog.resolve(body.model);
-    if (target.kind === 'provider') return forwardToProvider(services, '/embeddings', target.id, body as unknown as Record<string, unknown>, request, reply);
+    const target = await context.catalog.resolve(body.model);
+    if (target.kind === 'provider')
+      return forwardToProvider(context, { path: '/embeddings', modelId: target.id, body: body as unknown as Record<string, unknown> }, request, reply);
     const texts = textsOf(body.input);
-    const signal = clientGone(request, reply, services.shutdown);
-    const batch = await services.embeddings.embed(target.info, texts, { signal, dimensions: body.dimensions });
+    const signal = clientGone(request, reply, context.shutdown);
+    const batch = await context.embeddings.embed(target.info, texts, { signal, dimensions: body.dimensions });
     return listOf(target.info.id, batch, body.encoding_format ?? 'float');
   });
-}
+};
 
 function textsOf(input: EmbeddingRequest['input']): string[] {
   if (typeof input === 'string') return [input];

@@ -4,23 +4,28 @@ import { HearthError } from '../../errors.js';
 import { clientGone } from '../../http/sse.js';
 import { answerText, captureStreamText } from '../../providers/capture.js';
 import { rewriteModelJson, rewriteModelStream, type ForwardPath } from '../../providers/client.js';
-import type { Services } from '../../services.js';
+import type { OpenaiContext } from '../contexts.js';
 
-/**
- * Proxies a request to a model provider; streams pass through as they arrive. `observe`, when
- * given, gets the assistant's text of a successful answer once it is complete (attribution).
- */
+/** A request for a provider model, as it goes to the provider. */
+export interface Forward {
+  path: ForwardPath;
+  /** `<provider>/<model>`. */
+  modelId: string;
+  body: Record<string, unknown>;
+  /** Gets the assistant's text of a successful answer once it is complete (attribution). */
+  observe?: (text: string) => void;
+}
+
+/** Proxies a request to a model provider; streams pass through as they arrive. */
 export async function forwardToProvider(
-  services: Services,
-  path: ForwardPath,
-  modelId: string,
-  body: Record<string, unknown>,
+  context: Pick<OpenaiContext, 'providers' | 'shutdown'>,
+  forward: Forward,
   request: FastifyRequest,
   reply: FastifyReply,
-  observe?: (text: string) => void,
 ): Promise<unknown> {
-  const signal = clientGone(request, reply, services.shutdown);
-  const upstream = await services.providers.forward(path, modelId, body, signal);
+  const { modelId, observe } = forward;
+  const signal = clientGone(request, reply, context.shutdown);
+  const upstream = await context.providers().forward(forward.path, modelId, forward.body, signal, { affinity: affinityOf(request, reply, forward.body) });
   if (upstream.status === 401 || upstream.status === 403) {
     // The provider refused Hearth's key for it: that is not the client's key to Hearth.
     await upstream.body?.cancel();
@@ -46,4 +51,19 @@ export async function forwardToProvider(
   } catch {
     return reply.send(text);
   }
+}
+
+/**
+ * What ties this request to earlier ones, for a provider pool's conversation affinity, strongest
+ * first: the Responses chain it continues, the conversation (`X-Service-Conversation-Id`, the one
+ * attribution answered with when it made a new one), then `prompt_cache_key` and `user`.
+ */
+function affinityOf(request: FastifyRequest, reply: FastifyReply, body: Record<string, unknown>): string[] {
+  const keys: string[] = [];
+  if (typeof body.previous_response_id === 'string' && body.previous_response_id) keys.push(`response:${body.previous_response_id}`);
+  const conversation = reply.getHeader('x-service-conversation-id') ?? request.headers['x-service-conversation-id'];
+  const agent = request.headers['x-service-agent-id'];
+  if (typeof conversation === 'string' && conversation) keys.push(`conversation:${typeof agent === 'string' ? agent : ''}:${conversation}`);
+  for (const field of ['prompt_cache_key', 'user']) if (typeof body[field] === 'string' && body[field]) keys.push(`${field}:${body[field] as string}`);
+  return keys;
 }

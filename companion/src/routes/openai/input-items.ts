@@ -1,8 +1,9 @@
-import type { FastifyInstance } from 'fastify';
 import { HearthError } from '../../errors.js';
-import type { RouteOptions } from '../plugin.js';
+import { rangeInWords, typesInWords } from '../../schema-messages.js';
+import type { OpenaiContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
 import type { InputItem, InputItemList, ListedInputItem } from '#shared/api/responses.js';
-import { responseIdParams } from './responses-schema.js';
+import { responseIdParams } from './responses.js';
 
 interface Query {
   after?: string;
@@ -12,7 +13,7 @@ interface Query {
   order?: 'asc' | 'desc';
 }
 
-const inputItemsQuery = {
+export const inputItemsQuery = {
   type: 'object',
   properties: {
     after: { type: 'string', minLength: 1 },
@@ -26,13 +27,13 @@ const inputItemsQuery = {
 } as const;
 
 /** GET /v1/responses/{id}/input_items: the input items of a stored response, as a cursor page. */
-export async function inputItemRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
+export const inputItemRoutes: RoutePlugin<OpenaiContext, 'responses'> = async (app, { responses }) => {
   app.get<{ Params: { id: string }; Querystring: Query }>(
     '/v1/responses/:id/input_items',
     { schema: { params: responseIdParams, querystring: inputItemsQuery } },
     async (request): Promise<InputItemList> => {
       const { id } = request.params;
-      const items = services.responses.inputItems(id);
+      const items = responses.inputItems(id);
       if (!items) throw new HearthError('response_not_found', `No stored response has the id "${id}".`);
       return page(
         items.map((item, index) => listed(item, id, index)),
@@ -40,7 +41,7 @@ export async function inputItemRoutes(app: FastifyInstance, { services }: RouteO
       );
     },
   );
-}
+};
 
 /** OpenAI's paging: `order` first (default newest first), then the items after `after` and before `before`, `limit` of them (default 20). */
 function page(items: ListedInputItem[], query: Query): InputItemList {
@@ -61,7 +62,9 @@ function limitOf(text: string | undefined): number {
   if (text === undefined) return 20;
   const limit = Number(text);
   if (!/^\d+$/.test(text) || limit < 1 || limit > 100)
-    throw new HearthError('invalid_request_error', 'limit must be an integer from 1 to 100.', { param: 'limit' });
+    throw new HearthError('invalid_request_error', `limit must be ${typesInWords('integer')} ${rangeInWords({ minimum: 1, maximum: 100 })}.`, {
+      param: 'limit',
+    });
   return limit;
 }
 

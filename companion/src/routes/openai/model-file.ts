@@ -2,9 +2,10 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { HearthError } from '../../errors.js';
-import type { RouteOptions } from '../plugin.js';
+import type { OpenaiContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
 
 /** `bytes=a-b`, `bytes=a-` or `bytes=-n` against a file of `size` bytes; null when unsatisfiable. */
 export function parseRange(header: string, size: number): { start: number; end: number } | null | 'ignore' {
@@ -31,11 +32,9 @@ export function parseRange(header: string, size: number): { start: number; end: 
  * (wllama). `HEAD` gives the size before a download; `Range` lets a client resume. Provider
  * models have no file here and answer 404 like unknown ones.
  */
-export async function modelFileRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
-  const { services } = options;
-
+export const modelFileRoutes: RoutePlugin<OpenaiContext, 'catalog'> = async (app, { catalog }) => {
   app.get<{ Params: { id: string } }>('/v1/models/:id/file', async (request, reply) => {
-    const target = await services.catalog.resolve(request.params.id).catch((error: unknown) => {
+    const target = await catalog.resolve(request.params.id).catch((error: unknown) => {
       if (error instanceof HearthError && error.code === 'model_load_failed') return null;
       throw error;
     });
@@ -64,7 +63,7 @@ export async function modelFileRoutes(app: FastifyInstance, options: RouteOption
       reply.header('content-range', `bytes */${size}`).removeHeader('content-disposition').removeHeader('content-type');
       throw new HearthError('range_not_satisfiable', `The range ${request.headers.range} is outside the file (${size} bytes).`, { param: 'range' });
     }
-    if (range === 'ignore') return send(reply.header('content-length', String(size)), request.method, info.path, 0, size - 1);
+    if (range === 'ignore') return send(reply.header('content-length', String(size)), request.method, info.path, { start: 0, end: size - 1 });
     return send(
       reply
         .status(206)
@@ -72,13 +71,12 @@ export async function modelFileRoutes(app: FastifyInstance, options: RouteOption
         .header('content-length', String(range.end - range.start + 1)),
       request.method,
       info.path,
-      range.start,
-      range.end,
+      range,
     );
   });
-}
+};
 
-function send(reply: FastifyReply, method: string, path: string, start: number, end: number): FastifyReply {
+function send(reply: FastifyReply, method: string, path: string, { start, end }: { start: number; end: number }): FastifyReply {
   // Fastify answers HEAD through this GET handler; an empty stream keeps our Content-Length
   // (a string body would make Fastify set it to the string's length) and opens no file.
   if (method === 'HEAD' || end < start) return reply.send(Readable.from([]));

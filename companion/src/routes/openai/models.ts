@@ -1,9 +1,9 @@
-import type { FastifyInstance } from 'fastify';
-import type { RouteOptions } from '../plugin.js';
+import type { OpenaiContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
 import type { ModelList, ModelRecord } from '#shared/api/openai.js';
 
 const capability = { type: 'string' };
-const modelRecord = {
+export const modelRecord = {
   type: 'object',
   required: ['id', 'object', 'created', 'owned_by'],
   properties: {
@@ -23,17 +23,17 @@ const modelRecord = {
 } as const;
 
 /** Declared so Fastify serializes the list with a compiled serializer: clients poll this route. */
-const modelList = {
+export const modelList = {
   200: { type: 'object', required: ['object', 'data'], properties: { object: { type: 'string' }, data: { type: 'array', items: modelRecord } } },
 } as const;
 
-export async function modelRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
-  app.get('/v1/models', { schema: { response: modelList } }, async (): Promise<ModelList> => ({ object: 'list', data: await services.catalog.list() }));
+export const modelRoutes: RoutePlugin<OpenaiContext, 'catalog'> = async (app, { catalog }) => {
+  app.get('/v1/models', { schema: { response: modelList } }, async (): Promise<ModelList> => ({ object: 'list', data: await catalog.list() }));
 
   app.get<{ Params: { '*': string } }>('/v1/models/*', async (request): Promise<ModelRecord> => {
     const id = request.params['*'];
-    const target = await services.catalog.resolve(id);
-    if (target.kind === 'local') return services.catalog.localRecord(target.info);
+    const target = await catalog.resolve(id);
+    if (target.kind === 'local') return catalog.localRecord(target.info);
     return { id, object: 'model', created: 0, owned_by: id.split('/')[0]!, source: 'provider' };
   });
-}
+};

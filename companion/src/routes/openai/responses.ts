@@ -1,11 +1,12 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HearthError } from '../../errors.js';
 import { newId, unixSeconds } from '../../ids.js';
 import { clientGone, openEventStream, type EventStream } from '../../http/sse.js';
 import type { LocalModel } from '../../models/registry.js';
 import { RESPONSES_FIELDS, type GenerationRequest, type GenerationResult } from '../../inference/types.js';
-import type { Services } from '../../services.js';
-import type { RouteOptions } from '../plugin.js';
+import type { OpenaiContext } from '../contexts.js';
+import type { RoutePlugin } from '../plugin.js';
+import { nullableNumber, type BodySchema } from '../schema.js';
 import type {
   InputItem,
   OutputItem,
@@ -18,7 +19,101 @@ import type {
 import { attributionOf, lastUserText, recordAttribution, type Attribution } from './attribution.js';
 import { forwardToProvider } from './forward.js';
 import { finishedResponse, historyOf, inputItemsOf, outputFormatOf, outputItemsOf, responseShell, toolModeOf, toolsOf } from './responses-convert.js';
-import { responseCreateBody, responseIdParams } from './responses-schema.js';
+
+const when = (type: string, required: string[]) => ({
+  if: { type: 'object', properties: { type: { const: type } }, required: ['type'] },
+  then: { type: 'object', required },
+});
+
+/** A string, else an array checked item by item (if/else rather than anyOf, so errors name the failing field). */
+const stringOr = (schema: object) => ({ if: { type: 'string' }, else: schema });
+const textPart = { type: { type: 'string' }, text: { type: 'string' } };
+const textOrParts = (properties: object) => stringOr({ type: 'array', items: { type: 'object', required: ['type'], properties } });
+
+const inputItem = {
+  type: 'object',
+  properties: {
+    type: { type: 'string' },
+    id: { type: 'string' },
+    status: { type: 'string' },
+    role: { enum: ['user', 'assistant', 'system', 'developer'] },
+    // Assistant messages from an earlier response's output carry output_text parts with annotations.
+    content: textOrParts({ ...textPart, annotations: { type: 'array' } }),
+    call_id: { type: 'string', minLength: 1 },
+    name: { type: 'string' },
+    arguments: { type: 'string' },
+    output: textOrParts(textPart),
+  },
+  allOf: [
+    // A message may omit its type.
+    { if: { type: 'object', properties: { type: { const: 'message' } } }, then: { type: 'object', required: ['role', 'content'] } },
+    when('function_call', ['call_id', 'name', 'arguments']),
+    when('function_call_output', ['call_id', 'output']),
+  ],
+};
+
+const tool = {
+  type: 'object',
+  required: ['type'],
+  properties: {
+    type: { type: 'string' },
+    name: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
+    description: { type: ['string', 'null'] },
+    parameters: { type: ['object', 'null'] },
+    strict: { type: ['boolean', 'null'] },
+  },
+  allOf: [when('function', ['name'])],
+};
+
+const textFormat = {
+  type: 'object',
+  required: ['type'],
+  properties: {
+    type: { enum: ['text', 'json_object', 'json_schema'] },
+    name: { type: 'string' },
+    schema: { type: 'object' },
+    description: { type: 'string' },
+    strict: { type: ['boolean', 'null'] },
+  },
+  allOf: [when('json_schema', ['name', 'schema'])],
+};
+
+/**
+ * POST /v1/responses. Item, part, tool and tool_choice types are left
+ * open so that provider models receive what they support; responses-convert.ts refuses, by
+ * field, what local models cannot do.
+ */
+export const responseCreateBody = {
+  type: 'object',
+  required: ['model', 'input'],
+  properties: {
+    model: { type: 'string', minLength: 1 },
+    input: stringOr({ type: 'array', items: inputItem }),
+    instructions: { type: ['string', 'null'] },
+    tools: { type: 'array', items: tool },
+    tool_choice: {
+      if: { type: 'string' },
+      then: { enum: ['auto', 'none', 'required'] },
+      else: { type: 'object', required: ['type'], properties: { type: { type: 'string' }, name: { type: 'string' } }, allOf: [when('function', ['name'])] },
+    },
+    text: { type: ['object', 'null'], properties: { format: textFormat } },
+    max_output_tokens: { type: ['integer', 'null'], minimum: 1 },
+    temperature: nullableNumber(0, 2),
+    top_p: nullableNumber(0, 1),
+    stream: { type: ['boolean', 'null'] },
+    store: { type: ['boolean', 'null'] },
+    previous_response_id: { type: ['string', 'null'] },
+    metadata: { type: ['object', 'null'], maxProperties: 16, additionalProperties: { type: 'string', maxLength: 512 } },
+    parallel_tool_calls: { type: ['boolean', 'null'] },
+    user: { type: 'string' },
+  },
+} as const satisfies BodySchema<ResponseCreateRequest>;
+
+export const responseIdParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', minLength: 1 } },
+} as const;
 
 type Unnumbered<Event> = Event extends unknown ? Omit<Event, 'sequence_number'> : never;
 type StreamEvent = Unnumbered<ResponseStreamEvent>;
@@ -33,38 +128,42 @@ interface Turn {
   attribution: Attribution | null;
 }
 
-export async function responsesRoutes(app: FastifyInstance, { services }: RouteOptions): Promise<void> {
+type Context = Pick<OpenaiContext, 'config' | 'catalog' | 'engine' | 'providers' | 'responses' | 'agents' | 'shutdown'>;
+
+export const responsesRoutes: RoutePlugin<OpenaiContext, keyof Context> = async (app, context) => {
+  const { responses } = context;
   app.post<{ Body: ResponseCreateRequest }>('/v1/responses', { schema: { body: responseCreateBody } }, async (request, reply) => {
     const body = request.body;
-    const attribution = attributionOf(services, request, reply, lastUserText(inputItemsOf(body.input)));
-    const target = await services.catalog.resolve(body.model);
-    if (target.kind === 'provider')
-      return forwardToProvider(services, '/responses', target.id, body as unknown as Record<string, unknown>, request, reply, (text) =>
-        recordAttribution(services, request, attribution, text),
-      );
-    const turn = turnOf(services, target.info, body, clientGone(request, reply, services.shutdown), attribution);
-    return body.stream ? streamLocal(services, turn, request, reply) : answerLocal(services, turn, request);
+    const attribution = attributionOf(context, request, reply, lastUserText(inputItemsOf(body.input)));
+    const target = await context.catalog.resolve(body.model);
+    if (target.kind === 'provider') {
+      const observe = (text: string) => recordAttribution(context, request, attribution, text);
+      return forwardToProvider(context, { path: '/responses', modelId: target.id, body: body as unknown as Record<string, unknown>, observe }, request, reply);
+    }
+    const turn = turnOf(context, { info: target.info, body, attribution }, clientGone(request, reply, context.shutdown));
+    return body.stream ? streamLocal(context, turn, request, reply) : answerLocal(context, turn, request);
   });
 
   app.get<{ Params: { id: string } }>('/v1/responses/:id', { schema: { params: responseIdParams } }, async (request) => {
-    const response = services.responses.get(request.params.id);
+    const response = responses.get(request.params.id);
     if (!response) throw notFound(request.params.id);
     return response;
   });
 
   app.delete<{ Params: { id: string } }>('/v1/responses/:id', { schema: { params: responseIdParams } }, async (request): Promise<ResponseDeleted> => {
-    if (!services.responses.delete(request.params.id)) throw notFound(request.params.id);
+    if (!responses.delete(request.params.id)) throw notFound(request.params.id);
     return { id: request.params.id, object: 'response', deleted: true };
   });
-}
+};
 
 function notFound(id: string): HearthError {
   return new HearthError('response_not_found', `No stored response has the id "${id}".`);
 }
 
-function turnOf(services: Services, info: LocalModel, body: ResponseCreateRequest, signal: AbortSignal, attribution: Attribution | null): Turn {
+function turnOf(context: Pick<Context, 'responses'>, asked: Pick<Turn, 'info' | 'body' | 'attribution'>, signal: AbortSignal): Turn {
+  const { info, body, attribution } = asked;
   const input = inputItemsOf(body.input);
-  const previous = body.previous_response_id ? services.responses.conversation(body.previous_response_id) : [];
+  const previous = body.previous_response_id ? context.responses.conversation(body.previous_response_id) : [];
   const tools = toolsOf(body.tools);
   const generation: GenerationRequest = {
     model: info.id,
@@ -82,17 +181,17 @@ function turnOf(services: Services, info: LocalModel, body: ResponseCreateReques
 }
 
 /** Finishes the turn: builds the Response object and commits it unless store is false. */
-function settle(services: Services, turn: Turn, result: GenerationResult, messageId: string): ResponseObject {
+function settle(context: Pick<Context, 'responses'>, turn: Turn, result: GenerationResult, messageId: string): ResponseObject {
   const response = finishedResponse(turn.shell, result, outputItemsOf(result, messageId));
-  if (turn.body.store !== false) services.responses.save(response, turn.input);
+  if (turn.body.store !== false) context.responses.save(response, turn.input);
   return response;
 }
 
-async function answerLocal(services: Services, turn: Turn, request: FastifyRequest): Promise<ResponseObject> {
-  const result = await services.engine.run(turn.info, turn.generation);
+async function answerLocal(context: Context, turn: Turn, request: FastifyRequest): Promise<ResponseObject> {
+  const result = await context.engine.run(turn.info, turn.generation);
   if (turn.generation.signal.aborted) throw stopped();
-  const response = settle(services, turn, result, newId('msg_'));
-  recordAttribution(services, request, turn.attribution, result.text);
+  const response = settle(context, turn, result, newId('msg_'));
+  recordAttribution(context, request, turn.attribution, result.text);
   return response;
 }
 
@@ -100,7 +199,7 @@ async function answerLocal(services: Services, turn: Turn, request: FastifyReque
  * Streams the protocol's typed events. The stream opens at the first generated text (or at the
  * end when there is none), so failures before generation stay plain HTTP errors.
  */
-async function streamLocal(services: Services, turn: Turn, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+async function streamLocal(context: Context, turn: Turn, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const messageId = newId('msg_');
   const part = (text: string): OutputTextPart => ({ type: 'output_text', text, annotations: [] });
   const at = { item_id: messageId, output_index: 0, content_index: 0 };
@@ -110,7 +209,7 @@ async function streamLocal(services: Services, turn: Turn, request: FastifyReque
   const send = (event: StreamEvent) => stream!.event(event.type, { ...event, sequence_number: sequence++ });
   const open = (): EventStream => {
     if (stream) return stream;
-    stream = openEventStream(request, reply, services.shutdown);
+    stream = openEventStream(request, reply, context.shutdown);
     send({ type: 'response.created', response: turn.shell });
     send({ type: 'response.in_progress', response: turn.shell });
     return stream;
@@ -135,10 +234,10 @@ async function streamLocal(services: Services, turn: Turn, request: FastifyReque
   let result: GenerationResult;
   let response: ResponseObject;
   try {
-    result = await services.engine.run(turn.info, turn.generation);
+    result = await context.engine.run(turn.info, turn.generation);
     if (turn.generation.signal.aborted) throw stopped();
-    response = settle(services, turn, result, messageId);
-    recordAttribution(services, request, turn.attribution, result.text);
+    response = settle(context, turn, result, messageId);
+    recordAttribution(context, request, turn.attribution, result.text);
   } catch (error) {
     if (!stream) throw error;
     const failure = error instanceof HearthError ? error : new HearthError('internal_error');

@@ -1,0 +1,205 @@
+import { type HearthError } from '../errors.js';
+import { isObject } from './wire.js';
+
+/**
+ * A provider's successful answer on its way to the client, watched: when its body ends (or breaks,
+ * or the client leaves) the endpoint's hold is released; the response id (a Responses chain
+ * continues on the endpoint that stored it) and the token usage are read from it; and a body that
+ * breaks after it began ends a stream with one clear error event in the protocol's shape instead
+ * of a cut-off line. Bytes pass through unchanged otherwise.
+ */
+
+export type RelayOutcome = 'completed' | 'cancelled' | 'broken';
+
+export interface RelayTap {
+  responseId?: string;
+  promptTokens?: number;
+  completionTokens?: number;
+}
+
+export interface RelayOptions {
+  /** `/responses` streams end with the Responses protocol's `error` event; others with a chat-style `data: {"error":…}`. */
+  responses: boolean;
+  /** The error a break becomes (provider_interrupted with the reason in words). */
+  interrupted(reason: unknown): HearthError;
+  /** Whether the client went away (then a break is its doing, not the endpoint's). */
+  clientGone(): boolean;
+  onFirstChunk?(): void;
+  onSettle(outcome: RelayOutcome, tap: RelayTap): void;
+}
+
+/** JSON bodies are read for their id and usage up to this size; larger ones pass through unread. */
+const JSON_TAP_LIMIT = 4 * 1024 * 1024;
+const NEWLINE = 0x0a;
+
+export function relayResponse(response: Response, options: RelayOptions): Response {
+  const upstream = response.body;
+  if (!upstream) {
+    options.onSettle('completed', {});
+    return response;
+  }
+  const events = (response.headers.get('content-type') ?? '').includes('text/event-stream');
+  const tap = events ? new EventTap() : new JsonTap();
+  const reader = upstream.getReader();
+  let settled = false;
+  let first = true;
+  /** An SSE line not finished yet: held back so that a break never leaves half a line before the error event. */
+  let pending: Uint8Array = new Uint8Array(0);
+  /** The last two bytes sent, to know whether the error event starts on an event boundary. */
+  let tail = '\n\n';
+  const settle = (outcome: RelayOutcome) => {
+    if (settled) return;
+    settled = true;
+    options.onSettle(outcome, tap.result());
+  };
+  const body = new ReadableStream<Uint8Array>({
+    // A pull that enqueues nothing is not called again: read until something is passed on or the body ends.
+    async pull(controller) {
+      while (!(await step(controller)));
+    },
+    async cancel(reason) {
+      settle('cancelled');
+      await reader.cancel(reason).catch(() => undefined);
+    },
+  });
+  /** Reads one upstream chunk; true once something was passed on (or the body ended or broke). */
+  async function step(controller: ReadableStreamDefaultController<Uint8Array>): Promise<boolean> {
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch (error) {
+      if (options.clientGone()) {
+        settle('cancelled');
+        controller.error(error);
+        return true;
+      }
+      settle('broken');
+      const failure = options.interrupted(error);
+      if (!events) {
+        controller.error(failure);
+        return true;
+      }
+      const boundary = tail.endsWith('\n\n') ? '' : tail.endsWith('\n') ? '\n' : '\n\n';
+      controller.enqueue(new TextEncoder().encode(boundary + errorEvent(failure, options.responses, tap.result())));
+      controller.close();
+      return true;
+    }
+    if (chunk.done) {
+      if (pending.length > 0) {
+        tap.add(pending);
+        controller.enqueue(pending);
+      }
+      settle('completed');
+      controller.close();
+      return true;
+    }
+    if (first) {
+      first = false;
+      options.onFirstChunk?.();
+    }
+    let bytes = chunk.value;
+    if (!events) {
+      tap.add(bytes);
+      controller.enqueue(bytes);
+      return true;
+    }
+    if (pending.length > 0) bytes = concat(pending, bytes);
+    const end = bytes.lastIndexOf(NEWLINE);
+    if (end < 0) {
+      pending = bytes;
+      return false;
+    }
+    const complete = bytes.subarray(0, end + 1);
+    pending = bytes.slice(end + 1);
+    tap.add(complete);
+    tail = (tail + new TextDecoder().decode(complete.subarray(Math.max(0, complete.length - 2)))).slice(-2);
+    controller.enqueue(complete);
+    return true;
+  }
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const joined = new Uint8Array(a.length + b.length);
+  joined.set(a, 0);
+  joined.set(b, a.length);
+  return joined;
+}
+
+function errorEvent(failure: HearthError, responses: boolean, tap: RelayTap & { nextSequence?: number }): string {
+  const { error } = failure.toBody();
+  if (!responses) return `data: ${JSON.stringify({ error })}\n\n`;
+  const event = { type: 'error', code: error.code, message: error.message, param: error.param, sequence_number: tap.nextSequence ?? 0 };
+  return `event: error\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+interface Tap {
+  add(bytes: Uint8Array): void;
+  result(): RelayTap & { nextSequence?: number };
+}
+
+function readUsage(usage: unknown, into: RelayTap): void {
+  if (!isObject(usage)) return;
+  const prompt = usage.prompt_tokens ?? usage.input_tokens;
+  const completion = usage.completion_tokens ?? usage.output_tokens;
+  if (typeof prompt === 'number') into.promptTokens = prompt;
+  if (typeof completion === 'number') into.completionTokens = completion;
+}
+
+/** Reads SSE `data:` lines that carry usage, a Responses id or a sequence number; other lines are not parsed. */
+class EventTap implements Tap {
+  private readonly decoder = new TextDecoder();
+  private readonly found: RelayTap & { nextSequence?: number } = {};
+
+  add(bytes: Uint8Array): void {
+    const text = this.decoder.decode(bytes, { stream: true });
+    for (const line of text.split('\n')) {
+      if (!line.startsWith('data:')) continue;
+      const sequence = /"sequence_number":\s*(\d+)/.exec(line);
+      if (sequence) this.found.nextSequence = Number(sequence[1]) + 1;
+      if (!line.includes('"usage":{') && !line.includes('"response.created"') && !line.includes('"usage": {')) continue;
+      let json: unknown;
+      try {
+        json = JSON.parse(line.slice(5).trim());
+      } catch {
+        continue;
+      }
+      if (!isObject(json)) continue;
+      readUsage(json.usage, this.found);
+      const response = json.response;
+      if (isObject(response)) {
+        if (json.type === 'response.created' && typeof response.id === 'string') this.found.responseId = response.id;
+        readUsage(response.usage, this.found);
+      }
+    }
+  }
+
+  result() {
+    return this.found;
+  }
+}
+
+/** Keeps a JSON body (up to JSON_TAP_LIMIT) to read its id and usage once it is complete. */
+class JsonTap implements Tap {
+  private readonly pieces: Uint8Array[] = [];
+  private size = 0;
+
+  add(bytes: Uint8Array): void {
+    this.size += bytes.length;
+    if (this.size <= JSON_TAP_LIMIT) this.pieces.push(bytes);
+  }
+
+  result(): RelayTap {
+    if (this.size > JSON_TAP_LIMIT || this.pieces.length === 0) return {};
+    const found: RelayTap = {};
+    try {
+      const json: unknown = JSON.parse(Buffer.concat(this.pieces).toString('utf8'));
+      if (!isObject(json)) return found;
+      if (json.object === 'response' && typeof json.id === 'string') found.responseId = json.id;
+      readUsage(json.usage, found);
+    } catch {
+      // not JSON: nothing to read
+    }
+    return found;
+  }
+}

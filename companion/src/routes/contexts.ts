@@ -1,0 +1,216 @@
+/**
+ * What each route family may use of the running server: one small interface per family, each
+ * member narrowed to the methods its routes call, and `routeContexts()`, the one place they are
+ * built from `Services`. A route test passes a hand-made object of the members its module picks
+ * (`RoutePlugin<MediaContext>`, `RoutePlugin<AdminContext, 'keys'>`) instead of the whole server.
+ *
+ * Members the server replaces while it runs (the configuration, the model providers) are
+ * functions, read at each use; the others are the long-lived objects themselves.
+ */
+import type { ConfigTarget } from '../config/apply.js';
+import type { ConfigDocument } from '#shared/api/config.js';
+import type { AdminCredential } from '../access/admin-credential.js';
+import type { KeyStore } from '../access/keys.js';
+import type { AgentDispatcher } from '../agents/dispatcher.js';
+import type { AgentService } from '../agents/service.js';
+import type { PairedHosts } from '../channel/device/hosts.js';
+import type { ChannelHost } from '../channel/host/service.js';
+import type { ImageService } from '../images/service.js';
+import type { Embeddings } from '../inference/embeddings.js';
+import type { Engine } from '../inference/engine.js';
+import type { EngineMonitor } from '../inference/monitor.js';
+import type { McpManager } from '../mcp/manager.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { MediaService } from '../media/service.js';
+import type { MemoryService } from '../memory/service.js';
+import type { ModelCatalog } from '../models/catalog.js';
+import type { DownloadManager } from '../models/downloads.js';
+import type { ProviderClient } from '../providers/client.js';
+import type { Services } from '../services.js';
+import type { DataPaths } from '../store/data-dir.js';
+import type { ResponseStore } from '../store/responses.js';
+
+/** The configuration in force; a new document replaces it as a whole when a change is applied. */
+type Config = () => ConfigDocument;
+
+export interface HealthContext {
+  version: string;
+}
+
+/** GET /metrics: the Prometheus text (the perimeter guards it). */
+export interface MetricsContext {
+  metrics: Pick<Metrics, 'render' | 'contentType'>;
+}
+
+/** /v1/models, chat completions, Responses, embeddings: local models through the engine, provider models forwarded. */
+export interface OpenaiContext {
+  /** X-Service-Agent-Id names one of its agents. */
+  config: Config;
+  catalog: Pick<ModelCatalog, 'list' | 'resolve' | 'localRecord'>;
+  engine: Pick<Engine, 'run'>;
+  embeddings: Pick<Embeddings, 'embed'>;
+  /** The model providers in force. */
+  providers(): Pick<ProviderClient, 'forward'>;
+  responses: Pick<ResponseStore, 'get' | 'delete' | 'conversation' | 'save' | 'inputItems'>;
+  /** An attributed exchange becomes a turn of the agent's conversation. */
+  agents: Pick<AgentService, 'attribute'>;
+  /** Aborted when the server shuts down: streams and generations stop. */
+  shutdown: AbortSignal;
+}
+
+/** /v1/images: models, jobs and the gallery. */
+export interface ImagesContext {
+  /** server.limits.images_body_mb bounds uploads. */
+  config: Config;
+  images: Pick<ImageService, 'models' | 'find' | 'generate' | 'edit' | 'upscale' | 'gallery' | 'job' | 'remove' | 'cancel' | 'resultFile'>;
+  shutdown: AbortSignal;
+}
+
+/** /v1/media: hosted video by quote and confirmation. */
+export interface MediaContext {
+  config: Config;
+  media: Pick<MediaService, 'providers' | 'quote' | 'confirm' | 'jobs' | 'job' | 'contentPath'>;
+}
+
+/** /agents: definitions, runs and their events, approvals. */
+export interface AgentsContext {
+  /** Where an agent id points: this machine, a paired host or a cloud workspace. */
+  dispatcher: Pick<AgentDispatcher, 'list' | 'find' | 'start' | 'runs'>;
+  agents: Pick<AgentService, 'get' | 'events' | 'follow' | 'cancel' | 'artifact' | 'approvals'>;
+  /** The folder of the runs' artifact files. */
+  artifacts: string;
+  shutdown: AbortSignal;
+}
+
+/** /admin: loopback only, with the admin credential. */
+export interface AdminContext {
+  version: string;
+  config: Config;
+  /** What plan and apply change: everything of a `ConfigTarget` but the listening address, which the app knows. */
+  configTarget: Omit<ConfigTarget, 'listening'>;
+  paths: Pick<DataPaths, 'root' | 'models'>;
+  /** The folders scanned for models, in order. */
+  modelsDirs(): string[];
+  engine: Pick<Engine, 'status' | 'load' | 'unload' | 'memoryBudgetBytes' | 'engineStatus'>;
+  providers(): Pick<ProviderClient, 'status'>;
+  catalog: Pick<ModelCatalog, 'resolve' | 'local' | 'externalSources'>;
+  keys: Pick<KeyStore, 'create' | 'list' | 'revoke'>;
+  admin: Pick<AdminCredential, 'redeem' | 'session' | 'issueLink' | 'acceptsToken' | 'acceptsSession'>;
+  mcp: Pick<McpManager, 'status' | 'serviceStatus' | 'reconnect' | 'beginLogin' | 'finishLogin' | 'entries'>;
+  /** The secure channel's host side: paired devices and pairing codes. */
+  channel: Pick<ChannelHost, 'list' | 'status' | 'pairingCode' | 'revoke'>;
+  /** The device side: the hosts this companion is paired with. */
+  pairedHosts: Pick<PairedHosts, 'pair' | 'status' | 'settings' | 'forget'>;
+  cloud: Services['cloud'];
+  downloads: Pick<DownloadManager, 'list' | 'get' | 'create' | 'pause' | 'resume' | 'cancel' | 'subscribe'>;
+  monitor: Pick<EngineMonitor, 'snapshot' | 'subscribe'>;
+  shutdown: AbortSignal;
+}
+
+/** /memory: ingestion and recall, browsing and editing, index operations. */
+export interface MemoryContext {
+  /** server.limits.memory_body_mb bounds bodies. */
+  config: Config;
+  memory: Pick<
+    MemoryService,
+    'ingest' | 'recordDelegated' | 'flush' | 'search' | 'recall' | 'consolidate' | 'browse' | 'rebuildIndex' | 'removeIndex' | 'purge'
+  >;
+}
+
+/** /mcp: the tool bridge and the MCP endpoint. */
+export interface McpContext {
+  version: string;
+  /** The agents' tool policies and server.limits.tools_body_mb. */
+  config: Config;
+  mcp: McpManager;
+  shutdown: AbortSignal;
+}
+
+/** The secure channel's listener: pairing, and the agents a paired device was granted. */
+export interface ChannelContext {
+  version: string;
+  config: Config;
+  channel: Pick<ChannelHost, 'pair' | 'devices'>;
+  agents: Pick<AgentService, 'start' | 'get' | 'events' | 'follow' | 'cancel'>;
+  shutdown: AbortSignal;
+}
+
+export interface WebContext {
+  /** Folder of the built PWA (build/web), served at /. */
+  webRoot: string;
+}
+
+export interface RouteContexts {
+  health: HealthContext;
+  metrics: MetricsContext;
+  openai: OpenaiContext;
+  images: ImagesContext;
+  media: MediaContext;
+  agents: AgentsContext;
+  admin: AdminContext;
+  memory: MemoryContext;
+  mcp: McpContext;
+  channel: ChannelContext;
+  web: WebContext;
+}
+
+/** Every family's context, from the services of this process. */
+export function routeContexts(services: Services, webRoot = ''): RouteContexts {
+  const { version, shutdown, catalog, engine, agents, mcp } = services;
+  const config = () => services.config;
+  return {
+    health: { version },
+    metrics: { metrics: services.metrics },
+    openai: {
+      config,
+      catalog,
+      engine,
+      embeddings: services.embeddings,
+      providers: () => services.providers,
+      responses: services.responses,
+      agents,
+      shutdown,
+    },
+    images: { config, images: services.images, shutdown },
+    media: { config, media: services.media },
+    agents: { dispatcher: services.dispatcher, agents, artifacts: services.paths.artifacts, shutdown },
+    admin: {
+      version,
+      config,
+      configTarget: configTarget(services),
+      paths: services.paths,
+      modelsDirs: () => services.modelsDirs,
+      engine,
+      providers: () => services.providers,
+      catalog,
+      keys: services.keys,
+      admin: services.admin,
+      mcp,
+      channel: services.channel,
+      pairedHosts: services.pairedHosts,
+      cloud: services.cloud,
+      downloads: services.downloads,
+      monitor: services.monitor,
+      shutdown,
+    },
+    memory: { config, memory: services.memory },
+    mcp: { version, config, mcp, shutdown },
+    channel: { version, config, channel: services.channel, agents, shutdown },
+    web: { webRoot },
+  };
+}
+
+/** What plan and apply need of the running server (routes that change one section use it too). */
+function configTarget(services: Services): AdminContext['configTarget'] {
+  return {
+    current: () => services.config,
+    path: services.paths.config,
+    db: services.db,
+    resolves: (reference) => services.secrets.resolve(reference) !== undefined,
+    localModelIds: async () => (await services.catalog.local(true)).map((model) => model.id),
+    activeKeys: () => services.keys.activeCount(),
+    toolClass: (name) => services.mcp.catalog.get(name)?.class,
+    loadedModels: () => services.engine.status().map((model) => model.id),
+    reconfigure: (next) => services.reconfigure(next),
+  };
+}

@@ -1,0 +1,23 @@
+/**
+ * The one way a route declares what it accepts. Its schemas (body, params, querystring) are
+ * JSON Schema literals at the top of the route module, exported, `as const`; a body's schema is
+ * also `satisfies BodySchema<Wire>`, where `Wire` is the request's type from `#shared/api/`.
+ * Fastify checks JSON bodies with it; a multipart form's text fields go through the same schema
+ * once read (routes/images/multipart.ts). Either way a problem is told in the same words
+ * (http/error-handler.ts).
+ */
+
+/** A JSON Schema, as Fastify's Ajv compiles it. */
+export type JsonSchema = Readonly<Record<string, unknown>>;
+
+/**
+ * The schema of a request body of the wire type `Wire`: it has a schema for every field of
+ * `Wire` and no other (the compiler checks the top level; tests/shared/schemas-match-types.test.ts
+ * checks every depth, and that every body a route declares is one of these).
+ */
+export type BodySchema<Wire> = JsonSchema & {
+  readonly properties: { readonly [Field in keyof Required<NonNullable<Wire>>]: JsonSchema };
+};
+
+/** A number within bounds, or null (OpenAI's optional sampling settings). */
+export const nullableNumber = (minimum: number, maximum: number) => ({ type: ['number', 'null'], minimum, maximum });
