@@ -9,7 +9,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { buildServer, serverBuildPaths, type ServerBuildPaths } from '../companion/src/inference/server/build.js';
@@ -89,4 +89,14 @@ export async function startServer(command: string, args: string[], port: number,
         child.kill('SIGTERM');
       }),
   };
+}
+
+/** Loads the model on Hearth's llama-server engine and reads the command line of its process. */
+export async function hearthServerArgs(url: string, folder: string, model = 'small'): Promise<string[]> {
+  const headers = { authorization: `Bearer ${readFileSync(join(folder, 'admin-token'), 'utf8').trim()}` };
+  await fetch(`${url}/admin/models/${model}/load`, { method: 'POST', headers });
+  const status = (await (await fetch(`${url}/admin/status`, { headers })).json()) as { loaded: { id: string; process?: { pid: number } }[] };
+  const pid = status.loaded.find((entry) => entry.id === model)?.process?.pid;
+  if (!pid) throw new Error(`Hearth did not start llama-server for the ${model} model.`);
+  return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).slice(1);
 }

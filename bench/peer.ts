@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from '../companion/src/store/files.js';
 import { writeTinyModel } from '../scripts/gguf/write-model.js';
 import { directRun, openDirect } from './direct.js';
-import { engineServer, llamaServer, startServer, type RunningServer } from './llama-server.js';
+import { engineServer, hearthServerArgs, llamaServer, startServer, type RunningServer } from './llama-server.js';
 import { median, streamsRun, uniquePrompt, type StreamsRun } from './streams.js';
 
 const TOKENS = 128;
@@ -135,16 +135,6 @@ if ('paths' in engineBuild && engineArgs) {
   const running = await startServer(binary, args, port, { ...process.env, LD_LIBRARY_PATH: libraries.dir }, libraries.dir);
   started.push(running);
   systems.push({ label: 'engine llama-server stand-alone', run: (streams) => streamsRun(running.url, 'small', TOKENS, streams) });
-}
-
-/** Loads the model on Hearth's llama-server engine and reads the command line of its process. */
-async function hearthServerArgs(url: string, folder: string): Promise<string[]> {
-  const headers = { authorization: `Bearer ${readFileSync(join(folder, 'admin-token'), 'utf8').trim()}` };
-  await fetch(`${url}/admin/models/small/load`, { method: 'POST', headers });
-  const status = (await (await fetch(`${url}/admin/status`, { headers })).json()) as { loaded: { id: string; process?: { pid: number } }[] };
-  const pid = status.loaded.find((model) => model.id === 'small')?.process?.pid;
-  if (!pid) throw new Error('Hearth did not start llama-server for the small model.');
-  return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).slice(1);
 }
 
 type Best = Record<number, StreamsRun>;

@@ -25,13 +25,21 @@ export function median(values: number[]): number {
  * tokens counted from the usage each server reports.
  */
 /**
- * One streamed chat completion over node:http, from `started`: the completion tokens the usage
- * chunk reports and the time to the first content token. Rejects on a status other than 200.
+ * One streamed chat completion over node:http, from `started`: the completion and prompt tokens the
+ * usage chunk reports, the time to the first content token, and the reply's text. Rejects on a
+ * status other than 200.
  */
-export function streamChat(url: string, body: string, agent: Agent | false, started: number): Promise<{ tokens: number; firstMs: number }> {
+export function streamChat(
+  url: string,
+  body: string,
+  agent: Agent | false,
+  started: number,
+): Promise<{ tokens: number; promptTokens: number; firstMs: number; text: string }> {
   return new Promise((resolve, reject) => {
     let firstMs = 0;
     let completion = 0;
+    let prompt = 0;
+    let text = '';
     let pending = '';
     const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(agent ? {} : { connection: 'close' }) };
     const call = request(`${url}/v1/chat/completions`, { method: 'POST', agent, headers }, (response) => {
@@ -42,12 +50,24 @@ export function streamChat(url: string, body: string, agent: Agent | false, star
         pending = events.pop()!;
         for (const event of events) {
           if (!event.startsWith('data: {')) continue;
-          const chunk = JSON.parse(event.slice(6)) as { choices?: { delta?: { content?: string } }[]; usage?: { completion_tokens: number } | null };
-          if (!firstMs && chunk.choices?.[0]?.delta?.content) firstMs = performance.now() - started;
-          if (chunk.usage) completion = chunk.usage.completion_tokens;
+          const chunk = JSON.parse(event.slice(6)) as {
+            choices?: { delta?: { content?: string | null } }[];
+            usage?: { completion_tokens: number; prompt_tokens: number } | null;
+          };
+          const content = chunk.choices?.[0]?.delta?.content;
+          if (content) {
+            if (!firstMs) firstMs = performance.now() - started;
+            text += content;
+          }
+          if (chunk.usage) {
+            completion = chunk.usage.completion_tokens;
+            prompt = chunk.usage.prompt_tokens;
+          }
         }
       });
-      response.on('end', () => (response.statusCode === 200 ? resolve({ tokens: completion, firstMs }) : reject(new Error(`HTTP ${response.statusCode}`))));
+      response.on('end', () =>
+        response.statusCode === 200 ? resolve({ tokens: completion, promptTokens: prompt, firstMs, text }) : reject(new Error(`HTTP ${response.statusCode}`)),
+      );
       response.on('error', reject);
     });
     call.on('error', reject);

@@ -78,9 +78,17 @@ export async function planGeneration(runtime: ModelRuntime, request: GenerationR
   return { history, forced, offered, schemas, promptTokens, stopTriggers: state.stopGenerationTriggers, maxTokens, grammar };
 }
 
-/** Runs one generation on a sequence the caller owns (the in-process engine). */
-export async function generate(runtime: ModelRuntime, sequence: LlamaContextSequence, request: GenerationRequest): Promise<GenerationResult> {
-  const { history, forced, offered, promptTokens, maxTokens, grammar } = await planGeneration(runtime, request);
+/**
+ * Runs one generation on a sequence the caller owns (the in-process engine), from the request's
+ * plan when the caller made it already (to choose the sequence by its prompt).
+ */
+export async function generate(
+  runtime: ModelRuntime,
+  sequence: LlamaContextSequence,
+  request: GenerationRequest,
+  plan?: GenerationPlan,
+): Promise<GenerationResult> {
+  const { history, forced, offered, promptTokens, maxTokens, grammar } = plan ?? (await planGeneration(runtime, request));
   const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: runtime.wrapper });
   const outputBefore = sequence.tokenMeter.usedOutputTokens;
   try {

@@ -9,7 +9,7 @@ import { resolveChatWrapper, type Llama, type LlamaContext, type LlamaContextSeq
 import { HearthError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { BatchSteps, secondsUntilFirstFree, type StepListener } from './batch-steps.js';
-import { GrammarCache, generate, type ModelRuntime } from './generate.js';
+import { GrammarCache, generate, planGeneration, type ModelRuntime } from './generate.js';
 import { threadCandidates } from './llama.js';
 import type { LoadedModel, LoadedStatus } from './loaded-model.js';
 import { defaultParallel } from './parallel.js';
@@ -116,7 +116,9 @@ export class InProcessModel implements LoadedModel {
   }
 
   async run(request: GenerationRequest): Promise<GenerationResult> {
-    const sequence = await this.pool.acquire(request.signal);
+    // The prompt is rendered first: the pool gives the request the sequence that already holds its conversation.
+    const plan = await planGeneration(this.runtime, request);
+    const sequence = await this.pool.acquire(request.signal, plan.promptTokens);
     const running: Running = { sequence, outputBefore: sequence.tokenMeter.usedOutputTokens, limit: request.maxTokens ?? this.runtime.contextSize };
     this.running.add(running);
     // Streamed pieces count at once (for the live tokens/s figure); the exact count replaces them at the end.
@@ -130,7 +132,7 @@ export class InProcessModel implements LoadedModel {
         }
       : undefined;
     try {
-      const result = await generate(this.runtime, sequence, { ...request, onText });
+      const result = await generate(this.runtime, sequence, { ...request, onText }, plan);
       this.generatedTokens += result.completionTokens - streamed;
       streamed = 0;
       if (result.finishReason !== 'cancelled') this.typicalTokens = blend(this.typicalTokens, result.completionTokens);

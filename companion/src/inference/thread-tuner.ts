@@ -17,8 +17,10 @@ export interface ThreadTunerOptions {
   candidates: number[];
   /** The machine's cores: a count above the cores other work leaves free is not tried (default: the largest candidate). */
   cores?: number;
-  /** Steps measured per candidate in one trial (default 5). */
+  /** Steps measured per candidate in one trial (default 5, at least 3): its figure is their median. */
   trialSteps?: number;
+  /** Decode steps of one batch size after which it is measured again, even on a steady load (default 2000). */
+  retrialSteps?: number;
   /** A change of the 1-minute load average that starts a new trial (default 0.5). */
   loadShift?: number;
   /** Least time between two trials of one batch size, in ms (default 10 s). */
@@ -47,6 +49,8 @@ interface Bucket {
   choice: number;
   trial?: { samples: Map<number, number[]>; order: number[]; next: number };
   measured: Map<number, number>;
+  /** Steps since its last trial ended. */
+  steps: number;
   live: number[];
   trials: number;
   trialLoad: number;
@@ -54,8 +58,15 @@ interface Bucket {
 }
 
 const LIVE_WINDOW = 16;
-/** A candidate this much slower than the best one in its first step is not tried further. */
+/**
+ * A candidate whose median is this much slower than the best one's is not tried further in this
+ * trial, once it has MIN_SAMPLES measured steps: one slow step (a page fault, another program's
+ * burst) must not decide. The next trial tries it again.
+ */
 const HOPELESS = 3;
+const MIN_SAMPLES = 3;
+/** How long the load average remembers: thread counts used this recently count as this process's load. */
+const LOAD_MEMORY_MS = 60_000;
 /** The chosen count running this much slower than its trial figure starts a new trial. */
 const DRIFT = 1.5;
 /**
@@ -78,10 +89,12 @@ const VISIT = 3;
  * for one-token decodes and n_threads_batch for larger ones, and which count is fastest depends on
  * the batch size and on what else the machine runs: on a 2-core machine shared with other work, one
  * thread is often fastest for one stream while two win for eight. Each batch-size range runs a short
- * trial of every candidate (interleaved, so a passing load affects them alike) and keeps the fastest;
- * a new trial starts when the load average moves, or when the chosen count runs clearly slower than it
- * measured. The choice is the fewest threads within a near tie of the fastest count of the latest
- * trial, never a count that measured clearly slower.
+ * trial of every candidate (interleaved, so a passing load affects them alike) and judges each by the
+ * median of its steps, at least three after the first of each visit, so one slow step decides nothing.
+ * A new trial starts when the load average moves, when the chosen count runs clearly slower than it
+ * measured, and in any case every `retrialSteps` steps, so no count is ruled out for good. The choice
+ * is the fewest threads within a near tie of the fastest count of the latest trial, never a count
+ * that measured clearly slower.
  */
 export class ThreadTuner {
   private readonly buckets = new Map<number, Bucket>();
@@ -94,13 +107,17 @@ export class ThreadTuner {
   private readonly start: number;
   private readonly cores: number;
   private readonly onChoice?: (choice: ThreadChoice) => void;
+  private readonly retrialSteps: number;
   private allowedAt = -Infinity;
   private allowedCounts: number[] = [];
+  /** When each thread count last ran a step: the load average still carries it for about a minute. */
+  private readonly usedAt = new Map<number, number>();
 
   constructor(options: ThreadTunerOptions) {
     this.candidates = [...new Set(options.candidates)].filter((count) => count >= 1).sort((a, b) => a - b);
     if (this.candidates.length === 0) throw new Error('ThreadTuner needs at least one candidate thread count.');
-    this.trialSteps = options.trialSteps ?? 5;
+    this.trialSteps = Math.max(MIN_SAMPLES, options.trialSteps ?? 5);
+    this.retrialSteps = options.retrialSteps ?? 2000;
     this.loadShift = options.loadShift ?? 0.5;
     this.minTrialGapMs = options.minTrialGapMs ?? 10_000;
     this.load = options.load ?? (() => loadavg()[0]!);
@@ -129,12 +146,14 @@ export class ThreadTuner {
    * The counts worth trying under the current load: more threads than the cores other work leaves
    * free only fight that work for them (a decode waits at every barrier for a descheduled thread;
    * on a saturated 2-core machine one two-thread step was measured at over a second where one
-   * thread took 43 ms). The load average includes this process's own decode thread, so one
-   * runnable task is taken as ours.
+   * thread took 43 ms). The load average includes this process's own decode threads: as many as
+   * the most it used within the last minute (at least one) are taken as ours, or running two
+   * threads would by itself rule two threads out at the next trial.
    */
   private allowed(): number[] {
     if (this.now() - this.allowedAt < 1000) return this.allowedCounts;
-    const spare = Math.max(1, Math.ceil(this.cores - Math.max(0, this.load() - 1)));
+    const ours = Math.max(1, ...[...this.usedAt].filter(([, at]) => this.now() - at < LOAD_MEMORY_MS).map(([count]) => count));
+    const spare = Math.max(1, Math.ceil(this.cores - Math.max(0, this.load() - ours)));
     const fitting = this.candidates.filter((count) => count <= spare);
     this.allowedCounts = fitting.length > 0 ? fitting : [this.candidates[0]!];
     this.allowedAt = this.now();
@@ -146,8 +165,10 @@ export class ThreadTuner {
     if (step.tokens <= 0 || !(step.decodeMs >= 0)) return;
     const bucket = this.bucket(step.tokens);
     const msPerToken = (step.stepMs ?? step.decodeMs) / step.tokens;
+    this.usedAt.set(step.threads, this.now());
     const trial = bucket.trial;
     if (!trial) {
+      bucket.steps++;
       if (step.threads !== bucket.choice) return;
       bucket.live.push(msPerToken);
       if (bucket.live.length > LIVE_WINDOW) bucket.live.shift();
@@ -160,9 +181,12 @@ export class ThreadTuner {
     const samples = trial.samples.get(step.threads) ?? [];
     samples.push(msPerToken);
     trial.samples.set(step.threads, samples);
-    // Stop trying a count that runs several times slower than the best one: one measured step of it is enough.
-    const best = Math.min(...[...trial.samples.values()].map(median));
-    trial.order = trial.order.filter((count) => !(median(trial.samples.get(count) ?? [0]) > best * HOPELESS));
+    // Stop trying a count whose median runs several times slower than the best one's, once it has enough steps to judge.
+    const judged = [...trial.samples].filter(([, values]) => values.length >= MIN_SAMPLES);
+    if (judged.length > 1) {
+      const best = Math.min(...judged.map(([, values]) => median(values)));
+      trial.order = trial.order.filter((count) => !judged.some(([judgedCount, values]) => judgedCount === count && median(values) > best * HOPELESS));
+    }
     if (trial.order.every((count) => (trial.samples.get(count)?.length ?? 0) >= this.trialSteps)) this.finishTrial(bucket);
   }
 
@@ -176,7 +200,7 @@ export class ThreadTuner {
     if (!bucket) {
       const low = index === 0 ? 1 : 2 ** (index - 1) + 1;
       const label = index === 0 ? '1' : index === 7 ? `${low}+` : low === 2 ** index ? `${low}` : `${low}-${2 ** index}`;
-      bucket = { label, choice: this.start, measured: new Map(), live: [], trials: 0, trialLoad: 0, trialAt: -Infinity };
+      bucket = { label, choice: this.start, measured: new Map(), steps: 0, live: [], trials: 0, trialLoad: 0, trialAt: -Infinity };
       this.buckets.set(index, bucket);
       if (this.candidates.length > 1) this.startTrial(bucket);
     }
@@ -186,6 +210,8 @@ export class ThreadTuner {
   private shouldRetry(bucket: Bucket): boolean {
     if (this.candidates.length < 2 || this.now() - bucket.trialAt < this.minTrialGapMs) return false;
     if (Math.abs(this.load() - bucket.trialLoad) >= this.loadShift) return true;
+    // A count that lost once (perhaps to a passing load) gets another chance now and then.
+    if (bucket.steps >= this.retrialSteps) return true;
     const measured = bucket.measured.get(bucket.choice);
     return measured !== undefined && bucket.live.length >= LIVE_WINDOW && median(bucket.live) > measured * DRIFT;
   }
@@ -206,6 +232,7 @@ export class ThreadTuner {
     bucket.choice = Math.min(...[...bucket.measured].filter(([, ms]) => ms <= fastest * NEAR_TIE).map(([count]) => count));
     bucket.trial = undefined;
     bucket.live = [];
+    bucket.steps = 0;
     bucket.trials++;
     bucket.trialAt = this.now();
     this.onChoice?.(describe(bucket));

@@ -6,7 +6,7 @@ import { statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BatchStep } from '../../../companion/src/inference/batch-steps.js';
 import { Engine } from '../../../companion/src/inference/engine.js';
-import type { GenerationRequest, GenerationResult, ModelFile } from '../../../companion/src/inference/types.js';
+import type { GenerationRequest, GenerationResult, HistoryItem, ModelFile } from '../../../companion/src/inference/types.js';
 import { HearthError } from '../../../companion/src/errors.js';
 import { silentLogger } from '../../../companion/src/logger.js';
 import { tinyModelPath } from '../../helpers/models.js';
@@ -50,12 +50,12 @@ interface Started {
 }
 
 /** Starts a generation and resolves once it holds a sequence (a few microseconds when one is free). */
-async function generation(text: string, maxTokens: number): Promise<Started> {
+async function generation(text: string | HistoryItem[], maxTokens: number): Promise<Started> {
   const controller = new AbortController();
   const before = new Set(engine.runningSequences(model.id));
   const request: GenerationRequest = {
     model: model.id,
-    history: [{ role: 'user', text }],
+    history: typeof text === 'string' ? [{ role: 'user', text }] : text,
     maxTokens,
     sampling: { temperature: 0.8, seed: 7 },
     stop: [],
@@ -155,11 +155,16 @@ describe('continuous batching', () => {
     expect(results.map((result) => result.completionTokens)).toEqual([400, 60, 60, 60]);
   });
 
-  it('hands out the lowest free sequence, so busy sequences stay consecutive', async () => {
-    const pair = [await generation('Left.', 30), await generation('Right.', 30)];
-    const ids = pair.map((entry) => entry.sequence);
-    await Promise.all(pair.map((entry) => entry.result));
-    expect([...ids].sort((a, b) => a - b)).toEqual([0, 1]);
+  it("gives a conversation's next turn the sequence that holds it, not merely the lowest free one", async () => {
+    const long = await generation('A long story, please.', 200);
+    const opening: HistoryItem[] = [{ role: 'user', text: 'Remember the lighthouse by the sea.' }];
+    const first = await generation(opening, 12);
+    expect(first.sequence).not.toBe(long.sequence);
+    const reply = await first.result;
+    await long.result;
+    const next = await generation([...opening, { role: 'assistant', text: reply.text, toolCalls: [] }, { role: 'user', text: 'And then?' }], 12);
+    await next.result;
+    expect(next.sequence).toBe(first.sequence);
   });
 
   it('queues beyond its sequences in arrival order, and refuses past the queue with a Retry-After', async () => {
