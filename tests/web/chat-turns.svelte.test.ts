@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AgentRecord, AgentRun, AgentRunEvent } from '#shared/api/agents.js';
 import type { ModelRecord } from '#shared/api/openai.js';
 import type { ChatStore } from '$lib/stores/chat.svelte';
-import { chunk, emptyHistory, readyChat, usage } from '../helpers/chat-store.js';
+import { chunk, emptyHistory, readyChat, usage } from './chat-store.js';
 import { stubFetch } from '../helpers/fetch-stub.js';
 import { modelRecord } from '../helpers/model-record.js';
 

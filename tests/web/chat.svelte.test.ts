@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BrowserEngine, EngineChatRequest } from '$lib/engines/types';
-import { chunk, emptyHistory, readyChat, usage } from '../helpers/chat-store.js';
+import { chunk, emptyHistory, readyChat, usage } from './chat-store.js';
 import { stubFetch } from '../helpers/fetch-stub.js';
 
 // The in-browser engine, as the worker would answer: a fixed reply in three deltas.
