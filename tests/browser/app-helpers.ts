@@ -61,6 +61,22 @@ export async function send(page: Page, text: string): Promise<void> {
 }
 
 /**
+ * Waits until the reply being written shows its first text. The first reply of a companion model
+ * loads it (and measures its threads), and an in-browser engine starts slowly too: on a busy
+ * machine that takes a while.
+ */
+export async function replyStarts(page: Page): Promise<void> {
+  await page.waitForFunction(
+    () => {
+      const replies = document.querySelectorAll('article[data-role="assistant"][data-status="streaming"] .markdown');
+      return (replies[replies.length - 1]?.textContent ?? '').length > 0;
+    },
+    undefined,
+    { timeout: 120_000 },
+  );
+}
+
+/**
  * Waits for the last reply to end in `status` and returns its text, read in the same step as the
  * status (a check and a later read could see two different replies).
  */

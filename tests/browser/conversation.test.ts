@@ -7,20 +7,19 @@
  */
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedProvider, type ScriptedProvider } from '../fixtures/scripted-provider.js';
 import { agentDataDir } from '../helpers/agents.js';
 import { tinyEmbeddingModelPath, tinyModelPath } from '../helpers/models.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
-import { chooseModel, lastReply, replyEnds, send, setSetting, signIn, startupSignInLink } from './app-helpers.js';
-import { DESKTOP, launch, PHONE, screenshot, watch } from './harness.js';
+import { chooseModel, lastReply, replyEnds, send, setSetting, startupSignInLink } from './app-helpers.js';
+import { DESKTOP, launch, open, screenshot, SIZES, SCHEMES } from './harness.js';
 
 let provider: ScriptedProvider;
 let server: RunningServer;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let errors: string[];
 
@@ -57,11 +56,7 @@ beforeAll(async () => {
   copyFileSync(await tinyEmbeddingModelPath(), join(dataDir, 'models', 'tiny-embed.gguf'));
   server = await startServer({ dataDir });
   browser = await launch();
-  context = await browser.newContext({ viewport: DESKTOP, colorScheme: 'light' });
-  page = await context.newPage();
-  errors = watch(page);
-  await signIn(page, startupSignInLink(server));
-  await page.goto(server.url);
+  ({ page, errors } = await open(browser, server.url, { colorScheme: 'light', signInLink: startupSignInLink(server) }));
   await chooseModel(page, 'companion:tiny');
 });
 
@@ -301,12 +296,9 @@ describe('screenshots of the chat', () => {
       ],
       ['memory-agent', () => page.goto(`${server.url}/memory`).then(() => page.locator('#agent-heading').waitFor())],
     ];
-    for (const scheme of ['light', 'dark'] as const) {
+    for (const scheme of SCHEMES) {
       await page.emulateMedia({ colorScheme: scheme });
-      for (const [size, viewport] of [
-        ['desktop', DESKTOP],
-        ['phone', PHONE],
-      ] as const) {
+      for (const [size, viewport] of SIZES) {
         await page.setViewportSize(viewport);
         for (const [name, show] of shots) {
           await show();

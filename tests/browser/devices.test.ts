@@ -9,8 +9,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addRemote, startHost } from '../helpers/remote.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
-import { newSignInLink, signIn } from './app-helpers.js';
-import { DESKTOP, PHONE, launch, screenshot, watch } from './harness.js';
+import { newSignInLink } from './app-helpers.js';
+import { DESKTOP, launch, screenshot, open, SIZES, SCHEMES } from './harness.js';
 
 let host: RunningServer;
 let device: RunningServer;
@@ -36,11 +36,7 @@ afterAll(async () => {
 });
 
 async function openDevices(viewport = DESKTOP, colorScheme: 'light' | 'dark' = 'light'): Promise<{ page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport, colorScheme });
-  const page = await context.newPage();
-  const errors = watch(page);
-  await signIn(page, await newSignInLink(host));
-  await page.goto(`${host.url}/devices`);
+  const { page, errors } = await open(browser, `${host.url}/devices`, { viewport, colorScheme, signInLink: await newSignInLink(host) });
   await page.getByTestId('channel-state').filter({ hasText: 'listening on' }).waitFor();
   return { page, errors };
 }
@@ -86,11 +82,8 @@ describe('the Devices screen', () => {
     expect(errors).toEqual([]);
   });
 
-  for (const [name, viewport] of [
-    ['phone', PHONE],
-    ['desktop', DESKTOP],
-  ] as const) {
-    for (const scheme of ['light', 'dark'] as const) {
+  for (const [name, viewport] of SIZES) {
+    for (const scheme of SCHEMES) {
       it(`fits a ${name} in ${scheme} mode`, async () => {
         const { page } = await openDevices(viewport, scheme);
         await page.getByRole('button', { name: /Show a (new|pairing) code/ }).click();

@@ -59,6 +59,14 @@ async function loadTiny(page: Page): Promise<void> {
   await loaded.getByTestId('model-engine').waitFor();
 }
 
+/** Screenshots of the engine's build state and of the loaded model's engine line. */
+async function screenshots(page: Page, prefix: string, look: string): Promise<void> {
+  await page.getByTestId('engine-build').scrollIntoViewIfNeeded();
+  await screenshot(page, `${prefix}-${look}`);
+  await page.getByLabel('tiny (loaded)').getByTestId('model-engine').scrollIntoViewIfNeeded();
+  await screenshot(page, `${prefix}-model-${look}`);
+}
+
 describe.each([
   { name: 'phone', viewport: PHONE },
   { name: 'desktop', viewport: DESKTOP },
@@ -71,10 +79,7 @@ describe.each([
     await loadTiny(page);
     const engine = page.getByLabel('tiny (loaded)').getByTestId('model-engine');
     expect(await engine.textContent()).toMatch(/Runs on the in-process engine, inside the companion\.\s*llama-server is being built \(40 %/);
-    await page.getByTestId('engine-build').scrollIntoViewIfNeeded();
-    await screenshot(page, `server-engine-building-${name}-${colorScheme}`);
-    await engine.scrollIntoViewIfNeeded();
-    await screenshot(page, `server-engine-building-model-${name}-${colorScheme}`);
+    await screenshots(page, `server-engine-building`, `${name}-${colorScheme}`);
     expect(errors).toEqual([]);
     await page.context().close();
   });
@@ -86,10 +91,7 @@ describe.each([
     await loadTiny(page);
     const engine = page.getByLabel('tiny (loaded)').getByTestId('model-engine');
     expect(await engine.textContent()).toMatch(/Runs on llama-server, in its own process\.\s*The engine setting asks for the llama-server engine\./);
-    await page.getByTestId('engine-build').scrollIntoViewIfNeeded();
-    await screenshot(page, `server-engine-ready-${name}-${colorScheme}`);
-    await engine.scrollIntoViewIfNeeded();
-    await screenshot(page, `server-engine-ready-model-${name}-${colorScheme}`);
+    await screenshots(page, `server-engine-ready`, `${name}-${colorScheme}`);
     expect(errors).toEqual([]);
     await page.context().close();
   });

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+import { signIn } from './app-helpers.js';
 
 export const FLAGS = [
   '--headless',
@@ -34,15 +35,28 @@ export function launch(extraFlags: string[] = []): Promise<Browser> {
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 390, height: 844 };
 
-/** A context whose page errors and console errors are collected (and printed when HEARTH_DEBUG is set). */
+/** The widths and the colour schemes every screen is looked at in. */
+export const SIZES = [
+  ['desktop', DESKTOP],
+  ['phone', PHONE],
+] as const;
+export const SCHEMES = ['light', 'dark'] as const;
+
+/**
+ * A page in a new context (desktop-sized unless `options` say otherwise) whose page errors and
+ * console errors are collected (and printed when HEARTH_DEBUG is set), at `url`. With `signInLink`
+ * the browser signs in through it first, as a person does.
+ */
 export async function open(
   browser: Browser,
   url: string,
-  options: BrowserContextOptions = {},
+  options: BrowserContextOptions & { signInLink?: string } = {},
 ): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport: DESKTOP, ...options });
+  const { signInLink, ...contextOptions } = options;
+  const context = await browser.newContext({ viewport: DESKTOP, ...contextOptions });
   const page = await context.newPage();
   const errors = watch(page);
+  if (signInLink) await signIn(page, signInLink);
   await page.goto(url);
   return { context, page, errors };
 }

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../helpers/server.js';
 import { startHubFixture, type HubFixture } from '../fixtures/hub/server.js';
 import { startServerWithSlowModel } from './slow-model.js';
-import { chooseModel, newSignInLink, replyEnds, send, setSetting, signIn } from './app-helpers.js';
+import { chooseModel, newSignInLink, replyEnds, replyStarts, send, setSetting, signIn } from './app-helpers.js';
 import { DESKTOP, PHONE, launch, screenshot, watch } from './harness.js';
 
 let server: RunningServer;
@@ -137,10 +137,7 @@ describe('keyboard', () => {
     }
     await page.keyboard.type('Typed with the keyboard');
     await page.keyboard.press('Enter');
-    // The first reply loads the model (and measures its threads): slow on a busy machine.
-    await page.waitForFunction(() => document.querySelector('article[data-role="assistant"][data-status="streaming"] .markdown')?.textContent, undefined, {
-      timeout: 120_000,
-    });
+    await replyStarts(page);
     await page.keyboard.press('Escape');
     await replyEnds(page, 'stopped');
     // Focus stays in the composer, ready for the next message.

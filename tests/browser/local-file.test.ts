@@ -7,7 +7,7 @@ import { tinyModelPath } from '../helpers/models.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 import { tempFolder } from '../helpers/temp.js';
 import { lastReply, replyEnds, send, setSetting } from './app-helpers.js';
-import { DESKTOP, launch, watch } from './harness.js';
+import { launch, open } from './harness.js';
 
 let server: RunningServer;
 let browser: Browser;
@@ -24,10 +24,7 @@ afterAll(async () => {
 
 describe('a GGUF file from this device', () => {
   it('is refused when it is not GGUF, stored when it is, used for chat, and removed on request', async () => {
-    const context = await browser.newContext({ viewport: DESKTOP });
-    const page = await context.newPage();
-    const errors = watch(page);
-    await page.goto(`${server.url}/models`);
+    const { context, page, errors } = await open(browser, `${server.url}/models`);
     await page.getByTestId('wllama-status').getByText('Ready').waitFor();
 
     const bogus = join(tempFolder('bogus'), 'notes.gguf');

@@ -14,8 +14,8 @@ import { startScriptedProvider, type ScriptedProvider } from '../fixtures/script
 import { waitFor } from '../helpers/agents.js';
 import { addRemote, pairingCode, startHost } from '../helpers/remote.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
-import { newSignInLink, signIn } from './app-helpers.js';
-import { DESKTOP, PHONE, launch, screenshot, watch } from './harness.js';
+import { newSignInLink } from './app-helpers.js';
+import { DESKTOP, launch, screenshot, open, SIZES } from './harness.js';
 
 let provider: ScriptedProvider;
 let host: RunningServer;
@@ -52,11 +52,7 @@ afterAll(async () => {
 });
 
 async function openAgents(viewport = DESKTOP, colorScheme: 'light' | 'dark' = 'light'): Promise<{ page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport, colorScheme });
-  const page = await context.newPage();
-  const errors = watch(page);
-  await signIn(page, await newSignInLink(device));
-  await page.goto(`${device.url}/agent`);
+  const { page, errors } = await open(browser, `${device.url}/agent`, { viewport, colorScheme, signInLink: await newSignInLink(device) });
   await page.getByRole('button', { name: /Scribe/ }).click();
   return { page, errors };
 }
@@ -91,10 +87,7 @@ describe("a paired host's agent on the device's Agents screen", () => {
     expect(errors).toEqual([]);
   });
 
-  for (const [name, viewport] of [
-    ['phone', PHONE],
-    ['desktop', DESKTOP],
-  ] as const) {
+  for (const [name, viewport] of SIZES) {
     it(`fits a ${name} in dark mode`, async () => {
       const { page } = await openAgents(viewport, 'dark');
       await page.getByText('Runs on a paired host over the secure channel').waitFor();

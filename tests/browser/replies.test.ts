@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
 import { chooseModel, chosenModel, pickerGroups, replyEnds, send } from './app-helpers.js';
-import { DESKTOP, PHONE, launch, screenshot, watch } from './harness.js';
+import { DESKTOP, launch, open, PHONE, screenshot } from './harness.js';
 
 export const MARKDOWN_REPLY = [
   'Here is a comparison:',
@@ -52,11 +52,8 @@ beforeAll(async () => {
   );
   server = await startServer({ dataDir });
   browser = await launch();
-  context = await browser.newContext({ viewport: DESKTOP });
+  ({ context, page, errors } = await open(browser, server.url));
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
-  page = await context.newPage();
-  errors = watch(page);
-  await page.goto(server.url);
 });
 
 afterAll(async () => {

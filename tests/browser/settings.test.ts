@@ -14,8 +14,8 @@ import { parse } from 'yaml';
 import type { ServerStatus } from '#shared/api/admin.js';
 import type { ConfigDocument } from '#shared/api/config.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
-import { newSignInLink, signIn } from './app-helpers.js';
-import { DESKTOP, PHONE, launch, screenshot, watch } from './harness.js';
+import { newSignInLink } from './app-helpers.js';
+import { DESKTOP, launch, screenshot, open, SIZES, SCHEMES } from './harness.js';
 
 let server: RunningServer;
 let browser: Browser;
@@ -32,11 +32,7 @@ afterAll(async () => {
 });
 
 async function openSignedIn(path: string, viewport = DESKTOP, colorScheme: 'light' | 'dark' = 'light'): Promise<{ page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport, colorScheme });
-  const page = await context.newPage();
-  const errors = watch(page);
-  await signIn(page, await newSignInLink(server));
-  await page.goto(`${server.url}${path}`);
+  const { page, errors } = await open(browser, `${server.url}${path}`, { viewport, colorScheme, signInLink: await newSignInLink(server) });
   return { page, errors };
 }
 
@@ -188,11 +184,8 @@ describe('screenshots', () => {
     expect(created.status).toBe(201);
   });
 
-  for (const [name, viewport] of [
-    ['phone', PHONE],
-    ['desktop', DESKTOP],
-  ] as const) {
-    for (const scheme of ['light', 'dark'] as const) {
+  for (const [name, viewport] of SIZES) {
+    for (const scheme of SCHEMES) {
       it(`the model settings and the server settings fit a ${name} in ${scheme} mode`, async () => {
         const { page } = await openSignedIn('/models', viewport, scheme);
         await openTinySettings(page);

@@ -14,7 +14,7 @@ import { REPO_ROOT } from '../helpers/hearth-process.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
 import { tempFolder } from '../helpers/temp.js';
 import { newSignInLink, signIn } from './app-helpers.js';
-import { DESKTOP, PHONE, launch, screenshot, watch } from './harness.js';
+import { DESKTOP, PHONE, launch, screenshot, watch, SIZES, SCHEMES } from './harness.js';
 
 let server: RunningServer;
 let browser: Browser;
@@ -103,11 +103,8 @@ describe('signed in without a typed step', () => {
     const first = await browser.newContext({ viewport: DESKTOP });
     await signIn(await first.newPage(), link);
     await first.close();
-    for (const [name, viewport] of [
-      ['desktop', DESKTOP],
-      ['phone', PHONE],
-    ] as const) {
-      for (const colorScheme of ['light', 'dark'] as const) {
+    for (const [name, viewport] of SIZES) {
+      for (const colorScheme of SCHEMES) {
         const context = await browser.newContext({ viewport, colorScheme });
         const page = await context.newPage();
         await page.goto(link);
@@ -160,11 +157,8 @@ describe('signed out', () => {
     await context.close();
   });
 
-  for (const [name, viewport] of [
-    ['desktop', DESKTOP],
-    ['phone', PHONE],
-  ] as const) {
-    for (const colorScheme of ['light', 'dark'] as const) {
+  for (const [name, viewport] of SIZES) {
+    for (const colorScheme of SCHEMES) {
       it(`looks right signed out and signed in on a ${name}, ${colorScheme}`, async () => {
         const context: BrowserContext = await browser.newContext({ viewport, colorScheme });
         const page = await context.newPage();
@@ -202,11 +196,8 @@ describe('no model yet', () => {
   it('the Server and Models empty states name every way to get a model that works here', async () => {
     const empty = await startServer({ withModel: false });
     try {
-      for (const [name, viewport] of [
-        ['desktop', DESKTOP],
-        ['phone', PHONE],
-      ] as const) {
-        for (const colorScheme of ['light', 'dark'] as const) {
+      for (const [name, viewport] of SIZES) {
+        for (const colorScheme of SCHEMES) {
           const context = await browser.newContext({ viewport, colorScheme });
           const page = await context.newPage();
           const problems = problemsOf(page);

@@ -4,6 +4,7 @@ import { streamChat } from '$lib/api/chat';
 import { listModels, modelFileSize } from '$lib/api/models';
 import { health, loadModel, serverStatus, verifyKey } from '$lib/api/server';
 import { forgetAccessKey, keyFormatProblem, keyPrefix, readAccessKey, storeAccessKey } from '$lib/storage/access-key';
+import { stubFetch } from '../helpers/fetch-stub.js';
 
 const KEY = 'hth_abcdefGHIJKL0123456789_-abcdefghijklmnopqrstu';
 const OTHER = 'hth_zzzzzzOTHERKEY0123456789_-zzzzzzzzzzzzzzzzzz';
@@ -17,14 +18,11 @@ interface Call {
 /** A companion answering every path with `handler`; records what each request carried. */
 function companion(handler: (path: string, authorization: string | null) => Response = () => Response.json({ object: 'list', data: [] })) {
   const calls: Call[] = [];
-  vi.stubGlobal(
-    'fetch',
-    vi.fn(async (input: RequestInfo | URL, init: RequestInit = {}) => {
-      const authorization = new Headers(init.headers).get('authorization');
-      calls.push({ path: String(input), method: init.method ?? 'GET', authorization });
-      return handler(String(input), authorization);
-    }),
-  );
+  stubFetch(async (path, init) => {
+    const authorization = new Headers(init.headers).get('authorization');
+    calls.push({ path, method: init.method ?? 'GET', authorization });
+    return handler(path, authorization);
+  });
   return calls;
 }
 

@@ -3,18 +3,11 @@ import { clearKeyRefusal, takesKey } from '$lib/api/client';
 import { storeAccessKey } from '$lib/storage/access-key';
 import { defaultModel, draftOf, settingsOf } from '$lib/stores/agent-draft';
 import { applyEvent, runFigures, type RunView } from '$lib/stores/agent-runs';
-import type { ModelRecord } from '#shared/api/openai.js';
 import { AgentsStore } from '$lib/stores/agents.svelte';
 import { session } from '$lib/stores/session.svelte';
 import type { AgentRecord, AgentRun, AgentRunEvent } from '#shared/api/agents.js';
-
-type Handler = (path: string, init: RequestInit) => Response | Promise<Response>;
-
-function respond(handler: Handler) {
-  const fetch = vi.fn(async (input: RequestInfo | URL, init: RequestInit = {}) => handler(String(input), init));
-  vi.stubGlobal('fetch', fetch);
-  return fetch;
-}
+import { stubFetch } from '../helpers/fetch-stub.js';
+import { modelRecord } from '../helpers/model-record.js';
 
 const error = (status: number, code: string, message = code) =>
   Response.json({ error: { message, type: 'invalid_request_error', code, param: null } }, { status });
@@ -160,16 +153,7 @@ describe('the agent draft', () => {
   });
 
   it('starts a new agent with the loaded model, else the only one, else none', () => {
-    const model = (id: string, extra: Partial<ModelRecord> = {}): ModelRecord => ({
-      id,
-      object: 'model',
-      created: 0,
-      owned_by: 'local',
-      source: 'local',
-      loaded: false,
-      capabilities: ['chat'],
-      ...extra,
-    });
+    const model = modelRecord;
     expect(defaultModel([model('a'), model('b', { loaded: true })])).toBe('b');
     expect(defaultModel([model('only')])).toBe('only');
     expect(defaultModel([model('a'), model('b')])).toBe('');
@@ -181,7 +165,7 @@ describe('the agent draft', () => {
 describe('AgentsStore', () => {
   it('asks for confirmation of a high-risk save, then applies it confirmed', async () => {
     const bodies: any[] = [];
-    respond((path, init) => {
+    stubFetch((path, init) => {
       if (path === '/admin/config/apply') {
         const body = JSON.parse(String(init.body));
         bodies.push(body);
@@ -207,7 +191,7 @@ describe('AgentsStore', () => {
 
   it('deletes an agent by applying the exported configuration without it, pruned and confirmed', async () => {
     let applied: any;
-    respond((path, init) => {
+    stubFetch((path, init) => {
       if (path === '/admin/config/export?format=json') return Response.json({ version: 1, agents: [{ id: 'helper' }, { id: 'keep' }], server: { port: 1 } });
       if (path === '/admin/config/apply') return Response.json((applied = JSON.parse(String(init.body))));
       return Response.json({ object: 'list', data: [] });
@@ -218,7 +202,7 @@ describe('AgentsStore', () => {
 
   it('asks for approvals only once signed in, counts them, and stops where they are refused (another machine)', async () => {
     session.markSignedOut();
-    const fetch = respond(() => Response.json({ object: 'list', data: [{ id: 'appr_1' }, { id: 'appr_2' }] }));
+    const fetch = stubFetch(() => Response.json({ object: 'list', data: [{ id: 'appr_1' }, { id: 'appr_2' }] }));
     const store = new AgentsStore();
     await store.refreshApprovals();
     expect(store.pendingCount).toBe(0);
@@ -231,7 +215,7 @@ describe('AgentsStore', () => {
     expect(store.pendingCount).toBe(2);
     expect(fetch.mock.calls.map(([path]) => String(path))).toEqual(['/agents/approvals', '/agents/approvals']);
     // Signed out elsewhere: the refusal clears the note, and nothing is asked until signing in again.
-    const refusing = respond(() => error(401, 'admin_credential_required'));
+    const refusing = stubFetch(() => error(401, 'admin_credential_required'));
     await store.refreshApprovals();
     expect(store.pendingCount).toBe(0);
     expect(store.signedIn).toBe(false);
@@ -239,7 +223,7 @@ describe('AgentsStore', () => {
     expect(refusing).toHaveBeenCalledTimes(1);
     // Another machine: the companion refuses the owner's routes outright.
     session.markSignedIn();
-    respond(() => error(403, 'permission_denied'));
+    stubFetch(() => error(403, 'permission_denied'));
     await store.refreshApprovals();
     expect(store.approvalsAvailable).toBe(false);
     expect(store.approvalsError).toBe('Only the machine the companion runs on can see approvals.');
@@ -249,7 +233,7 @@ describe('AgentsStore', () => {
     const stream = [...events.slice(0, 3), { type: 'run.completed', sequence: 4, run_id: 'run_1', run: run('completed', { output_text: 'Done.' }) }]
       .map((event) => `event: ${event.type}\nid: ${event.sequence}\ndata: ${JSON.stringify(event)}\n\n`)
       .join('');
-    const fetch = respond((path) => {
+    const fetch = stubFetch((path) => {
       if (path === '/agents/helper/run') return new Response(stream, { headers: { 'content-type': 'text/event-stream' } });
       return Response.json({ object: 'list', data: [], has_more: false });
     });

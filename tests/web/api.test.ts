@@ -2,12 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { streamChat } from '$lib/api/chat';
 import { downloadModelFile, modelFilePath, modelFileSize } from '$lib/api/models';
 import { loadModel, serverStatus, unloadModel } from '$lib/api/server';
-
-function stub(handler: (path: string, init: RequestInit) => Response | Promise<Response>) {
-  const fetch = vi.fn(async (input: RequestInfo | URL, init: RequestInit = {}) => handler(String(input), init));
-  vi.stubGlobal('fetch', fetch);
-  return fetch;
-}
+import { stubFetch } from '../helpers/fetch-stub.js';
 
 afterEach(() => {
   vi.unstubAllGlobals();
@@ -19,24 +14,24 @@ describe('model files', () => {
   });
 
   it('asks the size with HEAD', async () => {
-    const fetch = stub(() => new Response(null, { status: 200, headers: { 'content-length': '644096' } }));
+    const fetch = stubFetch(() => new Response(null, { status: 200, headers: { 'content-length': '644096' } }));
     expect(await modelFileSize('tiny')).toBe(644096);
     expect(fetch.mock.calls[0]![0]).toBe('/v1/models/tiny/file');
     expect(fetch.mock.calls[0]![1]!.method).toBe('HEAD');
   });
 
   it('refuses a size it was not told', async () => {
-    stub(() => new Response(null, { status: 200 }));
+    stubFetch(() => new Response(null, { status: 200 }));
     await expect(modelFileSize('tiny')).rejects.toMatchObject({ code: 'invalid_response' });
   });
 
   it('reports the error of an unknown model', async () => {
-    stub(() => Response.json({ error: { message: 'no', type: 'invalid_request_error', code: 'model_not_found', param: 'id' } }, { status: 404 }));
+    stubFetch(() => Response.json({ error: { message: 'no', type: 'invalid_request_error', code: 'model_not_found', param: 'id' } }, { status: 404 }));
     await expect(downloadModelFile('nope')).rejects.toMatchObject({ status: 404, code: 'model_not_found' });
   });
 
   it('opens the download with its size and body', async () => {
-    stub(() => new Response(new Uint8Array([71, 71, 85, 70]), { headers: { 'content-length': '4' } }));
+    stubFetch(() => new Response(new Uint8Array([71, 71, 85, 70]), { headers: { 'content-length': '4' } }));
     const download = await downloadModelFile('tiny');
     expect(download.size).toBe(4);
     expect(new Uint8Array(await new Response(download.body).arrayBuffer())).toEqual(new Uint8Array([71, 71, 85, 70]));
@@ -45,7 +40,7 @@ describe('model files', () => {
 
 describe('admin', () => {
   it('reads the status and posts load and unload', async () => {
-    const fetch = stub((path) => Response.json(path === '/admin/status' ? { version: '1', loaded: [] } : { id: 'tiny' }));
+    const fetch = stubFetch((path) => Response.json(path === '/admin/status' ? { version: '1', loaded: [] } : { id: 'tiny' }));
     expect(await serverStatus()).toEqual({ version: '1', loaded: [] });
     await loadModel('tiny');
     await unloadModel('a b');
@@ -59,7 +54,7 @@ describe('admin', () => {
 
 describe('streamChat', () => {
   it('sends only the sampling settings that are set', async () => {
-    const fetch = stub(() => new Response('data: [DONE]\n\n'));
+    const fetch = stubFetch(() => new Response('data: [DONE]\n\n'));
     await streamChat({ model: 'tiny', messages: [], max_tokens: 64, temperature: undefined, top_p: 0.5 });
     expect(JSON.parse(String(fetch.mock.calls[0]![1]!.body))).toEqual({
       model: 'tiny',
@@ -86,7 +81,7 @@ describe('streamChat', () => {
         } else controller.error(new TypeError('network error'));
       },
     });
-    stub(() => new Response(body));
+    stubFetch(() => new Response(body));
     const deltas: string[] = [];
     await expect(streamChat({ model: 'tiny', messages: [], onDelta: (text) => deltas.push(text) })).rejects.toMatchObject({
       name: 'ApiError',

@@ -5,17 +5,17 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AgentRecord, AgentRun, AgentRunEvent } from '#shared/api/agents.js';
 import type { ModelRecord } from '#shared/api/openai.js';
+import type { ChatStore } from '$lib/stores/chat.svelte';
+import { chunk, emptyHistory, readyChat, usage } from './chat-store.js';
+import { stubFetch } from '../helpers/fetch-stub.js';
+import { modelRecord } from '../helpers/model-record.js';
 
 vi.mock('$lib/engines/host', () => ({ ENGINE_KINDS: [], engineHost: () => ({ engine: () => undefined }) }));
 
-const { ChatStore } = await import('$lib/stores/chat.svelte');
 const { models } = await import('$lib/stores/models.svelte');
 const { agents } = await import('$lib/stores/agents.svelte');
-const { deleteConversation, listConversations } = await import('$lib/storage/conversations');
+const { listConversations } = await import('$lib/storage/conversations');
 
-const chunk = (content: string) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
-const usage = (prompt: number, completion: number) =>
-  `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } })}\n\n`;
 const refused = (message: string, code = 'context_length_exceeded', status = 400) =>
   Response.json({ error: { message, type: 'invalid_request_error', code, param: 'messages' } }, { status });
 
@@ -28,45 +28,30 @@ interface Routes {
 function companion(routes: Routes) {
   const chats: Body[] = [];
   const runs: Record<string, unknown>[] = [];
-  vi.stubGlobal(
-    'fetch',
-    vi.fn(async (input: RequestInfo | URL, init: RequestInit = {}) => {
-      const path = String(input);
-      if (path === '/v1/chat/completions') {
-        const body = JSON.parse(String(init.body)) as Body;
-        chats.push(body);
-        return routes.chat?.(body, chats.length) ?? new Response(chunk(`reply ${chats.length}`) + usage(10, 2) + 'data: [DONE]\n\n');
-      }
-      const run = /^\/agents\/([^/]+)\/run$/.exec(path);
-      if (run) {
-        const body = JSON.parse(String(init.body)) as Record<string, unknown>;
-        runs.push(body);
-        return routes.run!(run[1]!, body, runs.length);
-      }
-      if (path === '/v1/models') return Response.json({ object: 'list', data: models.companion });
-      if (path === '/health') return Response.json({ status: 'ok', version: '1' });
-      if (path.startsWith('/agents/approvals')) return Response.json({ object: 'list', data: [] });
-      throw new TypeError(`unexpected ${path}`);
-    }),
-  );
+  stubFetch(async (path, init) => {
+    if (path === '/v1/chat/completions') {
+      const body = JSON.parse(String(init.body)) as Body;
+      chats.push(body);
+      return routes.chat?.(body, chats.length) ?? new Response(chunk(`reply ${chats.length}`) + usage(10, 2) + 'data: [DONE]\n\n');
+    }
+    const run = /^\/agents\/([^/]+)\/run$/.exec(path);
+    if (run) {
+      const body = JSON.parse(String(init.body)) as Record<string, unknown>;
+      runs.push(body);
+      return routes.run!(run[1]!, body, runs.length);
+    }
+    if (path === '/v1/models') return Response.json({ object: 'list', data: models.companion });
+    if (path === '/health') return Response.json({ status: 'ok', version: '1' });
+    if (path.startsWith('/agents/approvals')) return Response.json({ object: 'list', data: [] });
+    throw new TypeError(`unexpected ${path}`);
+  });
   return { chats, runs };
 }
 
-const tiny = (contextWindow: number | null): ModelRecord => ({
-  id: 'tiny',
-  object: 'model',
-  created: 0,
-  owned_by: 'local',
-  source: 'local',
-  loaded: true,
-  context_length: 2048,
-  context_window: contextWindow,
-  capabilities: ['chat'],
-});
+const tiny = (contextWindow: number | null): ModelRecord => modelRecord('tiny', { loaded: true, context_length: 2048, context_window: contextWindow });
 
 beforeEach(async () => {
-  for (const conversation of await listConversations()) await deleteConversation(conversation.id);
-  localStorage.clear();
+  await emptyHistory();
   models.companion = [tiny(null)];
 });
 
@@ -74,14 +59,7 @@ afterEach(() => {
   vi.unstubAllGlobals();
 });
 
-async function ready(model = 'companion:tiny') {
-  const chat = new ChatStore();
-  await chat.init();
-  chat.model = model;
-  return chat;
-}
-
-const contents = (chat: InstanceType<typeof ChatStore>) => chat.active!.messages.map((message) => message.content);
+const contents = (chat: ChatStore) => chat.active!.messages.map((message) => message.content);
 
 describe('a failed send', () => {
   it('shows the error once on the failed reply, puts the question back into the composer, and is replaced by the next send', async () => {
@@ -90,7 +68,7 @@ describe('a failed send', () => {
       chat: (_body, count) =>
         fail ? refused('The model could not be loaded.', 'model_load_failed', 404) : new Response(chunk(`ok ${count}`) + 'data: [DONE]\n\n'),
     });
-    const chat = await ready();
+    const chat = await readyChat();
     await chat.send('Hello there');
     const failed = chat.active!.messages.at(-1)!;
     expect(failed).toMatchObject({ role: 'assistant', status: 'error', error: 'The model could not be loaded.' });
@@ -106,7 +84,7 @@ describe('a failed send', () => {
 
   it('keeps what the user typed meanwhile instead of overwriting it', async () => {
     companion({ chat: () => refused('Nope.', 'model_load_failed', 404) });
-    const chat = await ready();
+    const chat = await readyChat();
     await chat.send('first');
     chat.draft = 'something else';
     await chat.regenerate();
@@ -117,7 +95,7 @@ describe('a failed send', () => {
 describe('forks', () => {
   it('an edited question forks the conversation; the old branch stays as a version to go back to', async () => {
     const { chats } = companion({});
-    const chat = await ready();
+    const chat = await readyChat();
     await chat.send('one');
     await chat.send('two');
     const second = chat.active!.messages[2]!;
@@ -135,7 +113,7 @@ describe('forks', () => {
 
   it('regenerates any reply: an earlier one forks there and the later turns stay in the old version', async () => {
     companion({});
-    const chat = await ready();
+    const chat = await readyChat();
     await chat.send('one');
     await chat.send('two');
     await chat.regenerate(chat.active!.messages[1]!.id);
@@ -147,7 +125,7 @@ describe('forks', () => {
 
   it('deletes a question with its reply, or a reply alone', async () => {
     companion({});
-    const chat = await ready();
+    const chat = await readyChat();
     await chat.send('one');
     await chat.send('two');
     await chat.deleteTurn(chat.active!.messages[3]!.id);
@@ -159,7 +137,7 @@ describe('forks', () => {
 
 describe('context overflow', () => {
   /** Three exchanges of 400-character messages, then a short question. */
-  async function longConversation(chat: InstanceType<typeof ChatStore>) {
+  async function longConversation(chat: ChatStore) {
     for (const turn of [1, 2, 3]) await chat.send(`${turn} `.padEnd(400, 'q'));
   }
   const longReplies = (body: Body, count: number) =>
@@ -168,7 +146,7 @@ describe('context overflow', () => {
   it('truncates the middle by default: system prompt and first exchange kept, the oldest turns after it left out and marked', async () => {
     const { chats } = companion({ chat: longReplies });
     models.companion = [tiny(1000)];
-    const chat = await ready();
+    const chat = await readyChat();
     await chat.updateSettings({ systemPrompt: 'Be brief.' });
     expect(chat.settings.overflow).toBe('truncate-middle');
     await longConversation(chat);
@@ -190,7 +168,7 @@ describe('context overflow', () => {
   it('rolling window: the newest turns only', async () => {
     const { chats } = companion({ chat: longReplies });
     models.companion = [tiny(1000)];
-    const chat = await ready();
+    const chat = await readyChat();
     await chat.updateSettings({ overflow: 'rolling-window' });
     await longConversation(chat);
     await chat.send('and now?');
@@ -203,7 +181,7 @@ describe('context overflow', () => {
   it('stop at the limit: sends nothing, says why, and continues with the policy the user picks', async () => {
     const { chats } = companion({ chat: longReplies });
     models.companion = [tiny(1000)];
-    const chat = await ready();
+    const chat = await readyChat();
     await chat.updateSettings({ overflow: 'stop' });
     await longConversation(chat);
     const before = chats.length;
@@ -227,7 +205,7 @@ describe('context overflow', () => {
       chat: (body, count) => (count === 4 ? refused(`The messages use 1200 tokens, but tiny has a context of 1000 tokens.`) : longReplies(body, count)),
     });
     models.companion = [tiny(1000)];
-    const chat = await ready();
+    const chat = await readyChat();
     await longConversation(chat);
     await chat.send('and now?');
     expect(chats).toHaveLength(5);
@@ -301,7 +279,7 @@ describe('a chat with an agent', () => {
   it('runs each turn as a run of the agent that continues its conversation, with the tool calls on the reply', async () => {
     const { runs } = companion({ run: (_agent, _body, count) => runStream(`run_${count}`, 'conv_a', `answer ${count}`) });
     agents.agents = [helper];
-    const chat = await ready('agent:helper');
+    const chat = await readyChat('agent:helper');
     await chat.send('What time is it?');
     const reply = chat.active!.messages.at(-1)!;
     expect(reply).toMatchObject({ content: 'answer 1', status: 'done', runId: 'run_1', model: 'agent:helper' });

@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BrowserEngine, EngineChatRequest } from '$lib/engines/types';
+import { chunk, emptyHistory, readyChat, usage } from './chat-store.js';
+import { stubFetch } from '../helpers/fetch-stub.js';
 
 // The in-browser engine, as the worker would answer: a fixed reply in three deltas.
 const engineCalls: EngineChatRequest[] = [];
@@ -24,14 +26,10 @@ vi.mock('$lib/engines/host', () => ({
 }));
 
 const { ChatStore } = await import('$lib/stores/chat.svelte');
-const { deleteConversation, listConversations } = await import('$lib/storage/conversations');
+const { listConversations } = await import('$lib/storage/conversations');
 const { server } = await import('$lib/stores/server.svelte');
 
 const encoder = new TextEncoder();
-const chunk = (content: string) =>
-  `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'tiny', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
-const usage = (completion: number) =>
-  `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'tiny', choices: [], usage: { prompt_tokens: 7, completion_tokens: completion, total_tokens: 7 + completion } })}\n\n`;
 
 interface Route {
   chat?: (body: Record<string, unknown>, signal: AbortSignal | undefined) => Response | Promise<Response>;
@@ -40,19 +38,15 @@ interface Route {
 
 function companion(route: Route) {
   const bodies: Record<string, unknown>[] = [];
-  vi.stubGlobal(
-    'fetch',
-    vi.fn(async (input: RequestInfo | URL, init: RequestInit = {}) => {
-      const path = String(input);
-      if (path === '/v1/chat/completions') {
-        const body = JSON.parse(String(init.body)) as Record<string, unknown>;
-        bodies.push(body);
-        return route.chat ? route.chat(body, init.signal ?? undefined) : new Response(chunk('Hello') + chunk(' you') + usage(2) + 'data: [DONE]\n\n');
-      }
-      if (path === '/health') return route.health ? route.health() : Response.json({ status: 'ok', version: '1' });
-      throw new TypeError(`unexpected ${path}`);
-    }),
-  );
+  stubFetch(async (path, init) => {
+    if (path === '/v1/chat/completions') {
+      const body = JSON.parse(String(init.body)) as Record<string, unknown>;
+      bodies.push(body);
+      return route.chat ? route.chat(body, init.signal ?? undefined) : new Response(chunk('Hello') + chunk(' you') + usage(7, 2) + 'data: [DONE]\n\n');
+    }
+    if (path === '/health') return route.health ? route.health() : Response.json({ status: 'ok', version: '1' });
+    throw new TypeError(`unexpected ${path}`);
+  });
   return bodies;
 }
 
@@ -69,8 +63,7 @@ function endless(signal: AbortSignal | undefined): Response {
 }
 
 beforeEach(async () => {
-  for (const conversation of await listConversations()) await deleteConversation(conversation.id);
-  localStorage.clear();
+  await emptyHistory();
   engineCalls.length = 0;
 });
 
@@ -78,17 +71,10 @@ afterEach(() => {
   vi.unstubAllGlobals();
 });
 
-async function ready(model = 'companion:tiny') {
-  const chat = new ChatStore();
-  await chat.init();
-  chat.model = model;
-  return chat;
-}
-
 describe('sending', () => {
   it('creates a conversation, streams the reply and keeps it in IndexedDB with its usage', async () => {
     const bodies = companion({});
-    const chat = await ready();
+    const chat = await readyChat();
     await chat.send('  Hi there  ');
 
     expect(chat.active?.title).toBe('Hi there');
@@ -108,7 +94,7 @@ describe('sending', () => {
 
   it('sends the system prompt and sampling settings of the conversation', async () => {
     const bodies = companion({});
-    const chat = await ready();
+    const chat = await readyChat();
     await chat.updateSettings({ systemPrompt: 'Be brief.', temperature: 0.2, topP: 0.9, maxTokens: 32 });
     await chat.send('Hello');
     expect(bodies[0]).toMatchObject({
@@ -125,7 +111,7 @@ describe('sending', () => {
 
   it('stops a reply and keeps the text so far', async () => {
     companion({ chat: (_body, signal) => endless(signal) });
-    const chat = await ready();
+    const chat = await readyChat();
     const sending = chat.send('Tell me everything');
     await vi.waitFor(() => expect(chat.active?.messages[1]?.content).toBe('partial'));
     expect(chat.streaming).toBe(chat.activeId);
@@ -139,7 +125,7 @@ describe('sending', () => {
   it('regenerates the last reply in place', async () => {
     let count = 0;
     companion({ chat: () => new Response(chunk(`reply ${++count}`) + 'data: [DONE]\n\n') });
-    const chat = await ready();
+    const chat = await readyChat();
     await chat.send('Hello');
     await chat.regenerate();
     expect(chat.active?.messages.map((message) => message.content)).toEqual(['Hello', 'reply 2']);
@@ -147,7 +133,7 @@ describe('sending', () => {
 
   it('asks for a model before sending when none is chosen', async () => {
     companion({});
-    const chat = await ready('');
+    const chat = await readyChat('');
     await chat.send('Hello');
     expect(chat.problem?.message).toMatch(/Pick a model first/);
     expect(chat.active?.messages.map((message) => message.role)).toEqual(['user']);
@@ -160,7 +146,7 @@ describe('when the companion goes away', () => {
       chat: () => Promise.reject(new TypeError('Failed to fetch')),
       health: () => Promise.reject(new TypeError('Failed to fetch')),
     });
-    const chat = await ready();
+    const chat = await readyChat();
     await chat.send('Are you there?');
 
     expect(chat.problem?.kind).toBe('companion_lost');
@@ -183,7 +169,7 @@ describe('when the companion goes away', () => {
       chat: () =>
         Response.json({ error: { message: 'The model could not be loaded.', type: 'server_error', code: 'model_load_failed', param: null } }, { status: 500 }),
     });
-    const chat = await ready();
+    const chat = await readyChat();
     await chat.send('Hello');
     expect(chat.problem).toMatchObject({ kind: 'failed', message: 'The model could not be loaded.', messageId: chat.active?.messages.at(-1)?.id });
     expect(chat.active?.messages.at(-1)?.status).toBe('error');
@@ -194,7 +180,7 @@ describe('when the companion wants an access key', () => {
   it('says so, points the status at the key form, and keeps the message to try again', async () => {
     const message = 'This server requires an access key: send Authorization: Bearer <key>. Create one with hearth keys create.';
     companion({ chat: () => Response.json({ error: { message, type: 'authentication_error', code: 'invalid_api_key', param: null } }, { status: 401 }) });
-    const chat = await ready();
+    const chat = await readyChat();
     await chat.send('Hello');
 
     expect(chat.problem).toMatchObject({ kind: 'auth', message });
@@ -209,7 +195,7 @@ describe('when the companion wants an access key', () => {
 describe('conversations', () => {
   it('are listed newest first, renamed, searched, deleted, and read back after a reload', async () => {
     companion({});
-    const chat = await ready();
+    const chat = await readyChat();
     await chat.send('About apples');
     chat.startNew();
     await chat.send('About pears');
@@ -232,7 +218,7 @@ describe('conversations', () => {
 
   it('keep unsent text per conversation across a reload', async () => {
     companion({});
-    const chat = await ready();
+    const chat = await readyChat();
     chat.draft = 'not sent yet';
     const reloaded = new ChatStore();
     await reloaded.init();

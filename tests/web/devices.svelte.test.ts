@@ -1,21 +1,18 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DevicesStore } from '$lib/stores/devices.svelte';
+import { stubFetch } from '../helpers/fetch-stub.js';
 
 /** A companion that answers the Devices screen's routes from `routes` (path -> body or handler). */
 function companion(routes: Record<string, unknown | ((init: RequestInit) => unknown)>) {
   const calls: { path: string; method: string; body?: string }[] = [];
-  vi.stubGlobal(
-    'fetch',
-    vi.fn(async (input: RequestInfo | URL, init: RequestInit = {}) => {
-      const path = String(input);
-      calls.push({ path, method: init.method ?? 'GET', body: init.body as string | undefined });
-      const route = routes[`${init.method ?? 'GET'} ${path}`];
-      if (route === undefined)
-        return Response.json({ error: { message: 'none', type: 'invalid_request_error', code: 'route_not_found', param: null } }, { status: 404 });
-      const body = typeof route === 'function' ? (route as (init: RequestInit) => unknown)(init) : route;
-      return body instanceof Response ? body : Response.json(body);
-    }),
-  );
+  stubFetch(async (path, init) => {
+    calls.push({ path, method: init.method ?? 'GET', body: init.body as string | undefined });
+    const route = routes[`${init.method ?? 'GET'} ${path}`];
+    if (route === undefined)
+      return Response.json({ error: { message: 'none', type: 'invalid_request_error', code: 'route_not_found', param: null } }, { status: 404 });
+    const body = typeof route === 'function' ? (route as (init: RequestInit) => unknown)(init) : route;
+    return body instanceof Response ? body : Response.json(body);
+  });
   return calls;
 }
 

@@ -2,16 +2,11 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ActivityStore } from '$lib/stores/activity.svelte';
 import { LibraryStore } from '$lib/stores/library.svelte';
 import type { ModelDownload } from '#shared/api/model-library.js';
+import { stubFetch } from '../helpers/fetch-stub.js';
 
 afterEach(() => {
   vi.unstubAllGlobals();
 });
-
-function respond(handler: (path: string, init: RequestInit) => Response | Promise<Response>) {
-  const fetch = vi.fn(async (input: RequestInfo | URL, init: RequestInit = {}) => handler(String(input), init));
-  vi.stubGlobal('fetch', fetch);
-  return fetch;
-}
 
 const download = (extra: Partial<ModelDownload> = {}): ModelDownload => ({
   id: 'dl_1',
@@ -30,7 +25,7 @@ const download = (extra: Partial<ModelDownload> = {}): ModelDownload => ({
 
 describe('LibraryStore', () => {
   it('searches the hub through the companion', async () => {
-    const fetch = respond(() => Response.json({ data: [{ id: 'owner/repo', downloads: 5, likes: 1, updated_at: null }] }));
+    const fetch = stubFetch(() => Response.json({ data: [{ id: 'owner/repo', downloads: 5, likes: 1, updated_at: null }] }));
     const library = new LibraryStore();
     library.query = 'qwen 0.5b';
     library.sort = 'trending';
@@ -41,7 +36,7 @@ describe('LibraryStore', () => {
   });
 
   it('says at once that an offline device cannot search, without asking', async () => {
-    const fetch = respond(() => Response.json({ data: [] }));
+    const fetch = stubFetch(() => Response.json({ data: [] }));
     vi.stubGlobal('navigator', { onLine: false });
     const library = new LibraryStore();
     await library.search();
@@ -50,7 +45,7 @@ describe('LibraryStore', () => {
   });
 
   it("shows the companion's reason when the hub cannot be reached", async () => {
-    respond(() =>
+    stubFetch(() =>
       Response.json(
         { error: { message: 'Hugging Face (hf.co) cannot be reached: DNS lookup failed.', type: 'server_error', code: 'provider_unreachable', param: null } },
         { status: 502 },
@@ -62,7 +57,7 @@ describe('LibraryStore', () => {
   });
 
   it("opens a repository's files with the memory budget", async () => {
-    const fetch = respond(() =>
+    const fetch = stubFetch(() =>
       Response.json({
         id: 'owner/repo',
         memory_budget_bytes: 1000,
@@ -79,7 +74,7 @@ describe('LibraryStore', () => {
   it('starts, updates, pauses and forgets downloads, and tells when a model was added', async () => {
     const changed = vi.fn();
     const requests: string[] = [];
-    respond((path, init) => {
+    stubFetch((path, init) => {
       requests.push(`${init.method ?? 'GET'} ${path}`);
       if (path.endsWith('/pause')) return Response.json(download({ status: 'paused' }));
       if (init.method === 'DELETE') return Response.json(download({ status: 'completed' }));

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore, plural } from '$lib/stores/memory.svelte';
 import { session } from '$lib/stores/session.svelte';
+import { stubFetch } from '../helpers/fetch-stub.js';
 
 afterEach(() => {
   vi.unstubAllGlobals();
@@ -26,52 +27,48 @@ function companion(pending = 2) {
   const applied: unknown[] = [];
   let facts = [fact('fact_1', 'Likes tea'), fact('fact_2', 'Lives in Oslo', false)];
   const calls: string[] = [];
-  vi.stubGlobal(
-    'fetch',
-    vi.fn(async (input: RequestInfo | URL, init: RequestInit = {}) => {
-      const path = String(input);
-      const method = init.method ?? 'GET';
-      calls.push(`${method} ${path}`);
-      const body = init.body ? JSON.parse(String(init.body)) : undefined;
-      if (path === '/memory/agents') return Response.json({ agents: [status] });
-      if (path === '/memory/agents/helper') return Response.json(status);
-      if (path === '/memory/agents/helper/facts' && method === 'GET') return Response.json({ items: facts, next_before: null });
-      if (path === '/memory/agents/helper/facts' && method === 'POST') {
-        facts = [...facts, fact('fact_3', body.text)];
-        return Response.json({ ...facts.at(-1), merged: false }, { status: 201 });
-      }
-      if (path.startsWith('/memory/agents/helper/facts/') && method === 'PATCH') {
-        const id = path.split('/').at(-1)!;
-        facts = facts.map((item) => (item.id === id ? { ...item, ...body } : item));
-        return Response.json(facts.find((item) => item.id === id));
-      }
-      if (path.startsWith('/memory/agents/helper/facts/') && method === 'DELETE') {
-        facts = facts.filter((item) => item.id !== path.split('/').at(-1));
-        return Response.json({ deleted: true });
-      }
-      if (path === '/memory/search')
-        return Response.json({ items: [{ text: `found ${body.query} in ${body.scope}`, score: 1, material: 'transcript', source_id: 'turn_1', date: null }] });
-      if (path === '/memory/context')
-        return Response.json({ items: [{ text: 'Likes tea', material: 'pinned', source_id: 'fact_1', date: null }], tokens: 3, budget_tokens: 800 });
-      if (path === '/admin/config/export?format=json') return Response.json(config);
-      if (path === '/admin/config/apply') {
-        applied.push(body);
-        Object.assign(config.memory, body.document.memory);
-        return Response.json({ valid: true, applied: true, changes: [], risks: [], restart_required: [], warnings: [] });
-      }
-      if (path === '/memory/flush')
-        return Response.json({
-          status: 'model_unavailable',
-          conversations: 1,
-          signals_distilled: 0,
-          pending,
-          episodes_added: 0,
-          facts_added: 0,
-          facts_merged: 0,
-        });
-      return Response.json({ error: { message: `no route ${path}`, type: 'invalid_request_error', code: 'route_not_found', param: null } }, { status: 404 });
-    }),
-  );
+  stubFetch(async (path, init) => {
+    const method = init.method ?? 'GET';
+    calls.push(`${method} ${path}`);
+    const body = init.body ? JSON.parse(String(init.body)) : undefined;
+    if (path === '/memory/agents') return Response.json({ agents: [status] });
+    if (path === '/memory/agents/helper') return Response.json(status);
+    if (path === '/memory/agents/helper/facts' && method === 'GET') return Response.json({ items: facts, next_before: null });
+    if (path === '/memory/agents/helper/facts' && method === 'POST') {
+      facts = [...facts, fact('fact_3', body.text)];
+      return Response.json({ ...facts.at(-1), merged: false }, { status: 201 });
+    }
+    if (path.startsWith('/memory/agents/helper/facts/') && method === 'PATCH') {
+      const id = path.split('/').at(-1)!;
+      facts = facts.map((item) => (item.id === id ? { ...item, ...body } : item));
+      return Response.json(facts.find((item) => item.id === id));
+    }
+    if (path.startsWith('/memory/agents/helper/facts/') && method === 'DELETE') {
+      facts = facts.filter((item) => item.id !== path.split('/').at(-1));
+      return Response.json({ deleted: true });
+    }
+    if (path === '/memory/search')
+      return Response.json({ items: [{ text: `found ${body.query} in ${body.scope}`, score: 1, material: 'transcript', source_id: 'turn_1', date: null }] });
+    if (path === '/memory/context')
+      return Response.json({ items: [{ text: 'Likes tea', material: 'pinned', source_id: 'fact_1', date: null }], tokens: 3, budget_tokens: 800 });
+    if (path === '/admin/config/export?format=json') return Response.json(config);
+    if (path === '/admin/config/apply') {
+      applied.push(body);
+      Object.assign(config.memory, body.document.memory);
+      return Response.json({ valid: true, applied: true, changes: [], risks: [], restart_required: [], warnings: [] });
+    }
+    if (path === '/memory/flush')
+      return Response.json({
+        status: 'model_unavailable',
+        conversations: 1,
+        signals_distilled: 0,
+        pending,
+        episodes_added: 0,
+        facts_added: 0,
+        facts_merged: 0,
+      });
+    return Response.json({ error: { message: `no route ${path}`, type: 'invalid_request_error', code: 'route_not_found', param: null } }, { status: 404 });
+  });
   return { calls, facts: () => facts, applied };
 }
 

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { changeFor, contextNote, describeEstimate, differs, formFrom, formProblems, settingsOf, type LoadSettings } from '$lib/settings/model-load';
 import { ModelSettingsStore } from '$lib/stores/model-settings.svelte';
 import type { ModelEstimate } from '#shared/api/admin.js';
+import { stubFetch } from '../helpers/fetch-stub.js';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -93,41 +94,37 @@ function companion(options: { loaded?: boolean } = {}) {
   let loaded = options.loaded ?? false;
   const calls: string[] = [];
   const applied: unknown[] = [];
-  vi.stubGlobal(
-    'fetch',
-    vi.fn(async (input: RequestInfo | URL, init: RequestInit = {}) => {
-      const path = String(input);
-      const body = init.body ? JSON.parse(String(init.body)) : undefined;
-      calls.push(`${init.method ?? 'GET'} ${path}${path.endsWith('/estimate') ? ` ${JSON.stringify(body)}` : ''}`);
-      if (path === '/admin/models/tiny/estimate') {
-        const settings = { ...defaults, ...saved, ...body } as LoadSettings;
-        return Response.json(estimateFor(settings, { saved, loaded }));
-      }
-      if (path === '/admin/config/apply') {
-        applied.push(body);
-        const entry = body.document.models.overrides.tiny as Record<string, unknown> | null;
-        saved = Object.fromEntries(Object.entries({ ...saved, ...entry }).filter(([key]) => entry && entry[key] !== null));
-        return Response.json({
-          valid: true,
-          applied: true,
-          changes: [],
-          risks: [],
-          restart_required: [],
-          reload_required: loaded ? ['tiny'] : [],
-          warnings: [],
-        });
-      }
-      if (path === '/admin/models/tiny/unload') {
-        loaded = false;
-        return Response.json({ id: 'tiny', loaded: false, was_loaded: true });
-      }
-      if (path === '/admin/models/tiny/load') {
-        loaded = true;
-        return Response.json({ id: 'tiny', loaded: true });
-      }
-      return Response.json({ error: { message: `no route ${path}`, type: 'invalid_request_error', code: 'route_not_found', param: null } }, { status: 404 });
-    }),
-  );
+  stubFetch(async (path, init) => {
+    const body = init.body ? JSON.parse(String(init.body)) : undefined;
+    calls.push(`${init.method ?? 'GET'} ${path}${path.endsWith('/estimate') ? ` ${JSON.stringify(body)}` : ''}`);
+    if (path === '/admin/models/tiny/estimate') {
+      const settings = { ...defaults, ...saved, ...body } as LoadSettings;
+      return Response.json(estimateFor(settings, { saved, loaded }));
+    }
+    if (path === '/admin/config/apply') {
+      applied.push(body);
+      const entry = body.document.models.overrides.tiny as Record<string, unknown> | null;
+      saved = Object.fromEntries(Object.entries({ ...saved, ...entry }).filter(([key]) => entry && entry[key] !== null));
+      return Response.json({
+        valid: true,
+        applied: true,
+        changes: [],
+        risks: [],
+        restart_required: [],
+        reload_required: loaded ? ['tiny'] : [],
+        warnings: [],
+      });
+    }
+    if (path === '/admin/models/tiny/unload') {
+      loaded = false;
+      return Response.json({ id: 'tiny', loaded: false, was_loaded: true });
+    }
+    if (path === '/admin/models/tiny/load') {
+      loaded = true;
+      return Response.json({ id: 'tiny', loaded: true });
+    }
+    return Response.json({ error: { message: `no route ${path}`, type: 'invalid_request_error', code: 'route_not_found', param: null } }, { status: 404 });
+  });
   return { calls, applied, saved: () => saved };
 }
 

@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { EngineHost } from '$lib/engines/host';
 import type { BrowserEngine, BrowserModel, EngineKind } from '$lib/engines/types';
+import type { ModelRecord } from '#shared/api/openai.js';
+import { stubFetch } from '../helpers/fetch-stub.js';
+import { modelRecord } from '../helpers/model-record.js';
 
 const saved: { name: string; size: number; origin: string; bytes: number }[] = [];
 vi.mock('$lib/engines/gguf-files', () => ({
@@ -60,32 +63,17 @@ afterEach(() => {
   saved.length = 0;
 });
 
-const record = (id: string, extra: object = {}) => ({
-  id,
-  object: 'model',
-  created: 0,
-  owned_by: 'local',
-  source: 'local',
-  loaded: false,
-  size_bytes: 644096,
-  capabilities: ['chat'],
-  ...extra,
-});
+// `extra` may hold what an older companion sent (source "remote"), which the type no longer has.
+const record = (id: string, extra: object = {}) => modelRecord(id, { size_bytes: 644096, ...extra });
+/** The companion answers every request with this model list. */
+const listing = (...data: ModelRecord[]) => stubFetch(async () => Response.json({ object: 'list', data }));
 
 describe('ModelsStore', () => {
   it('groups chat models by where they run', async () => {
-    vi.stubGlobal(
-      'fetch',
-      vi.fn(async () =>
-        Response.json({
-          object: 'list',
-          data: [
-            record('tiny', { loaded: true }),
-            record('embed', { capabilities: ['embedding'] }),
-            record('openai/gpt', { source: 'provider', owned_by: 'openai' }),
-          ],
-        }),
-      ),
+    listing(
+      record('tiny', { loaded: true }),
+      record('embed', { capabilities: ['embedding'] }),
+      record('openai/gpt', { source: 'provider', owned_by: 'openai' }),
     );
     const models = new ModelsStore(fakeHost({ wllama: true, webllm: true }, { wllama: [stored], webllm: mlc }));
     await models.refresh();
@@ -102,15 +90,7 @@ describe('ModelsStore', () => {
   });
 
   it('reads an older companion\'s source "remote" as a provider model, for one release', async () => {
-    vi.stubGlobal(
-      'fetch',
-      vi.fn(async () =>
-        Response.json({
-          object: 'list',
-          data: [record('tiny'), record('openai/gpt', { source: 'remote', owned_by: 'openai', loaded: undefined, size_bytes: undefined })],
-        }),
-      ),
-    );
+    listing(record('tiny'), record('openai/gpt', { source: 'remote', owned_by: 'openai', loaded: undefined, size_bytes: undefined }));
     const models = new ModelsStore(fakeHost({ wllama: false, webllm: false }, { wllama: [], webllm: [] }));
     await models.refreshCompanion();
 
@@ -127,10 +107,7 @@ describe('ModelsStore', () => {
   });
 
   it('lists no browser models of an engine that is unavailable, and keeps the companion error', async () => {
-    vi.stubGlobal(
-      'fetch',
-      vi.fn(async () => Promise.reject(new TypeError('Failed to fetch'))),
-    );
+    stubFetch(async () => Promise.reject(new TypeError('Failed to fetch')));
     const models = new ModelsStore(fakeHost({ wllama: true, webllm: false }, { wllama: [stored], webllm: mlc }));
     await models.refresh();
     expect(models.companionError).toMatch(/could not be reached/);
@@ -140,26 +117,23 @@ describe('ModelsStore', () => {
 
   it('copies a companion model into the browser with progress, then lists it', async () => {
     const bytes = new Uint8Array(1000);
-    vi.stubGlobal(
-      'fetch',
-      vi.fn(async (input: RequestInfo | URL, init: RequestInit = {}) => {
-        if (init.method === 'HEAD') return new Response(null, { headers: { 'content-length': '1000' } });
-        if (String(input).endsWith('/file')) {
-          let sent = 0;
-          return new Response(
-            new ReadableStream({
-              pull(controller) {
-                if (sent >= 1000) return controller.close();
-                controller.enqueue(bytes.slice(sent, sent + 250));
-                sent += 250;
-              },
-            }),
-            { headers: { 'content-length': '1000' } },
-          );
-        }
-        return Response.json({ object: 'list', data: [] });
-      }),
-    );
+    stubFetch(async (path, init) => {
+      if (init.method === 'HEAD') return new Response(null, { headers: { 'content-length': '1000' } });
+      if (path.endsWith('/file')) {
+        let sent = 0;
+        return new Response(
+          new ReadableStream({
+            pull(controller) {
+              if (sent >= 1000) return controller.close();
+              controller.enqueue(bytes.slice(sent, sent + 250));
+              sent += 250;
+            },
+          }),
+          { headers: { 'content-length': '1000' } },
+        );
+      }
+      return Response.json({ object: 'list', data: [] });
+    });
     const models = new ModelsStore(fakeHost({ wllama: true, webllm: false }, { wllama: [stored], webllm: [] }));
     expect(await models.sizeOf('tiny')).toBe(1000);
     await models.downloadFromCompanion('tiny');

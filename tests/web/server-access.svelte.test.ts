@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { accessChange, accessFormFrom, normaliseOrigin, originProblem, problemText, restartText, riskText } from '$lib/settings/server-access';
 import { ServerAccessStore } from '$lib/stores/server-access.svelte';
 import type { ServerSettings } from '#shared/api/config.js';
+import { stubFetch } from '../helpers/fetch-stub.js';
 
 afterEach(() => {
   vi.unstubAllGlobals();
@@ -88,29 +89,25 @@ function companion(options: { keys: number; host?: string }) {
       { error: { message: 'The configuration document has problems', type: 'invalid_request_error', code: 'config_invalid', param: 'document', problems } },
       { status: 400 },
     );
-  vi.stubGlobal(
-    'fetch',
-    vi.fn(async (input: RequestInfo | URL, init: RequestInit = {}) => {
-      const path = String(input);
-      const body = init.body ? JSON.parse(String(init.body)) : undefined;
-      if (path === '/admin/config/export?format=json') return Response.json(structuredClone(config));
-      if (path === '/admin/config/plan' || path === '/admin/config/apply') {
-        const planned = planFor(body.document);
-        if (planned.problems.length) return refused(planned.problems);
-        const plan = { valid: true, changes: [], risks: planned.risks, restart_required: planned.restart, reload_required: [], warnings: [] };
-        if (path === '/admin/config/plan') return Response.json(plan);
-        applied.push(body);
-        if (planned.risks.length && !body.confirm_high_risk)
-          return Response.json(
-            { error: { message: 'This change is high-risk', type: 'invalid_request_error', code: 'confirmation_required', param: null, risks: planned.risks } },
-            { status: 409 },
-          );
-        config.server = planned.next;
-        return Response.json({ ...plan, applied: true });
-      }
-      return Response.json({ error: { message: `no route ${path}`, type: 'invalid_request_error', code: 'route_not_found', param: null } }, { status: 404 });
-    }),
-  );
+  stubFetch(async (path, init) => {
+    const body = init.body ? JSON.parse(String(init.body)) : undefined;
+    if (path === '/admin/config/export?format=json') return Response.json(structuredClone(config));
+    if (path === '/admin/config/plan' || path === '/admin/config/apply') {
+      const planned = planFor(body.document);
+      if (planned.problems.length) return refused(planned.problems);
+      const plan = { valid: true, changes: [], risks: planned.risks, restart_required: planned.restart, reload_required: [], warnings: [] };
+      if (path === '/admin/config/plan') return Response.json(plan);
+      applied.push(body);
+      if (planned.risks.length && !body.confirm_high_risk)
+        return Response.json(
+          { error: { message: 'This change is high-risk', type: 'invalid_request_error', code: 'confirmation_required', param: null, risks: planned.risks } },
+          { status: 409 },
+        );
+      config.server = planned.next;
+      return Response.json({ ...plan, applied: true });
+    }
+    return Response.json({ error: { message: `no route ${path}`, type: 'invalid_request_error', code: 'route_not_found', param: null } }, { status: 404 });
+  });
   return { config, applied };
 }
 

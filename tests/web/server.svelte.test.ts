@@ -2,12 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { clearKeyRefusal } from '$lib/api/client';
 import { readAccessKey, storeAccessKey } from '$lib/storage/access-key';
 import { ServerStore } from '$lib/stores/server.svelte';
-
-function respond(handler: (path: string, init: RequestInit) => Response | Promise<Response>) {
-  const fetch = vi.fn(async (input: RequestInfo | URL, init: RequestInit = {}) => handler(String(input), init));
-  vi.stubGlobal('fetch', fetch);
-  return fetch;
-}
+import { stubFetch } from '../helpers/fetch-stub.js';
 
 beforeEach(() => {
   localStorage.clear();
@@ -22,14 +17,14 @@ const status = { version: '0.1.0', address: { host: '127.0.0.1', port: 4777 }, d
 
 describe('ServerStore', () => {
   it('is connected when /health answers', async () => {
-    respond(() => Response.json({ status: 'ok', version: '0.1.0' }));
+    stubFetch(() => Response.json({ status: 'ok', version: '0.1.0' }));
     const server = new ServerStore();
     expect(await server.check()).toBe('connected');
     expect(server.version).toBe('0.1.0');
   });
 
   it('is unreachable when the companion does not answer', async () => {
-    respond(() => Promise.reject(new TypeError('Failed to fetch')));
+    stubFetch(() => Promise.reject(new TypeError('Failed to fetch')));
     const server = new ServerStore();
     expect(await server.check()).toBe('unreachable');
     expect(server.problem).toBe('The companion is not answering.');
@@ -37,13 +32,13 @@ describe('ServerStore', () => {
   });
 
   it('needs a key when the companion answers 401', async () => {
-    respond(() => Response.json({ error: { message: 'key', type: 'authentication_error', code: 'invalid_api_key', param: null } }, { status: 401 }));
+    stubFetch(() => Response.json({ error: { message: 'key', type: 'authentication_error', code: 'invalid_api_key', param: null } }, { status: 401 }));
     const server = new ServerStore();
     expect(await server.check()).toBe('auth');
   });
 
   it('reads address, port and folders from /admin/status', async () => {
-    respond(() => Response.json(status));
+    stubFetch(() => Response.json(status));
     const server = new ServerStore();
     await server.refreshDetails();
     expect(server.port).toBe(4777);
@@ -60,7 +55,7 @@ describe('ServerStore', () => {
         { state: 'ready', built_at: '2026-11-26T10:02:00Z', build_seconds: 120 },
       ];
       let asked = 0;
-      respond(() => Response.json({ ...status, engine: { setting: 'auto', build: builds[Math.min(asked++, builds.length - 1)] } }));
+      stubFetch(() => Response.json({ ...status, engine: { setting: 'auto', build: builds[Math.min(asked++, builds.length - 1)] } }));
       const server = new ServerStore();
       await server.refreshDetails();
       const stop = server.followBuild(1000);
@@ -77,14 +72,14 @@ describe('ServerStore', () => {
   });
 
   it('explains that details are loopback-only', async () => {
-    respond(() => Response.json({ error: { message: 'no', type: 'permission_error', code: 'permission_denied', param: null } }, { status: 403 }));
+    stubFetch(() => Response.json({ error: { message: 'no', type: 'permission_error', code: 'permission_denied', param: null } }, { status: 403 }));
     const server = new ServerStore();
     await server.refreshDetails();
     expect(server.detailsError).toMatch(/loopback/);
   });
 
   it('loads and unloads, then refreshes; a failure is reported', async () => {
-    const fetch = respond((path) =>
+    const fetch = stubFetch((path) =>
       path.endsWith('/unload')
         ? Response.json({ error: { message: 'boom', type: 'server_error', code: 'internal_error', param: null } }, { status: 500 })
         : Response.json(path === '/admin/status' ? status : { id: 'tiny', loaded: true }),
@@ -117,7 +112,7 @@ const fail = (status: number, code: string, message: string) =>
  */
 function keyedCompanion(keys: Record<string, 'ok' | 'no-scope'> = { [KEY]: 'ok' }) {
   const calls: { path: string; authorization: string | null }[] = [];
-  const fetch = respond((path, init) => {
+  const fetch = stubFetch((path, init) => {
     const authorization = new Headers(init.headers).get('authorization');
     calls.push({ path, authorization });
     if (path === '/health') return Response.json({ status: 'ok', version: '0.1.0' });

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SessionStore } from '$lib/stores/session.svelte';
 import type { SessionState } from '#shared/api/admin.js';
+import { stubFetch } from '../helpers/fetch-stub.js';
 
 /* The app's sign-in state comes from the companion (GET /admin/session, never a 401), with the commands spelled as they run there. */
 
@@ -17,18 +18,12 @@ const state = (signedIn: boolean, extra: Partial<SessionState> = {}): SessionSta
   ...extra,
 });
 
-function respond(handler: (path: string, init: RequestInit) => Response) {
-  const fetch = vi.fn(async (input: RequestInfo | URL, init: RequestInit = {}) => handler(String(input), init));
-  vi.stubGlobal('fetch', fetch);
-  return fetch;
-}
-
 beforeEach(() => localStorage.clear());
 afterEach(() => vi.unstubAllGlobals());
 
 describe('the session store', () => {
   it('takes the sign-in state and the commands from the companion, and says how to sign in', async () => {
-    const fetch = respond(() => Response.json(state(false)));
+    const fetch = stubFetch(() => Response.json(state(false)));
     const store = new SessionStore();
     await store.check();
     expect(fetch.mock.calls.map(([path]) => String(path))).toEqual(['/admin/session']);
@@ -43,7 +38,7 @@ describe('the session store', () => {
   });
 
   it('an installed hearth needs no folder', async () => {
-    respond(() => Response.json(state(true, { sign_in_command: 'hearth open', start_command: 'hearth', folder: undefined })));
+    stubFetch(() => Response.json(state(true, { sign_in_command: 'hearth open', start_command: 'hearth', folder: undefined })));
     const store = new SessionStore();
     await store.check();
     expect(store.signedIn).toBe(true);
@@ -52,7 +47,7 @@ describe('the session store', () => {
   });
 
   it('signs out through the companion, which ends the session cookie', async () => {
-    const fetch = respond((path, init) => (init.method === 'DELETE' ? new Response(null, { status: 204 }) : Response.json(state(true))));
+    const fetch = stubFetch((path, init) => (init.method === 'DELETE' ? new Response(null, { status: 204 }) : Response.json(state(true))));
     const store = new SessionStore();
     await store.check();
     expect(store.signedIn).toBe(true);
@@ -63,10 +58,10 @@ describe('the session store', () => {
   });
 
   it('keeps its note while the companion cannot be asked', async () => {
-    respond(() => Response.json(state(true)));
+    stubFetch(() => Response.json(state(true)));
     const store = new SessionStore();
     await store.check();
-    respond(() => {
+    stubFetch(() => {
       throw new TypeError('Failed to fetch');
     });
     await store.check();

@@ -16,6 +16,7 @@ import {
   type EngineStatus,
   type LoadProgress,
 } from './types';
+import { readReply } from './reply';
 
 interface GpuProbe {
   adapter: boolean;
@@ -177,7 +178,7 @@ export class WebLlmEngine implements BrowserEngine {
     const engine = this.#engine!;
     const stop = () => void engine.interruptGenerate();
     signal.addEventListener('abort', stop, { once: true });
-    const result: EngineChatResult = { text: '', finishReason: null, promptTokens: null, completionTokens: null, tokensPerSecond: null };
+    let result: EngineChatResult;
     try {
       const chunks = await engine.chat.completions.create({
         messages: request.messages,
@@ -187,21 +188,10 @@ export class WebLlmEngine implements BrowserEngine {
         top_p: request.top_p,
         max_tokens: request.max_tokens,
       });
-      for await (const chunk of chunks) {
-        const choice = chunk.choices[0];
-        const delta = choice?.delta?.content;
-        if (delta) {
-          result.text += delta;
-          onDelta(delta);
-        }
-        if (choice?.finish_reason === 'stop' || choice?.finish_reason === 'length') result.finishReason = choice.finish_reason;
-        if (chunk.usage) {
-          result.promptTokens = chunk.usage.prompt_tokens;
-          result.completionTokens = chunk.usage.completion_tokens;
-          const extra = chunk.usage.extra as { decode_tokens_per_s?: number } | undefined;
-          result.tokensPerSecond = extra?.decode_tokens_per_s ?? null;
-        }
-      }
+      result = await readReply(chunks, onDelta, (chunk, into) => {
+        const extra = chunk.usage?.extra as { decode_tokens_per_s?: number } | undefined;
+        if (chunk.usage) into.tokensPerSecond = extra?.decode_tokens_per_s ?? null;
+      });
     } finally {
       signal.removeEventListener('abort', stop);
     }

@@ -17,6 +17,7 @@ import {
   type LoadProgress,
   WLLAMA_CONTEXT,
 } from './types';
+import { readReply } from './reply';
 
 const CONTEXT = WLLAMA_CONTEXT;
 
@@ -103,7 +104,6 @@ export class WllamaEngine implements BrowserEngine {
   async chat(request: EngineChatRequest, onDelta: (text: string) => void, signal: AbortSignal): Promise<EngineChatResult> {
     await this.load(request.model, () => undefined);
     const instance = this.#instance!;
-    const result: EngineChatResult = { text: '', finishReason: null, promptTokens: null, completionTokens: null, tokensPerSecond: null };
     const stream = await instance.createChatCompletion({
       messages: request.messages,
       stream: true,
@@ -113,25 +113,14 @@ export class WllamaEngine implements BrowserEngine {
       // Without a limit the reply may use the rest of the context (llama.cpp stops when it is full).
       ...(request.max_tokens !== undefined ? { max_tokens: request.max_tokens } : {}),
     });
+    let result: EngineChatResult;
     try {
-      for await (const chunk of stream) {
-        const choice = chunk.choices[0];
-        const delta = choice?.delta?.content;
-        if (delta) {
-          result.text += delta;
-          onDelta(delta);
-        }
-        if (choice?.finish_reason === 'stop' || choice?.finish_reason === 'length') result.finishReason = choice.finish_reason;
-        if (chunk.usage) {
-          result.promptTokens = chunk.usage.prompt_tokens;
-          result.completionTokens = chunk.usage.completion_tokens;
-        }
-        if (chunk.timings) {
-          result.promptTokens = chunk.timings.prompt_n + chunk.timings.cache_n;
-          result.completionTokens = chunk.timings.predicted_n;
-          result.tokensPerSecond = chunk.timings.predicted_per_second;
-        }
-      }
+      result = await readReply(stream, onDelta, (chunk, into) => {
+        if (!chunk.timings) return;
+        into.promptTokens = chunk.timings.prompt_n + chunk.timings.cache_n;
+        into.completionTokens = chunk.timings.predicted_n;
+        into.tokensPerSecond = chunk.timings.predicted_per_second;
+      });
     } catch (error) {
       signal.throwIfAborted();
       throw new EngineError(`llama.cpp stopped with an error: ${(error as Error).message}`, 'failed');

@@ -11,6 +11,7 @@ import type { ModelDownload } from '#shared/api/model-library.js';
 import { library } from './library.svelte';
 import { models } from './models.svelte';
 import { session } from './session.svelte';
+import { describe } from './problems';
 
 /** Samples kept: five minutes at the companion's 2-second interval. */
 const KEEP = 150;
@@ -22,8 +23,6 @@ export interface ActivityHooks {
   downloads(list: ModelDownload[]): void;
   download(download: ModelDownload): void;
 }
-
-const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 export class ActivityStore {
   /** Whether the stream is open now. */

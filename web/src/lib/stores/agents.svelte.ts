@@ -18,10 +18,9 @@ import type { AgentApproval, AgentCatalogTool, AgentRecord, AgentRunEvent, Agent
 import type { ConfigRisk } from '#shared/api/admin-config.js';
 import { applyEvent, FINISHED, viewOfRun, type RunView } from './agent-runs';
 import { draftOf, settingsOf, type AgentDraft } from './agent-draft';
+import { describe } from './problems';
 
 export type { AgentDraft, RunView };
-
-const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** Why an owner-only request (tool catalog, approvals) was refused, in words; null when it was not refused. */
 function ownerOnly(error: unknown, what: string): string | null {

@@ -6,6 +6,7 @@ import { fitConversation, promptBudget, systemTokens, type OverflowPolicy } from
 import { contextExceeded, contextMessages, ContextOverflow, failedTurn, rateFor, sendable } from '$lib/chat/history';
 import { agentTurn, modelTurn, type Plan, type Turn } from '$lib/chat/turns';
 import { EngineError } from '$lib/engines/types';
+import { readDrafts, readModel, saveDrafts, saveModel } from '$lib/storage/chat-prefs';
 import {
   DEFAULT_SETTINGS,
   deleteConversation,
@@ -19,6 +20,7 @@ import {
 import { agents } from './agents.svelte';
 import { models } from './models.svelte';
 import { isKeyProblem, server } from './server.svelte';
+import { describe } from './problems';
 
 export type { Conversation, StoredMessage as Message, ChatSettings };
 
@@ -32,28 +34,16 @@ export interface ChatProblem {
   returned?: boolean;
 }
 
-const DRAFTS_KEY = 'hearth.drafts';
-const MODEL_KEY = 'hearth.model';
 const NEW = '(new)';
 const SAVE_EVERY_MS = 1000;
 /** Tries with a longer token estimate after the companion counted a prompt longer than estimated. */
 const FIT_ATTEMPTS = 4;
 
-const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
 const isAbort = (error: unknown) => error instanceof DOMException && error.name === 'AbortError';
 
 function titleFrom(text: string): string {
   const line = text.trim().split('\n')[0] ?? '';
   return line.length > 48 ? `${line.slice(0, 47)}…` : line || 'New conversation';
-}
-
-function readJson<T>(key: string, fallback: T): T {
-  try {
-    const text = globalThis.localStorage?.getItem(key);
-    return text ? (JSON.parse(text) as T) : fallback;
-  } catch {
-    return fallback;
-  }
 }
 
 export class ChatStore {
@@ -65,9 +55,9 @@ export class ChatStore {
   streaming = $state<string | null>(null);
   problem = $state<ChatProblem | null>(null);
   /** Unsent text per conversation ("(new)" before one exists); kept across reloads. */
-  drafts = $state<Record<string, string>>(readJson(DRAFTS_KEY, {}));
+  drafts = $state<Record<string, string>>(readDrafts());
   /** The model (or `agent:<id>`) a new conversation starts with: the last one picked. */
-  defaultModel = $state<string>(readJson(MODEL_KEY, ''));
+  defaultModel = $state<string>(readModel());
   #controller: AbortController | null = null;
   /** Tokens per character learned from the companion's counts, per model key (not rendered). */
   #rates: Record<string, number> = {};
@@ -90,7 +80,7 @@ export class ChatStore {
 
   set model(key: string) {
     this.defaultModel = key;
-    globalThis.localStorage?.setItem(MODEL_KEY, JSON.stringify(key));
+    saveModel(key);
     if (this.active && this.active.model !== key) {
       this.active.model = key;
       void this.#save(this.active);
@@ -105,7 +95,7 @@ export class ChatStore {
     const key = this.activeId ?? NEW;
     if (text) this.drafts[key] = text;
     else delete this.drafts[key];
-    globalThis.localStorage?.setItem(DRAFTS_KEY, JSON.stringify(this.drafts));
+    saveDrafts(this.drafts);
   }
 
   get settings(): ChatSettings {
@@ -371,7 +361,7 @@ export class ChatStore {
       const returned = !reply.content.trim() && question?.role === 'user' && !this.drafts[conversation.id]?.trim();
       if (returned) {
         this.drafts[conversation.id] = question.content;
-        globalThis.localStorage?.setItem(DRAFTS_KEY, JSON.stringify(this.drafts));
+        saveDrafts(this.drafts);
       }
       this.problem = { kind, message, messageId: reply.id, returned };
     };

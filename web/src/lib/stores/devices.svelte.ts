@@ -1,5 +1,4 @@
 import { ApiError } from '$lib/api/client';
-import { session } from './session.svelte';
 import {
   channelStatus,
   createPairing,
@@ -14,14 +13,11 @@ import {
   workspaceStatus,
 } from '$lib/api/devices';
 import type { ChannelStatus, CloudLoginStart, CloudWorkspaceStatus, DeviceRecord, PairingCode, RemoteHostStatus } from '#shared/api/remote.js';
+import { adminProblem } from './problems';
 
 function describe(error: unknown): string {
   if (error instanceof ApiError && error.code === 'permission_denied') return 'Devices are managed only on the machine the companion runs on (loopback).';
-  if (error instanceof ApiError && error.code === 'admin_credential_required') {
-    session.markSignedOut();
-    return `Sign in to manage devices. ${session.howToSignIn}`;
-  }
-  return error instanceof Error ? error.message : String(error);
+  return adminProblem(error, 'manage devices');
 }
 
 /** The Devices screen: the secure channel, pairing, paired devices and hosts, cloud workspace sign-in. */

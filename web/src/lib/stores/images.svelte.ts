@@ -13,7 +13,8 @@ import {
   upscaleImage,
 } from '$lib/api/images';
 import type { ImageJob, ImageModelRecord, ImageStreamEvent } from '#shared/api/images.js';
-import type { MediaJob, MediaOperation, MediaProviderList, MediaQuote } from '#shared/api/media.js';
+import type { MediaJob, MediaProviderList, MediaQuote, MediaQuoteRequest } from '#shared/api/media.js';
+import { describe } from './problems';
 
 export type ImageMode = 'generate' | 'edit' | 'upscale' | 'video';
 
@@ -37,7 +38,6 @@ export interface ImageResult {
   seed: number | null;
 }
 
-const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
 const needs: Record<Exclude<ImageMode, 'video'>, keyof ImageModelRecord['capabilities']> = { generate: 'generate', edit: 'edit', upscale: 'upscale' };
 
 export class ImagesStore {
@@ -250,15 +250,7 @@ export class ImagesStore {
     }
   }
 
-  async askQuote(request: {
-    provider: string;
-    model: string;
-    operation: MediaOperation;
-    prompt: string;
-    seconds: number;
-    size: string;
-    input_image?: string;
-  }): Promise<void> {
+  async askQuote(request: MediaQuoteRequest): Promise<void> {
     this.quoting = true;
     this.quote = null;
     this.mediaError = null;

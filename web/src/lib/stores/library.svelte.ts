@@ -8,15 +8,10 @@ import { cancelDownload, listDownloads, pauseDownload, removeModel, repoFiles, r
 import type { HubFile, HubModel, ModelDownload } from '#shared/api/model-library.js';
 import { models } from './models.svelte';
 import { session } from './session.svelte';
+import { adminProblem } from './problems';
 
 /** In words; a refused admin session is forgotten and explained. */
-const describe = (error: unknown) => {
-  if (error instanceof ApiError && error.code === 'admin_credential_required') {
-    session.markSignedOut();
-    return `Sign in to search and download models. ${session.howToSignIn}`;
-  }
-  return error instanceof Error ? error.message : String(error);
-};
+const describe = (error: unknown) => adminProblem(error, 'search and download models');
 const OFFLINE = 'This device is offline. Searching and downloading need internet; the models on this machine keep working.';
 const offline = () => typeof navigator !== 'undefined' && navigator.onLine === false;
 const running = (download: ModelDownload) => download.status === 'queued' || download.status === 'downloading';

@@ -15,10 +15,10 @@ import type {
   MemorySearchItem,
   MemoryTranscriptTurn,
 } from '#shared/api/memory.js';
+import { describe } from './problems';
 
 export type MemoryTab = 'facts' | 'identity' | 'episodes' | 'transcript';
 
-const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
 /** "1 signal", "3 signals". */
 export const plural = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
 const matches = (query: string, ...texts: string[]) => texts.some((text) => text.toLowerCase().includes(query));

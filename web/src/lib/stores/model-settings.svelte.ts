@@ -3,23 +3,16 @@
  * (asked of the companion as the form changes), saving through the configuration's apply, and
  * reloading a loaded model so the new settings take effect.
  */
-import { ApiError } from '$lib/api/client';
 import { loadModel, unloadModel } from '$lib/api/server';
 import { applyChange, estimateModel } from '$lib/api/settings';
 import { changeFor, differs, formFrom, formProblems, settingsOf, type LoadForm } from '$lib/settings/model-load';
 import type { ModelEstimate } from '#shared/api/admin.js';
-import { session } from './session.svelte';
+import { adminProblem } from './problems';
 
 /** How long the form waits after a change before asking for a new estimate. */
 const ESTIMATE_DELAY_MS = 250;
 
-function describe(error: unknown): string {
-  if (error instanceof ApiError && error.code === 'admin_credential_required') {
-    session.markSignedOut();
-    return `Sign in to change how models load. ${session.howToSignIn}`;
-  }
-  return error instanceof Error ? error.message : String(error);
-}
+const describe = (error: unknown) => adminProblem(error, 'change how models load');
 
 export class ModelSettingsStore {
   /** The model whose settings are open. */

@@ -4,6 +4,7 @@ import { saveGguf } from '$lib/engines/gguf-files';
 import { ENGINE_KINDS, engineHost, type EngineHost } from '$lib/engines/host';
 import { WLLAMA_CONTEXT, type BrowserModel, type EngineKind, type EngineStatus, type LoadProgress } from '$lib/engines/types';
 import type { ModelRecord } from '#shared/api/openai.js';
+import { describe } from './problems';
 
 export interface ModelOption {
   key: string;
@@ -35,8 +36,6 @@ export interface Download {
   status: 'sizing' | 'downloading' | 'done' | 'failed' | 'cancelled';
   error: string | null;
 }
-
-const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** A model can chat unless it says otherwise. */
 const chats = (model: ModelRecord) => !model.capabilities || model.capabilities.length === 0 || model.capabilities.includes('chat');

@@ -20,14 +20,9 @@ import {
 import type { ApplyResult, ConfigProblem } from '#shared/api/admin-config.js';
 import type { ServerSettings } from '#shared/api/config.js';
 import { session } from './session.svelte';
+import { adminProblem } from './problems';
 
-function describe(error: unknown): string {
-  if (error instanceof ApiError && error.code === 'admin_credential_required') {
-    session.markSignedOut();
-    return `Sign in to change who may connect. ${session.howToSignIn}`;
-  }
-  return error instanceof Error ? error.message : String(error);
-}
+const describe = (error: unknown) => adminProblem(error, 'change who may connect');
 
 export class ServerAccessStore {
   /** The settings in force (as config.yaml has them). */

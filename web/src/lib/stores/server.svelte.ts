@@ -3,11 +3,11 @@ import { health, loadModel, probeApi, serverStatus, unloadModel, verifyKey } fro
 import { ACCESS_KEY_STORAGE, forgetAccessKey, keyFormatProblem, keyPrefix, readAccessKey, storeAccessKey } from '$lib/storage/access-key';
 import type { ServerStatus } from '#shared/api/admin.js';
 import { session } from './session.svelte';
+import { describe } from './problems';
 
 /** How the page sees the companion: reachable, gone, or asking for a (better) access key. */
 export type ConnectionStatus = 'checking' | 'connected' | 'unreachable' | 'auth';
 
-const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
 const savedPrefix = () => {
   const key = readAccessKey();
   return key ? keyPrefix(key) : null;
