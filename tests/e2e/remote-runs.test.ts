@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentApprovalList, AgentList, AgentRun, AgentRunEvent } from '#shared/api/agents.js';
-import { readEvents } from '../../companion/src/channel/device/sse-reader.js';
+import { readEvents } from '../../companion/src/sse-reader.js';
 import { startScriptedProvider, type ScriptedProvider } from '../fixtures/scripted-provider.js';
 import { waitFor } from '../helpers/agents.js';
 import { addRemote, channelRequest, deviceCredential, freePort, hostCertificate, pairingCode, startHost } from '../helpers/remote.js';
@@ -60,7 +60,7 @@ function deviceRun(agent: string, input: string) {
       body: JSON.stringify({ input, stream: true }),
     });
     expect(response.status).toBe(200);
-    for await (const event of readEvents(response.body as unknown as AsyncIterable<Uint8Array>)) events.push(JSON.parse(event.data) as AgentRunEvent);
+    for await (const event of readEvents(response.body)) events.push(JSON.parse(event.data) as AgentRunEvent);
     return events;
   })();
   return { events, done };
