@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { checkDocument } from '../../companion/src/config/document.js';
 import { silentLogger } from '../../companion/src/logger.js';
 import { McpManager } from '../../companion/src/mcp/manager.js';
-import type { SecretAccess } from '../../companion/src/mcp/oauth.js';
+import type { SecretAccess } from '../../companion/src/store/secrets.js';
 import type { McpServiceSettings } from '#shared/api/config.js';
 
 const path = (relative: string) => fileURLToPath(new URL(relative, import.meta.url));

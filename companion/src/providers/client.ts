@@ -1,6 +1,7 @@
 import type { ProviderStatus } from '#shared/api/admin.js';
 import type { ProviderSettings } from '#shared/api/config.js';
 import { HearthError } from '../errors.js';
+import type { SecretAccess } from '../store/secrets.js';
 import { redact, upstreamError } from './stream.js';
 import { displayUrl, endpoint, networkReason, parseModelList, raceAbort, type ModelEntry } from './wire.js';
 
@@ -11,7 +12,7 @@ export type { ProviderStatus };
 export type ProviderConfig = Omit<ProviderSettings, 'api_key'> & { api_key?: string };
 
 /** `secret:NAME` / `env:NAME` -> value, or undefined when not set. */
-export type ResolveSecret = (reference: string) => string | undefined;
+export type ResolveSecret = SecretAccess['resolve'];
 
 export interface ProviderModel {
   /** `${provider}/${model}`: the id /v1/models shows and requests use. */
