@@ -2,6 +2,7 @@ import type { AgentRecord, AgentRunRequest, AgentRunSummary } from '#shared/api/
 import type { ConfigDocument } from '#shared/api/config.js';
 import { agentTarget, type AgentTarget, type CloudTarget, type HostTarget } from '../access/agent-target.js';
 import { HearthError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import { agentRecord, findAgent } from './definitions.js';
 import type { StartedRun } from './live-runs.js';
 import type { AgentService } from './service.js';
@@ -17,6 +18,43 @@ export interface AgentSource<Target extends AgentTarget> {
   find(target: Target): Promise<AgentRecord | undefined>;
   /** Starts a run there, recorded here as a driven run; refusals (not paired, not signed in, unknown agent) are thrown. */
   start(target: Target, request: AgentRunRequest): Promise<StartedRun>;
+}
+
+/** Where a source's agents live: its places (paired hosts, cloud workspaces) and how to list one. */
+export interface AgentPlaces {
+  /** The places to ask now. */
+  names(): string[];
+  /** One place's agents; rejects when it fails or does not answer in time. */
+  agentsOf(place: string): Promise<AgentRecord[]>;
+  log: Logger;
+  /** What the log says of a place that failed. */
+  failed: string;
+}
+
+/** Listing and finding for a source whose agents live in places: a place that fails is left out, and logged. */
+export class AgentsByPlace {
+  constructor(private readonly places: AgentPlaces) {}
+
+  /** Every place's agents, all places asked at once. */
+  async list(): Promise<AgentRecord[]> {
+    const settled = await Promise.allSettled(this.places.names().map((place) => this.places.agentsOf(place)));
+    return settled.flatMap((result) => {
+      if (result.status === 'fulfilled') return result.value;
+      this.places.log.warn({ err: result.reason }, this.places.failed);
+      return [];
+    });
+  }
+
+  /** The agent `id` of one place; undefined when the place is not one of them now, fails, or has no such agent. */
+  async find(place: string, id: string): Promise<AgentRecord | undefined> {
+    if (!this.places.names().includes(place)) return undefined;
+    try {
+      return (await this.places.agentsOf(place)).find((agent) => agent.id === id);
+    } catch (error) {
+      this.places.log.warn({ err: error }, this.places.failed);
+      return undefined;
+    }
+  }
 }
 
 export interface DispatcherInputs {

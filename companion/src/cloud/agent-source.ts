@@ -2,7 +2,7 @@ import type { AgentRecord, AgentRunRequest } from '#shared/api/agents.js';
 import type { ConfigDocument } from '#shared/api/config.js';
 import type { CloudTarget } from '../access/agent-target.js';
 import { inputMessages } from '../agents/definitions.js';
-import { LIST_TIMEOUT_MS, type AgentSource } from '../agents/dispatcher.js';
+import { AgentsByPlace, LIST_TIMEOUT_MS, type AgentSource } from '../agents/dispatcher.js';
 import type { StartedRun } from '../agents/live-runs.js';
 import type { AgentService } from '../agents/service.js';
 import type { Logger } from '../logger.js';
@@ -25,26 +25,24 @@ export interface CloudAgentSourceInputs {
  * an A2A task, its text and artifacts relayed into a run recorded here.
  */
 export class CloudAgentSource implements AgentSource<CloudTarget> {
-  constructor(private readonly inputs: CloudAgentSourceInputs) {}
+  private readonly workspaces: AgentsByPlace;
 
-  /** Every signed-in workspace's published agents; a workspace that fails is left out (and logged). */
-  async list(): Promise<AgentRecord[]> {
-    const settled = await Promise.allSettled(this.signedIn().map((workspace) => this.agentsOf(workspace)));
-    return settled.flatMap((result) => {
-      if (result.status === 'fulfilled') return result.value;
-      this.inputs.log.warn({ err: result.reason }, 'agents of a cloud workspace could not be listed');
-      return [];
+  constructor(private readonly inputs: CloudAgentSourceInputs) {
+    this.workspaces = new AgentsByPlace({
+      names: () => this.signedIn(),
+      agentsOf: (workspace) => this.agentsOf(workspace),
+      log: inputs.log,
+      failed: 'agents of a cloud workspace could not be listed',
     });
   }
 
-  async find(target: CloudTarget): Promise<AgentRecord | undefined> {
-    if (!this.signedIn().includes(target.workspace)) return undefined;
-    try {
-      return (await this.agentsOf(target.workspace)).find((agent) => agent.id === target.id);
-    } catch (error) {
-      this.inputs.log.warn({ err: error }, 'agents of a cloud workspace could not be listed');
-      return undefined;
-    }
+  /** Every signed-in workspace's published agents; a workspace that fails is left out (and logged). */
+  list(): Promise<AgentRecord[]> {
+    return this.workspaces.list();
+  }
+
+  find(target: CloudTarget): Promise<AgentRecord | undefined> {
+    return this.workspaces.find(target.workspace, target.id);
   }
 
   /** Starts the agent's A2A task (refusals: not signed in, no such agent) and records it here. */

@@ -2,7 +2,7 @@ import type { AgentRecord, AgentRunRequest } from '#shared/api/agents.js';
 import type { ConfigDocument } from '#shared/api/config.js';
 import type { HostTarget } from '../../access/agent-target.js';
 import { inputMessages } from '../../agents/definitions.js';
-import { LIST_TIMEOUT_MS, type AgentSource } from '../../agents/dispatcher.js';
+import { AgentsByPlace, LIST_TIMEOUT_MS, type AgentSource } from '../../agents/dispatcher.js';
 import type { StartedRun } from '../../agents/live-runs.js';
 import type { AgentService } from '../../agents/service.js';
 import type { Logger } from '../../logger.js';
@@ -22,27 +22,24 @@ export interface HostAgentsInputs {
  * granted this device, run over mutual TLS with their events proxied into a run recorded here.
  */
 export class HostAgents implements AgentSource<HostTarget> {
-  constructor(private readonly inputs: HostAgentsInputs) {}
+  private readonly hosts: AgentsByPlace;
 
-  /** Every reachable paired host's agents; a host that fails is left out (and logged). */
-  async list(): Promise<AgentRecord[]> {
-    const hosts = this.inputs.config().remote_hosts;
-    const settled = await Promise.allSettled(hosts.map((host) => this.agentsOf(host.name)));
-    return settled.flatMap((result) => {
-      if (result.status === 'fulfilled') return result.value;
-      this.inputs.log.warn({ err: result.reason }, 'agents of a paired host could not be listed');
-      return [];
+  constructor(private readonly inputs: HostAgentsInputs) {
+    this.hosts = new AgentsByPlace({
+      names: () => this.inputs.config().remote_hosts.map((host) => host.name),
+      agentsOf: (host) => this.agentsOf(host),
+      log: inputs.log,
+      failed: 'agents of a paired host could not be listed',
     });
   }
 
-  async find(target: HostTarget): Promise<AgentRecord | undefined> {
-    if (!this.inputs.config().remote_hosts.some((host) => host.name === target.host)) return undefined;
-    try {
-      return (await this.agentsOf(target.host)).find((agent) => agent.id === target.id);
-    } catch (error) {
-      this.inputs.log.warn({ err: error }, 'agents of a paired host could not be listed');
-      return undefined;
-    }
+  /** Every reachable paired host's agents; a host that fails is left out (and logged). */
+  list(): Promise<AgentRecord[]> {
+    return this.hosts.list();
+  }
+
+  find(target: HostTarget): Promise<AgentRecord | undefined> {
+    return this.hosts.find(target.host, target.id);
   }
 
   /** Starts the run on the host (refusals: unknown host or agent, changed certificate, revoked) and follows it here. */
