@@ -3,6 +3,7 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { registerAdminServer } from './admin-fetch.js';
+import { untilListening } from './hearth-process.js';
 import { tinyModelPath } from './models.js';
 import { tempFolder } from './temp.js';
 
@@ -43,29 +44,17 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     env: { ...process.env, HEARTH_LOG_LEVEL: 'warn', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const url = await new Promise<string>((resolve, reject) => {
-    const check = () => {
-      const match = /Hearth listening on (http:\/\/\S+)\n/.exec(out);
-      if (match) resolve(match[1]!);
-    };
-    child.stdout!.on('data', check);
-    void exited.then((code) => reject(new Error(`hearth exited with ${code} before listening:\n${err}`)));
-  });
+  const { url, exited, stdout, stderr } = await untilListening(child, 'hearth serve');
   registerAdminServer(url, dataDir);
   return {
     url,
     dataDir,
     process: child,
-    stdout: () => out,
-    stderr: () => err,
+    stdout,
+    stderr,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
+      return (await exited).code;
     },
   };
 }
