@@ -10,7 +10,7 @@ import type { CreatedKey } from '#shared/api/access.js';
 import type { BridgeCallResult, BridgeToolList, McpServiceList, McpServiceStatus } from '#shared/api/bridge.js';
 import { startHttpService, type HttpService } from '../fixtures/mcp/http-service.js';
 import { rawRequest, runHearth } from '../helpers/hearth-cli.js';
-import { EVERYTHING, FILESYSTEM, MEMORY, MISBEHAVING, processesWithMarker, waitFor } from '../helpers/mcp.js';
+import { EVERYTHING, FILESYSTEM, initializeBody, MEMORY, MISBEHAVING, processesWithMarker, waitFor } from '../helpers/mcp.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
 
 /*
@@ -289,12 +289,7 @@ describe('MCP services on a running server', () => {
     expect(rebound.status).toBe(403);
     expect(rebound.body).toContain('host_not_allowed');
     // A *.localhost name passes the perimeter (it can only mean this machine) but not the SDK's stricter list.
-    const body = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-    });
+    const body = initializeBody('2025-06-18');
     const sdk = await rawPost(port, { ...headers, host: `sub.localhost:${port}`, 'content-type': 'application/json' }, body);
     expect(sdk.status).toBe(403);
     expect(sdk.body).toMatch(/Invalid Host header/);
