@@ -58,3 +58,19 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     },
   };
 }
+
+/** A request to a running server: a JSON body (POST unless `method` says otherwise), a key as Bearer, more headers. */
+export function send(
+  server: { url: string },
+  path: string,
+  init: { method?: string; key?: string; headers?: Record<string, string>; body?: unknown } = {},
+): Promise<Response> {
+  const headers: Record<string, string> = { ...init.headers };
+  if (init.key) headers.authorization = `Bearer ${init.key}`;
+  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  return fetch(`${server.url}${path}`, {
+    method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
+    headers,
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
+}
