@@ -1,4 +1,5 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { buildApp } from '../../companion/src/app.js';
 import { silentLogger, type Logger } from '../../companion/src/logger.js';
 import { familyOf } from '../../companion/src/http/perimeter.js';
@@ -14,8 +15,15 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+export interface TestAppOptions {
+  /** Put the tiny model in the data directory (default true). */
+  withModel?: boolean;
+  dataDir?: string;
+  log?: Logger;
+}
+
 /** The real app on a fresh data directory (removed after the test file), for `inject` route tests. */
-export async function testApp(options: { withModel?: boolean; dataDir?: string; log?: Logger } = {}): Promise<TestApp> {
+export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = options.dataDir ?? (await newDataDir(options.withModel ?? true));
   // HEARTH_ENGINE picks the engine as it does for `hearth serve` (the vitest projects set it).
   const engine = process.env.HEARTH_ENGINE as 'auto' | 'server' | 'in-process' | undefined;
@@ -41,5 +49,46 @@ export async function testApp(options: { withModel?: boolean; dataDir?: string; 
       await app.close();
       await services.close();
     },
+  };
+}
+
+export interface SharedApp extends TestApp {
+  /** The configuration in force when the app was built. */
+  readonly baseline: Services['config'];
+}
+
+/**
+ * One test app for the tests of a file (or of a describe block): built before the first test,
+ * closed after the last; with `resetConfig`, the configuration it started with is put back after
+ * every test. Its members are read inside tests and hooks, once it is built.
+ */
+export function sharedApp(options: TestAppOptions & { resetConfig?: boolean } = {}): SharedApp {
+  let built: TestApp | undefined;
+  let baseline: Services['config'] | undefined;
+  beforeAll(async () => {
+    built = await testApp(options);
+    baseline = built.services.config;
+  });
+  afterAll(async () => {
+    await built?.close();
+  });
+  if (options.resetConfig) afterEach(() => built?.services.reconfigure(baseline!));
+  const current = (): TestApp => {
+    if (!built) throw new Error('The shared test app is built before the first test: use it inside tests and hooks.');
+    return built;
+  };
+  return {
+    get app() {
+      return current().app;
+    },
+    get services() {
+      return current().services;
+    },
+    get baseline() {
+      current();
+      return baseline!;
+    },
+    injectWithoutAdmin: (request) => current().injectWithoutAdmin(request),
+    close: () => current().close(),
   };
 }
