@@ -1,3 +1,4 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { buildApp } from '../../companion/src/app.js';
@@ -58,21 +59,27 @@ export interface SharedApp extends TestApp {
 }
 
 /**
- * One test app for the tests of a file (or of a describe block): built before the first test,
- * closed after the last; with `resetConfig`, the configuration it started with is put back after
- * every test. Its members are read inside tests and hooks, once it is built.
+ * One test app for the tests of a file (or of a describe block): built before the first test (on
+ * the data directory `dataDir` makes, when given), closed after the last; with `resetConfig`, the
+ * configuration it started with is put back after every test, in force and in config.yaml. Its
+ * members are read inside tests and hooks, once it is built.
  */
-export function sharedApp(options: TestAppOptions & { resetConfig?: boolean } = {}): SharedApp {
+export function sharedApp(options: Omit<TestAppOptions, 'dataDir'> & { dataDir?: () => Promise<string>; resetConfig?: boolean } = {}): SharedApp {
   let built: TestApp | undefined;
-  let baseline: Services['config'] | undefined;
+  let baseline: { config: Services['config']; text: string } | undefined;
   beforeAll(async () => {
-    built = await testApp(options);
-    baseline = built.services.config;
+    built = await testApp({ ...options, dataDir: await options.dataDir?.() });
+    baseline = { config: built.services.config, text: readFileSync(built.services.paths.config, 'utf8') };
   });
   afterAll(async () => {
     await built?.close();
   });
-  if (options.resetConfig) afterEach(() => built?.services.reconfigure(baseline!));
+  if (options.resetConfig)
+    afterEach(() => {
+      if (!built || !baseline) return;
+      if (readFileSync(built.services.paths.config, 'utf8') !== baseline.text) writeFileSync(built.services.paths.config, baseline.text);
+      built.services.reconfigure(baseline.config);
+    });
   const current = (): TestApp => {
     if (!built) throw new Error('The shared test app is built before the first test: use it inside tests and hooks.');
     return built;
@@ -86,7 +93,7 @@ export function sharedApp(options: TestAppOptions & { resetConfig?: boolean } = 
     },
     get baseline() {
       current();
-      return baseline!;
+      return baseline!.config;
     },
     injectWithoutAdmin: (request) => current().injectWithoutAdmin(request),
     close: () => current().close(),

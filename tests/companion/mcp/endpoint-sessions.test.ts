@@ -1,26 +1,17 @@
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Services } from '../../../companion/src/services.js';
-import { testApp } from '../../helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sharedApp } from '../../helpers/app.js';
 import { initializeMcp, MCP_HEADERS } from '../../helpers/mcp.js';
 
 /*
  * /mcp sessions are capped per key (13): one key opening sessions without end evicts only its
- * own oldest, never another key's. Raw Streamable HTTP requests against the listening app.
+ * own oldest, never another key's. Raw Streamable HTTP requests against the listening hearth.app.
  */
 
-let app: FastifyInstance;
-let services: Services;
-let close: () => Promise<void>;
+const hearth = sharedApp({ withModel: false });
 let base: string;
 
 beforeAll(async () => {
-  ({ app, services, close } = await testApp({ withModel: false }));
-  base = await app.listen({ host: '127.0.0.1', port: 0 });
-});
-
-afterAll(async () => {
-  await close();
+  base = await hearth.app.listen({ host: '127.0.0.1', port: 0 });
 });
 
 async function initialize(key: string): Promise<string> {
@@ -42,8 +33,8 @@ async function listTools(key: string, session: string): Promise<number> {
 
 describe('/mcp sessions', () => {
   it('one key opening many sessions evicts only its own oldest, never another key’s', async () => {
-    const bystander = services.keys.create({ label: 'bystander', scopes: ['tools'] }).key;
-    const flooder = services.keys.create({ label: 'flooder', scopes: ['tools'] }).key;
+    const bystander = hearth.services.keys.create({ label: 'bystander', scopes: ['tools'] }).key;
+    const flooder = hearth.services.keys.create({ label: 'flooder', scopes: ['tools'] }).key;
     const kept = await initialize(bystander);
     const first = await initialize(flooder);
     let last = first;
