@@ -21,6 +21,8 @@ export interface TestAppOptions {
   withModel?: boolean;
   dataDir?: string;
   log?: Logger;
+  /** The built web app it serves (default: none). */
+  webRoot?: string;
 }
 
 /** The real app on a fresh data directory (removed after the test file), for `inject` route tests. */
@@ -29,7 +31,7 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   // HEARTH_ENGINE picks the engine as it does for `hearth serve` (the vitest projects set it).
   const engine = process.env.HEARTH_ENGINE as 'auto' | 'server' | 'in-process' | undefined;
   const services = await createServices({ dataDir, externalSources: false, engine, log: options.log ?? silentLogger, version: 'test' });
-  const app = await buildApp({ services, webRoot: '/nonexistent' });
+  const app = await buildApp({ services, webRoot: options.webRoot ?? '/nonexistent' });
   const raw = app.inject.bind(app) as (options?: InjectOptions | string) => Promise<LightMyRequestResponse>;
   const adminToken = (services as Partial<Services> & { admin?: { token: string } }).admin?.token;
   const withAdmin = (request: InjectOptions | string): InjectOptions | string => {
@@ -59,16 +61,16 @@ export interface SharedApp extends TestApp {
 }
 
 /**
- * One test app for the tests of a file (or of a describe block): built before the first test (on
- * the data directory `dataDir` makes, when given), closed after the last; with `resetConfig`, the
- * configuration it started with is put back after every test, in force and in config.yaml. Its
- * members are read inside tests and hooks, once it is built.
+ * One test app for the tests of a file (or of a describe block): built before the first test
+ * (with what `prepare` adds to the options: a data directory, a web root), closed after the last;
+ * with `resetConfig`, the configuration it started with is put back after every test, in force
+ * and in config.yaml. Its members are read inside tests and hooks, once it is built.
  */
-export function sharedApp(options: Omit<TestAppOptions, 'dataDir'> & { dataDir?: () => Promise<string>; resetConfig?: boolean } = {}): SharedApp {
+export function sharedApp(options: TestAppOptions & { prepare?: () => Promise<TestAppOptions> | TestAppOptions; resetConfig?: boolean } = {}): SharedApp {
   let built: TestApp | undefined;
   let baseline: { config: Services['config']; text: string } | undefined;
   beforeAll(async () => {
-    built = await testApp({ ...options, dataDir: await options.dataDir?.() });
+    built = await testApp({ ...options, ...(await options.prepare?.()) });
     baseline = { config: built.services.config, text: readFileSync(built.services.paths.config, 'utf8') };
   });
   afterAll(async () => {

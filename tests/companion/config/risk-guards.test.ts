@@ -16,13 +16,13 @@ import { newDataDir } from '../../helpers/server.js';
 const hearth = sharedApp({
   withModel: false,
   resetConfig: true,
-  dataDir: async () => {
+  prepare: async () => {
     const dataDir = await newDataDir(false);
     const secrets = new SecretStore(dataPaths(dataDir).secrets);
     secrets.set('PROVIDER_KEY', 'sk-guard-0123456789abcdef');
     secrets.set('MCP_TOKEN', 'mcp-guard-0123456789abcdef');
     secrets.set('VIDEO_KEY', 'sk-video-0123456789abcdef');
-    return dataDir;
+    return { dataDir };
   },
 });
 
