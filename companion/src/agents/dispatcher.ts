@@ -20,38 +20,40 @@ export interface AgentSource<Target extends AgentTarget> {
   start(target: Target, request: AgentRunRequest): Promise<StartedRun>;
 }
 
-/** Where a source's agents live: its places (paired hosts, cloud workspaces) and how to list one. */
-export interface AgentPlaces {
-  /** The places to ask now. */
-  names(): string[];
-  /** One place's agents; rejects when it fails or does not answer in time. */
-  agentsOf(place: string): Promise<AgentRecord[]>;
-  log: Logger;
+/**
+ * A source whose agents live in places (paired hosts, cloud workspaces): it lists every place at
+ * once and finds an agent in its own place; a place that fails is left out, and logged.
+ */
+export abstract class PlacedAgentSource<Target extends AgentTarget> implements AgentSource<Target> {
   /** What the log says of a place that failed. */
-  failed: string;
-}
+  protected abstract readonly failed: string;
 
-/** Listing and finding for a source whose agents live in places: a place that fails is left out, and logged. */
-export class AgentsByPlace {
-  constructor(private readonly places: AgentPlaces) {}
+  constructor(private readonly log: Logger) {}
 
-  /** Every place's agents, all places asked at once. */
+  /** The places to ask now. */
+  protected abstract places(): string[];
+  /** The place a target names. */
+  protected abstract placeOf(target: Target): string;
+  /** One place's agents; rejects when it fails or does not answer in time. */
+  protected abstract agentsOf(place: string): Promise<AgentRecord[]>;
+  abstract start(target: Target, request: AgentRunRequest): Promise<StartedRun>;
+
   async list(): Promise<AgentRecord[]> {
-    const settled = await Promise.allSettled(this.places.names().map((place) => this.places.agentsOf(place)));
+    const settled = await Promise.allSettled(this.places().map((place) => this.agentsOf(place)));
     return settled.flatMap((result) => {
       if (result.status === 'fulfilled') return result.value;
-      this.places.log.warn({ err: result.reason }, this.places.failed);
+      this.log.warn({ err: result.reason }, this.failed);
       return [];
     });
   }
 
-  /** The agent `id` of one place; undefined when the place is not one of them now, fails, or has no such agent. */
-  async find(place: string, id: string): Promise<AgentRecord | undefined> {
-    if (!this.places.names().includes(place)) return undefined;
+  async find(target: Target): Promise<AgentRecord | undefined> {
+    const place = this.placeOf(target);
+    if (!this.places().includes(place)) return undefined;
     try {
-      return (await this.places.agentsOf(place)).find((agent) => agent.id === id);
+      return (await this.agentsOf(place)).find((agent) => agent.id === target.id);
     } catch (error) {
-      this.places.log.warn({ err: error }, this.places.failed);
+      this.log.warn({ err: error }, this.failed);
       return undefined;
     }
   }

@@ -2,7 +2,7 @@ import type { AgentRecord, AgentRunRequest } from '#shared/api/agents.js';
 import type { ConfigDocument } from '#shared/api/config.js';
 import type { HostTarget } from '../../access/agent-target.js';
 import { inputMessages } from '../../agents/definitions.js';
-import { AgentsByPlace, LIST_TIMEOUT_MS, type AgentSource } from '../../agents/dispatcher.js';
+import { LIST_TIMEOUT_MS, PlacedAgentSource } from '../../agents/dispatcher.js';
 import type { StartedRun } from '../../agents/live-runs.js';
 import type { AgentService } from '../../agents/service.js';
 import type { Logger } from '../../logger.js';
@@ -21,25 +21,11 @@ export interface HostAgentsInputs {
  * The agents of the hosts this companion is paired with, as `<host>/<agent>`: the ones each host
  * granted this device, run over mutual TLS with their events proxied into a run recorded here.
  */
-export class HostAgents implements AgentSource<HostTarget> {
-  private readonly hosts: AgentsByPlace;
+export class HostAgents extends PlacedAgentSource<HostTarget> {
+  protected readonly failed = 'agents of a paired host could not be listed';
 
   constructor(private readonly inputs: HostAgentsInputs) {
-    this.hosts = new AgentsByPlace({
-      names: () => this.inputs.config().remote_hosts.map((host) => host.name),
-      agentsOf: (host) => this.agentsOf(host),
-      log: inputs.log,
-      failed: 'agents of a paired host could not be listed',
-    });
-  }
-
-  /** Every reachable paired host's agents; a host that fails is left out (and logged). */
-  list(): Promise<AgentRecord[]> {
-    return this.hosts.list();
-  }
-
-  find(target: HostTarget): Promise<AgentRecord | undefined> {
-    return this.hosts.find(target.host, target.id);
+    super(inputs.log);
   }
 
   /** Starts the run on the host (refusals: unknown host or agent, changed certificate, revoked) and follows it here. */
@@ -59,7 +45,16 @@ export class HostAgents implements AgentSource<HostTarget> {
     }
   }
 
-  private async agentsOf(host: string): Promise<AgentRecord[]> {
+  /** The paired hosts. */
+  protected places(): string[] {
+    return this.inputs.config().remote_hosts.map((host) => host.name);
+  }
+
+  protected placeOf(target: HostTarget): string {
+    return target.host;
+  }
+
+  protected async agentsOf(host: string): Promise<AgentRecord[]> {
     const records = await this.inputs.hosts.agents(host, AbortSignal.timeout(LIST_TIMEOUT_MS));
     return records.map((record) => hostAgentRecord(host, record));
   }
