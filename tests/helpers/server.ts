@@ -2,6 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { registerAdminServer } from './admin-fetch.js';
 import { untilListening } from './hearth-process.js';
 import { tinyModelPath } from './models.js';
@@ -73,4 +75,32 @@ export function send(
     headers,
     body: init.body === undefined ? undefined : JSON.stringify(init.body),
   });
+}
+
+/**
+ * One running server for the tests of a file, with the official openai client pointed at it:
+ * started before the first test, and stopped after the last, when it must exit 0. Its members
+ * are read inside tests and hooks.
+ */
+export function sharedServer(options: ServerOptions = {}): { readonly server: RunningServer; readonly client: OpenAI } {
+  let started: { server: RunningServer; client: OpenAI } | undefined;
+  beforeAll(async () => {
+    const server = await startServer(options);
+    started = { server, client: new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 }) };
+  });
+  afterAll(async () => {
+    if (started) expect(await started.server.stop()).toBe(0);
+  });
+  const current = () => {
+    if (!started) throw new Error('The shared server starts before the first test: use it inside tests and hooks.');
+    return started;
+  };
+  return {
+    get server() {
+      return current().server;
+    },
+    get client() {
+      return current().client;
+    },
+  };
 }
