@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentApprovalList, AgentList, AgentRun, AgentRunEvent } from '#shared/api/agents.js';
 import { readEvents } from '../../companion/src/sse-reader.js';
 import { startScriptedProvider, type ScriptedProvider } from '../fixtures/scripted-provider.js';
-import { waitFor } from '../helpers/agents.js';
+import { APPROVED_CALL_EVENTS, waitFor } from '../helpers/agents.js';
 import { addRemote, channelRequest, deviceCredential, freePort, hostCertificate, pairingCode, startHost } from '../helpers/remote.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 
@@ -101,14 +101,7 @@ describe('a paired host’s agents on the device', () => {
     expect(decided.status).toBe(200);
 
     const events = await run.done;
-    expect(events.map((event) => event.type)).toEqual([
-      'run.created',
-      'tool_call.created',
-      'tool_call.approval_required',
-      'tool_call.completed',
-      'message.delta',
-      'run.completed',
-    ]);
+    expect(events.map((event) => event.type)).toEqual(APPROVED_CALL_EVENTS);
     expect(events.map((event) => event.sequence)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(events[2]).toMatchObject({ approval_id: approval.id, name: 'write_file' });
     expect(readFileSync(join(workspace, 'remote.txt'), 'utf8')).toBe('from afar');
