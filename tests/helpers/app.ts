@@ -1,10 +1,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterEach } from 'vitest';
 import { buildApp } from '../../companion/src/app.js';
 import { silentLogger, type Logger } from '../../companion/src/logger.js';
 import { familyOf } from '../../companion/src/http/perimeter.js';
 import { createServices, type Services } from '../../companion/src/services.js';
+import { perFile } from './per-file.js';
 import { newDataDir } from './server.js';
 
 export interface TestApp {
@@ -67,37 +68,32 @@ export interface SharedApp extends TestApp {
  * and in config.yaml. Its members are read inside tests and hooks, once it is built.
  */
 export function sharedApp(options: TestAppOptions & { prepare?: () => Promise<TestAppOptions> | TestAppOptions; resetConfig?: boolean } = {}): SharedApp {
-  let built: TestApp | undefined;
-  let baseline: { config: Services['config']; text: string } | undefined;
-  beforeAll(async () => {
-    built = await testApp({ ...options, ...(await options.prepare?.()) });
-    baseline = { config: built.services.config, text: readFileSync(built.services.paths.config, 'utf8') };
-  });
-  afterAll(async () => {
-    await built?.close();
-  });
+  const shared = perFile(
+    'The shared test app',
+    async () => {
+      const built = await testApp({ ...options, ...(await options.prepare?.()) });
+      return { built, config: built.services.config, text: readFileSync(built.services.paths.config, 'utf8') };
+    },
+    ({ built }) => built.close(),
+  );
   if (options.resetConfig)
     afterEach(() => {
-      if (!built || !baseline) return;
-      if (readFileSync(built.services.paths.config, 'utf8') !== baseline.text) writeFileSync(built.services.paths.config, baseline.text);
-      built.services.reconfigure(baseline.config);
+      if (!shared.started) return;
+      const { built, config, text } = shared.value;
+      if (readFileSync(built.services.paths.config, 'utf8') !== text) writeFileSync(built.services.paths.config, text);
+      built.services.reconfigure(config);
     });
-  const current = (): TestApp => {
-    if (!built) throw new Error('The shared test app is built before the first test: use it inside tests and hooks.');
-    return built;
-  };
   return {
     get app() {
-      return current().app;
+      return shared.value.built.app;
     },
     get services() {
-      return current().services;
+      return shared.value.built.services;
     },
     get baseline() {
-      current();
-      return baseline!.config;
+      return shared.value.config;
     },
-    injectWithoutAdmin: (request) => current().injectWithoutAdmin(request),
-    close: () => current().close(),
+    injectWithoutAdmin: (request) => shared.value.built.injectWithoutAdmin(request),
+    close: () => shared.value.built.close(),
   };
 }

@@ -3,9 +3,10 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { expect } from 'vitest';
 import { registerAdminServer } from './admin-fetch.js';
 import { untilListening } from './hearth-process.js';
+import { perFile } from './per-file.js';
 import { tinyModelPath } from './models.js';
 import { tempFolder } from './temp.js';
 
@@ -83,24 +84,22 @@ export function send(
  * are read inside tests and hooks.
  */
 export function sharedServer(options: ServerOptions = {}): { readonly server: RunningServer; readonly client: OpenAI } {
-  let started: { server: RunningServer; client: OpenAI } | undefined;
-  beforeAll(async () => {
-    const server = await startServer(options);
-    started = { server, client: new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 }) };
-  });
-  afterAll(async () => {
-    if (started) expect(await started.server.stop()).toBe(0);
-  });
-  const current = () => {
-    if (!started) throw new Error('The shared server starts before the first test: use it inside tests and hooks.');
-    return started;
-  };
+  const shared = perFile(
+    'The shared server',
+    async () => {
+      const server = await startServer(options);
+      return { server, client: new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 }) };
+    },
+    async ({ server }) => {
+      expect(await server.stop()).toBe(0);
+    },
+  );
   return {
     get server() {
-      return current().server;
+      return shared.value.server;
     },
     get client() {
-      return current().client;
+      return shared.value.client;
     },
   };
 }

@@ -1,9 +1,10 @@
 /** A companion with hosted media pointed at the video fixture, and the calls the media tests make. */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterEach } from 'vitest';
 import { startVideoFixture, type VideoFixture, type VideoFixtureOptions } from '../../fixtures/media/openai-videos.js';
 import { testApp } from '../../helpers/app.js';
+import { perFile } from '../../helpers/per-file.js';
 import { newDataDir } from '../../helpers/server.js';
 
 export const VIDEO_TOKEN = 'sk-test-video-0123456789';
@@ -79,19 +80,19 @@ export function videoProvider(): {
   /** Closes an app before the test ends (a restart). */
   close(app: HostedApp): Promise<void>;
 } {
-  let fixture: VideoFixture | undefined;
-  let initial: VideoFixtureOptions;
+  const shared = perFile(
+    'The video fixture',
+    async () => {
+      const fixture = await startVideoFixture({ token: VIDEO_TOKEN });
+      return { fixture, initial: { ...fixture.options } };
+    },
+    ({ fixture }) => fixture.close(),
+  );
   const opened: HostedApp[] = [];
-  beforeAll(async () => {
-    fixture = await startVideoFixture({ token: VIDEO_TOKEN });
-    initial = { ...fixture.options };
-  });
-  afterAll(async () => {
-    await fixture?.close();
-  });
   afterEach(async () => {
     for (const app of opened.splice(0)) await app.close();
-    if (!fixture) return;
+    if (!shared.started) return;
+    const { fixture, initial } = shared.value;
     fixture.requests.length = 0;
     fixture.videos.clear();
     for (const key of Object.keys(fixture.options)) delete fixture.options[key as keyof VideoFixtureOptions];
@@ -99,8 +100,7 @@ export function videoProvider(): {
   });
   return {
     get fixture() {
-      if (!fixture) throw new Error('The video fixture starts before the first test: use it inside tests and hooks.');
-      return fixture;
+      return shared.value.fixture;
     },
     async open(config, dataDir) {
       const app = await startHosted(config, dataDir);
