@@ -10,7 +10,7 @@ import type { CreatedKey } from '#shared/api/access.js';
 import type { BridgeCallResult, BridgeToolList, McpServiceList, McpServiceStatus } from '#shared/api/bridge.js';
 import { startHttpService, type HttpService } from '../fixtures/mcp/http-service.js';
 import { rawRequest, runHearth } from '../helpers/hearth-cli.js';
-import { EVERYTHING, FILESYSTEM, initializeBody, MEMORY, MISBEHAVING, processesWithMarker, waitFor } from '../helpers/mcp.js';
+import { EVERYTHING, FILESYSTEM, initializeBody, MCP_HEADERS, MEMORY, MISBEHAVING, processesWithMarker, waitFor } from '../helpers/mcp.js';
 import { newDataDir, send, startServer, type RunningServer } from '../helpers/server.js';
 
 /*
@@ -244,16 +244,10 @@ describe('MCP services on a running server', () => {
     try {
       expect((await reader.client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(await toolNames(readerKey));
       // Another key presenting this session id is answered as if the session did not exist.
-      const stolen = await fetch(`${server.url}/mcp`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${toolsKey}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-session-id': reader.transport.sessionId!,
-          'mcp-protocol-version': '2025-06-18',
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+      const stolen = await send(server, '/mcp', {
+        key: toolsKey,
+        headers: { ...MCP_HEADERS, 'mcp-session-id': reader.transport.sessionId!, 'mcp-protocol-version': '2025-06-18' },
+        body: { jsonrpc: '2.0', id: 9, method: 'tools/list' },
       });
       expect(stolen.status).toBe(404);
     } finally {
@@ -261,15 +255,10 @@ describe('MCP services on a running server', () => {
       await reader.client.close();
     }
     // After DELETE the session is gone.
-    const after = await fetch(`${server.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${readerKey}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-session-id': reader.transport.sessionId ?? 'none',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 10, method: 'tools/list' }),
+    const after = await send(server, '/mcp', {
+      key: readerKey,
+      headers: { ...MCP_HEADERS, 'mcp-session-id': reader.transport.sessionId ?? 'none' },
+      body: { jsonrpc: '2.0', id: 10, method: 'tools/list' },
     });
     expect(after.status).toBe(404);
   });
