@@ -1,8 +1,8 @@
 import { HearthError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { HistoryItem, ToolCallRecord, ToolSpec } from '../inference/types.js';
+import { isObject, parseJson } from '../json.js';
 import { readEvents } from '../sse-reader.js';
-import { isObject } from './wire.js';
 
 /**
  * Hearth as a chat-completions client of a provider, with the provider's own tool calling
@@ -59,12 +59,7 @@ export async function readChatAnswer(response: Response, onText: (delta: string)
   const calls = new Map<number, Accumulating>();
   for await (const { data } of readEvents(response.body)) {
     if (data === '[DONE]') break;
-    let chunk: unknown;
-    try {
-      chunk = JSON.parse(data);
-    } catch {
-      continue;
-    }
+    const chunk = parseJson(data);
     if (!isObject(chunk)) continue;
     if (isObject(chunk.error))
       throw new HearthError('provider_error', `Provider "${provider}" failed mid-answer: ${String(chunk.error.message ?? 'unknown error')}`);
