@@ -6,16 +6,15 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runHearth } from '../helpers/hearth-cli.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
 import { replyEnds, setSetting } from './app-helpers.js';
-import { DESKTOP, launch, screenshot, watch } from './harness.js';
+import { launch, open, screenshot } from './harness.js';
 
 let server: RunningServer;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let errors: string[];
 let key: string;
@@ -35,18 +34,19 @@ beforeAll(async () => {
 
   server = await startServer({ dataDir });
   browser = await launch();
-  context = await browser.newContext({ viewport: DESKTOP, colorScheme: 'light' });
-  context.on('request', async (request) => {
-    const url = new URL(request.url());
-    if (url.origin !== server.url) return;
-    const entry = { path: url.pathname, url: request.url(), authorization: undefined as string | undefined };
-    requests.push(entry);
-    // A request still starting when the browser closes has no headers to read any more.
-    entry.authorization = (await request.allHeaders().catch((): Record<string, string> => ({}))).authorization;
-  });
-  page = await context.newPage();
-  errors = watch(page);
-  await page.goto(server.url);
+  ({ page, errors } = await open(browser, {
+    colorScheme: 'light',
+    prepare: (created) =>
+      created.on('request', async (request) => {
+        const url = new URL(request.url());
+        if (url.origin !== server.url) return;
+        const entry = { path: url.pathname, url: request.url(), authorization: undefined as string | undefined };
+        requests.push(entry);
+        // A request still starting when the browser closes has no headers to read any more.
+        entry.authorization = (await request.allHeaders().catch((): Record<string, string> => ({}))).authorization;
+      }),
+    url: server.url,
+  }));
 });
 
 afterAll(async () => {

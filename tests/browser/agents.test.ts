@@ -13,8 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedProvider, type ScriptedProvider } from '../fixtures/scripted-provider.js';
 import { agentDataDir } from '../helpers/agents.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
-import { signIn, startupSignInLink } from './app-helpers.js';
-import { DESKTOP, PHONE, launch, screenshot, watch } from './harness.js';
+import { startupSignInLink } from './app-helpers.js';
+import { DESKTOP, launch, open, PHONE, screenshot } from './harness.js';
 
 let provider: ScriptedProvider;
 let server: RunningServer;
@@ -41,12 +41,8 @@ beforeAll(async () => {
   });
   server = await startServer({ dataDir, withModel: false });
   browser = await launch();
-  const context = await browser.newContext({ viewport: DESKTOP, colorScheme: 'light' });
-  page = await context.newPage();
-  errors = watch(page);
   // The owner's app: signed in (the admin session reaches the tool catalog and the approvals).
-  await signIn(page, startupSignInLink(server));
-  await page.goto(`${server.url}/agent`);
+  ({ page, errors } = await open(browser, { colorScheme: 'light', signIn: startupSignInLink(server), url: `${server.url}/agent` }));
 });
 
 afterAll(async () => {

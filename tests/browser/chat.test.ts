@@ -9,8 +9,8 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../helpers/server.js';
 import { startServerWithSlowModel } from './slow-model.js';
-import { adminStatus, chooseModel, lastReply, replyEnds, send, setSetting, signIn, startupSignInLink } from './app-helpers.js';
-import { CHROMIUM, DESKTOP, FLAGS, launch, screenshot, waitForServiceWorker, watch } from './harness.js';
+import { adminStatus, chooseModel, lastReply, replyEnds, send, setSetting, startupSignInLink } from './app-helpers.js';
+import { CHROMIUM, DESKTOP, FLAGS, launch, open, screenshot, waitForServiceWorker, watch } from './harness.js';
 
 let server: RunningServer;
 let browser: Browser;
@@ -21,12 +21,8 @@ let errors: string[];
 beforeAll(async () => {
   server = await startServerWithSlowModel();
   browser = await launch();
-  context = await browser.newContext({ viewport: DESKTOP, colorScheme: 'light' });
-  page = await context.newPage();
-  errors = watch(page);
   // Signed in through the link the start printed, as a person would: the server page needs it.
-  await signIn(page, startupSignInLink(server));
-  await page.goto(server.url);
+  ({ context, page, errors } = await open(browser, { colorScheme: 'light', signIn: startupSignInLink(server), url: server.url }));
 });
 
 afterAll(async () => {

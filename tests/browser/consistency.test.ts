@@ -8,19 +8,18 @@
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { parse } from 'yaml';
 import { imageDataDir } from '../helpers/images.js';
 import { tinyModelPath } from '../helpers/models.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
-import { signIn, startupSignInLink } from './app-helpers.js';
-import { DESKTOP, launch, PHONE, screenshot, watch } from './harness.js';
+import { startupSignInLink } from './app-helpers.js';
+import { DESKTOP, launch, open, PHONE, screenshot } from './harness.js';
 
 let server: RunningServer;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let errors: string[];
 const workspace = mkdtempSync(join(tmpdir(), 'hearth-consistency-ws-'));
@@ -32,10 +31,7 @@ beforeAll(async () => {
   writeFileSync(join(dataDir, 'config.yaml'), JSON.stringify({ version: 1, models: { threads: 1 }, agents }));
   server = await startServer({ dataDir, withModel: false });
   browser = await launch();
-  context = await browser.newContext({ viewport: DESKTOP, colorScheme: 'light' });
-  page = await context.newPage();
-  errors = watch(page);
-  await signIn(page, startupSignInLink(server));
+  ({ page, errors } = await open(browser, { colorScheme: 'light', signIn: startupSignInLink(server) }));
 });
 
 afterAll(async () => {

@@ -7,20 +7,19 @@
  */
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedProvider, type ScriptedProvider } from '../fixtures/scripted-provider.js';
 import { agentDataDir } from '../helpers/agents.js';
 import { tinyEmbeddingModelPath, tinyModelPath } from '../helpers/models.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
-import { chooseModel, lastReply, replyEnds, send, setSetting, signIn, startupSignInLink } from './app-helpers.js';
-import { DESKTOP, launch, PHONE, screenshot, watch } from './harness.js';
+import { chooseModel, lastReply, replyEnds, send, setSetting, startupSignInLink } from './app-helpers.js';
+import { DESKTOP, launch, open, PHONE, screenshot } from './harness.js';
 
 let provider: ScriptedProvider;
 let server: RunningServer;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let errors: string[];
 
@@ -57,11 +56,7 @@ beforeAll(async () => {
   copyFileSync(await tinyEmbeddingModelPath(), join(dataDir, 'models', 'tiny-embed.gguf'));
   server = await startServer({ dataDir });
   browser = await launch();
-  context = await browser.newContext({ viewport: DESKTOP, colorScheme: 'light' });
-  page = await context.newPage();
-  errors = watch(page);
-  await signIn(page, startupSignInLink(server));
-  await page.goto(server.url);
+  ({ page, errors } = await open(browser, { colorScheme: 'light', signIn: startupSignInLink(server), url: server.url }));
   await chooseModel(page, 'companion:tiny');
 });
 

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+import { signIn } from './app-helpers.js';
 
 export const FLAGS = [
   '--headless',
@@ -34,16 +35,29 @@ export function launch(extraFlags: string[] = []): Promise<Browser> {
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 390, height: 844 };
 
-/** A context whose page errors and console errors are collected (and printed when HEARTH_DEBUG is set). */
+export interface Opened {
+  context: BrowserContext;
+  page: Page;
+  /** Page errors and console errors (printed when HEARTH_DEBUG is set). */
+  errors: string[];
+}
+
+/**
+ * A new context (DESKTOP unless `viewport` says otherwise) and page whose errors are collected.
+ * `prepare` runs on the context first (listeners, permissions); then the page signs in through
+ * the sign-in link `signIn` when given, and goes to `url` when given.
+ */
 export async function open(
   browser: Browser,
-  url: string,
-  options: BrowserContextOptions = {},
-): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport: DESKTOP, ...options });
+  options: BrowserContextOptions & { url?: string; signIn?: string; prepare?(context: BrowserContext): unknown } = {},
+): Promise<Opened> {
+  const { url, signIn: link, prepare, ...contextOptions } = options;
+  const context = await browser.newContext({ viewport: DESKTOP, ...contextOptions });
+  await prepare?.(context);
   const page = await context.newPage();
   const errors = watch(page);
-  await page.goto(url);
+  if (link) await signIn(page, link);
+  if (url) await page.goto(url);
   return { context, page, errors };
 }
 

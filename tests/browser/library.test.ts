@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHubFixture, type HubFixture } from '../fixtures/hub/server.js';
 import { tinyModelPath } from '../helpers/models.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
-import { chosenModel, newSignInLink, replyEnds, send, setSetting, signIn } from './app-helpers.js';
-import { DESKTOP, launch, screenshot, watch } from './harness.js';
+import { chosenModel, newSignInLink, replyEnds, send, setSetting } from './app-helpers.js';
+import { launch, open, screenshot } from './harness.js';
 
 let hub: HubFixture;
 let server: RunningServer;
@@ -41,12 +41,8 @@ beforeAll(async () => {
   writeFileSync(join(dataDir, 'config.yaml'), 'version: 1\nmodels:\n  threads: 1\n  memory_budget_mb: 100\n');
   server = await startServer({ dataDir, env: { HF_ENDPOINT: hub.url } });
   browser = await launch();
-  context = await browser.newContext({ viewport: DESKTOP });
-  page = await context.newPage();
-  errors = watch(page);
   // Downloads are the companion owner's business: the app signs in through a link first.
-  await signIn(page, await newSignInLink(server));
-  await page.goto(server.url);
+  ({ context, page, errors } = await open(browser, { signIn: await newSignInLink(server), url: server.url }));
 });
 
 afterAll(async () => {

@@ -7,8 +7,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../helpers/server.js';
 import { startServerWithSlowModel } from './slow-model.js';
-import { adminStatus, chooseModel, newSignInLink, replyEnds, send, setSetting, signIn } from './app-helpers.js';
-import { DESKTOP, launch, screenshot, watch } from './harness.js';
+import { adminStatus, chooseModel, newSignInLink, replyEnds, send, setSetting } from './app-helpers.js';
+import { launch, open, screenshot } from './harness.js';
 
 let server: RunningServer;
 let browser: Browser;
@@ -18,11 +18,8 @@ let errors: string[];
 beforeAll(async () => {
   server = await startServerWithSlowModel();
   browser = await launch();
-  page = await (await browser.newContext({ viewport: DESKTOP })).newPage();
-  errors = watch(page);
   // Load progress comes over an admin route: the app signs in through a link first.
-  await signIn(page, await newSignInLink(server));
-  await page.goto(server.url);
+  ({ page, errors } = await open(browser, { signIn: await newSignInLink(server), url: server.url }));
 });
 
 afterAll(async () => {

@@ -6,7 +6,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../helpers/server.js';
-import { DESKTOP, launch, screenshot, watch } from './harness.js';
+import { launch, open, screenshot } from './harness.js';
 
 let server: RunningServer;
 let browser: Browser;
@@ -36,10 +36,7 @@ beforeAll(async () => {
   await post('/memory/agents/helper/identity/name', { value: 'Sam' }, 'PUT');
   await post('/memory/ingest', { agent_id: 'writer', conversation_id: 'x', skip_extraction: true, turns: [{ user: 'Hello', assistant: 'Hi' }] });
   browser = await launch();
-  const context = await browser.newContext({ viewport: DESKTOP });
-  page = await context.newPage();
-  errors = watch(page);
-  await page.goto(`${server.url}/memory`);
+  ({ page, errors } = await open(browser, { url: `${server.url}/memory` }));
 });
 
 afterAll(async () => {

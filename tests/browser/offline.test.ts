@@ -10,7 +10,7 @@ import { tinyModelPath } from '../helpers/models.js';
 import type { RunningServer } from '../helpers/server.js';
 import { startServerWithSlowModel } from './slow-model.js';
 import { chooseModel, lastReply, pickerGroups, replyEnds, send, setSetting } from './app-helpers.js';
-import { DESKTOP, launch, screenshot, waitForServiceWorker, watch } from './harness.js';
+import { launch, open, screenshot, waitForServiceWorker } from './harness.js';
 
 let server: RunningServer;
 let browser: Browser;
@@ -22,11 +22,11 @@ const requested: string[] = [];
 beforeAll(async () => {
   server = await startServerWithSlowModel();
   browser = await launch();
-  context = await browser.newContext({ viewport: DESKTOP, colorScheme: 'dark' });
-  context.on('request', (request) => requested.push(request.url()));
-  page = await context.newPage();
-  watch(page);
-  await page.goto(server.url);
+  ({ context, page } = await open(browser, {
+    colorScheme: 'dark',
+    prepare: (created) => created.on('request', (request) => requested.push(request.url())),
+    url: server.url,
+  }));
   await waitForServiceWorker(page);
 });
 

@@ -14,8 +14,8 @@ import { startScriptedProvider, type ScriptedProvider } from '../fixtures/script
 import { waitFor } from '../helpers/agents.js';
 import { addRemote, pairingCode, startHost } from '../helpers/remote.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
-import { newSignInLink, signIn } from './app-helpers.js';
-import { DESKTOP, PHONE, launch, screenshot, watch } from './harness.js';
+import { newSignInLink } from './app-helpers.js';
+import { DESKTOP, launch, open, PHONE, screenshot } from './harness.js';
 
 let provider: ScriptedProvider;
 let host: RunningServer;
@@ -52,11 +52,7 @@ afterAll(async () => {
 });
 
 async function openAgents(viewport = DESKTOP, colorScheme: 'light' | 'dark' = 'light'): Promise<{ page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport, colorScheme });
-  const page = await context.newPage();
-  const errors = watch(page);
-  await signIn(page, await newSignInLink(device));
-  await page.goto(`${device.url}/agent`);
+  const { page, errors } = await open(browser, { viewport, colorScheme, signIn: await newSignInLink(device), url: `${device.url}/agent` });
   await page.getByRole('button', { name: /Scribe/ }).click();
   return { page, errors };
 }

@@ -6,12 +6,12 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
 import { chooseModel, chosenModel, pickerGroups, replyEnds, send } from './app-helpers.js';
-import { DESKTOP, PHONE, launch, screenshot, watch } from './harness.js';
+import { DESKTOP, launch, open, PHONE, screenshot } from './harness.js';
 
 export const MARKDOWN_REPLY = [
   'Here is a comparison:',
@@ -39,7 +39,6 @@ export const MARKDOWN_REPLY = [
 let provider: MockProvider;
 let server: RunningServer;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let errors: string[];
 
@@ -52,11 +51,10 @@ beforeAll(async () => {
   );
   server = await startServer({ dataDir });
   browser = await launch();
-  context = await browser.newContext({ viewport: DESKTOP });
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
-  page = await context.newPage();
-  errors = watch(page);
-  await page.goto(server.url);
+  ({ page, errors } = await open(browser, {
+    prepare: (created) => created.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url }),
+    url: server.url,
+  }));
 });
 
 afterAll(async () => {

@@ -14,8 +14,8 @@ import { parse } from 'yaml';
 import type { ServerStatus } from '#shared/api/admin.js';
 import type { ConfigDocument } from '#shared/api/config.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
-import { newSignInLink, signIn } from './app-helpers.js';
-import { DESKTOP, PHONE, launch, screenshot, watch } from './harness.js';
+import { newSignInLink } from './app-helpers.js';
+import { DESKTOP, launch, open, PHONE, screenshot } from './harness.js';
 
 let server: RunningServer;
 let browser: Browser;
@@ -32,12 +32,7 @@ afterAll(async () => {
 });
 
 async function openSignedIn(path: string, viewport = DESKTOP, colorScheme: 'light' | 'dark' = 'light'): Promise<{ page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport, colorScheme });
-  const page = await context.newPage();
-  const errors = watch(page);
-  await signIn(page, await newSignInLink(server));
-  await page.goto(`${server.url}${path}`);
-  return { page, errors };
+  return open(browser, { viewport, colorScheme, signIn: await newSignInLink(server), url: `${server.url}${path}` });
 }
 
 const config = () => parse(readFileSync(join(server.dataDir, 'config.yaml'), 'utf8')) as Partial<ConfigDocument>;

@@ -13,7 +13,7 @@ import { silentLogger } from '../../companion/src/logger.js';
 import { createServices, type Services } from '../../companion/src/services.js';
 import { newDataDir } from '../helpers/server.js';
 import { tempFolder } from '../helpers/temp.js';
-import { DESKTOP, launch, screenshot, waitForServiceWorker, watch } from './harness.js';
+import { launch, open, screenshot, waitForServiceWorker } from './harness.js';
 
 const BUILT = fileURLToPath(new URL('../../build/web', import.meta.url));
 
@@ -40,10 +40,7 @@ afterAll(async () => {
 
 describe('a new version of the app', () => {
   it('shows an "update available" prompt and switches only when the user reloads', async () => {
-    const context = await browser.newContext({ viewport: DESKTOP });
-    const page = await context.newPage();
-    const errors = watch(page);
-    await page.goto(url);
+    const { context, page, errors } = await open(browser, { url });
     await waitForServiceWorker(page);
     const first = await page.evaluate(() => navigator.serviceWorker.controller?.scriptURL);
     const prompt = page.getByText('A new version of Hearth is available.');

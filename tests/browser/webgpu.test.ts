@@ -7,7 +7,7 @@ import { prebuiltAppConfig } from '@mlc-ai/web-llm';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../helpers/server.js';
-import { launch, screenshot, watch } from './harness.js';
+import { launch, open, screenshot } from './harness.js';
 
 let server: RunningServer;
 
@@ -20,10 +20,7 @@ afterAll(async () => {
 });
 
 async function modelsPage(browser: Browser) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
-  const page = await context.newPage();
-  const errors = watch(page);
-  await page.goto(`${server.url}/models`);
+  const { context, page, errors } = await open(browser, { viewport: { width: 1280, height: 1000 }, url: `${server.url}/models` });
   const status = page.getByTestId('webgpu-status');
   await expect.poll(() => status.innerText(), { timeout: 30_000 }).not.toContain('checking');
   return { context, page, status, errors };
