@@ -78,6 +78,22 @@ export async function replyEnds(page: Page, status: 'done' | 'stopped' | 'interr
   return ((await handle.jsonValue()) as string).trim();
 }
 
+/**
+ * Waits until the reply being streamed shows its first text. The first reply of a model loads it
+ * (and measures its threads), and the in-browser engine starts slowly: both are slow on a busy
+ * machine, hence the long wait.
+ */
+export async function replyStarted(page: Page): Promise<void> {
+  await page.waitForFunction(
+    () => {
+      const replies = document.querySelectorAll('article[data-role="assistant"][data-status="streaming"] .markdown');
+      return (replies[replies.length - 1]?.textContent ?? '').length > 0;
+    },
+    undefined,
+    { timeout: 120_000 },
+  );
+}
+
 /** The companion's admin status, read from the test (loopback) side. */
 export async function adminStatus(url: string): Promise<{ loaded: { id: string; busy: number; queued: number; generated_tokens: number }[] }> {
   const response = await fetch(`${url}/admin/status`);

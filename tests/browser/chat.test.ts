@@ -9,7 +9,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../helpers/server.js';
 import { startServerWithSlowModel } from './slow-model.js';
-import { adminStatus, chooseModel, lastReply, replyEnds, send, setSetting, startupSignInLink } from './app-helpers.js';
+import { adminStatus, chooseModel, lastReply, replyEnds, replyStarted, send, setSetting, startupSignInLink } from './app-helpers.js';
 import { CHROMIUM, DESKTOP, FLAGS, launch, open, screenshot, waitForServiceWorker, watch } from './harness.js';
 
 let server: RunningServer;
@@ -121,15 +121,7 @@ describe('chat with a companion model', () => {
     await setSetting(page, 'Max tokens', '1800');
     const before = await generated();
     await send(page, 'Tell me a long story.');
-    await page.waitForFunction(
-      () => {
-        const replies = document.querySelectorAll('article[data-role="assistant"][data-status="streaming"] .markdown');
-        return (replies[replies.length - 1]?.textContent ?? '').length > 0;
-        // The first reply of `slow` loads it and measures its threads: slow on a busy machine.
-      },
-      undefined,
-      { timeout: 120_000 },
-    );
+    await replyStarted(page);
     await page.getByRole('button', { name: 'Stop' }).click();
 
     const text = await replyEnds(page, 'stopped');

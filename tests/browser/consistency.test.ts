@@ -16,7 +16,7 @@ import { imageDataDir } from '../helpers/images.js';
 import { tinyModelPath } from '../helpers/models.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 import { startupSignInLink } from './app-helpers.js';
-import { DESKTOP, launch, open, PHONE, screenshot } from './harness.js';
+import { DESKTOP, launch, LOOKS, open, PHONE, screenshot } from './harness.js';
 
 let server: RunningServer;
 let browser: Browser;
@@ -268,18 +268,13 @@ describe('screenshots', () => {
       ['models-cards', '/models', () => page.getByRole('button', { name: 'Use in chat' }).first().waitFor()],
       ['chat-empty', '/', () => page.getByLabel('Message', { exact: true }).waitFor()],
     ];
-    for (const scheme of ['light', 'dark'] as const) {
+    for (const { size, viewport, colorScheme: scheme } of LOOKS) {
       await page.emulateMedia({ colorScheme: scheme });
-      for (const [size, viewport] of [
-        ['desktop', DESKTOP],
-        ['phone', PHONE],
-      ] as const) {
-        await page.setViewportSize(viewport);
-        for (const [name, path, ready] of screens) {
-          await page.goto(`${server.url}${path}`);
-          await ready();
-          await screenshot(page, `${name}-${size}-${scheme}`, { fullPage: name === 'images-page' });
-        }
+      await page.setViewportSize(viewport);
+      for (const [name, path, ready] of screens) {
+        await page.goto(`${server.url}${path}`);
+        await ready();
+        await screenshot(page, `${name}-${size}-${scheme}`, { fullPage: name === 'images-page' });
       }
     }
     await page.setViewportSize(DESKTOP);

@@ -15,7 +15,7 @@ import { agentDataDir } from '../helpers/agents.js';
 import { tinyEmbeddingModelPath, tinyModelPath } from '../helpers/models.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 import { chooseModel, lastReply, replyEnds, send, setSetting, startupSignInLink } from './app-helpers.js';
-import { DESKTOP, launch, open, PHONE, screenshot } from './harness.js';
+import { DESKTOP, launch, LOOKS, open, screenshot } from './harness.js';
 
 let provider: ScriptedProvider;
 let server: RunningServer;
@@ -296,17 +296,12 @@ describe('screenshots of the chat', () => {
       ],
       ['memory-agent', () => page.goto(`${server.url}/memory`).then(() => page.locator('#agent-heading').waitFor())],
     ];
-    for (const scheme of ['light', 'dark'] as const) {
+    for (const { size, viewport, colorScheme: scheme } of LOOKS) {
       await page.emulateMedia({ colorScheme: scheme });
-      for (const [size, viewport] of [
-        ['desktop', DESKTOP],
-        ['phone', PHONE],
-      ] as const) {
-        await page.setViewportSize(viewport);
-        for (const [name, show] of shots) {
-          await show();
-          await screenshot(page, `${name}-${size}-${scheme}`);
-        }
+      await page.setViewportSize(viewport);
+      for (const [name, show] of shots) {
+        await show();
+        await screenshot(page, `${name}-${size}-${scheme}`);
       }
     }
     await page.setViewportSize(DESKTOP);

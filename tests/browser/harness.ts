@@ -35,6 +35,14 @@ export function launch(extraFlags: string[] = []): Promise<Browser> {
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 390, height: 844 };
 
+/** The looks screens are checked and photographed in: each size (desktop, phone) in each colour scheme. */
+export const LOOKS = (
+  [
+    ['desktop', DESKTOP],
+    ['phone', PHONE],
+  ] as const
+).flatMap(([size, viewport]) => (['light', 'dark'] as const).map((colorScheme) => ({ size, viewport, colorScheme })));
+
 export interface Opened {
   context: BrowserContext;
   page: Page;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tinyModelPath } from '../helpers/models.js';
 import type { RunningServer } from '../helpers/server.js';
 import { startServerWithSlowModel } from './slow-model.js';
-import { chooseModel, lastReply, pickerGroups, replyEnds, send, setSetting } from './app-helpers.js';
+import { chooseModel, lastReply, pickerGroups, replyEnds, replyStarted, send, setSetting } from './app-helpers.js';
 import { launch, open, screenshot, waitForServiceWorker } from './harness.js';
 
 let server: RunningServer;
@@ -81,15 +81,7 @@ describe('when the companion goes away', () => {
     await chooseModel(page, 'companion:slow');
     await setSetting(page, 'Max tokens', '1800');
     await send(page, 'Now a long one please');
-    await page.waitForFunction(
-      () => {
-        const replies = document.querySelectorAll('article[data-role="assistant"][data-status="streaming"] .markdown');
-        return (replies[replies.length - 1]?.textContent ?? '').length > 0;
-        // The first reply of `slow` loads it and measures its threads: slow on a busy machine.
-      },
-      undefined,
-      { timeout: 120_000 },
-    );
+    await replyStarted(page);
     await server.stop();
 
     await replyEnds(page, 'interrupted');
@@ -140,15 +132,7 @@ describe('offline, with the companion stopped', () => {
   it('stops an in-browser reply in the worker, and the engine keeps working', async () => {
     await setSetting(page, 'Max tokens', '1800');
     await send(page, 'A long one, offline');
-    await page.waitForFunction(
-      () => {
-        const replies = document.querySelectorAll('article[data-role="assistant"][data-status="streaming"] .markdown');
-        return (replies[replies.length - 1]?.textContent ?? '').length > 0;
-        // The first text of the in-browser engine: slow on a busy machine.
-      },
-      undefined,
-      { timeout: 120_000 },
-    );
+    await replyStarted(page);
     await page.getByRole('button', { name: 'Stop' }).click();
     const stopped = await replyEnds(page, 'stopped');
     expect(stopped.length).toBeGreaterThan(0);

@@ -14,7 +14,7 @@ import { REPO_ROOT } from '../helpers/hearth-process.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
 import { tempFolder } from '../helpers/temp.js';
 import { newSignInLink, signIn } from './app-helpers.js';
-import { DESKTOP, PHONE, launch, screenshot, watch } from './harness.js';
+import { DESKTOP, launch, LOOKS, PHONE, screenshot, watch } from './harness.js';
 
 let server: RunningServer;
 let browser: Browser;
@@ -103,21 +103,16 @@ describe('signed in without a typed step', () => {
     const first = await browser.newContext({ viewport: DESKTOP });
     await signIn(await first.newPage(), link);
     await first.close();
-    for (const [name, viewport] of [
-      ['desktop', DESKTOP],
-      ['phone', PHONE],
-    ] as const) {
-      for (const colorScheme of ['light', 'dark'] as const) {
-        const context = await browser.newContext({ viewport, colorScheme });
-        const page = await context.newPage();
-        await page.goto(link);
-        await page.getByRole('alert').filter({ hasText: 'already used or has expired' }).waitFor();
-        expect(await page.getByLabel('Sign-in command').innerText()).toBe('npm run hearth -- open');
-        expect(page.url()).toBe(`${server.url}/sign-in`);
-        expect(await page.locator('main').innerText()).not.toMatch(/`|npx /);
-        await screenshot(page, `sign-in-refused-${name}-${colorScheme}`);
-        await context.close();
-      }
+    for (const { size: name, viewport, colorScheme } of LOOKS) {
+      const context = await browser.newContext({ viewport, colorScheme });
+      const page = await context.newPage();
+      await page.goto(link);
+      await page.getByRole('alert').filter({ hasText: 'already used or has expired' }).waitFor();
+      expect(await page.getByLabel('Sign-in command').innerText()).toBe('npm run hearth -- open');
+      expect(page.url()).toBe(`${server.url}/sign-in`);
+      expect(await page.locator('main').innerText()).not.toMatch(/`|npx /);
+      await screenshot(page, `sign-in-refused-${name}-${colorScheme}`);
+      await context.close();
     }
   });
 });
@@ -160,41 +155,36 @@ describe('signed out', () => {
     await context.close();
   });
 
-  for (const [name, viewport] of [
-    ['desktop', DESKTOP],
-    ['phone', PHONE],
-  ] as const) {
-    for (const colorScheme of ['light', 'dark'] as const) {
-      it(`looks right signed out and signed in on a ${name}, ${colorScheme}`, async () => {
-        const context: BrowserContext = await browser.newContext({ viewport, colorScheme });
-        const page = await context.newPage();
-        const problems = problemsOf(page);
-        for (const [path, screen] of SCREENS) {
-          await page.goto(`${server.url}${path}`);
-          await (
-            path === '/sign-in'
-              ? page.getByLabel('Sign-in command')
-              : path === '/models'
-                ? page.getByRole('listitem', { name: /^tiny/ }).first()
-                : page.getByTestId('sign-in-notice')
-          ).waitFor();
-          const { scroll, width } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth }));
-          expect(scroll, path).toBeLessThanOrEqual(width);
-          await screenshot(page, `first-hour-${screen}-signed-out-${name}-${colorScheme}`, { fullPage: true });
-        }
-        await signIn(page, await newSignInLink(server));
-        for (const [path, screen] of SCREENS.filter(([path]) => path !== '/sign-in' && path !== '/models#discover')) {
-          await page.goto(`${server.url}${path}`);
-          if (path === '/server') await page.getByTestId('signed-in').waitFor();
-          else if (path === '/agent') await page.getByRole('button', { name: 'New agent' }).waitFor();
-          else if (path === '/devices') await page.getByTestId('channel-state').filter({ hasText: 'off' }).waitFor();
-          else await page.getByRole('listitem', { name: /^tiny/ }).first().waitFor();
-          await screenshot(page, `first-hour-${screen}-signed-in-${name}-${colorScheme}`, { fullPage: true });
-        }
-        expect(problems).toEqual([]);
-        await context.close();
-      });
-    }
+  for (const { size: name, viewport, colorScheme } of LOOKS) {
+    it(`looks right signed out and signed in on a ${name}, ${colorScheme}`, async () => {
+      const context: BrowserContext = await browser.newContext({ viewport, colorScheme });
+      const page = await context.newPage();
+      const problems = problemsOf(page);
+      for (const [path, screen] of SCREENS) {
+        await page.goto(`${server.url}${path}`);
+        await (
+          path === '/sign-in'
+            ? page.getByLabel('Sign-in command')
+            : path === '/models'
+              ? page.getByRole('listitem', { name: /^tiny/ }).first()
+              : page.getByTestId('sign-in-notice')
+        ).waitFor();
+        const { scroll, width } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth }));
+        expect(scroll, path).toBeLessThanOrEqual(width);
+        await screenshot(page, `first-hour-${screen}-signed-out-${name}-${colorScheme}`, { fullPage: true });
+      }
+      await signIn(page, await newSignInLink(server));
+      for (const [path, screen] of SCREENS.filter(([path]) => path !== '/sign-in' && path !== '/models#discover')) {
+        await page.goto(`${server.url}${path}`);
+        if (path === '/server') await page.getByTestId('signed-in').waitFor();
+        else if (path === '/agent') await page.getByRole('button', { name: 'New agent' }).waitFor();
+        else if (path === '/devices') await page.getByTestId('channel-state').filter({ hasText: 'off' }).waitFor();
+        else await page.getByRole('listitem', { name: /^tiny/ }).first().waitFor();
+        await screenshot(page, `first-hour-${screen}-signed-in-${name}-${colorScheme}`, { fullPage: true });
+      }
+      expect(problems).toEqual([]);
+      await context.close();
+    });
   }
 });
 
@@ -202,28 +192,23 @@ describe('no model yet', () => {
   it('the Server and Models empty states name every way to get a model that works here', async () => {
     const empty = await startServer({ withModel: false });
     try {
-      for (const [name, viewport] of [
-        ['desktop', DESKTOP],
-        ['phone', PHONE],
-      ] as const) {
-        for (const colorScheme of ['light', 'dark'] as const) {
-          const context = await browser.newContext({ viewport, colorScheme });
-          const page = await context.newPage();
-          const problems = problemsOf(page);
-          for (const screen of ['server', 'models']) {
-            await page.goto(`${empty.url}/${screen}`);
-            const help = page.getByTestId('no-models');
-            await help.getByText(`${empty.dataDir}/models`).waitFor();
-            const text = await help.innerText();
-            expect(text).toContain('Discover searches Hugging Face');
-            expect(text).toMatch(/LM Studio or Ollama/);
-            expect(await help.getByLabel('Test model command').innerText()).toBe(`npm run model:tiny -- --data-dir ${empty.dataDir}`);
-            expect(await help.getByRole('link', { name: 'Discover' }).getAttribute('href')).toBe('/models#discover');
-            await screenshot(page, `first-hour-empty-${screen}-${name}-${colorScheme}`, { fullPage: true });
-          }
-          expect(problems).toEqual([]);
-          await context.close();
+      for (const { size: name, viewport, colorScheme } of LOOKS) {
+        const context = await browser.newContext({ viewport, colorScheme });
+        const page = await context.newPage();
+        const problems = problemsOf(page);
+        for (const screen of ['server', 'models']) {
+          await page.goto(`${empty.url}/${screen}`);
+          const help = page.getByTestId('no-models');
+          await help.getByText(`${empty.dataDir}/models`).waitFor();
+          const text = await help.innerText();
+          expect(text).toContain('Discover searches Hugging Face');
+          expect(text).toMatch(/LM Studio or Ollama/);
+          expect(await help.getByLabel('Test model command').innerText()).toBe(`npm run model:tiny -- --data-dir ${empty.dataDir}`);
+          expect(await help.getByRole('link', { name: 'Discover' }).getAttribute('href')).toBe('/models#discover');
+          await screenshot(page, `first-hour-empty-${screen}-${name}-${colorScheme}`, { fullPage: true });
         }
+        expect(problems).toEqual([]);
+        await context.close();
       }
     } finally {
       await empty.stop();
