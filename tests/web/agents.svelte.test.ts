@@ -7,14 +7,7 @@ import type { ModelRecord } from '#shared/api/openai.js';
 import { AgentsStore } from '$lib/stores/agents.svelte';
 import { session } from '$lib/stores/session.svelte';
 import type { AgentRecord, AgentRun, AgentRunEvent } from '#shared/api/agents.js';
-
-type Handler = (path: string, init: RequestInit) => Response | Promise<Response>;
-
-function respond(handler: Handler) {
-  const fetch = vi.fn(async (input: RequestInfo | URL, init: RequestInit = {}) => handler(String(input), init));
-  vi.stubGlobal('fetch', fetch);
-  return fetch;
-}
+import { respond } from './fetch-stub.js';
 
 const error = (status: number, code: string, message = code) =>
   Response.json({ error: { message, type: 'invalid_request_error', code, param: null } }, { status });

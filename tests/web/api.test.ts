@@ -2,12 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { streamChat } from '$lib/api/chat';
 import { downloadModelFile, modelFilePath, modelFileSize } from '$lib/api/models';
 import { loadModel, serverStatus, unloadModel } from '$lib/api/server';
-
-function stub(handler: (path: string, init: RequestInit) => Response | Promise<Response>) {
-  const fetch = vi.fn(async (input: RequestInfo | URL, init: RequestInit = {}) => handler(String(input), init));
-  vi.stubGlobal('fetch', fetch);
-  return fetch;
-}
+import { respond as stub } from './fetch-stub.js';
 
 afterEach(() => {
   vi.unstubAllGlobals();

@@ -2,16 +2,11 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ActivityStore } from '$lib/stores/activity.svelte';
 import { LibraryStore } from '$lib/stores/library.svelte';
 import type { ModelDownload } from '#shared/api/model-library.js';
+import { respond } from './fetch-stub.js';
 
 afterEach(() => {
   vi.unstubAllGlobals();
 });
-
-function respond(handler: (path: string, init: RequestInit) => Response | Promise<Response>) {
-  const fetch = vi.fn(async (input: RequestInfo | URL, init: RequestInit = {}) => handler(String(input), init));
-  vi.stubGlobal('fetch', fetch);
-  return fetch;
-}
 
 const download = (extra: Partial<ModelDownload> = {}): ModelDownload => ({
   id: 'dl_1',

@@ -2,12 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { clearKeyRefusal } from '$lib/api/client';
 import { readAccessKey, storeAccessKey } from '$lib/storage/access-key';
 import { ServerStore } from '$lib/stores/server.svelte';
-
-function respond(handler: (path: string, init: RequestInit) => Response | Promise<Response>) {
-  const fetch = vi.fn(async (input: RequestInfo | URL, init: RequestInit = {}) => handler(String(input), init));
-  vi.stubGlobal('fetch', fetch);
-  return fetch;
-}
+import { respond } from './fetch-stub.js';
 
 beforeEach(() => {
   localStorage.clear();

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SessionStore } from '$lib/stores/session.svelte';
 import type { SessionState } from '#shared/api/admin.js';
+import { respond } from './fetch-stub.js';
 
 /* The app's sign-in state comes from the companion (GET /admin/session, never a 401), with the commands spelled as they run there. */
 
@@ -16,12 +17,6 @@ const state = (signedIn: boolean, extra: Partial<SessionState> = {}): SessionSta
   external_models: true,
   ...extra,
 });
-
-function respond(handler: (path: string, init: RequestInit) => Response) {
-  const fetch = vi.fn(async (input: RequestInfo | URL, init: RequestInit = {}) => handler(String(input), init));
-  vi.stubGlobal('fetch', fetch);
-  return fetch;
-}
 
 beforeEach(() => localStorage.clear());
 afterEach(() => vi.unstubAllGlobals());
