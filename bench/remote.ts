@@ -23,7 +23,7 @@ import Database from 'better-sqlite3';
 import type { AgentRunEvent } from '#shared/api/agents.js';
 import type { PairingCode } from '#shared/api/remote.js';
 import { credentialSecretName } from '../companion/src/channel/device/hosts.js';
-import { readEvents } from '../companion/src/channel/device/sse-reader.js';
+import { readEvents } from '../companion/src/sse-reader.js';
 import { startScriptedProvider } from '../tests/fixtures/scripted-provider.js';
 import { cleanEnv, HEARTH_BIN, runNode, spawnListening } from '../tests/helpers/hearth-process.js';
 

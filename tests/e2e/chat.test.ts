@@ -1,36 +1,26 @@
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { sharedServer } from '../helpers/server.js';
 
-let server: RunningServer;
-let client: OpenAI;
-
-beforeAll(async () => {
-  server = await startServer();
-  client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'not-needed', maxRetries: 0 });
-});
-
-afterAll(async () => {
-  expect(await server.stop()).toBe(0);
-});
+const hearth = sharedServer();
 
 describe('hearth serve with the official openai client', () => {
   it('prints exactly one line on stdout and answers /health', async () => {
-    expect(server.stdout()).toMatch(/^Hearth listening on http:\/\/127\.0\.0\.1:\d+\n$/);
-    const health = (await (await fetch(`${server.url}/health`)).json()) as { status: string; version: string };
+    expect(hearth.server.stdout()).toMatch(/^Hearth listening on http:\/\/127\.0\.0\.1:\d+\n$/);
+    const health = (await (await fetch(`${hearth.server.url}/health`)).json()) as { status: string; version: string };
     expect(health.status).toBe('ok');
     expect(health.version).toMatch(/^\d+\.\d+\.\d+/);
   });
 
   it('lists the tiny model with the extra fields', async () => {
-    const page = await client.models.list();
+    const page = await hearth.client.models.list();
     const tiny = page.data.find((model) => model.id === 'tiny') as unknown as Record<string, unknown>;
     expect(tiny).toMatchObject({ object: 'model', source: 'local', context_length: 2048, capabilities: ['chat', 'tools'] });
     expect(tiny.size_bytes).toBeGreaterThan(100_000);
   });
 
   it('answers a chat completion with usage', async () => {
-    const completion = await client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 12, seed: 7 });
+    const completion = await hearth.client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 12, seed: 7 });
     expect(completion.id).toMatch(/^chatcmpl-/);
     expect(completion.choices[0]!.message.content!.length).toBeGreaterThan(0);
     expect(completion.choices[0]!.finish_reason).toBe('length');
@@ -41,13 +31,13 @@ describe('hearth serve with the official openai client', () => {
 
   it('is reproducible with a seed', async () => {
     const ask = () =>
-      client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'Same seed' }], max_tokens: 16, seed: 42, temperature: 1 });
+      hearth.client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'Same seed' }], max_tokens: 16, seed: 42, temperature: 1 });
     const [first, second] = [await ask(), await ask()];
     expect(first.choices[0]!.message.content).toBe(second.choices[0]!.message.content);
   });
 
   it('streams deltas and a final usage chunk', async () => {
-    const stream = await client.chat.completions.create({
+    const stream = await hearth.client.chat.completions.create({
       model: 'tiny',
       messages: [
         { role: 'system', content: 'Be brief.' },
@@ -76,7 +66,7 @@ describe('hearth serve with the official openai client', () => {
   });
 
   it('returns a tool call when tool_choice is required', async () => {
-    const completion = await client.chat.completions.create({
+    const completion = await hearth.client.chat.completions.create({
       model: 'tiny',
       messages: [{ role: 'user', content: 'What is the weather in Paris?' }],
       tools: [
@@ -103,7 +93,7 @@ describe('hearth serve with the official openai client', () => {
   });
 
   it('continues after a tool result', async () => {
-    const completion = await client.chat.completions.create({
+    const completion = await hearth.client.chat.completions.create({
       model: 'tiny',
       messages: [
         { role: 'user', content: 'Weather?' },
@@ -122,7 +112,7 @@ describe('hearth serve with the official openai client', () => {
   });
 
   it('produces json_schema output that parses and validates', async () => {
-    const completion = await client.chat.completions.create({
+    const completion = await hearth.client.chat.completions.create({
       model: 'tiny',
       messages: [{ role: 'user', content: 'Describe a colour as JSON.' }],
       response_format: {
@@ -153,7 +143,7 @@ describe('hearth serve with the official openai client', () => {
   });
 
   it('produces a JSON object for json_object', async () => {
-    const completion = await client.chat.completions.create({
+    const completion = await hearth.client.chat.completions.create({
       model: 'tiny',
       messages: [{ role: 'user', content: 'JSON please' }],
       response_format: { type: 'json_object' },
@@ -165,19 +155,19 @@ describe('hearth serve with the official openai client', () => {
   });
 
   it('answers errors in the OpenAI shape', async () => {
-    const missing = await client.chat.completions
+    const missing = await hearth.client.chat.completions
       .create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] })
       .catch((error: unknown) => error);
     expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
     expect((missing as InstanceType<typeof OpenAI.NotFoundError>).code).toBe('model_not_found');
 
-    const tooLong = await client.chat.completions
+    const tooLong = await hearth.client.chat.completions
       .create({ model: 'tiny', messages: [{ role: 'user', content: 'word '.repeat(3000) }] })
       .catch((error: unknown) => error);
     expect(tooLong).toBeInstanceOf(OpenAI.BadRequestError);
     expect((tooLong as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('context_length_exceeded');
 
-    const badRole = await client.chat.completions
+    const badRole = await hearth.client.chat.completions
       .create({ model: 'tiny', messages: [{ role: 'robot' as 'user', content: 'x' }] })
       .catch((error: unknown) => error);
     expect(badRole).toBeInstanceOf(OpenAI.BadRequestError);

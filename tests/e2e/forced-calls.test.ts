@@ -1,18 +1,8 @@
-import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../helpers/server.js';
+import type OpenAI from 'openai';
+import { describe, expect, it } from 'vitest';
+import { sharedServer } from '../helpers/server.js';
 
-let server: RunningServer;
-let client: OpenAI;
-
-beforeAll(async () => {
-  server = await startServer();
-  client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-});
-
-afterAll(async () => {
-  expect(await server.stop()).toBe(0);
-});
+const hearth = sharedServer();
 
 const weather = {
   type: 'function' as const,
@@ -26,7 +16,14 @@ const messages = [{ role: 'user' as const, content: 'Weather in Paris?' }];
 describe('a forced tool call cut off by max_tokens, as OpenAI returns it', () => {
   it('comes back as the partial call in tool_calls with finish_reason length, content null', async () => {
     // Enough tokens to pass the call's name and start its arguments (the tiny model spells most text by the character).
-    const completion = await client.chat.completions.create({ model: 'tiny', messages, tools: [weather], tool_choice: 'required', max_tokens: 40, seed: 1 });
+    const completion = await hearth.client.chat.completions.create({
+      model: 'tiny',
+      messages,
+      tools: [weather],
+      tool_choice: 'required',
+      max_tokens: 40,
+      seed: 1,
+    });
     const choice = completion.choices[0]!;
     expect(choice.finish_reason).toBe('length');
     expect(choice.message.content).toBeNull();
@@ -39,7 +36,7 @@ describe('a forced tool call cut off by max_tokens, as OpenAI returns it', () =>
   });
 
   it('streams it: the first delta has content null, then the partial call, then finish_reason length', async () => {
-    const stream = await client.chat.completions.create({
+    const stream = await hearth.client.chat.completions.create({
       model: 'tiny',
       messages,
       tools: [weather],
@@ -63,7 +60,14 @@ describe('a forced tool call cut off by max_tokens, as OpenAI returns it', () =>
       ...weather,
       function: { ...weather.function, parameters: { ...weather.function.parameters, properties: { city: { enum: ['Paris', 'Rome'] } } } },
     };
-    const completion = await client.chat.completions.create({ model: 'tiny', messages, tools: [city], tool_choice: 'required', max_tokens: 200, seed: 1 });
+    const completion = await hearth.client.chat.completions.create({
+      model: 'tiny',
+      messages,
+      tools: [city],
+      tool_choice: 'required',
+      max_tokens: 200,
+      seed: 1,
+    });
     expect(completion.choices[0]!.finish_reason).toBe('tool_calls');
     expect(JSON.parse((completion.choices[0]!.message.tool_calls![0]! as OpenAI.Chat.ChatCompletionMessageFunctionToolCall).function.arguments)).toHaveProperty(
       'city',
@@ -71,7 +75,7 @@ describe('a forced tool call cut off by max_tokens, as OpenAI returns it', () =>
   });
 
   it('in the Responses protocol: an incomplete response whose function_call item holds the partial arguments', async () => {
-    const response = await client.responses.create({
+    const response = await hearth.client.responses.create({
       model: 'tiny',
       input: 'Weather in Paris?',
       tools: [{ type: 'function', name: 'get_weather', parameters: weather.function.parameters, strict: true }],

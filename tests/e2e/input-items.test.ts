@@ -1,16 +1,13 @@
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../helpers/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sharedServer } from '../helpers/server.js';
 
-let server: RunningServer;
-let client: OpenAI;
+const hearth = sharedServer();
 let responseId: string;
 
 beforeAll(async () => {
-  server = await startServer();
-  client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-  const first = await client.responses.create({ model: 'tiny', input: 'Earlier turn', max_output_tokens: 2 });
-  const response = await client.responses.create({
+  const first = await hearth.client.responses.create({ model: 'tiny', input: 'Earlier turn', max_output_tokens: 2 });
+  const response = await hearth.client.responses.create({
     model: 'tiny',
     previous_response_id: first.id,
     input: [
@@ -26,16 +23,12 @@ beforeAll(async () => {
   responseId = response.id;
 });
 
-afterAll(async () => {
-  expect(await server.stop()).toBe(0);
-});
-
 const texts = (items: OpenAI.Responses.ResponseItem[]) =>
   items.map((item) => (item.type === 'message' ? (item.content[0] as { text: string }).text : item.type === 'function_call' ? item.name : item.type));
 
 describe('GET /v1/responses/{id}/input_items with the official client (responses.inputItems.list)', () => {
   it('lists this response’s own input items, newest first by default, in OpenAI’s item shapes', async () => {
-    const page = await client.responses.inputItems.list(responseId);
+    const page = await hearth.client.responses.inputItems.list(responseId);
     expect(texts(page.data)).toEqual(['three', 'function_call_output', 'clock', 'two', 'one', 'Answer in one word.']);
     expect(page.has_more).toBe(false);
     const [last, output, call, assistant] = page.data;
@@ -48,20 +41,20 @@ describe('GET /v1/responses/{id}/input_items with the official client (responses
   });
 
   it('pages with limit and after (the client’s auto-pagination), in both orders, with stable ids', async () => {
-    const firstPage = await client.responses.inputItems.list(responseId, { limit: 4, order: 'asc' });
+    const firstPage = await hearth.client.responses.inputItems.list(responseId, { limit: 4, order: 'asc' });
     expect(texts(firstPage.data)).toEqual(['Answer in one word.', 'one', 'two', 'clock']);
     expect(firstPage.has_more).toBe(true);
     const all: OpenAI.Responses.ResponseItem[] = [];
-    for await (const item of client.responses.inputItems.list(responseId, { limit: 2, order: 'asc' })) all.push(item);
+    for await (const item of hearth.client.responses.inputItems.list(responseId, { limit: 2, order: 'asc' })) all.push(item);
     expect(texts(all)).toEqual(['Answer in one word.', 'one', 'two', 'clock', 'function_call_output', 'three']);
     expect(all.slice(0, 4).map((item) => item.id)).toEqual(firstPage.data.map((item) => item.id));
-    const after = await client.responses.inputItems.list(responseId, { after: all[1]!.id, limit: 2 });
+    const after = await hearth.client.responses.inputItems.list(responseId, { after: all[1]!.id, limit: 2 });
     expect(texts(after.data)).toEqual(['Answer in one word.']);
   });
 
   it('pages backwards with before, and accepts include', async () => {
-    const ids = (await client.responses.inputItems.list(responseId, { order: 'asc' })).data.map((item) => item.id);
-    const raw = (await (await fetch(`${server.url}/v1/responses/${responseId}/input_items?order=asc&before=${ids[3]}&limit=2`)).json()) as {
+    const ids = (await hearth.client.responses.inputItems.list(responseId, { order: 'asc' })).data.map((item) => item.id);
+    const raw = (await (await fetch(`${hearth.server.url}/v1/responses/${responseId}/input_items?order=asc&before=${ids[3]}&limit=2`)).json()) as {
       data: { id: string }[];
       first_id: string;
       last_id: string;
@@ -69,17 +62,17 @@ describe('GET /v1/responses/{id}/input_items with the official client (responses
       object: string;
     };
     expect(raw).toMatchObject({ object: 'list', first_id: ids[0], last_id: ids[1], has_more: true });
-    const included = await client.responses.inputItems.list(responseId, { include: ['message.output_text.logprobs'], limit: 1 });
+    const included = await hearth.client.responses.inputItems.list(responseId, { include: ['message.output_text.logprobs'], limit: 1 });
     expect(included.data).toHaveLength(1);
   });
 
   it('answers 404 for an unknown response and 400 for a cursor that is not one of its items', async () => {
-    const missing = await client.responses.inputItems.list('resp_nope').catch((error: unknown) => error);
+    const missing = await hearth.client.responses.inputItems.list('resp_nope').catch((error: unknown) => error);
     expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
-    const bad = await client.responses.inputItems.list(responseId, { after: 'msg_nope' }).catch((error: unknown) => error);
+    const bad = await hearth.client.responses.inputItems.list(responseId, { after: 'msg_nope' }).catch((error: unknown) => error);
     expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
     expect((bad as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('after');
-    const limit = await client.responses.inputItems.list(responseId, { limit: 101 }).catch((error: unknown) => error);
+    const limit = await hearth.client.responses.inputItems.list(responseId, { limit: 101 }).catch((error: unknown) => error);
     expect(limit).toBeInstanceOf(OpenAI.BadRequestError);
   });
 });

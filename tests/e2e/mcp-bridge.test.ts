@@ -10,8 +10,8 @@ import type { CreatedKey } from '#shared/api/access.js';
 import type { BridgeCallResult, BridgeToolList, McpServiceList, McpServiceStatus } from '#shared/api/bridge.js';
 import { startHttpService, type HttpService } from '../fixtures/mcp/http-service.js';
 import { rawRequest, runHearth } from '../helpers/hearth-cli.js';
-import { EVERYTHING, FILESYSTEM, MEMORY, MISBEHAVING, processesWithMarker, waitFor } from '../helpers/mcp.js';
-import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
+import { EVERYTHING, FILESYSTEM, initializeBody, MCP_HEADERS, MEMORY, MISBEHAVING, processesWithMarker, waitFor } from '../helpers/mcp.js';
+import { newDataDir, send, startServer, type RunningServer } from '../helpers/server.js';
 
 /*
  * A real `hearth serve` with auth required and four MCP services (everything, server-memory,
@@ -39,23 +39,12 @@ async function createKey(body: Record<string, unknown>): Promise<string> {
   return ((await response.json()) as CreatedKey).key;
 }
 
-async function send(path: string, init: { key?: string; body?: unknown; method?: string } = {}): Promise<Response> {
-  const headers: Record<string, string> = {};
-  if (init.key) headers.authorization = `Bearer ${init.key}`;
-  if (init.body !== undefined) headers['content-type'] = 'application/json';
-  return fetch(`${server.url}${path}`, {
-    method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
-    headers,
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-  });
-}
-
 async function services(): Promise<McpServiceStatus[]> {
-  return ((await (await send('/admin/mcp/services')).json()) as McpServiceList).services;
+  return ((await (await send(server, '/admin/mcp/services')).json()) as McpServiceList).services;
 }
 
 async function toolNames(key: string): Promise<string[]> {
-  const response = await send('/mcp/tools', { key });
+  const response = await send(server, '/mcp/tools', { key });
   expect(response.status).toBe(200);
   return ((await response.json()) as BridgeToolList).tools.map((tool) => tool.name).sort();
 }
@@ -150,7 +139,7 @@ describe('MCP services on a running server', () => {
   });
 
   it('bridge: lists the permitted catalog as {name, description, inputSchema}, never host-only or hidden write tools', async () => {
-    const response = await send('/mcp/tools', { key: toolsKey });
+    const response = await send(server, '/mcp/tools', { key: toolsKey });
     const { tools } = (await response.json()) as BridgeToolList;
     const names = tools.map((tool) => tool.name);
     expect(names).toEqual(expect.arrayContaining(['everything_echo', 'notes_create_entities', 'notes_read_graph', 'files_read_text_file', 'remote_whoami']));
@@ -161,12 +150,15 @@ describe('MCP services on a running server', () => {
   });
 
   it('bridge: calls a tool and answers the MCP CallToolResult; a failing tool is isError, not an HTTP error', async () => {
-    const echoed = await send('/mcp/call', { key: toolsKey, body: { name: 'everything_echo', arguments: { message: 'via the bridge' } } });
+    const echoed = await send(server, '/mcp/call', { key: toolsKey, body: { name: 'everything_echo', arguments: { message: 'via the bridge' } } });
     expect(echoed.status).toBe(200);
     expect((await echoed.json()) as BridgeCallResult).toEqual({ content: [{ type: 'text', text: 'Echo: via the bridge' }] });
-    const remoteCall = (await (await send('/mcp/call', { key: toolsKey, body: { name: 'remote_whoami' } })).json()) as BridgeCallResult;
+    const remoteCall = (await (await send(server, '/mcp/call', { key: toolsKey, body: { name: 'remote_whoami' } })).json()) as BridgeCallResult;
     expect(text(remoteCall)).toBe('caller: hearth');
-    const outside = await send('/mcp/call', { key: toolsKey, body: { name: 'files_read_text_file', arguments: { path: join(dataDir, 'secrets.json') } } });
+    const outside = await send(server, '/mcp/call', {
+      key: toolsKey,
+      body: { name: 'files_read_text_file', arguments: { path: join(dataDir, 'secrets.json') } },
+    });
     expect(outside.status).toBe(200);
     const refused = (await outside.json()) as BridgeCallResult;
     expect(refused.isError).toBe(true);
@@ -175,21 +167,21 @@ describe('MCP services on a running server', () => {
   });
 
   it('bridge: arguments are checked against the schema (400 listing the problems)', async () => {
-    const missing = await send('/mcp/call', { key: toolsKey, body: { name: 'everything_echo', arguments: {} } });
+    const missing = await send(server, '/mcp/call', { key: toolsKey, body: { name: 'everything_echo', arguments: {} } });
     expect(missing.status).toBe(400);
     const body = (await missing.json()) as { error: { code: string; param: string; problems: { path: string; message: string }[] } };
     expect(body.error).toMatchObject({ code: 'invalid_request_error', param: 'arguments.message' });
     expect(body.error.problems).toEqual([{ path: 'arguments.message', message: 'is required' }]);
-    const wrong = await send('/mcp/call', { key: toolsKey, body: { name: 'everything_get-sum', arguments: { a: 'two', b: 3 } } });
+    const wrong = await send(server, '/mcp/call', { key: toolsKey, body: { name: 'everything_get-sum', arguments: { a: 'two', b: 3 } } });
     expect(wrong.status).toBe(400);
     expect(((await wrong.json()) as { error: { problems: unknown[] } }).error.problems).toEqual([{ path: 'arguments.a', message: 'must be a number' }]);
-    const noName = await send('/mcp/call', { key: toolsKey, body: { arguments: {} } });
+    const noName = await send(server, '/mcp/call', { key: toolsKey, body: { arguments: {} } });
     expect(noName.status).toBe(400);
   });
 
   it('bridge: a hidden host-only tool, a hidden write tool and an absent tool all answer the same 404 tool_not_found', async () => {
     const answer = async (name: string) => {
-      const response = await send('/mcp/call', { key: toolsKey, body: { name, arguments: { path: '/tmp/x', content: 'x', command: 'id' } } });
+      const response = await send(server, '/mcp/call', { key: toolsKey, body: { name, arguments: { path: '/tmp/x', content: 'x', command: 'id' } } });
       const body = (await response.json()) as { error: Record<string, unknown> };
       return { status: response.status, body: JSON.stringify(body).split(name).join('<name>') };
     };
@@ -201,19 +193,19 @@ describe('MCP services on a running server', () => {
 
   it("bridge: a key scoped to an agent sees only that agent's tools whose class its policy allows", async () => {
     expect(await toolNames(readerKey)).toEqual(['everything_echo', 'notes_open_nodes', 'notes_read_graph', 'notes_search_nodes']);
-    const outside = await send('/mcp/call', { key: readerKey, body: { name: 'everything_get-sum', arguments: { a: 1, b: 2 } } });
+    const outside = await send(server, '/mcp/call', { key: readerKey, body: { name: 'everything_get-sum', arguments: { a: 1, b: 2 } } });
     expect(outside.status).toBe(404);
-    const denied = await send('/mcp/call', { key: readerKey, body: { name: 'notes_create_entities', arguments: { entities: [] } } });
+    const denied = await send(server, '/mcp/call', { key: readerKey, body: { name: 'notes_create_entities', arguments: { entities: [] } } });
     expect(denied.status).toBe(404);
-    const allowed = await send('/mcp/call', { key: readerKey, body: { name: 'everything_echo', arguments: { message: 'reader' } } });
+    const allowed = await send(server, '/mcp/call', { key: readerKey, body: { name: 'everything_echo', arguments: { message: 'reader' } } });
     expect(text((await allowed.json()) as BridgeCallResult)).toBe('Echo: reader');
   });
 
   it('bridge and /mcp: no key is 401, a key without the tools scope is 403', async () => {
-    expect((await send('/mcp/tools')).status).toBe(401);
-    expect((await send('/mcp/tools', { key: inferenceKey })).status).toBe(403);
-    expect((await send('/mcp/call', { key: inferenceKey, body: { name: 'everything_echo', arguments: { message: 'x' } } })).status).toBe(403);
-    expect((await send('/mcp', { key: inferenceKey, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } })).status).toBe(403);
+    expect((await send(server, '/mcp/tools')).status).toBe(401);
+    expect((await send(server, '/mcp/tools', { key: inferenceKey })).status).toBe(403);
+    expect((await send(server, '/mcp/call', { key: inferenceKey, body: { name: 'everything_echo', arguments: { message: 'x' } } })).status).toBe(403);
+    expect((await send(server, '/mcp', { key: inferenceKey, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } })).status).toBe(403);
   });
 
   it('/mcp: the SDK client lists and calls the same permitted catalog; hidden tools are refused like absent ones', async () => {
@@ -252,16 +244,10 @@ describe('MCP services on a running server', () => {
     try {
       expect((await reader.client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(await toolNames(readerKey));
       // Another key presenting this session id is answered as if the session did not exist.
-      const stolen = await fetch(`${server.url}/mcp`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${toolsKey}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-session-id': reader.transport.sessionId!,
-          'mcp-protocol-version': '2025-06-18',
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+      const stolen = await send(server, '/mcp', {
+        key: toolsKey,
+        headers: { ...MCP_HEADERS, 'mcp-session-id': reader.transport.sessionId!, 'mcp-protocol-version': '2025-06-18' },
+        body: { jsonrpc: '2.0', id: 9, method: 'tools/list' },
       });
       expect(stolen.status).toBe(404);
     } finally {
@@ -269,15 +255,10 @@ describe('MCP services on a running server', () => {
       await reader.client.close();
     }
     // After DELETE the session is gone.
-    const after = await fetch(`${server.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${readerKey}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-session-id': reader.transport.sessionId ?? 'none',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 10, method: 'tools/list' }),
+    const after = await send(server, '/mcp', {
+      key: readerKey,
+      headers: { ...MCP_HEADERS, 'mcp-session-id': reader.transport.sessionId ?? 'none' },
+      body: { jsonrpc: '2.0', id: 10, method: 'tools/list' },
     });
     expect(after.status).toBe(404);
   });
@@ -289,12 +270,7 @@ describe('MCP services on a running server', () => {
     expect(rebound.status).toBe(403);
     expect(rebound.body).toContain('host_not_allowed');
     // A *.localhost name passes the perimeter (it can only mean this machine) but not the SDK's stricter list.
-    const body = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-    });
+    const body = initializeBody('2025-06-18');
     const sdk = await rawPost(port, { ...headers, host: `sub.localhost:${port}`, 'content-type': 'application/json' }, body);
     expect(sdk.status).toBe(403);
     expect(sdk.body).toMatch(/Invalid Host header/);
@@ -309,18 +285,18 @@ describe('MCP services on a running server', () => {
     client.setNotificationHandler((await import('@modelcontextprotocol/sdk/types.js')).ToolListChangedNotificationSchema, () => void changed++);
     try {
       const added = { name: 'extra', transport: 'stdio', command: process.execPath, args: [MISBEHAVING, 'junk-then-ok'], env };
-      const refused = await send('/admin/config/apply', { body: { document: { version: 1, mcp_services: [added] } } });
+      const refused = await send(server, '/admin/config/apply', { body: { document: { version: 1, mcp_services: [added] } } });
       expect(refused.status).toBe(409);
       const risks = ((await refused.json()) as { error: { risks: { code: string }[] } }).error.risks.map((risk) => risk.code);
       expect(risks).toEqual(['runs_local_command']);
-      const applied = await send('/admin/config/apply', { body: { document: { version: 1, mcp_services: [added] }, confirm_high_risk: true } });
+      const applied = await send(server, '/admin/config/apply', { body: { document: { version: 1, mcp_services: [added] }, confirm_high_risk: true } });
       expect(applied.status).toBe(200);
       await waitFor(async () => (await services()).find((service) => service.name === 'extra')?.state === 'connected', 'the new service to connect');
       expect(await toolNames(toolsKey)).toContain('extra_echo');
       await waitFor(() => changed > 0, 'a tools/list_changed notification on the open /mcp session');
       expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('extra_echo');
       // Exposing every tool of a service is high-risk too.
-      const widen = await send('/admin/config/plan', { body: { document: { version: 1, mcp_services: [{ ...added, expose: 'all' }] } } });
+      const widen = await send(server, '/admin/config/plan', { body: { document: { version: 1, mcp_services: [{ ...added, expose: 'all' }] } } });
       expect(((await widen.json()) as { risks: { code: string }[] }).risks.map((risk) => risk.code)).toEqual(['exposes_write_tools']);
     } finally {
       await transport.terminateSession();
@@ -330,13 +306,13 @@ describe('MCP services on a running server', () => {
 
   it('keeps every secret out of the log, the export and the diagnostics', async () => {
     // Make the services do enough to log: a reconnect and a failing call.
-    const reconnected = await send('/admin/mcp/services/remote/reconnect', { method: 'POST' });
+    const reconnected = await send(server, '/admin/mcp/services/remote/reconnect', { method: 'POST' });
     expect(((await reconnected.json()) as McpServiceStatus).state).toBe('connected');
-    const everything = await send('/mcp/call', { key: toolsKey, body: { name: 'everything_get-env' } });
+    const everything = await send(server, '/mcp/call', { key: toolsKey, body: { name: 'everything_get-env' } });
     expect(text((await everything.json()) as BridgeCallResult)).toContain(EVERYTHING_KEY); // the service itself got it
     const exports = await Promise.all(
       ['/admin/config/export', '/admin/config/export?format=json', '/admin/mcp/services', '/admin/mcp/services/remote'].map(async (path) =>
-        (await send(path)).text(),
+        (await send(server, path)).text(),
       ),
     );
     const cli = await runHearth(['mcp', 'status', '--json', '--data-dir', dataDir]);

@@ -7,7 +7,7 @@ import { LoggingMessageNotificationSchema, type LoggingMessageNotification, type
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { McpServiceList } from '#shared/api/bridge.js';
-import { EVERYTHING, startEverythingHttp, waitFor, type FixtureServer } from '../helpers/mcp.js';
+import { EVERYTHING, initializeMcp, MCP_HEADERS, startEverythingHttp, waitFor, type FixtureServer } from '../helpers/mcp.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
 
 /*
@@ -187,17 +187,8 @@ async function readEvents(body: ReadableStream<Uint8Array>, enough: (events: { i
 
 describe('/mcp SSE resumption', () => {
   it('a broken POST stream resumes with Last-Event-ID: the missed progress and the result arrive on GET', async () => {
-    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
-    const init = await fetch(`${server.url}/mcp`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-      }),
-    });
+    const headers = { ...MCP_HEADERS, 'mcp-protocol-version': '2025-11-25' };
+    const init = await initializeMcp(server.url, '2025-11-25', headers);
     const session = init.headers.get('mcp-session-id')!;
     await readEvents(init.body!, (events) => events.some((event) => event.data.includes('"result"')));
     const withSession = { ...headers, 'mcp-session-id': session };

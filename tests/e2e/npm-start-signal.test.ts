@@ -2,8 +2,9 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanEnv, REPO_ROOT } from '../helpers/hearth-process.js';
+import { cleanEnv, REPO_ROOT, untilListening, type Watched } from '../helpers/hearth-process.js';
 import { newDataDir } from '../helpers/server.js';
+import { openStream } from '../helpers/streams.js';
 
 /*
  * Ctrl+C on `npm start`, the way a terminal sends it: SIGINT to every process of the foreground
@@ -26,15 +27,8 @@ afterEach(() => {
   }
 });
 
-interface Started {
-  url: string;
-  stderr(): string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  group: number;
-}
-
 /** `npm start -- ...` as the leader of a process group of its own, as a terminal starts it. */
-async function npmStart(dataDir: string): Promise<Started> {
+async function npmStart(dataDir: string): Promise<Watched & { group: number }> {
   const child = spawn('npm', ['start', '--', '--port', '0', '--data-dir', dataDir, '--no-external-models'], {
     cwd: REPO_ROOT,
     env: cleanEnv({ HEARTH_LOG_LEVEL: 'info', HEARTH_LOG_FORMAT: 'json' }),
@@ -42,49 +36,7 @@ async function npmStart(dataDir: string): Promise<Started> {
     detached: true,
   });
   groups.push(child.pid!);
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', () => {
-      const match = /Hearth listening on (http:\/\/\S+)\n/.exec(out);
-      if (match) resolve(match[1]!);
-    });
-    void exited.then(({ code, signal }) => reject(new Error(`npm start ended (${code ?? signal}) before listening:\n${out}\n${err}`)));
-  });
-  return { url, stderr: () => err, exited, group: child.pid! };
-}
-
-/** Opens a streamed reply that never ends by itself and waits for its first words; `rest()` reads it to the end. */
-async function openStream(url: string): Promise<{ rest(): Promise<string> }> {
-  const response = await fetch(`${url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'tiny', stream: true, max_tokens: 1_000_000, messages: [{ role: 'user', content: 'Go on.' }] }),
-  });
-  expect(response.status).toBe(200);
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  while (text.split('"content":"').length < 4) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`the stream ended early:\n${text}`);
-    text += decoder.decode(value, { stream: true });
-  }
-  return {
-    async rest() {
-      // A connection cut mid-stream rejects here ("terminated") instead of ending.
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return text;
-        text += decoder.decode(value, { stream: true });
-      }
-    },
-  };
+  return { ...(await untilListening(child, 'npm start')), group: child.pid! };
 }
 
 describe('Ctrl+C on npm start', () => {
@@ -93,7 +45,12 @@ describe('Ctrl+C on npm start', () => {
     const outcomes: string[] = [];
     for (let attempt = 0; attempt < TRIES; attempt++) {
       const started = await npmStart(dataDir);
-      const stream = await openStream(started.url);
+      // A streamed reply that never ends by itself, once its first words came.
+      const stream = await openStream(
+        `${started.url}/v1/chat/completions`,
+        { model: 'tiny', stream: true, max_tokens: 1_000_000, messages: [{ role: 'user', content: 'Go on.' }] },
+        (text) => text.split('"content":"').length >= 4,
+      );
       process.kill(-started.group, 'SIGINT');
       const [text, exit] = await Promise.all([stream.rest().catch((error: Error) => `cut: ${error.message}`), started.exited]);
       const last = text.trim().split('\n\n').at(-1) ?? '';

@@ -6,7 +6,7 @@ import type { ModelList } from '#shared/api/openai.js';
 import { cleanEnv, HEARTH_BIN, REPO_ROOT, runNode, spawnListening, START_SCRIPT, type Listening } from '../helpers/hearth-process.js';
 import { closedPort } from '../helpers/mock-provider.js';
 import { tinyModelPath } from '../helpers/models.js';
-import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
+import { newDataDir, send, startServer, type RunningServer } from '../helpers/server.js';
 import { tempFolder } from '../helpers/temp.js';
 
 const VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -69,11 +69,7 @@ describe('one server per data directory', () => {
     const first = await start();
     const lock = join(first.dataDir, 'hearth.lock');
     // Load the model so shutdown has something to release.
-    const chat = await fetch(`${first.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'tiny', max_tokens: 2, messages: [{ role: 'user', content: 'Hi' }] }),
-    });
+    const chat = await send(first, '/v1/chat/completions', { body: { model: 'tiny', max_tokens: 2, messages: [{ role: 'user', content: 'Hi' }] } });
     expect(chat.status).toBe(200);
     expect(existsSync(lock)).toBe(true);
     expect(await first.stop('SIGINT')).toBe(0);
@@ -89,10 +85,8 @@ describe('one server per data directory', () => {
   it('SIGTERM exits 0 and removes the lock file, even with a stream open; a second start afterwards works', async () => {
     const first = await start();
     const lock = join(first.dataDir, 'hearth.lock');
-    const response = await fetch(`${first.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'tiny', stream: true, max_tokens: 1_000_000, messages: [{ role: 'user', content: 'Go on forever' }] }),
+    const response = await send(first, '/v1/chat/completions', {
+      body: { model: 'tiny', stream: true, max_tokens: 1_000_000, messages: [{ role: 'user', content: 'Go on forever' }] },
     });
     expect(response.status).toBe(200);
     const reader = response.body!.getReader();
@@ -154,11 +148,7 @@ describe('starting without models', () => {
     expect(hint).toMatch(/models of LM Studio, Ollama, the Hugging Face cache and llama\.cpp are not listed: that is turned off/);
     expect(hint).toContain(`npm run model:tiny -- --data-dir ${server.dataDir}`);
     // A chat request names the missing model rather than failing obscurely.
-    const chat = await fetch(`${server.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'tiny', max_tokens: 2, messages: [{ role: 'user', content: 'Hi' }] }),
-    });
+    const chat = await send(server, '/v1/chat/completions', { body: { model: 'tiny', max_tokens: 2, messages: [{ role: 'user', content: 'Hi' }] } });
     expect(chat.status).toBe(404);
     expect(((await chat.json()) as { error: { code: string } }).error.code).toBe('model_not_found');
 
@@ -188,11 +178,7 @@ describe('environment variables', () => {
     expect(existsSync(join(dataDir, 'hearth.lock'))).toBe(true);
     expect(existsSync(join(dataDir, 'config.yaml'))).toBe(true);
     expect(await modelIds(server.url)).toEqual(['other-tiny']);
-    const chat = await fetch(`${server.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'other-tiny', max_tokens: 2, messages: [{ role: 'user', content: 'Hi' }] }),
-    });
+    const chat = await send(server, '/v1/chat/completions', { body: { model: 'other-tiny', max_tokens: 2, messages: [{ role: 'user', content: 'Hi' }] } });
     expect(chat.status).toBe(200);
     expect(((await chat.json()) as { model: string }).model).toBe('other-tiny');
     expect((await server.stop()).code).toBe(0);

@@ -7,7 +7,7 @@ import { request as httpsRequest } from 'node:https';
 import { CLIENT_PAIRING_TRIES } from '../../companion/src/channel/host/service.js';
 import { createDeviceAuthority, createDeviceRequest, signDeviceRequest } from '../../companion/src/channel/x509.js';
 import { addRemote, channelRequest, deviceCredential, freePort, hearth, hostCertificate, openConnection, pairingCode, startHost } from '../helpers/remote.js';
-import { startServer, type RunningServer } from '../helpers/server.js';
+import { send, startServer, type RunningServer } from '../helpers/server.js';
 
 /*
  * Pairing end to end between two real `hearth serve` processes on 127.0.0.1 with different data
@@ -228,11 +228,7 @@ describe('revocation and a changed host certificate', () => {
     expect(status.state).toBe('certificate_changed');
     expect(status.message).toMatch(/different certificate than the one pinned at pairing/);
     // Running one of its agents is refused before anything is sent, and its agents leave the list.
-    const run = await fetch(`${device.url}/agents/home%2Fhelper/run`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ input: 'hello' }),
-    });
+    const run = await send(device, '/agents/home%2Fhelper/run', { body: { input: 'hello' } });
     expect(run.status).toBe(502);
     expect(((await run.json()) as { error: { code: string; message: string } }).error).toMatchObject({
       code: 'remote_certificate_changed',

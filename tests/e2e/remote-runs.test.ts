@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentApprovalList, AgentList, AgentRun, AgentRunEvent } from '#shared/api/agents.js';
-import { readEvents } from '../../companion/src/channel/device/sse-reader.js';
+import { readEvents } from '../../companion/src/sse-reader.js';
 import { startScriptedProvider, type ScriptedProvider } from '../fixtures/scripted-provider.js';
-import { waitFor } from '../helpers/agents.js';
+import { APPROVED_CALL_EVENTS, waitFor } from '../helpers/agents.js';
 import { addRemote, channelRequest, deviceCredential, freePort, hostCertificate, pairingCode, startHost } from '../helpers/remote.js';
-import { startServer, type RunningServer } from '../helpers/server.js';
+import { send, startServer, type RunningServer } from '../helpers/server.js';
 
 /*
  * Remote runs between two real `hearth serve` processes on 127.0.0.1: the device pairs with the
@@ -60,7 +60,7 @@ function deviceRun(agent: string, input: string) {
       body: JSON.stringify({ input, stream: true }),
     });
     expect(response.status).toBe(200);
-    for await (const event of readEvents(response.body as unknown as AsyncIterable<Uint8Array>)) events.push(JSON.parse(event.data) as AgentRunEvent);
+    for await (const event of readEvents(response.body)) events.push(JSON.parse(event.data) as AgentRunEvent);
     return events;
   })();
   return { events, done };
@@ -93,22 +93,11 @@ describe('a paired host’s agents on the device', () => {
     // The device cannot decide it: approvals do not exist on the channel.
     const refused = await channelRequest(channelUrl, `/agents/approvals/${approval.id}`, { ...identity(), method: 'POST', body: { decision: 'approve' } });
     expect(refused.status).toBe(404);
-    const decided = await fetch(`${host.url}/agents/approvals/${approval.id}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ decision: 'approve' }),
-    });
+    const decided = await send(host, `/agents/approvals/${approval.id}`, { body: { decision: 'approve' } });
     expect(decided.status).toBe(200);
 
     const events = await run.done;
-    expect(events.map((event) => event.type)).toEqual([
-      'run.created',
-      'tool_call.created',
-      'tool_call.approval_required',
-      'tool_call.completed',
-      'message.delta',
-      'run.completed',
-    ]);
+    expect(events.map((event) => event.type)).toEqual(APPROVED_CALL_EVENTS);
     expect(events.map((event) => event.sequence)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(events[2]).toMatchObject({ approval_id: approval.id, name: 'write_file' });
     expect(readFileSync(join(workspace, 'remote.txt'), 'utf8')).toBe('from afar');
@@ -133,13 +122,7 @@ describe('a paired host’s agents on the device', () => {
     expect(other.status).toBe(403);
     expect(other.body.error.code).toBe('permission_denied');
     provider.setScript([{ content: 'local answer' }]);
-    const local = (await (
-      await fetch(`${host.url}/agents/asker/run`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ input: 'hello' }),
-      })
-    ).json()) as AgentRun;
+    const local = (await (await send(host, '/agents/asker/run', { body: { input: 'hello' } })).json()) as AgentRun;
     expect(local.status).toBe('completed');
     for (const path of [`/agents/runs/${local.id}`, `/agents/runs/${local.id}/events`]) {
       const answer = await channelRequest(channelUrl, path, identity());
@@ -158,11 +141,7 @@ describe('a paired host’s agents on the device', () => {
   });
 
   it('a key scoped to a local agent named like the host never reaches the host’s agents', async () => {
-    const created = await fetch(`${device.url}/admin/keys`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ label: 'home only', agent: 'home' }),
-    });
+    const created = await send(device, '/admin/keys', { body: { label: 'home only', agent: 'home' } });
     expect(created.status).toBe(201);
     const { key } = (await created.json()) as { key: string };
     provider.setScript([{ content: 'should never run' }]);
@@ -221,11 +200,7 @@ describe('revocation', () => {
       code: 'remote_host_not_paired',
       message: expect.stringMatching(/stopped accepting this device during the run/),
     });
-    const again = await fetch(`${device.url}/agents/home%2Fasker/run`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ input: 'hello?' }),
-    });
+    const again = await send(device, '/agents/home%2Fasker/run', { body: { input: 'hello?' } });
     expect(again.status).toBe(409);
     expect(((await again.json()) as { error: { code: string; message: string } }).error).toMatchObject({
       code: 'remote_host_not_paired',

@@ -6,7 +6,7 @@ import type { AccessKeyRecord, CreatedKey } from '#shared/api/access.js';
 import { DEFAULT_DOCUMENT_TEXT, loadConfigFile } from '../../companion/src/config/document.js';
 import { runHearth, rawRequest } from '../helpers/hearth-cli.js';
 import { startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
-import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
+import { newDataDir, send, startServer, type RunningServer } from '../helpers/server.js';
 
 /*
  * The security perimeter on real `hearth serve` processes, all on 127.0.0.1. Every request
@@ -36,21 +36,6 @@ function writeConfig(dataDir: string, text: string): void {
 }
 
 const AUTH_REQUIRED = 'version: 1\nserver:\n  auth:\n    required: true\n';
-
-async function send(
-  server: RunningServer,
-  path: string,
-  init: { method?: string; key?: string; headers?: Record<string, string>; body?: unknown } = {},
-): Promise<Response> {
-  const headers: Record<string, string> = { ...init.headers };
-  if (init.key) headers.authorization = `Bearer ${init.key}`;
-  if (init.body !== undefined) headers['content-type'] = 'application/json';
-  return fetch(`${server.url}${path}`, {
-    method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
-    headers,
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-  });
-}
 
 async function errorCode(response: Response): Promise<string> {
   return ((await response.json()) as { error: { code: string } }).error.code;

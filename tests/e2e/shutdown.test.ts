@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServerWithSlowModel } from '../browser/slow-model.js';
 import type { RunningServer } from '../helpers/server.js';
+import { openStream } from '../helpers/streams.js';
 
 /*
  * Ctrl+C (SIGINT) while replies stream: every stream ends properly and says why before the
@@ -12,30 +13,6 @@ let server: RunningServer | undefined;
 afterAll(async () => {
   await server?.stop('SIGKILL');
 });
-
-/** Opens a stream and resolves once it has delivered `enough` text; `rest()` reads it to the end. */
-async function openStream(url: string, body: object, enough: (text: string) => boolean): Promise<{ rest(): Promise<string> }> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  expect(response.status).toBe(200);
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  while (!enough(text)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`the stream ended before the signal:\n${text}`);
-    text += decoder.decode(value, { stream: true });
-  }
-  return {
-    async rest() {
-      // A connection cut mid-stream would reject here ("terminated") instead of ending.
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return text;
-        text += decoder.decode(value, { stream: true });
-      }
-    },
-  };
-}
 
 describe('hearth serve stopped with SIGINT during streaming replies', () => {
   it('ends every stream with a shutdown error, then releases the models and exits 0 with no DisposedError', async () => {

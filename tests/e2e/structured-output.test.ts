@@ -2,21 +2,11 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateObject } from 'ai';
 import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { startServer, type RunningServer } from '../helpers/server.js';
+import { sharedServer } from '../helpers/server.js';
 
-let server: RunningServer;
-let client: OpenAI;
-
-beforeAll(async () => {
-  server = await startServer();
-  client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-});
-
-afterAll(async () => {
-  expect(await server.stop()).toBe(0);
-});
+const hearth = sharedServer();
 
 // Bounded shapes, so that even the random-weight model always finishes the JSON.
 const shape = z.object({
@@ -27,7 +17,7 @@ const shape = z.object({
 describe('structured output with zod tuples and records', () => {
   it('follows a zod schema sent with the official client’s zodResponseFormat (chat.completions.parse)', async () => {
     const format = zodResponseFormat(z.object({ warm: z.boolean(), colour: z.enum(['red', 'blue']), tags: z.array(z.enum(['a', 'b'])).max(2) }), 'colour');
-    const completion = await client.chat.completions.parse({
+    const completion = await hearth.client.chat.completions.parse({
       model: 'tiny',
       messages: [{ role: 'user', content: 'Describe a colour.' }],
       response_format: format,
@@ -42,7 +32,7 @@ describe('structured output with zod tuples and records', () => {
   for (const target of ['draft-7', 'draft-2020-12'] as const) {
     it(`follows a zod tuple and enum-keyed record in ${target} JSON Schema (closed tuple, propertyNames)`, async () => {
       const schema = z.toJSONSchema(shape, { target });
-      const completion = await client.chat.completions.create({
+      const completion = await hearth.client.chat.completions.create({
         model: 'tiny',
         messages: [{ role: 'user', content: 'A point and flags, please.' }],
         response_format: { type: 'json_schema', json_schema: { name: 'shape', strict: true, schema } },
@@ -59,7 +49,7 @@ describe('structured output with zod tuples and records', () => {
   it('accepts propertyNames of type string (z.record with string keys) instead of answering 400', async () => {
     const schema = z.toJSONSchema(z.object({ scores: z.record(z.string(), z.boolean()) }), { target: 'draft-7' });
     expect(JSON.stringify(schema)).toContain('"propertyNames":{"type":"string"}');
-    const completion = await client.chat.completions.create({
+    const completion = await hearth.client.chat.completions.create({
       model: 'tiny',
       messages: [{ role: 'user', content: 'Scores?' }],
       response_format: { type: 'json_schema', json_schema: { name: 'scores', schema } },
@@ -70,8 +60,8 @@ describe('structured output with zod tuples and records', () => {
   });
 
   it('answers the Vercel AI SDK’s generateObject with a zod tuple and record (structured outputs on)', async () => {
-    const hearth = createOpenAICompatible({ name: 'hearth', baseURL: `${server.url}/v1`, supportsStructuredOutputs: true });
-    const result = await generateObject({ model: hearth('tiny'), schema: shape, prompt: 'A point and flags.', maxOutputTokens: 200, seed: 6, maxRetries: 0 });
+    const provider = createOpenAICompatible({ name: 'hearth', baseURL: `${hearth.server.url}/v1`, supportsStructuredOutputs: true });
+    const result = await generateObject({ model: provider('tiny'), schema: shape, prompt: 'A point and flags.', maxOutputTokens: 200, seed: 6, maxRetries: 0 });
     expect(result.object.point).toHaveLength(2);
     expect(typeof result.object.point[0]).toBe('boolean');
     expect(Object.keys(result.object.flags).sort()).toEqual(['a', 'b']);
@@ -79,7 +69,7 @@ describe('structured output with zod tuples and records', () => {
   });
 
   it('still refuses a keyword it cannot enforce on key names, naming its path', async () => {
-    const error = await client.chat.completions
+    const error = await hearth.client.chat.completions
       .create({
         model: 'tiny',
         messages: [{ role: 'user', content: 'x' }],

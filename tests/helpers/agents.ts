@@ -49,3 +49,13 @@ export async function waitFor<T>(check: () => T | undefined | Promise<T | undefi
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/** The events of a run whose one tool call waits for approval, is approved and runs, in order. */
+export const APPROVED_CALL_EVENTS = [
+  'run.created',
+  'tool_call.created',
+  'tool_call.approval_required',
+  'tool_call.completed',
+  'message.delta',
+  'run.completed',
+] as const;

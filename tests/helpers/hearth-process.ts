@@ -41,17 +41,40 @@ export function runNode(script: string, args: string[], options: { env?: NodeJS.
   });
 }
 
-export interface Listening {
+export type Exit = { code: number | null; signal: NodeJS.Signals | null };
+
+/** A started Hearth (or a process that starts one) with its output so far. */
+export interface Watched {
   url: string;
-  port: number;
   process: ChildProcess;
   stdout(): string;
   stderr(): string;
   /** Resolves with the exit code once the process exited. */
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  exited: Promise<Exit>;
+}
+
+export interface Listening extends Watched {
+  port: number;
+  stop(signal?: NodeJS.Signals): Promise<Exit>;
   /** Waits until stderr matches (polling), or fails after timeoutMs. */
   waitForStderr(pattern: RegExp, timeoutMs?: number): Promise<string>;
+}
+
+/** Collects a spawned process's output and resolves once stdout shows "Hearth listening on URL"; rejects when it exits first. */
+export async function untilListening(child: ChildProcess, name: string): Promise<Watched> {
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', () => {
+      const match = /Hearth listening on (http:\/\/\S+)\n/.exec(out);
+      if (match) resolve(match[1]!);
+    });
+    void exited.then(({ code, signal }) => reject(new Error(`${name} exited (${code ?? signal}) before listening:\nstdout: ${out}\nstderr: ${err}`)));
+  });
+  return { url, process: child, stdout: () => out, stderr: () => err, exited };
 }
 
 /**
@@ -60,40 +83,23 @@ export interface Listening {
  */
 export async function spawnListening(script: string, args: string[], env: NodeJS.ProcessEnv = cleanEnv()): Promise<Listening> {
   const child = spawn(process.execPath, [script, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'], cwd: REPO_ROOT });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    const check = () => {
-      const match = /Hearth listening on (http:\/\/\S+)\n/.exec(out);
-      if (match) resolve(match[1]!);
-    };
-    child.stdout!.on('data', check);
-    void exited.then(({ code, signal }) => reject(new Error(`${script} exited (${code ?? signal}) before listening:\nstdout: ${out}\nstderr: ${err}`)));
-  });
+  const watched = await untilListening(child, script);
+  const { url, exited } = watched;
   registerAdminServer(url, dataDirOf(args, env));
   return {
-    url,
+    ...watched,
     port: Number(new URL(url).port),
-    process: child,
-    stdout: () => out,
-    stderr: () => err,
-    exited,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;
     },
     async waitForStderr(pattern, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
-      while (!pattern.test(err)) {
-        if (Date.now() > deadline) throw new Error(`stderr never matched ${pattern}:\n${err}`);
+      while (!pattern.test(watched.stderr())) {
+        if (Date.now() > deadline) throw new Error(`stderr never matched ${pattern}:\n${watched.stderr()}`);
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
-      return err;
+      return watched.stderr();
     },
   };
 }

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { checkDocument } from '../../companion/src/config/document.js';
 import { silentLogger } from '../../companion/src/logger.js';
 import { McpManager } from '../../companion/src/mcp/manager.js';
-import type { SecretAccess } from '../../companion/src/mcp/oauth.js';
+import type { SecretAccess } from '../../companion/src/store/secrets.js';
 import type { McpServiceSettings } from '#shared/api/config.js';
 
 const path = (relative: string) => fileURLToPath(new URL(relative, import.meta.url));
@@ -14,6 +14,24 @@ export const FILESYSTEM = path('../../node_modules/@modelcontextprotocol/server-
 export const MEMORY = path('../../node_modules/@modelcontextprotocol/server-memory/dist/index.js');
 export const MISBEHAVING = path('../fixtures/mcp/misbehaving.mjs');
 export const LOOPBACK_ONLY = path('../fixtures/mcp/loopback-only.mjs');
+
+/** What a raw client of the /mcp endpoint (no SDK) sends with each POST. */
+export const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+/** The JSON-RPC `initialize` request of a raw client. */
+export function initializeBody(protocolVersion: string): string {
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  });
+}
+
+/** POSTs `initialize` to `<base>/mcp` with MCP_HEADERS and `headers`; the answer comes back unread (its session id is in `mcp-session-id`). */
+export function initializeMcp(base: string, protocolVersion: string, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${base}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: initializeBody(protocolVersion) });
+}
 
 /** Secrets kept in memory, as the manager sees the secrets file. */
 export function memorySecrets(values: Record<string, string> = {}): SecretAccess & { values: Record<string, string> } {

@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { closeServer } from './http-server.js';
 
 /**
  * A real HTTP server on 127.0.0.1 speaking OpenAI's documented wire format, for
@@ -246,11 +247,7 @@ export async function startMockProvider(options: MockProviderOptions = {}): Prom
     port,
     requests,
     options,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeServer(server),
   };
 }
 

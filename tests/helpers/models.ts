@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { GenerationRequest } from '../../companion/src/inference/types.js';
 import { writeTinyModel } from '../../scripts/gguf/write-model.js';
 import { tempFolder } from './temp.js';
 
@@ -36,4 +37,21 @@ export function tinyModelPath(): Promise<string> {
 /** Path of the deterministic tiny GGUF embedding model (`npm run model:tiny -- OUT --embedding`). */
 export function tinyEmbeddingModelPath(): Promise<string> {
   return generated(true);
+}
+
+/** A plain text generation on `model`: one user message (`text`, default "Hello"), 4 tokens, no tools, no stop words; `extra` overrides. */
+export function generationRequest(model: string, extra: Partial<GenerationRequest> & { text?: string } = {}): GenerationRequest {
+  const { text = 'Hello', ...rest } = extra;
+  return {
+    model,
+    history: [{ role: 'user', text }],
+    maxTokens: 4,
+    sampling: {},
+    stop: [],
+    tools: [],
+    toolMode: { type: 'none' },
+    output: { type: 'text' },
+    signal: new AbortController().signal,
+    ...rest,
+  };
 }

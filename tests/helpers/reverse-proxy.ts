@@ -1,5 +1,6 @@
 import { createServer, request as forward, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { closeServer } from './http-server.js';
 
 export interface ReverseProxy {
   url: string;
@@ -28,10 +29,6 @@ export async function startReverseProxy(upstream: string, added: IncomingHttpHea
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeServer(server),
   };
 }

@@ -2,7 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import OpenAI from 'openai';
+import { expect } from 'vitest';
 import { registerAdminServer } from './admin-fetch.js';
+import { untilListening } from './hearth-process.js';
+import { perFile } from './per-file.js';
 import { tinyModelPath } from './models.js';
 import { tempFolder } from './temp.js';
 
@@ -43,29 +47,59 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     env: { ...process.env, HEARTH_LOG_LEVEL: 'warn', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const url = await new Promise<string>((resolve, reject) => {
-    const check = () => {
-      const match = /Hearth listening on (http:\/\/\S+)\n/.exec(out);
-      if (match) resolve(match[1]!);
-    };
-    child.stdout!.on('data', check);
-    void exited.then((code) => reject(new Error(`hearth exited with ${code} before listening:\n${err}`)));
-  });
+  const { url, exited, stdout, stderr } = await untilListening(child, 'hearth serve');
   registerAdminServer(url, dataDir);
   return {
     url,
     dataDir,
     process: child,
-    stdout: () => out,
-    stderr: () => err,
+    stdout,
+    stderr,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
+      return (await exited).code;
+    },
+  };
+}
+
+/** A request to a running server: a JSON body (POST unless `method` says otherwise), a key as Bearer, more headers. */
+export function send(
+  server: { url: string },
+  path: string,
+  init: { method?: string; key?: string; headers?: Record<string, string>; body?: unknown } = {},
+): Promise<Response> {
+  const headers: Record<string, string> = { ...init.headers };
+  if (init.key) headers.authorization = `Bearer ${init.key}`;
+  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  return fetch(`${server.url}${path}`, {
+    method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
+    headers,
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
+}
+
+/**
+ * One running server for the tests of a file, with the official openai client pointed at it:
+ * started before the first test, and stopped after the last, when it must exit 0. Its members
+ * are read inside tests and hooks.
+ */
+export function sharedServer(options: ServerOptions = {}): { readonly server: RunningServer; readonly client: OpenAI } {
+  const shared = perFile(
+    'The shared server',
+    async () => {
+      const server = await startServer(options);
+      return { server, client: new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 }) };
+    },
+    async ({ server }) => {
+      expect(await server.stop()).toBe(0);
+    },
+  );
+  return {
+    get server() {
+      return shared.value.server;
+    },
+    get client() {
+      return shared.value.client;
     },
   };
 }

@@ -18,19 +18,9 @@ export interface ApprovalRequest {
   signal: AbortSignal;
 }
 
-interface ApprovalRow {
-  id: string;
-  run_id: string;
-  agent_id: string;
-  call_id: string;
+/** An approval as stored: the wire record, its tool's name in `tool`. */
+interface ApprovalRow extends Omit<AgentApproval, 'object' | 'name'> {
   tool: string;
-  arguments: string;
-  class: ToolClass;
-  status: ApprovalStatus;
-  reason: string | null;
-  created_at: number;
-  expires_at: number;
-  decided_at: number | null;
 }
 
 function toApproval(row: ApprovalRow): AgentApproval {

@@ -2,6 +2,7 @@ import type { AgentRecord, AgentRunRequest, AgentRunSummary } from '#shared/api/
 import type { ConfigDocument } from '#shared/api/config.js';
 import { agentTarget, type AgentTarget, type CloudTarget, type HostTarget } from '../access/agent-target.js';
 import { HearthError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import { agentRecord, findAgent } from './definitions.js';
 import type { StartedRun } from './live-runs.js';
 import type { AgentService } from './service.js';
@@ -17,6 +18,45 @@ export interface AgentSource<Target extends AgentTarget> {
   find(target: Target): Promise<AgentRecord | undefined>;
   /** Starts a run there, recorded here as a driven run; refusals (not paired, not signed in, unknown agent) are thrown. */
   start(target: Target, request: AgentRunRequest): Promise<StartedRun>;
+}
+
+/**
+ * A source whose agents live in places (paired hosts, cloud workspaces): it lists every place at
+ * once and finds an agent in its own place; a place that fails is left out, and logged.
+ */
+export abstract class PlacedAgentSource<Target extends AgentTarget> implements AgentSource<Target> {
+  /** What the log says of a place that failed. */
+  protected abstract readonly failed: string;
+
+  constructor(private readonly log: Logger) {}
+
+  /** The places to ask now. */
+  protected abstract places(): string[];
+  /** The place a target names. */
+  protected abstract placeOf(target: Target): string;
+  /** One place's agents; rejects when it fails or does not answer in time. */
+  protected abstract agentsOf(place: string): Promise<AgentRecord[]>;
+  abstract start(target: Target, request: AgentRunRequest): Promise<StartedRun>;
+
+  async list(): Promise<AgentRecord[]> {
+    const settled = await Promise.allSettled(this.places().map((place) => this.agentsOf(place)));
+    return settled.flatMap((result) => {
+      if (result.status === 'fulfilled') return result.value;
+      this.log.warn({ err: result.reason }, this.failed);
+      return [];
+    });
+  }
+
+  async find(target: Target): Promise<AgentRecord | undefined> {
+    const place = this.placeOf(target);
+    if (!this.places().includes(place)) return undefined;
+    try {
+      return (await this.agentsOf(place)).find((agent) => agent.id === target.id);
+    } catch (error) {
+      this.log.warn({ err: error }, this.failed);
+      return undefined;
+    }
+  }
 }
 
 export interface DispatcherInputs {

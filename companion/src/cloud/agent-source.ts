@@ -2,7 +2,7 @@ import type { AgentRecord, AgentRunRequest } from '#shared/api/agents.js';
 import type { ConfigDocument } from '#shared/api/config.js';
 import type { CloudTarget } from '../access/agent-target.js';
 import { inputMessages } from '../agents/definitions.js';
-import { LIST_TIMEOUT_MS, type AgentSource } from '../agents/dispatcher.js';
+import { LIST_TIMEOUT_MS, PlacedAgentSource } from '../agents/dispatcher.js';
 import type { StartedRun } from '../agents/live-runs.js';
 import type { AgentService } from '../agents/service.js';
 import type { Logger } from '../logger.js';
@@ -24,27 +24,11 @@ export interface CloudAgentSourceInputs {
  * The agents that signed-in cloud workspaces publish, as `cloud:<workspace>/<agent>`: each run is
  * an A2A task, its text and artifacts relayed into a run recorded here.
  */
-export class CloudAgentSource implements AgentSource<CloudTarget> {
-  constructor(private readonly inputs: CloudAgentSourceInputs) {}
+export class CloudAgentSource extends PlacedAgentSource<CloudTarget> {
+  protected readonly failed = 'agents of a cloud workspace could not be listed';
 
-  /** Every signed-in workspace's published agents; a workspace that fails is left out (and logged). */
-  async list(): Promise<AgentRecord[]> {
-    const settled = await Promise.allSettled(this.signedIn().map((workspace) => this.agentsOf(workspace)));
-    return settled.flatMap((result) => {
-      if (result.status === 'fulfilled') return result.value;
-      this.inputs.log.warn({ err: result.reason }, 'agents of a cloud workspace could not be listed');
-      return [];
-    });
-  }
-
-  async find(target: CloudTarget): Promise<AgentRecord | undefined> {
-    if (!this.signedIn().includes(target.workspace)) return undefined;
-    try {
-      return (await this.agentsOf(target.workspace)).find((agent) => agent.id === target.id);
-    } catch (error) {
-      this.inputs.log.warn({ err: error }, 'agents of a cloud workspace could not be listed');
-      return undefined;
-    }
+  constructor(private readonly inputs: CloudAgentSourceInputs) {
+    super(inputs.log);
   }
 
   /** Starts the agent's A2A task (refusals: not signed in, no such agent) and records it here. */
@@ -58,14 +42,18 @@ export class CloudAgentSource implements AgentSource<CloudTarget> {
   }
 
   /** The configured workspaces signed in now. */
-  private signedIn(): string[] {
+  protected places(): string[] {
     return this.inputs
       .config()
       .cloud_workspaces.filter((workspace) => this.inputs.cloud.signIn.status(workspace.name).state === 'signed_in')
       .map((workspace) => workspace.name);
   }
 
-  private async agentsOf(workspace: string): Promise<AgentRecord[]> {
+  protected placeOf(target: CloudTarget): string {
+    return target.workspace;
+  }
+
+  protected async agentsOf(workspace: string): Promise<AgentRecord[]> {
     return (await withTimeout(this.inputs.cloud.agents.list(workspace))).map(cloudRecord);
   }
 }

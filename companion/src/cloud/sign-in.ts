@@ -16,13 +16,7 @@ import {
   type Tokens,
 } from './oauth.js';
 import { signInSecretName } from './settings.js';
-
-/** Where sign-ins are kept: the secrets file (0600), never the configuration document. */
-export interface SecretAccess {
-  resolve(reference: string): string | undefined;
-  set(name: string, value: string): void;
-  delete(name: string): boolean;
-}
+import type { SecretAccess } from '../store/secrets.js';
 
 /** One workspace's sign-in, kept as one secret (JSON): the tokens and what they are bound to. */
 interface SignInRecord {

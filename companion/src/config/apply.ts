@@ -6,7 +6,7 @@ import { HearthError } from '../errors.js';
 import type { Db } from '../store/database.js';
 import { writeFileAtomic } from '../store/files.js';
 import { editConfigText } from './edit-text.js';
-import { isPlainObject } from './merge.js';
+import { isObject } from '../json.js';
 import { planChange, type PlanContext } from './plan.js';
 import { configSchema } from './schema.js';
 
@@ -97,7 +97,7 @@ export function serialize(document: ConfigDocument, format: 'yaml' | 'json' = 'y
 function inSchemaOrder(value: unknown, schema: object): unknown {
   const { properties = {}, items = {} } = schema as { properties?: Record<string, object>; items?: object };
   if (Array.isArray(value)) return value.map((item) => inSchemaOrder(item, items));
-  if (!isPlainObject(value)) return value;
+  if (!isObject(value)) return value;
   const keys = [...Object.keys(properties).filter((key) => key in value), ...Object.keys(value).filter((key) => !(key in properties))];
   return Object.fromEntries(keys.map((key) => [key, inSchemaOrder(value[key], properties[key] ?? {})]));
 }

@@ -3,7 +3,8 @@ import { isMap, isScalar, isSeq, parse, parseDocument, type Document, type YAMLM
 import type { ConfigDocument } from '#shared/api/config.js';
 import { checkDocument } from './document.js';
 import { renameLegacyKeys, renameLegacyKeysInYaml } from './legacy-keys.js';
-import { isPlainObject, NAMED_LISTS } from './merge.js';
+import { isObject } from '../json.js';
+import { NAMED_LISTS } from './merge.js';
 
 type Json = Record<string, unknown>;
 
@@ -51,15 +52,15 @@ function syncMap(document: Document, map: YAMLMap, target: Json, effective: Json
     if (node === undefined && isDeepStrictEqual(before, value)) continue;
     if (node !== undefined && isDeepStrictEqual(valueOf(node), value)) continue;
     const named = section === '' && key in NAMED_LISTS && Array.isArray(value);
-    if (isPlainObject(value) && (node === undefined || isMap(node))) {
+    if (isObject(value) && (node === undefined || isMap(node))) {
       const child = (node ?? document.createNode({})) as YAMLMap;
-      syncMap(document, child, value, isPlainObject(before) ? before : undefined, key);
+      syncMap(document, child, value, isObject(before) ? before : undefined, key);
       if (node === undefined && child.items.length > 0) map.set(key, child);
     } else if (named && (node === undefined || isSeq(node))) {
       const child = (node ?? document.createNode([])) as YAMLSeq;
       syncList(document, child, value as Json[], Array.isArray(before) ? (before as Json[]) : [], key);
       if (node === undefined) map.set(key, child);
-    } else if (isScalar(node) && !isPlainObject(value) && !Array.isArray(value)) node.value = value;
+    } else if (isScalar(node) && !isObject(value) && !Array.isArray(value)) node.value = value;
     else map.set(key, document.createNode(value));
   }
 }

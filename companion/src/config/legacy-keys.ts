@@ -1,5 +1,5 @@
 import { isMap, isScalar, isSeq, type Document } from 'yaml';
-import { isPlainObject } from './merge.js';
+import { isObject } from '../json.js';
 
 /**
  * Keys that were once spelled in camelCase. The old spellings are still read, each with one
@@ -35,17 +35,17 @@ type Json = Record<string, unknown>;
 
 function retiredHolder(document: Json, path: string[]): Json | undefined {
   let value: unknown = document;
-  for (const part of path) value = isPlainObject(value) ? value[part] : undefined;
-  return isPlainObject(value) ? value : undefined;
+  for (const part of path) value = isObject(value) ? value[part] : undefined;
+  return isObject(value) ? value : undefined;
 }
 
 /** Each object that may hold old spellings, with the path warnings name it by. */
 function holders(document: Json): { path: string; holder: Json; keys: Record<string, string> }[] {
   return RENAMED.flatMap(({ section, list, keys }) => {
     const value = document[section];
-    if (!list) return isPlainObject(value) ? [{ path: section, holder: value, keys }] : [];
+    if (!list) return isObject(value) ? [{ path: section, holder: value, keys }] : [];
     if (!Array.isArray(value)) return [];
-    return value.flatMap((item, index) => (isPlainObject(item) ? [{ path: `${section}[${index}]`, holder: item, keys }] : []));
+    return value.flatMap((item, index) => (isObject(item) ? [{ path: `${section}[${index}]`, holder: item, keys }] : []));
   });
 }
 
@@ -60,7 +60,7 @@ function warning(path: string, old: string, key: string, both: boolean): string 
  * When both spellings are present the new one wins.
  */
 export function renameLegacyKeys(document: unknown): string[] {
-  if (!isPlainObject(document)) return [];
+  if (!isObject(document)) return [];
   const warnings: string[] = [];
   for (const { path, holder, keys } of holders(document)) {
     for (const [old, key] of Object.entries(keys)) {

@@ -1,4 +1,5 @@
 import type { ConfigDocument } from '#shared/api/config.js';
+import { isObject } from '../json.js';
 
 /** Sections that are lists of named items, and the field that names an item. */
 export const NAMED_LISTS: Record<string, string> = {
@@ -41,8 +42,8 @@ export function desiredDocument(current: ConfigDocument, incoming: Json, prune: 
 
 /** A JSON merge patch (RFC 7396) below a section: objects merge, a null removes its key (back to the default). */
 function deepMerge(base: unknown, patch: unknown): unknown {
-  if (!isPlainObject(patch)) return structuredClone(patch);
-  const out: Json = isPlainObject(base) ? { ...base } : {};
+  if (!isObject(patch)) return structuredClone(patch);
+  const out: Json = isObject(base) ? { ...base } : {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete out[key];
     else out[key] = deepMerge(out[key], value);
@@ -50,13 +51,9 @@ function deepMerge(base: unknown, patch: unknown): unknown {
   return out;
 }
 
-export function isPlainObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Leaf paths whose values differ between two values (`a.b`, `list[2]` as a whole for arrays). */
 export function changedFields(before: unknown, after: unknown, prefix = ''): string[] {
-  if (isPlainObject(before) && isPlainObject(after)) {
+  if (isObject(before) && isObject(after)) {
     const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
     return keys.flatMap((key) => changedFields(before[key], after[key], prefix ? `${prefix}.${key}` : key));
   }

@@ -1,5 +1,5 @@
 import { closestModel } from '../models/suggest.js';
-import { isPlainObject } from './merge.js';
+import { isObject } from '../json.js';
 
 /** A place in the configuration that names a model: agents' models, memory's models, and models' own load settings. */
 export interface ModelReference {
@@ -12,16 +12,16 @@ export interface ModelReference {
 /** Every model the document names, with where (tolerant of a document whose shape is still wrong). */
 export function modelReferences(document: Record<string, unknown>): ModelReference[] {
   const agents = Array.isArray(document.agents) ? (document.agents as unknown[]) : [];
-  const memory = isPlainObject(document.memory) ? document.memory : {};
+  const memory = isObject(document.memory) ? document.memory : {};
   const references: ModelReference[] = [];
   agents.forEach((agent, index) => {
-    if (isPlainObject(agent) && typeof agent.model === 'string')
+    if (isObject(agent) && typeof agent.model === 'string')
       references.push({ path: `agents[${index}].model`, user: `the agent "${String(agent.id)}"`, model: agent.model });
   });
   if (typeof memory.model === 'string') references.push({ path: 'memory.model', user: 'memory', model: memory.model });
   if (typeof memory.embedding_model === 'string') references.push({ path: 'memory.embedding_model', user: 'memory search', model: memory.embedding_model });
-  const models = isPlainObject(document.models) ? document.models : {};
-  if (isPlainObject(models.overrides))
+  const models = isObject(document.models) ? document.models : {};
+  if (isObject(models.overrides))
     for (const id of Object.keys(models.overrides))
       if (!id.includes('/')) references.push({ path: `models.overrides.${id}`, user: 'the load settings entry', model: id });
   return references;

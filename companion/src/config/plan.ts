@@ -5,7 +5,8 @@ import { isLoopbackBind } from '../access/hosts.js';
 import { command } from '../invocation.js';
 import { checkDocument } from './document.js';
 import { renameLegacyKeys } from './legacy-keys.js';
-import { changedFields, desiredDocument, isPlainObject, NAMED_LISTS } from './merge.js';
+import { isObject } from '../json.js';
+import { changedFields, desiredDocument, NAMED_LISTS } from './merge.js';
 import { missingModelWarnings, modelReferences } from './model-references.js';
 import { reloadRequired } from './model-overrides.js';
 import { findRisks } from './risks.js';
@@ -32,7 +33,7 @@ export function planChange(
   prune: boolean,
   context: PlanContext,
 ): { plan?: ConfigPlan & { document: ConfigDocument }; problems: ConfigProblem[] } {
-  if (!isPlainObject(incoming)) return { problems: [{ path: 'document', message: 'must be an object (the configuration document)' }] };
+  if (!isObject(incoming)) return { problems: [{ path: 'document', message: 'must be an object (the configuration document)' }] };
   if (incoming.version !== 1) return { problems: [{ path: 'version', message: 'must be 1' }] };
   const renamed = structuredClone(incoming);
   const warnings = renameLegacyKeys(renamed);
@@ -114,12 +115,12 @@ function references(document: Record<string, unknown>, context: PlanContext): Co
         message: kind === 'secret' ? `the secret ${name} is not set (${command(`secret set ${name}`)})` : `the environment variable ${name} is not set`,
       });
     } else if (Array.isArray(value)) value.forEach((item, index) => walk(item, `${path}[${index}]`));
-    else if (isPlainObject(value)) for (const [key, item] of Object.entries(value)) walk(item, path ? `${path}.${key}` : key);
+    else if (isObject(value)) for (const [key, item] of Object.entries(value)) walk(item, path ? `${path}.${key}` : key);
   };
   walk(document, '');
   // A provider model needs its provider in the document; a local model may still be added (a warning, above).
   const providers = new Set(
-    (Array.isArray(document.providers) ? (document.providers as unknown[]) : []).map((provider) => (isPlainObject(provider) ? provider.name : undefined)),
+    (Array.isArray(document.providers) ? (document.providers as unknown[]) : []).map((provider) => (isObject(provider) ? provider.name : undefined)),
   );
   for (const { path, model } of modelReferences(document)) {
     const slash = model.indexOf('/');

@@ -5,10 +5,10 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import type { ImageCapabilities, ImageDefaults, ImageLimits, ImageModelRecord } from '#shared/api/images.js';
+import type { ImageLimits, ImageModelRecord } from '#shared/api/images.js';
 import type { ProviderSettings } from '#shared/api/config.js';
 import { esrganFolder, esrganPackages, type EsrganSource } from './upscale/esrgan.js';
-import { inspectSdFolder, looksLikeSdFolder, type SdInspection } from './sd/sd-folder.js';
+import { inspectSdFolder, looksLikeSdFolder, NO_CAPABILITIES, NO_DEFAULTS, type SdInspection } from './sd/sd-folder.js';
 
 /** Largest upscaled output: Lanczos is cheap; ESRGAN on the CPU takes minutes at this size. */
 export const LANCZOS_MAX_PIXELS = 8192 * 8192;
@@ -21,17 +21,6 @@ export type ImageModel =
   | { id: string; engine: 'esrgan'; source: 'package' | 'models-dir'; esrgan: EsrganSource }
   | { id: 'lanczos'; engine: 'lanczos'; source: 'builtin' }
   | { id: string; engine: 'provider'; source: 'provider'; provider: string; model: string };
-
-const NONE: ImageCapabilities = {
-  generate: false,
-  edit: false,
-  upscale: false,
-  mask: false,
-  multiple_references: false,
-  negative_prompt: false,
-  strength: false,
-};
-const NO_DEFAULTS: ImageDefaults = { size: null, steps: null, guidance: null };
 
 /** The folder's models: its own sub-folders (and the folder itself when it is one model). */
 function scanFolder(dir: string, into: Map<string, ImageModel>): void {
@@ -89,16 +78,16 @@ export function imageModelRecord(model: ImageModel, loaded: boolean): ImageModel
     case 'esrgan':
       return {
         ...base,
-        capabilities: { ...NONE, upscale: true },
+        capabilities: { ...NO_CAPABILITIES, upscale: true },
         defaults: NO_DEFAULTS,
         limits: upscaleLimits(ESRGAN_MAX_PIXELS, [...model.esrgan.files.keys()]),
       };
     case 'lanczos':
-      return { ...base, capabilities: { ...NONE, upscale: true }, defaults: NO_DEFAULTS, limits: upscaleLimits(LANCZOS_MAX_PIXELS, [2, 3, 4, 8]) };
+      return { ...base, capabilities: { ...NO_CAPABILITIES, upscale: true }, defaults: NO_DEFAULTS, limits: upscaleLimits(LANCZOS_MAX_PIXELS, [2, 3, 4, 8]) };
     case 'provider':
       return {
         ...base,
-        capabilities: { ...NONE, generate: true, edit: true, mask: true },
+        capabilities: { ...NO_CAPABILITIES, generate: true, edit: true, mask: true },
         defaults: { size: '1024x1024', steps: null, guidance: null },
         limits: { size_multiple: null, max_pixels: PROVIDER_MAX_PIXELS, steps: null, scales: [] },
       };

@@ -22,6 +22,7 @@ export type UpscaleInput = ImageUpscaleFields & { scale: number; image: Uint8Arr
 type SdModel = Extract<ImageModel, { engine: 'onnx-sd' }>;
 type Upscaler = Extract<ImageModel, { engine: 'esrgan' | 'lanczos' }>;
 type ProviderModel = Extract<ImageModel, { engine: 'provider' }>;
+type SdPlan = Extract<JobPlan, { kind: 'sd' }>;
 
 export type JobPlan =
   | {
@@ -140,17 +141,12 @@ export function planGeneration(model: ImageModel, record: ImageModelRecord, inpu
   if (model.engine === 'provider') return { kind: 'provider', operation: 'generate', model, prompt: input.prompt, n: common.n, size: input.size };
   if (model.engine !== 'onnx-sd') missing(record, 'model', 'generate images');
   const stepsPerImage = createSampler(model.inspection.layout!.scheduler, common.steps).timesteps.length;
-  return {
-    kind: 'sd',
-    operation: 'generate',
-    model,
-    prompt: input.prompt,
-    negativePrompt: input.negative_prompt || undefined,
-    width,
-    height,
-    ...common,
-    stepsPerImage,
-  };
+  return sdPlan(model, input, { operation: 'generate', width, height, ...common, stepsPerImage });
+}
+
+/** A Stable Diffusion plan: the request's prompts, and what the checks settled. */
+function sdPlan(model: SdModel, input: GenerationInput, settled: Omit<SdPlan, 'kind' | 'model' | 'prompt' | 'negativePrompt'>): SdPlan {
+  return { kind: 'sd', model, prompt: input.prompt, negativePrompt: input.negative_prompt || undefined, ...settled };
 }
 
 export async function planEdit(model: ImageModel, record: ImageModelRecord, input: EditInput): Promise<JobPlan> {
@@ -183,20 +179,7 @@ export async function planEdit(model: ImageModel, record: ImageModelRecord, inpu
   const inpaintingUnet = layout.unetInChannels === layout.latentChannels * 2 + 1;
   const strength = input.strength ?? 0.75;
   const stepsPerImage = createSampler(layout.scheduler, common.steps, inpaintingUnet ? 1 : strength).timesteps.length;
-  return {
-    kind: 'sd',
-    operation: 'edit',
-    model,
-    prompt: input.prompt,
-    negativePrompt: input.negative_prompt || undefined,
-    width,
-    height,
-    ...common,
-    stepsPerImage,
-    source,
-    mask,
-    strength,
-  };
+  return sdPlan(model, input, { operation: 'edit', width, height, ...common, stepsPerImage, source, mask, strength });
 }
 
 /** The source's size rounded to the model's multiple, scaled down to fit its pixel limit. */

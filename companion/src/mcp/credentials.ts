@@ -1,7 +1,8 @@
 import type { McpServiceSettings } from '#shared/api/config.js';
 import { redact } from '../redaction.js';
 import { ConnectFailure } from './failures.js';
-import { StoredOAuthProvider, type SecretAccess } from './oauth.js';
+import type { SecretAccess } from '../store/secrets.js';
+import { StoredOAuthProvider } from './oauth.js';
 
 /**
  * The secrets one connection hands its service (environment values, tokens, headers, its OAuth

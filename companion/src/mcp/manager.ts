@@ -9,7 +9,8 @@ import { ToolCatalog, type CatalogEntry } from '../tools/catalog.js';
 import { exposedUnder } from '../tools/classes.js';
 import { ServiceConnection } from './connection.js';
 import { failure } from '../tools/result.js';
-import { StoredOAuthProvider, type SecretAccess } from './oauth.js';
+import type { SecretAccess } from '../store/secrets.js';
+import { StoredOAuthProvider } from './oauth.js';
 import { redact } from '../redaction.js';
 
 export interface McpManagerOptions {

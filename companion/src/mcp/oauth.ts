@@ -2,17 +2,11 @@ import { randomBytes } from 'node:crypto';
 import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { McpServiceSettings } from '#shared/api/config.js';
+import type { SecretAccess } from '../store/secrets.js';
 import { oauthSecretName } from './settings.js';
 
 /** The path of Hearth's loopback redirect route (admin family, so loopback only). */
 export const OAUTH_CALLBACK_PATH = '/admin/mcp/oauth/callback';
-
-/** Where secrets live: the secrets file (mode 0600), never the configuration document. */
-export interface SecretAccess {
-  resolve(reference: string): string | undefined;
-  set(name: string, value: string): void;
-  delete(name: string): boolean;
-}
 
 /** What one service's sign-in keeps, as one secret (JSON). */
 interface OAuthRecord {

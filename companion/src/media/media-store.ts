@@ -1,16 +1,10 @@
 /** Hosted media quotes and jobs in SQLite; a quote is used at most once. */
-import type { MediaJob, MediaJobStatus, MediaOperation } from '#shared/api/media.js';
+import type { MediaJob, MediaOrder } from '#shared/api/media.js';
 import type { Db } from '../store/database.js';
 
-export interface QuoteRow {
+/** A quote as stored: the order, with times in milliseconds. */
+export interface QuoteRow extends MediaOrder {
   id: string;
-  provider: string;
-  model: string;
-  operation: MediaOperation;
-  prompt: string;
-  seconds: number;
-  size: string;
-  cost_usd: number;
   input_image: string | null;
   created_at: number;
   expires_at: number;
@@ -19,23 +13,11 @@ export interface QuoteRow {
   owner_key: string | null;
 }
 
-export interface JobRow {
-  id: string;
-  quote_id: string;
-  provider: string;
-  model: string;
-  operation: MediaOperation;
-  prompt: string;
-  seconds: number;
-  size: string;
-  cost_usd: number;
-  status: MediaJobStatus;
-  progress: number;
-  remote_id: string | null;
+/** A job as stored: the wire job's own fields, with times in milliseconds (the provider's expiry in its seconds). */
+export interface JobRow extends MediaOrder, Pick<MediaJob, 'id' | 'quote_id' | 'status' | 'progress' | 'remote_id' | 'remote_expires_at'> {
   created_at: number;
   submitted_at: number | null;
   completed_at: number | null;
-  remote_expires_at: number | null;
   artifact: string | null;
   error_json: string | null;
   owner_key: string | null;
@@ -142,18 +124,18 @@ export class MediaStore {
   }
 }
 
+/** The order of a quote or job row, field by field (a row holds more). */
+export function orderOf(row: MediaOrder): MediaOrder {
+  const { provider, model, operation, prompt, seconds, size, cost_usd } = row;
+  return { provider, model, operation, prompt, seconds, size, cost_usd };
+}
+
 export function toMediaJob(row: JobRow): MediaJob {
   return {
     id: row.id,
     object: 'media.job',
     quote_id: row.quote_id,
-    provider: row.provider,
-    model: row.model,
-    operation: row.operation,
-    prompt: row.prompt,
-    seconds: row.seconds,
-    size: row.size,
-    cost_usd: row.cost_usd,
+    ...orderOf(row),
     status: row.status,
     progress: row.progress,
     remote_id: row.remote_id,

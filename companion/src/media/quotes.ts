@@ -7,7 +7,7 @@ import type { MediaBudget, MediaQuote, MediaQuoteRequest } from '#shared/api/med
 import { HearthError } from '../errors.js';
 import { newId } from '../ids.js';
 import { MAX_INPUT_PIXELS } from '../images/image-io.js';
-import type { QuoteRow } from './media-store.js';
+import { orderOf, type QuoteRow } from './media-store.js';
 
 const MAX_PROMPT_CHARS = 4000;
 /** The first-frame formats taken, by the format sharp finds in the bytes: their file extension. */
@@ -90,13 +90,7 @@ export function quoteRecord(row: QuoteRow, provider: MediaProviderSettings | und
   return {
     id: row.id,
     object: 'media.quote',
-    provider: row.provider,
-    model: row.model,
-    operation: row.operation,
-    prompt: row.prompt,
-    seconds: row.seconds,
-    size: row.size,
-    cost_usd: row.cost_usd,
+    ...orderOf(row),
     currency: 'USD',
     created_at: Math.floor(row.created_at / 1000),
     expires_at: Math.floor(row.expires_at / 1000),

@@ -1,4 +1,5 @@
 import type { JsonSchema } from '#shared/api/openai.js';
+import { isObject, parseJson } from '../json.js';
 import { dayOf } from './text.js';
 import type { TurnRow } from './transcript.js';
 
@@ -82,12 +83,7 @@ export function extractionPrompt(turns: TurnRow[], identity: { key: string; valu
 
 /** Parses and tidies a model's answer; undefined when it is not the expected shape (e.g. cut off). */
 export function parseExtraction(text: string): Extraction | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+  const value = parseJson(text);
   if (!isObject(value) || !isObject(value.episode)) return undefined;
   const strings = (list: unknown) =>
     Array.isArray(list)
@@ -111,8 +107,4 @@ export function parseExtraction(text: string): Extraction | undefined {
       .filter((entry) => entry.key),
     facts: strings(value.facts),
   };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -174,18 +174,8 @@ export class MemoryManager {
   }
 }
 
-type FactRow = {
-  id: number;
-  text: string;
-  status: 'candidate' | 'pinned';
-  source: 'extraction' | 'user';
-  support_count: number;
-  salience: number;
-  conversation_id: string | null;
-  session_date: string | null;
-  created_at: number;
-  updated_at: number;
-};
+/** A fact as stored: the wire fact with its row id and times in milliseconds. */
+type FactRow = Omit<MemoryFact, 'id' | 'created_at' | 'updated_at'> & { id: number; created_at: number; updated_at: number };
 
 function factOf(row: FactRow): MemoryFact {
   return {

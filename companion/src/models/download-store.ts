@@ -1,26 +1,19 @@
 /** The rows behind model downloads (SQLite), so a download outlives a page reload and a restart. */
 import type { Db } from '../store/database.js';
-import type { DownloadStatus, ModelDownload } from '#shared/api/model-library.js';
-
-interface Row {
-  id: string;
-  source: string;
-  status: DownloadStatus;
-  bytes_done: number;
-  bytes_total: number | null;
-  file: string | null;
-  files_json: string;
-  model_id: string | null;
-  error: string | null;
-  created_at: number;
-  updated_at: number;
-}
+import type { ModelDownload } from '#shared/api/model-library.js';
 
 /** A download as the manager keeps it: the wire record plus every part's file name. */
 export interface DownloadRecord extends Omit<ModelDownload, 'bytes_per_second' | 'created_at' | 'updated_at'> {
   files: string[];
   createdAt: number;
   updatedAt: number;
+}
+
+/** A download as stored: the record, its parts as JSON text. */
+interface Row extends Omit<DownloadRecord, 'files' | 'createdAt' | 'updatedAt'> {
+  files_json: string;
+  created_at: number;
+  updated_at: number;
 }
 
 export class DownloadStore {
@@ -58,34 +51,10 @@ export class DownloadStore {
   }
 }
 
-function fromRow(row: Row): DownloadRecord {
-  return {
-    id: row.id,
-    source: row.source,
-    status: row.status,
-    bytes_done: row.bytes_done,
-    bytes_total: row.bytes_total,
-    file: row.file,
-    files: JSON.parse(row.files_json) as string[],
-    model_id: row.model_id,
-    error: row.error,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
+function fromRow({ files_json, created_at, updated_at, ...fields }: Row): DownloadRecord {
+  return { ...fields, files: JSON.parse(files_json) as string[], createdAt: created_at, updatedAt: updated_at };
 }
 
-function toRow(record: DownloadRecord): Row {
-  return {
-    id: record.id,
-    source: record.source,
-    status: record.status,
-    bytes_done: record.bytes_done,
-    bytes_total: record.bytes_total,
-    file: record.file,
-    files_json: JSON.stringify(record.files),
-    model_id: record.model_id,
-    error: record.error,
-    created_at: record.createdAt,
-    updated_at: record.updatedAt,
-  };
+function toRow({ files, createdAt, updatedAt, ...fields }: DownloadRecord): Row {
+  return { ...fields, files_json: JSON.stringify(files), created_at: createdAt, updated_at: updatedAt };
 }

@@ -1,4 +1,4 @@
-import { isObject } from './wire.js';
+import { isObject, parseJson } from '../json.js';
 
 /**
  * Reading the assistant's text out of OpenAI-shaped answers that Hearth relays untouched, so an
@@ -25,12 +25,7 @@ export function answerText(json: unknown): string {
 /** The text one SSE data payload adds: a chat chunk's delta content, or a Responses text delta. */
 function deltaText(payload: string): string {
   if (!payload.startsWith('{')) return '';
-  let json: unknown;
-  try {
-    json = JSON.parse(payload);
-  } catch {
-    return '';
-  }
+  const json = parseJson(payload);
   if (!isObject(json)) return '';
   if (json.type === 'response.output_text.delta') return typeof json.delta === 'string' ? json.delta : '';
   const choice = Array.isArray(json.choices) && isObject(json.choices[0]) ? json.choices[0] : undefined;

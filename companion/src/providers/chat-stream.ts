@@ -1,7 +1,8 @@
 import { HearthError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { HistoryItem, ToolCallRecord, ToolSpec } from '../inference/types.js';
-import { isObject } from './wire.js';
+import { isObject, parseJson } from '../json.js';
+import { readEvents } from '../sse-reader.js';
 
 /**
  * Hearth as a chat-completions client of a provider, with the provider's own tool calling
@@ -56,14 +57,9 @@ export async function readChatAnswer(response: Response, onText: (delta: string)
   if (!type.includes('text/event-stream')) return completionTurn(await response.json().catch(() => undefined), provider);
   const turn: ChatTurn = { text: '', toolCalls: [], promptTokens: 0, completionTokens: 0, finishReason: null };
   const calls = new Map<number, Accumulating>();
-  for await (const data of sseData(response.body)) {
+  for await (const { data } of readEvents(response.body)) {
     if (data === '[DONE]') break;
-    let chunk: unknown;
-    try {
-      chunk = JSON.parse(data);
-    } catch {
-      continue;
-    }
+    const chunk = parseJson(data);
     if (!isObject(chunk)) continue;
     if (isObject(chunk.error))
       throw new HearthError('provider_error', `Provider "${provider}" failed mid-answer: ${String(chunk.error.message ?? 'unknown error')}`);
@@ -119,25 +115,4 @@ function readUsage(usage: unknown, turn: ChatTurn): void {
   if (!isObject(usage)) return;
   if (typeof usage.prompt_tokens === 'number') turn.promptTokens = usage.prompt_tokens;
   if (typeof usage.completion_tokens === 'number') turn.completionTokens = usage.completion_tokens;
-}
-
-/** The data of each server-sent event of a byte stream. */
-async function* sseData(body: ReadableStream<Uint8Array> | null): AsyncGenerator<string> {
-  if (!body) return;
-  const decoder = new TextDecoder();
-  let buffer = '';
-  let data: string[] = [];
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    const lines = buffer.split('\n');
-    buffer = lines.pop() ?? '';
-    for (const raw of lines) {
-      const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-      if (line === '') {
-        if (data.length > 0) yield data.join('\n');
-        data = [];
-      } else if (line.startsWith('data:')) data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
-    }
-  }
-  if (data.length > 0) yield data.join('\n');
 }

@@ -1,8 +1,9 @@
+import type { SecretAccess } from '../store/secrets.js';
 import type { ProviderSettings } from '#shared/api/config.js';
 import { HearthError } from '../errors.js';
 
 /** `secret:NAME` / `env:NAME` -> value, or undefined when not set. */
-export type ResolveSecret = (reference: string) => string | undefined;
+export type ResolveSecret = SecretAccess['resolve'];
 
 /** One entry of the config document's `providers` section (companion -> model provider). */
 export type ProviderConfig = Omit<ProviderSettings, 'api_key'> & { api_key?: string };

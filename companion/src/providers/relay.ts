@@ -1,5 +1,5 @@
 import { type HearthError } from '../errors.js';
-import { isObject } from './wire.js';
+import { isObject } from '../json.js';
 
 /**
  * A provider's successful answer on its way to the client, watched: when its body ends (or breaks,

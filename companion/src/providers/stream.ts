@@ -1,5 +1,6 @@
 import { redact } from '../redaction.js';
 import { HearthError } from '../errors.js';
+import { isObject, parseJson } from '../json.js';
 
 /**
  * Helpers for relaying an OpenAI-compatible provider's answers: the model id the
@@ -8,10 +9,6 @@ import { HearthError } from '../errors.js';
  */
 
 type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * Rewrites the model id in one OpenAI-shaped JSON value: the top-level `model`
@@ -37,12 +34,8 @@ function rewriteLine(line: string, hearthId: string): string {
   const raw = line.slice(5, cr ? -1 : undefined);
   const payload = raw.trim();
   if (payload === '[DONE]' || !payload.startsWith('{')) return line;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(payload);
-  } catch {
-    return line;
-  }
+  const parsed = parseJson(payload);
+  if (parsed === undefined) return line;
   const rewritten = rewriteModelJson(parsed, hearthId);
   if (rewritten === parsed) return line;
   const space = raw.startsWith(' ') ? ' ' : '';

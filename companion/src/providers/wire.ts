@@ -1,12 +1,9 @@
+import { isObject } from '../json.js';
 /** Small helpers of client.ts: model-list parsing, URLs, failure reasons, abort races. */
 
 export interface ModelEntry {
   id: string;
   owned_by?: string;
-}
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Accepts OpenAI's `{data:[{id}]}` and the common variants (a bare array, `{models:[{name}]}`). */

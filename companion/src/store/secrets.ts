@@ -3,10 +3,21 @@ import { rememberSecret } from '../redaction.js';
 import { writeFileAtomic } from './files.js';
 
 /**
+ * What code that keeps secrets of its own (sign-ins, device credentials) uses of the secrets file
+ * (mode 0600), never the configuration document.
+ */
+export interface SecretAccess {
+  /** `secret:NAME` or `env:NAME`; undefined when unset. */
+  resolve(reference: string): string | undefined;
+  set(name: string, value: string): void;
+  delete(name: string): boolean;
+}
+
+/**
  * Secret values live in one JSON file with mode 0600; the configuration holds only references
  * (`secret:NAME`, `env:NAME`), so exports and logs never see a value.
  */
-export class SecretStore {
+export class SecretStore implements SecretAccess {
   private cached: Record<string, string> = {};
   private stamp = '';
 

@@ -80,22 +80,11 @@ export interface ImageGenerationRequest {
 
 /**
  * POST /v1/images/edits is multipart/form-data like OpenAI's: `image` (one, or several where the
- * model takes several references), `mask`, and these text fields.
+ * model takes several references), `mask`, and as text fields those of a generation plus `strength`.
  */
-export interface ImageEditFields {
-  model: string;
-  prompt: string;
-  negative_prompt?: string;
-  n?: number;
-  size?: string;
-  steps?: number;
-  guidance?: number;
-  seed?: number;
+export interface ImageEditFields extends ImageGenerationRequest {
   /** 0-1: how far the result may move from the source image (default 0.75). */
   strength?: number;
-  response_format?: ImageResponseFormat;
-  stream?: boolean;
-  user?: string;
 }
 
 /** POST /v1/images/upscale: multipart `image` plus these fields. */

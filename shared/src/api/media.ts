@@ -49,9 +49,8 @@ export interface MediaQuoteRequest {
   input_image?: string;
 }
 
-export interface MediaQuote {
-  id: string;
-  object: 'media.quote';
+/** What is ordered and its price: the same on a quote and on the job it buys. */
+export interface MediaOrder {
   provider: string;
   model: string;
   operation: MediaOperation;
@@ -59,6 +58,11 @@ export interface MediaQuote {
   seconds: number;
   size: string;
   cost_usd: number;
+}
+
+export interface MediaQuote extends MediaOrder {
+  id: string;
+  object: 'media.quote';
   currency: 'USD';
   created_at: number;
   /** Unix seconds; a job needs an unexpired, unused quote. */
@@ -80,17 +84,10 @@ export interface MediaJobRequest {
  */
 export type MediaJobStatus = 'submitting' | 'queued' | 'in_progress' | 'downloading' | 'completed' | 'failed';
 
-export interface MediaJob {
+export interface MediaJob extends MediaOrder {
   id: string;
   object: 'media.job';
   quote_id: string;
-  provider: string;
-  model: string;
-  operation: MediaOperation;
-  prompt: string;
-  seconds: number;
-  size: string;
-  cost_usd: number;
   status: MediaJobStatus;
   /** 0-100 as the provider reports it. */
   progress: number;

@@ -2,15 +2,13 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KeyStore, KEY_PREFIX } from '../../../companion/src/access/keys.js';
 import { FailureLimiter } from '../../../companion/src/access/failures.js';
 import { HearthError } from '../../../companion/src/errors.js';
-import type { Services } from '../../../companion/src/services.js';
 import { openDatabase, type Db } from '../../../companion/src/store/database.js';
 import type { AccessKeyRecord, CreatedKey } from '#shared/api/access.js';
-import { testApp } from '../../helpers/app.js';
+import { sharedApp, testApp } from '../../helpers/app.js';
 import { runHearth } from '../../helpers/hearth-cli.js';
 
 const ALL_SCOPES = ['agents', 'images', 'inference', 'memory', 'tools'];
@@ -163,31 +161,21 @@ describe('FailureLimiter', () => {
 });
 
 describe('/admin/keys', () => {
-  let app: FastifyInstance;
-  let services: Services;
-  let close: () => Promise<void>;
-
-  beforeAll(async () => {
-    ({ app, services, close } = await testApp({ withModel: false }));
-  });
-
-  afterAll(async () => {
-    await close();
-  });
+  const hearth = sharedApp({ withModel: false });
 
   afterEach(() => {
     vi.useRealTimers();
   });
 
   async function create(body: Record<string, unknown>): Promise<CreatedKey> {
-    const response = await app.inject({ method: 'POST', url: '/admin/keys', payload: body });
+    const response = await hearth.app.inject({ method: 'POST', url: '/admin/keys', payload: body });
     expect(response.statusCode, response.body).toBe(201);
     expect(response.headers['cache-control']).toBe('no-store');
     return response.json() as CreatedKey;
   }
 
   async function list(): Promise<AccessKeyRecord[]> {
-    const response = await app.inject({ method: 'GET', url: '/admin/keys' });
+    const response = await hearth.app.inject({ method: 'GET', url: '/admin/keys' });
     expect(response.statusCode, response.body).toBe(200);
     return (response.json() as { data: AccessKeyRecord[] }).data;
   }
@@ -203,7 +191,7 @@ describe('/admin/keys', () => {
       revoked_at: null,
       last_used_at: null,
     });
-    expect(services.keys.verify(created.key).ok).toBe(true);
+    expect(hearth.services.keys.verify(created.key).ok).toBe(true);
 
     const listed = await list();
     const entry = listed.find((record) => record.id === created.id)!;
@@ -212,12 +200,12 @@ describe('/admin/keys', () => {
     expect(entry.last_used_at).not.toBeNull(); // the verify above used it
     expect(JSON.stringify(listed)).not.toContain(created.key);
 
-    const revoked = await app.inject({ method: 'DELETE', url: `/admin/keys/${created.id}` });
+    const revoked = await hearth.app.inject({ method: 'DELETE', url: `/admin/keys/${created.id}` });
     expect(revoked.statusCode).toBe(200);
     expect((revoked.json() as AccessKeyRecord).revoked_at).not.toBeNull();
-    expect(services.keys.verify(created.key)).toEqual({ ok: false, reason: 'revoked' });
+    expect(hearth.services.keys.verify(created.key)).toEqual({ ok: false, reason: 'revoked' });
     expect((await list()).find((record) => record.id === created.id)!.revoked_at).not.toBeNull();
-    const usedAfter = await app.inject({ method: 'GET', url: '/v1/models', headers: { authorization: `Bearer ${created.key}` } });
+    const usedAfter = await hearth.app.inject({ method: 'GET', url: '/v1/models', headers: { authorization: `Bearer ${created.key}` } });
     expect(usedAfter.statusCode).toBe(401);
   });
 
@@ -230,8 +218,8 @@ describe('/admin/keys', () => {
     const given = await create({ label: 'hour', expires_at: at });
     expect(given.expires_at).toBe(at);
     vi.setSystemTime(now + 3_600_001);
-    expect(services.keys.verify(given.key)).toEqual({ ok: false, reason: 'expired' });
-    expect(services.keys.verify(inDays.key).ok).toBe(true);
+    expect(hearth.services.keys.verify(given.key)).toEqual({ ok: false, reason: 'expired' });
+    expect(hearth.services.keys.verify(inDays.key).ok).toBe(true);
   });
 
   it('refuses invalid requests with 400 naming the field', async () => {
@@ -249,35 +237,35 @@ describe('/admin/keys', () => {
       [{ label: 'x', expires_in_days: 1, expires_at: new Date(Date.now() + 86_400_000).toISOString() }, 'expires_in_days'],
       [{ label: 'x', key: 'hth_chosen_by_the_client' }, 'key'],
     ];
-    const before = services.keys.list().length;
+    const before = hearth.services.keys.list().length;
     for (const [body, param] of cases) {
-      const response = await app.inject({ method: 'POST', url: '/admin/keys', payload: body });
+      const response = await hearth.app.inject({ method: 'POST', url: '/admin/keys', payload: body });
       expect(response.statusCode, JSON.stringify(body)).toBe(400);
       expect(response.json().error.param, JSON.stringify(body)).toBe(param);
     }
-    expect(services.keys.list()).toHaveLength(before);
+    expect(hearth.services.keys.list()).toHaveLength(before);
   });
 
   it('revoking an unknown id is 404 key_not_found', async () => {
-    const response = await app.inject({ method: 'DELETE', url: '/admin/keys/key_0123456789abcdef' });
+    const response = await hearth.app.inject({ method: 'DELETE', url: '/admin/keys/key_0123456789abcdef' });
     expect(response.statusCode).toBe(404);
     expect(response.json().error.code).toBe('key_not_found');
   });
 
   it('refuses key management from a non-loopback peer even with a valid key', async () => {
-    const { key, id } = services.keys.create({ label: 'remote' });
+    const { key, id } = hearth.services.keys.create({ label: 'remote' });
     const headers = { authorization: `Bearer ${key}`, 'x-forwarded-for': '127.0.0.1' };
     const responses = [
-      await app.inject({ method: 'POST', url: '/admin/keys', remoteAddress: '203.0.113.5', headers, payload: { label: 'sneaky' } }),
-      await app.inject({ method: 'GET', url: '/admin/keys', remoteAddress: '203.0.113.5', headers }),
-      await app.inject({ method: 'DELETE', url: `/admin/keys/${id}`, remoteAddress: '203.0.113.5', headers }),
+      await hearth.app.inject({ method: 'POST', url: '/admin/keys', remoteAddress: '203.0.113.5', headers, payload: { label: 'sneaky' } }),
+      await hearth.app.inject({ method: 'GET', url: '/admin/keys', remoteAddress: '203.0.113.5', headers }),
+      await hearth.app.inject({ method: 'DELETE', url: `/admin/keys/${id}`, remoteAddress: '203.0.113.5', headers }),
     ];
     for (const response of responses) {
       expect(response.statusCode).toBe(403);
       expect(response.json().error.code).toBe('permission_denied');
     }
-    expect(services.keys.list().some((record) => record.label === 'sneaky')).toBe(false);
-    expect(services.keys.verify(key).ok).toBe(true);
+    expect(hearth.services.keys.list().some((record) => record.label === 'sneaky')).toBe(false);
+    expect(hearth.services.keys.verify(key).ok).toBe(true);
   });
 });
 

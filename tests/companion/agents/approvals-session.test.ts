@@ -1,15 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testApp, type TestApp } from '../../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { sharedApp } from '../../helpers/app.js';
 
-let app: TestApp;
-
-beforeAll(async () => {
-  app = await testApp({ withModel: false });
-});
-
-afterAll(async () => {
-  await app?.close();
-});
+const app = sharedApp({ withModel: false });
 
 describe("the app's admin session and the approvals", () => {
   it('signing in sets the session cookie for /admin and for /agents/approvals, and the cookie opens the inbox', async () => {

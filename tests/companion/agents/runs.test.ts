@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentApprovalList, AgentRun, AgentRunEventList } from '#shared/api/agents.js';
 import { startScriptedProvider, type ScriptedProvider } from '../../fixtures/scripted-provider.js';
-import { agentDataDir, parseEvents, waitFor } from '../../helpers/agents.js';
+import { agentDataDir, APPROVED_CALL_EVENTS, parseEvents, waitFor } from '../../helpers/agents.js';
 import { testApp } from '../../helpers/app.js';
 
 let provider: ScriptedProvider;
@@ -233,14 +233,7 @@ describe('approvals', () => {
     expect((await decide(approval.id, { decision: 'deny' })).json().error.code).toBe('approval_decided');
 
     const events = parseEvents((await started).body);
-    expect(events.map((event) => event.event)).toEqual([
-      'run.created',
-      'tool_call.created',
-      'tool_call.approval_required',
-      'tool_call.completed',
-      'message.delta',
-      'run.completed',
-    ]);
+    expect(events.map((event) => event.event)).toEqual(APPROVED_CALL_EVENTS);
     expect(events[2]!.data).toMatchObject({
       approval_id: approval.id,
       name: 'write_file',

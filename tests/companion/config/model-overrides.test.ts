@@ -1,12 +1,11 @@
-import { readFileSync, writeFileSync } from 'node:fs';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import type { LightMyRequestResponse } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import type { Services } from '../../../companion/src/services.js';
 import type { ModelEstimate, ServerStatus } from '#shared/api/admin.js';
 import type { ApplyResult, ConfigPlan } from '#shared/api/admin-config.js';
 import type { ConfigDocument } from '#shared/api/config.js';
-import { testApp } from '../../helpers/app.js';
+import { sharedApp } from '../../helpers/app.js';
 
 /*
  * Per-model load settings (models.overrides): validated like the models section, merged by
@@ -15,30 +14,14 @@ import { testApp } from '../../helpers/app.js';
  * POST /admin/models/{id}/estimate from the GGUF header with the settings proposed.
  */
 
-let app: FastifyInstance;
-let services: Services;
-let close: () => Promise<void>;
-let originalText: string;
-let original: ConfigDocument;
-
-beforeAll(async () => {
-  ({ app, services, close } = await testApp());
-  originalText = readFileSync(services.paths.config, 'utf8');
-  original = services.config;
-});
-
-afterAll(async () => {
-  await close();
-});
+const hearth = sharedApp({ resetConfig: true });
 
 afterEach(async () => {
-  await services.engine.unload('tiny');
-  writeFileSync(services.paths.config, originalText);
-  services.reconfigure(original);
+  await hearth.services.engine.unload('tiny');
 });
 
 const post = (url: string, payload?: unknown): Promise<LightMyRequestResponse> =>
-  app.inject({ method: 'POST', url, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
+  hearth.app.inject({ method: 'POST', url, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
 
 async function apply(document: Record<string, unknown>): Promise<ApplyResult> {
   const response = await post('/admin/config/apply', { document: { version: 1, ...document } });
@@ -58,12 +41,13 @@ async function estimate(body: Record<string, unknown> = {}, id = 'tiny'): Promis
   return response.json() as ModelEstimate;
 }
 
-const loadedTiny = async () => ((await app.inject({ method: 'GET', url: '/admin/status' })).json() as ServerStatus).loaded.find((model) => model.id === 'tiny');
+const loadedTiny = async () =>
+  ((await hearth.app.inject({ method: 'GET', url: '/admin/status' })).json() as ServerStatus).loaded.find((model) => model.id === 'tiny');
 
 describe('models.overrides in the configuration', () => {
   it('is saved to config.yaml through apply and refuses values the models section would refuse, in words', async () => {
     await apply({ models: { overrides: { tiny: { context_size: 1024, threads: 1, parallel: 2, gpu_layers: 0 } } } });
-    expect((parse(readFileSync(services.paths.config, 'utf8')) as ConfigDocument).models.overrides).toEqual({
+    expect((parse(readFileSync(hearth.services.paths.config, 'utf8')) as ConfigDocument).models.overrides).toEqual({
       tiny: { context_size: 1024, threads: 1, parallel: 2, gpu_layers: 0 },
     });
     const bad = await post('/admin/config/plan', {
@@ -93,15 +77,15 @@ describe('models.overrides in the configuration', () => {
   it('merges one setting at a time, and a null removes one (back to the default)', async () => {
     await apply({ models: { overrides: { tiny: { context_size: 1024, threads: 1 } } } });
     await apply({ models: { overrides: { tiny: { parallel: 3 } } } });
-    expect(services.config.models.overrides).toEqual({ tiny: { context_size: 1024, threads: 1, parallel: 3 } });
+    expect(hearth.services.config.models.overrides).toEqual({ tiny: { context_size: 1024, threads: 1, parallel: 3 } });
     const applied = await apply({ models: { overrides: { tiny: { context_size: null, threads: null } } } });
     expect(applied.changes).toEqual([
       { section: 'models', target: 'models', action: 'update', fields: ['overrides.tiny.context_size', 'overrides.tiny.threads'] },
     ]);
-    expect(services.config.models.overrides).toEqual({ tiny: { parallel: 3 } });
+    expect(hearth.services.config.models.overrides).toEqual({ tiny: { parallel: 3 } });
     await apply({ models: { overrides: { tiny: null } } });
-    expect(services.config.models.overrides).toEqual({});
-    expect((parse(readFileSync(services.paths.config, 'utf8')) as ConfigDocument).models.overrides ?? {}).toEqual({});
+    expect(hearth.services.config.models.overrides).toEqual({});
+    expect((parse(readFileSync(hearth.services.paths.config, 'utf8')) as ConfigDocument).models.overrides ?? {}).toEqual({});
     // A null where a section is expected is still a problem, not a way to wipe it.
     expect((await post('/admin/config/plan', { document: { version: 1, models: null } })).statusCode).toBe(400);
   });
@@ -113,10 +97,10 @@ describe('the engine', () => {
     await post('/admin/models/tiny/load');
     expect(await loadedTiny()).toMatchObject({ context_size: 1024, threads: 1, sequences: 3 });
     // The window a request may use follows it too.
-    const listed = (await app.inject({ method: 'GET', url: '/v1/models/tiny' })).json() as { context_window: number };
+    const listed = (await hearth.app.inject({ method: 'GET', url: '/v1/models/tiny' })).json() as { context_window: number };
     expect(listed.context_window).toBe(1024);
     // Another model's entry changes nothing for this one.
-    await services.engine.unload('tiny');
+    await hearth.services.engine.unload('tiny');
     await apply({ models: { overrides: { tiny: null, other: { context_size: 512 } } } });
     await post('/admin/models/tiny/load');
     expect((await loadedTiny())!.context_size).toBe(2048);
@@ -158,10 +142,10 @@ describe('POST /admin/models/{id}/estimate', () => {
       gpu_layers: 0,
       gpu_bytes: 0,
       loaded: false,
-      budget_bytes: services.engine.memoryBudgetBytes,
+      budget_bytes: hearth.services.engine.memoryBudgetBytes,
       fits: 'yes',
     });
-    const file = (await services.catalog.local()).find((model) => model.id === 'tiny')!;
+    const file = (await hearth.services.catalog.local()).find((model) => model.id === 'tiny')!;
     expect(saved.weights_bytes).toBeGreaterThan(file.sizeBytes);
     expect(saved.context_bytes).toBeGreaterThan(0);
     expect(saved.memory_bytes).toBe(saved.weights_bytes + saved.context_bytes);
@@ -175,7 +159,7 @@ describe('POST /admin/models/{id}/estimate', () => {
     // Capped at the trained context, as the engine does.
     expect((await estimate({ context_size: 8192, parallel: 4 })).context_size).toBe(2048);
     // Nothing was saved or loaded.
-    expect(services.config.models.overrides).toEqual({ tiny: { context_size: 1024, parallel: 2 } });
+    expect(hearth.services.config.models.overrides).toEqual({ tiny: { context_size: 1024, parallel: 2 } });
     expect(await loadedTiny()).toBeUndefined();
   });
 
@@ -197,7 +181,7 @@ describe('POST /admin/models/{id}/estimate', () => {
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json()).toMatchObject({ error: { code: 'model_not_found' } });
     // Only the machine's owner may ask (an admin route).
-    const outsider = await app.inject({ method: 'POST', url: '/admin/models/tiny/estimate', payload: {}, headers: { authorization: 'Bearer nope' } });
+    const outsider = await hearth.app.inject({ method: 'POST', url: '/admin/models/tiny/estimate', payload: {}, headers: { authorization: 'Bearer nope' } });
     expect(outsider.statusCode).toBe(401);
   });
 });

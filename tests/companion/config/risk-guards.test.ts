@@ -1,11 +1,9 @@
-import { readFileSync, writeFileSync } from 'node:fs';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Services } from '../../../companion/src/services.js';
+import { readFileSync } from 'node:fs';
+import type { LightMyRequestResponse } from 'fastify';
+import { describe, expect, it } from 'vitest';
 import { dataPaths } from '../../../companion/src/store/data-dir.js';
 import { SecretStore } from '../../../companion/src/store/secrets.js';
-import type { ConfigDocument } from '#shared/api/config.js';
-import { testApp } from '../../helpers/app.js';
+import { sharedApp, testApp } from '../../helpers/app.js';
 import { newDataDir } from '../../helpers/server.js';
 
 /*
@@ -15,34 +13,21 @@ import { newDataDir } from '../../helpers/server.js';
  * into URLs (11).
  */
 
-let app: FastifyInstance;
-let services: Services;
-let close: () => Promise<void>;
-let originalText: string;
-let original: ConfigDocument;
-
-beforeAll(async () => {
-  const dataDir = await newDataDir(false);
-  const secrets = new SecretStore(dataPaths(dataDir).secrets);
-  secrets.set('PROVIDER_KEY', 'sk-guard-0123456789abcdef');
-  secrets.set('MCP_TOKEN', 'mcp-guard-0123456789abcdef');
-  secrets.set('VIDEO_KEY', 'sk-video-0123456789abcdef');
-  ({ app, services, close } = await testApp({ dataDir, withModel: false }));
-  originalText = readFileSync(services.paths.config, 'utf8');
-  original = services.config;
-});
-
-afterAll(async () => {
-  await close();
-});
-
-afterEach(() => {
-  writeFileSync(services.paths.config, originalText);
-  services.reconfigure(original);
+const hearth = sharedApp({
+  withModel: false,
+  resetConfig: true,
+  prepare: async () => {
+    const dataDir = await newDataDir(false);
+    const secrets = new SecretStore(dataPaths(dataDir).secrets);
+    secrets.set('PROVIDER_KEY', 'sk-guard-0123456789abcdef');
+    secrets.set('MCP_TOKEN', 'mcp-guard-0123456789abcdef');
+    secrets.set('VIDEO_KEY', 'sk-video-0123456789abcdef');
+    return { dataDir };
+  },
 });
 
 async function post(path: 'plan' | 'apply', document: Record<string, unknown>, confirm = false): Promise<LightMyRequestResponse> {
-  return app.inject({
+  return hearth.app.inject({
     method: 'POST',
     url: `/admin/config/${path}`,
     payload: { document: { version: 1, ...document }, ...(path === 'apply' ? { confirm_high_risk: confirm } : {}) },
@@ -108,7 +93,7 @@ describe('5: every field of a stdio service, and every widening of what callers 
     for (const env of [{ NODE_OPTIONS: '--require ./evil.cjs' }, { LD_PRELOAD: '/tmp/evil.so' }, { PATH: '/tmp/evil:/usr/bin' }]) {
       expect(await risksOf({ mcp_services: [{ ...stdio, env }] }), JSON.stringify(env)).toContain('runs_local_command');
     }
-    expect(services.config.mcp_services[0]!.env).toEqual({});
+    expect(hearth.services.config.mcp_services[0]!.env).toEqual({});
   });
 
   it('any other field that changes what runs is high-risk too; timeouts and switches are not', async () => {
@@ -128,7 +113,7 @@ describe('5: every field of a stdio service, and every widening of what callers 
     expect(risk.message).toMatch(/delete_everything/);
     expect(await risksOf({ mcp_services: [{ ...stdio, tool_classes: { fetch: 'network' } }] })).toEqual(['tool_class_widened']);
     expect(await risksOf({ mcp_services: [{ ...stdio, tool_classes: { delete_everything: 'exec' } }] })).toEqual([]);
-    expect(services.config.mcp_services[0]!.tool_classes).toEqual({ delete_everything: 'exec' });
+    expect(hearth.services.config.mcp_services[0]!.tool_classes).toEqual({ delete_everything: 'exec' });
     // exec -> write widens what agents with write allowed may run.
     expect(await risksOf({ mcp_services: [{ ...stdio, tool_classes: { delete_everything: 'write' } }] })).toEqual(['tool_class_widened']);
   });
@@ -257,7 +242,7 @@ describe('issue 18, item 14: a cloud workspace’s sign-in sent to a new origin'
       },
     ]);
     expect(await risksOf({ cloud_workspaces: [cards] })).toEqual(['secret_sent_to_new_host']);
-    expect(services.config.cloud_workspaces[0]!.agent_cards).toEqual(acme.agent_cards);
+    expect(hearth.services.config.cloud_workspaces[0]!.agent_cards).toEqual(acme.agent_cards);
     expect(await risksOf({ cloud_workspaces: [{ ...acme, directory: 'https://collector.evil.example/list' }] })).toEqual(['secret_sent_to_new_host']);
     // Adding a card on a new origin next to the old ones sends the token there too.
     expect(await risksOf({ cloud_workspaces: [{ ...acme, agent_cards: [...acme.agent_cards, 'http://127.0.0.1:9/card.json'] }] })).toEqual([
@@ -265,7 +250,7 @@ describe('issue 18, item 14: a cloud workspace’s sign-in sent to a new origin'
     ]);
     // Confirmed, it is applied.
     expect((await post('apply', { cloud_workspaces: [cards] }, true)).statusCode).toBe(200);
-    expect(services.config.cloud_workspaces[0]!.agent_cards).toEqual(cards.agent_cards);
+    expect(hearth.services.config.cloud_workspaces[0]!.agent_cards).toEqual(cards.agent_cards);
   });
 
   it('the same origins (other paths, fewer cards) and a new workspace need no confirmation', async () => {

@@ -1,11 +1,9 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { checkDocument } from '../../../companion/src/config/document.js';
-import type { Services } from '../../../companion/src/services.js';
-import type { ConfigDocument } from '#shared/api/config.js';
-import { testApp } from '../../helpers/app.js';
+import { sharedApp } from '../../helpers/app.js';
 
 /*
  * The admin credential (`<data-dir>/admin-token`) and the proxy rule, through inject. The test
@@ -13,30 +11,20 @@ import { testApp } from '../../helpers/app.js';
  * given, as another local process would.
  */
 
-let app: FastifyInstance;
-let services: Services;
-let close: () => Promise<void>;
-let anonymous: (options: InjectOptions) => Promise<LightMyRequestResponse>;
-let baseline: ConfigDocument;
-
-beforeAll(async () => {
-  ({ app, services, close, injectWithoutAdmin: anonymous } = await testApp({ withModel: false }));
-  baseline = services.config;
-});
-
-afterAll(async () => {
-  await close();
-});
+const hearth = sharedApp({ withModel: false, resetConfig: true });
+const anonymous = (options: InjectOptions) => hearth.injectWithoutAdmin(options);
 
 afterEach(() => {
   vi.useRealTimers();
-  services.reconfigure(baseline);
 });
 
 function requireAuth(): void {
-  const { document, problems } = checkDocument({ ...structuredClone(baseline), server: { ...structuredClone(baseline.server), auth: { required: true } } });
+  const { document, problems } = checkDocument({
+    ...structuredClone(hearth.baseline),
+    server: { ...structuredClone(hearth.baseline.server), auth: { required: true } },
+  });
   expect(problems).toEqual([]);
-  services.reconfigure(document!);
+  hearth.services.reconfigure(document!);
 }
 
 function errorOf(response: LightMyRequestResponse, status: number): { code: string; message: string; type: string } {
@@ -44,7 +32,7 @@ function errorOf(response: LightMyRequestResponse, status: number): { code: stri
   return (response.json() as { error: { code: string; message: string; type: string } }).error;
 }
 
-const token = () => services.admin.token;
+const token = () => hearth.services.admin.token;
 const adminCalls: InjectOptions[] = [
   { method: 'GET', url: '/admin/status' },
   { method: 'GET', url: '/admin/keys' },
@@ -61,28 +49,28 @@ const adminCalls: InjectOptions[] = [
 describe('admin routes need the local admin credential', () => {
   it('another local process without it cannot create a key, even with auth required', async () => {
     requireAuth();
-    const before = services.keys.list().length;
+    const before = hearth.services.keys.list().length;
     const error = errorOf(await anonymous({ method: 'POST', url: '/admin/keys', payload: { label: 'x' } }), 401);
     expect(error.code).toBe('admin_credential_required');
     expect(error.type).toBe('authentication_error');
     expect(error.message).toMatch(/admin-token/);
     // The command is spelled the way it runs on this machine (a clone here: npm run hearth -- open).
     expect(error.message).toMatch(/npm run hearth -- open/);
-    expect(services.keys.list()).toHaveLength(before);
+    expect(hearth.services.keys.list()).toHaveLength(before);
   });
 
   it('refuses every admin route without it, with a wrong one, or with an access key, and changes nothing', async () => {
-    const key = services.keys.create({ label: 'not admin' }).key;
-    const before = services.keys.list().length;
-    const configBefore = JSON.stringify(services.config);
+    const key = hearth.services.keys.create({ label: 'not admin' }).key;
+    const before = hearth.services.keys.list().length;
+    const configBefore = JSON.stringify(hearth.services.config);
     for (const authorization of [undefined, 'Bearer ', `Bearer ${key}`, 'Bearer hadm_wrong', `Bearer ${token()}x`, `Basic ${token()}`]) {
       for (const options of adminCalls) {
         const headers = authorization === undefined ? {} : { authorization };
         expect(errorOf(await anonymous({ ...options, headers }), 401).code, `${options.url} ${authorization}`).toBe('admin_credential_required');
       }
     }
-    expect(services.keys.list()).toHaveLength(before);
-    expect(JSON.stringify(services.config)).toBe(configBefore);
+    expect(hearth.services.keys.list()).toHaveLength(before);
+    expect(JSON.stringify(hearth.services.config)).toBe(configBefore);
   });
 
   it('accepts it as a Bearer token', async () => {
@@ -91,9 +79,9 @@ describe('admin routes need the local admin credential', () => {
   });
 
   it('is kept in <data-dir>/admin-token, mode 0600, in a data folder of mode 0700', () => {
-    const file = join(services.paths.root, 'admin-token');
+    const file = join(hearth.services.paths.root, 'admin-token');
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(statSync(services.paths.root).mode & 0o777).toBe(0o700);
+    expect(statSync(hearth.services.paths.root).mode & 0o777).toBe(0o700);
   });
 
   it('is never enough on its own: a remote peer, a proxied request or a foreign Origin is still refused', async () => {
@@ -148,13 +136,13 @@ describe('the app signs in through a one-time link', () => {
   it('prints the first link at start (services issue one) and refuses unknown and expired codes', async () => {
     expect(errorOf(await signIn('not-a-code'), 401).code).toBe('admin_credential_required');
     vi.useFakeTimers({ toFake: ['Date'] });
-    const issued = services.admin.issueLink();
+    const issued = hearth.services.admin.issueLink();
     vi.setSystemTime(Date.now() + 16 * 60_000);
     expect(errorOf(await signIn(issued.code), 401).code).toBe('admin_credential_required');
   });
 
   it('signing in is refused from a remote peer, through a proxy and from a foreign origin, and does not use up the code', async () => {
-    const { code } = services.admin.issueLink();
+    const { code } = hearth.services.admin.issueLink();
     expect((await anonymous({ method: 'POST', url: '/admin/session', remoteAddress: '203.0.113.7', payload: { code } })).statusCode).toBe(403);
     expect((await signIn(code, { 'x-forwarded-for': '203.0.113.7' })).statusCode).toBe(403);
     expect((await signIn(code, { origin: 'http://evil.example' })).statusCode).toBe(403);
@@ -180,23 +168,23 @@ describe('requests that passed through a proxy are never loopback', () => {
 
   it('admin refuses them, credential or not', async () => {
     for (const header of PROXY_HEADERS) {
-      const error = errorOf(await app.inject({ method: 'GET', url: '/admin/status', headers: header }), 403);
+      const error = errorOf(await hearth.app.inject({ method: 'GET', url: '/admin/status', headers: header }), 403);
       expect(error.code, JSON.stringify(header)).toBe('permission_denied');
       expect(error.message).toMatch(/proxy/);
     }
   });
 
   it('the API asks them for a key even with auth off, and accepts a valid one', async () => {
-    const { key } = services.keys.create({ label: 'through a proxy' });
+    const { key } = hearth.services.keys.create({ label: 'through a proxy' });
     for (const [index, header] of PROXY_HEADERS.entries()) {
       // One loopback peer per proxy, so the failures of one never slow down another.
       const remoteAddress = `127.0.9.${index + 1}`;
-      expect(errorOf(await app.inject({ method: 'GET', url: '/v1/models', remoteAddress, headers: header }), 401).code).toBe('invalid_api_key');
+      expect(errorOf(await hearth.app.inject({ method: 'GET', url: '/v1/models', remoteAddress, headers: header }), 401).code).toBe('invalid_api_key');
       const openaiStyle = { ...header, authorization: 'Bearer sk-openai-style' };
-      expect(errorOf(await app.inject({ method: 'GET', url: '/v1/models', remoteAddress, headers: openaiStyle }), 401).code).toBe('invalid_api_key');
+      expect(errorOf(await hearth.app.inject({ method: 'GET', url: '/v1/models', remoteAddress, headers: openaiStyle }), 401).code).toBe('invalid_api_key');
       const withKey = { ...header, authorization: `Bearer ${key}` };
-      expect((await app.inject({ method: 'GET', url: '/v1/models', remoteAddress, headers: withKey })).statusCode).toBe(200);
+      expect((await hearth.app.inject({ method: 'GET', url: '/v1/models', remoteAddress, headers: withKey })).statusCode).toBe(200);
     }
-    expect((await app.inject({ method: 'GET', url: '/health', headers: PROXY_HEADERS[1] })).statusCode).toBe(200);
+    expect((await hearth.app.inject({ method: 'GET', url: '/health', headers: PROXY_HEADERS[1] })).statusCode).toBe(200);
   });
 });

@@ -1,9 +1,8 @@
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LightMyRequestResponse } from 'fastify';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { agentTarget, scopeAllowsAgent } from '../../../companion/src/access/agent-target.js';
 import type { DrivenOutcome } from '../../../companion/src/agents/driven-run.js';
-import type { Services } from '../../../companion/src/services.js';
-import { testApp } from '../../helpers/app.js';
+import { sharedApp } from '../../helpers/app.js';
 
 /*
  * A key scoped to one agent uses exactly that local agent (issue 18, item 5). A paired host or a
@@ -12,31 +11,24 @@ import { testApp } from '../../helpers/app.js';
  * id the route resolves (decoded by the router), so every encoding of a path is judged the same.
  */
 
-let app: FastifyInstance;
-let services: Services;
-let close: () => Promise<void>;
+const hearth = sharedApp({ withModel: false });
 let scoped: string;
 let unscoped: string;
 
 const FINGERPRINT = Array(32).fill('AB').join(':');
 
 beforeAll(async () => {
-  ({ app, services, close } = await testApp({ withModel: false }));
   const { document } = await import('../../../companion/src/config/document.js').then(({ checkDocument }) =>
     checkDocument({
-      ...structuredClone(services.config),
+      ...structuredClone(hearth.services.config),
       agents: [{ id: 'helper' }],
       // A paired host named like the key's agent (unreachable: nothing may get that far).
       remote_hosts: [{ name: 'helper', url: 'https://127.0.0.1:9', fingerprint: FINGERPRINT, credential: 'secret:REMOTE_HOST_HELPER' }],
     }),
   );
-  services.reconfigure(document!);
-  scoped = services.keys.create({ label: 'helper only', agent: 'helper' }).key;
-  unscoped = services.keys.create({ label: 'any agent' }).key;
-});
-
-afterAll(async () => {
-  await close();
+  hearth.services.reconfigure(document!);
+  scoped = hearth.services.keys.create({ label: 'helper only', agent: 'helper' }).key;
+  unscoped = hearth.services.keys.create({ label: 'any agent' }).key;
 });
 
 const as = (key: string) => ({ authorization: `Bearer ${key}` });
@@ -84,26 +76,26 @@ describe('a key scoped to agent "helper" and a paired host named "helper"', () =
         ['GET', `/agents/${id}`],
         ['GET', `/agents/${id}/runs`],
       ] as const) {
-        refused(await app.inject({ method, url, headers: as(scoped), ...(method === 'POST' ? { payload: { input: 'run ls' } } : {}) }), url);
+        refused(await hearth.app.inject({ method, url, headers: as(scoped), ...(method === 'POST' ? { payload: { input: 'run ls' } } : {}) }), url);
       }
     }
   });
 
   it('still reaches its own agent, by any spelling of its path that the router decodes to it', async () => {
     for (const url of ['/agents/helper', '/agents/%68elper', '/agents/helper/runs']) {
-      const response = await app.inject({ method: 'GET', url, headers: as(scoped) });
+      const response = await hearth.app.inject({ method: 'GET', url, headers: as(scoped) });
       expect(response.statusCode, `${url}: ${response.body.slice(0, 300)}`).toBe(200);
     }
   });
 
   it('a key for every agent passes the perimeter for the host’s agent (the host then decides)', async () => {
-    const response = await app.inject({ method: 'POST', url: '/agents/helper%2Fsheller/run', headers: as(unscoped), payload: { input: 'hi' } });
+    const response = await hearth.app.inject({ method: 'POST', url: '/agents/helper%2Fsheller/run', headers: as(unscoped), payload: { input: 'hi' } });
     expect([401, 403]).not.toContain(response.statusCode);
   });
 
   it('cannot read, follow or cancel a run of the host’s agent', async () => {
     let release!: () => void;
-    const { run } = services.agents.startDriven(
+    const { run } = hearth.services.agents.startDriven(
       { agentId: 'helper/sheller', model: 'helper/sheller', input: [{ role: 'user', content: 'hi' }] },
       (effects) =>
         new Promise<DrivenOutcome>((resolve) => {
@@ -116,12 +108,12 @@ describe('a key scoped to agent "helper" and a paired host named "helper"', () =
       ['GET', `/agents/runs/${run.id}/events`],
       ['POST', `/agents/runs/${run.id}/cancel`],
     ] as const) {
-      const response = await app.inject({ method, url, headers: as(scoped) });
+      const response = await hearth.app.inject({ method, url, headers: as(scoped) });
       expect(response.statusCode, url).toBe(404);
       expect(response.json().error.code).toBe('run_not_found');
     }
-    expect(services.agents.get(run.id).status).toBe('running');
-    expect((await app.inject({ method: 'GET', url: `/agents/runs/${run.id}`, headers: as(unscoped) })).statusCode).toBe(200);
+    expect(hearth.services.agents.get(run.id).status).toBe('running');
+    expect((await hearth.app.inject({ method: 'GET', url: `/agents/runs/${run.id}`, headers: as(unscoped) })).statusCode).toBe(200);
     release();
   });
 });

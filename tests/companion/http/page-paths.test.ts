@@ -1,12 +1,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { buildApp } from '../../../companion/src/app.js';
-import { silentLogger } from '../../../companion/src/logger.js';
-import { createServices, type Services } from '../../../companion/src/services.js';
+import { sharedApp } from '../../helpers/app.js';
 import { newDataDir } from '../../helpers/server.js';
 
 /*
@@ -17,22 +14,15 @@ import { newDataDir } from '../../helpers/server.js';
  * the web build.
  */
 
-let app: FastifyInstance;
-let services: Services;
-
-beforeAll(async () => {
-  const webRoot = mkdtempSync(join(tmpdir(), 'hearth-web-'));
-  for (const name of ['index.html', '200.html', 'memory.html', 'models.html'])
-    writeFileSync(join(webRoot, name), `<!doctype html><html><head><title>${name}</title></head><body></body></html>`);
-  const dataDir = await newDataDir(false);
-  writeFileSync(join(dataDir, 'config.yaml'), stringify({ version: 1, server: { auth: { required: true } } }));
-  services = await createServices({ dataDir, externalSources: false, log: silentLogger, version: 'test' });
-  app = await buildApp({ services, webRoot });
-});
-
-afterAll(async () => {
-  await app?.close();
-  await services?.close();
+const hearth = sharedApp({
+  prepare: async () => {
+    const webRoot = mkdtempSync(join(tmpdir(), 'hearth-web-'));
+    for (const name of ['index.html', '200.html', 'memory.html', 'models.html'])
+      writeFileSync(join(webRoot, name), `<!doctype html><html><head><title>${name}</title></head><body></body></html>`);
+    const dataDir = await newDataDir(false);
+    writeFileSync(join(dataDir, 'config.yaml'), stringify({ version: 1, server: { auth: { required: true } } }));
+    return { dataDir, webRoot };
+  },
 });
 
 describe('pages and API paths with keys required', () => {
@@ -42,7 +32,7 @@ describe('pages and API paths with keys required', () => {
       ['/memory?agent=helper', 'memory.html'],
       ['/models', 'models.html'],
     ]) {
-      const response = await app.inject({ method: 'GET', url });
+      const response = await hearth.app.inject({ method: 'GET', url });
       expect([url, response.statusCode, response.headers['content-type']]).toEqual([url, 200, 'text/html; charset=utf-8']);
       expect(response.body, url).toContain(`<title>${shell}</title>`);
     }
@@ -50,14 +40,14 @@ describe('pages and API paths with keys required', () => {
 
   it('still asks a key of every route below /memory/, and of other API families', async () => {
     for (const url of ['/memory/agents', '/memory/agents/helper/facts', '/v1/models', '/agents', '/mcp/tools']) {
-      const response = await app.inject({ method: 'GET', url });
+      const response = await hearth.app.inject({ method: 'GET', url });
       expect([url, response.statusCode, response.json().error.code]).toEqual([url, 401, 'invalid_api_key']);
     }
   });
 
   it('answers an unknown path in an API family in JSON, never with a page', async () => {
     for (const url of ['/memory/nope', '/v1/nope', '/health/nope']) {
-      const response = await app.inject({ method: 'GET', url, headers: url.startsWith('/health') ? {} : { authorization: 'Bearer hth_unknown' } });
+      const response = await hearth.app.inject({ method: 'GET', url, headers: url.startsWith('/health') ? {} : { authorization: 'Bearer hth_unknown' } });
       expect(response.headers['content-type'], url).toMatch(/^application\/json/);
     }
   });

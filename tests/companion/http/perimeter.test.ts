@@ -1,11 +1,10 @@
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { checkDocument } from '../../../companion/src/config/document.js';
 import { familyOf } from '../../../companion/src/http/perimeter.js';
-import type { Services } from '../../../companion/src/services.js';
-import type { ConfigDocument, ServerSettings } from '#shared/api/config.js';
+import type { ServerSettings } from '#shared/api/config.js';
 import type { RouteScope } from '#shared/api/access.js';
-import { testApp } from '../../helpers/app.js';
+import { sharedApp } from '../../helpers/app.js';
 
 /*
  * The perimeter, exercised through inject with forged socket peers and headers. inject's
@@ -13,26 +12,13 @@ import { testApp } from '../../helpers/app.js';
  * http://localhost:80. The app is not listening, so it counts as bound to loopback.
  */
 
-let app: FastifyInstance;
-let services: Services;
-let close: () => Promise<void>;
-let baseline: ConfigDocument;
+const hearth = sharedApp({ withModel: false, resetConfig: true });
 
 const REMOTE = ['203.0.113.7', '10.0.0.2', '192.168.1.20', '::ffff:198.51.100.4', '2001:db8::1'];
 const OWN_ORIGIN = 'http://localhost:80';
 
-beforeAll(async () => {
-  ({ app, services, close } = await testApp({ withModel: false }));
-  baseline = services.config;
-});
-
-afterAll(async () => {
-  await close();
-});
-
 afterEach(() => {
   vi.useRealTimers();
-  services.reconfigure(baseline);
 });
 
 /** Puts a server section in force the way an apply would (validated, defaults filled in). */
@@ -44,15 +30,15 @@ function setServer(
   },
 ): void {
   const { document, problems } = checkDocument({
-    ...structuredClone(baseline),
-    server: { ...structuredClone(baseline.server), ...server, limits: { ...baseline.server.limits, ...server.limits } },
+    ...structuredClone(hearth.baseline),
+    server: { ...structuredClone(hearth.baseline.server), ...server, limits: { ...hearth.baseline.server.limits, ...server.limits } },
   });
   expect(problems).toEqual([]);
-  services.reconfigure(document!);
+  hearth.services.reconfigure(document!);
 }
 
 function newKey(options: { scopes?: RouteScope[]; agent?: string; expiresAt?: number } = {}): { id: string; key: string } {
-  const created = services.keys.create({ label: `perimeter ${Math.random()}`, ...options });
+  const created = hearth.services.keys.create({ label: `perimeter ${Math.random()}`, ...options });
   return { id: created.id, key: created.key };
 }
 
@@ -66,7 +52,7 @@ function freshPeer(): string {
 }
 
 async function call(options: InjectOptions): Promise<LightMyRequestResponse> {
-  return app.inject(options);
+  return hearth.app.inject(options);
 }
 
 function expectError(response: LightMyRequestResponse, status: number, code: string): { message: string; type: string; code: string; param: string | null } {
@@ -123,7 +109,7 @@ describe('Host header (DNS-rebinding defence) while bound to loopback', () => {
       '127.8.9.10',
       '[::1]:4777',
       '[::1]',
-      'app.localhost:4777',
+      'hearth.app.localhost:4777',
       'LOCALHOST:4777',
       '[::ffff:127.0.0.1]:4777',
     ]) {
@@ -179,10 +165,10 @@ describe('Host header while bound beyond loopback', () => {
 
   beforeAll(() => {
     // Pretend the listener is on 0.0.0.0 without opening a socket beyond loopback.
-    const original = app.server.address.bind(app.server);
-    app.server.address = () => ({ address: '0.0.0.0', family: 'IPv4', port: 4777 });
+    const original = hearth.app.server.address.bind(hearth.app.server);
+    hearth.app.server.address = () => ({ address: '0.0.0.0', family: 'IPv4', port: 4777 });
     restore = () => {
-      app.server.address = original;
+      hearth.app.server.address = original;
     };
   });
 
@@ -221,16 +207,16 @@ describe('admin routes: loopback socket peer only', () => {
   });
 
   it('refuses every admin route from a non-loopback peer, with no side effect', async () => {
-    const keysBefore = services.keys.list().length;
-    const configBefore = JSON.stringify(services.config);
+    const keysBefore = hearth.services.keys.list().length;
+    const configBefore = JSON.stringify(hearth.services.config);
     for (const remoteAddress of REMOTE) {
       for (const options of adminCalls) {
         const error = expectError(await call({ ...options, remoteAddress }), 403, 'permission_denied');
         expect(error.message).toMatch(/loopback/);
       }
     }
-    expect(services.keys.list()).toHaveLength(keysBefore);
-    expect(JSON.stringify(services.config)).toBe(configBefore);
+    expect(hearth.services.keys.list()).toHaveLength(keysBefore);
+    expect(JSON.stringify(hearth.services.config)).toBe(configBefore);
   });
 
   it('never lets X-Forwarded-For and similar headers vouch for a peer, and refuses a loopback peer that is a proxy', async () => {
@@ -261,8 +247,8 @@ describe('admin routes: loopback socket peer only', () => {
   });
 
   it('refuses a foreign Origin, even one configured for CORS, and the "null" origin', async () => {
-    setServer({ cors: { origins: ['http://app.example', '*'] } });
-    for (const origin of ['http://app.example', 'http://evil.example', 'null', 'http://127.0.0.1:80', 'https://localhost:80']) {
+    setServer({ cors: { origins: ['http://hearth.app.example', '*'] } });
+    for (const origin of ['http://hearth.app.example', 'http://evil.example', 'null', 'http://127.0.0.1:80', 'https://localhost:80']) {
       expectError(await call({ method: 'GET', url: '/admin/status', headers: { origin } }), 403, 'origin_not_allowed');
       expectError(
         await call({ method: 'POST', url: '/admin/config/apply', headers: { origin }, payload: { document: { version: 1 }, confirm_high_risk: true } }),
@@ -319,32 +305,32 @@ describe('CORS', () => {
   });
 
   it('answers a configured origin with that origin and Vary: Origin, never with credentials', async () => {
-    setServer({ cors: { origins: ['http://app.example', 'https://chat.example:8443'] } });
-    for (const origin of ['http://app.example', 'https://chat.example:8443']) {
+    setServer({ cors: { origins: ['http://hearth.app.example', 'https://chat.example:8443'] } });
+    for (const origin of ['http://hearth.app.example', 'https://chat.example:8443']) {
       const response = await call({ method: 'GET', url: '/v1/models', headers: { origin } });
       expect(response.statusCode).toBe(200);
       expect(response.headers['access-control-allow-origin']).toBe(origin);
       expect(String(response.headers.vary)).toMatch(/origin/i);
       expect(response.headers['access-control-allow-credentials']).toBeUndefined();
     }
-    expectError(await call({ method: 'GET', url: '/v1/models', headers: { origin: 'http://app.example:8080' } }), 403, 'origin_not_allowed');
-    expectError(await call({ method: 'GET', url: '/v1/models', headers: { origin: 'https://app.example' } }), 403, 'origin_not_allowed');
+    expectError(await call({ method: 'GET', url: '/v1/models', headers: { origin: 'http://hearth.app.example:8080' } }), 403, 'origin_not_allowed');
+    expectError(await call({ method: 'GET', url: '/v1/models', headers: { origin: 'https://hearth.app.example' } }), 403, 'origin_not_allowed');
   });
 
   it('answers a configured origin’s preflight with 204 and the methods and headers a client needs', async () => {
-    setServer({ cors: { origins: ['http://app.example'] }, auth: { required: true } });
+    setServer({ cors: { origins: ['http://hearth.app.example'] }, auth: { required: true } });
     const preflight = await call({
       method: 'OPTIONS',
       url: '/v1/chat/completions',
       headers: {
-        origin: 'http://app.example',
+        origin: 'http://hearth.app.example',
         'access-control-request-method': 'POST',
         'access-control-request-headers': 'authorization, content-type, x-service-agent-id',
       },
     });
     // No key on a preflight: browsers never send credentials with it.
     expect(preflight.statusCode).toBe(204);
-    expect(preflight.headers['access-control-allow-origin']).toBe('http://app.example');
+    expect(preflight.headers['access-control-allow-origin']).toBe('http://hearth.app.example');
     expect(String(preflight.headers.vary)).toMatch(/origin/i);
     expect(String(preflight.headers['access-control-allow-methods'])).toMatch(/POST/);
     const allowed = String(preflight.headers['access-control-allow-headers']).toLowerCase();
@@ -353,10 +339,10 @@ describe('CORS', () => {
   });
 
   it('lets a configured origin read an auth error (the error carries the CORS headers)', async () => {
-    setServer({ cors: { origins: ['http://app.example'] }, auth: { required: true } });
-    const response = await call({ method: 'GET', url: '/v1/models', headers: { origin: 'http://app.example' } });
+    setServer({ cors: { origins: ['http://hearth.app.example'] }, auth: { required: true } });
+    const response = await call({ method: 'GET', url: '/v1/models', headers: { origin: 'http://hearth.app.example' } });
     expectError(response, 401, 'invalid_api_key');
-    expect(response.headers['access-control-allow-origin']).toBe('http://app.example');
+    expect(response.headers['access-control-allow-origin']).toBe('http://hearth.app.example');
   });
 
   it('answers "*" with "*" and never with Access-Control-Allow-Credentials', async () => {
@@ -446,7 +432,7 @@ describe('keys with auth required', () => {
     const now = Date.now();
     const expiring = newKey({ expiresAt: now + 60_000 });
     const revoked = newKey();
-    services.keys.revoke(revoked.id);
+    hearth.services.keys.revoke(revoked.id);
     // Valid until its expiry.
     expect((await call({ method: 'GET', url: '/v1/models', remoteAddress: freshPeer(), headers: bearer(expiring.key) })).statusCode).toBe(200);
     vi.setSystemTime(now + 60_001);
@@ -529,9 +515,9 @@ describe('keys with auth required', () => {
   it('records the last use of a key', async () => {
     setServer({ auth: { required: true } });
     const { id, key } = newKey();
-    expect(services.keys.list().find((entry) => entry.id === id)!.last_used_at).toBeNull();
+    expect(hearth.services.keys.list().find((entry) => entry.id === id)!.last_used_at).toBeNull();
     expect((await call({ method: 'GET', url: '/v1/models', headers: bearer(key) })).statusCode).toBe(200);
-    expect(services.keys.list().find((entry) => entry.id === id)!.last_used_at).not.toBeNull();
+    expect(hearth.services.keys.list().find((entry) => entry.id === id)!.last_used_at).not.toBeNull();
   });
 
   it('cannot be bypassed through a percent-encoded path that the router decodes', async () => {

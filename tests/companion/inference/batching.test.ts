@@ -9,7 +9,7 @@ import { Engine } from '../../../companion/src/inference/engine.js';
 import type { GenerationRequest, GenerationResult, HistoryItem, ModelFile } from '../../../companion/src/inference/types.js';
 import { HearthError } from '../../../companion/src/errors.js';
 import { silentLogger } from '../../../companion/src/logger.js';
-import { tinyModelPath } from '../../helpers/models.js';
+import { generationRequest, tinyModelPath } from '../../helpers/models.js';
 
 const PARALLEL = 4;
 let engine: Engine;
@@ -53,17 +53,12 @@ interface Started {
 async function generation(text: string | HistoryItem[], maxTokens: number): Promise<Started> {
   const controller = new AbortController();
   const before = new Set(engine.runningSequences(model.id));
-  const request: GenerationRequest = {
-    model: model.id,
+  const request = generationRequest(model.id, {
     history: typeof text === 'string' ? [{ role: 'user', text }] : text,
     maxTokens,
     sampling: { temperature: 0.8, seed: 7 },
-    stop: [],
-    tools: [],
-    toolMode: { type: 'none' },
-    output: { type: 'text' },
     signal: controller.signal,
-  };
+  });
   const result = engine.run(model, request);
   for (;;) {
     const sequence = engine.runningSequences(model.id).find((id) => !before.has(id));
@@ -178,17 +173,8 @@ describe('continuous batching', () => {
       memoryBudgetBytes: 2 ** 31,
       log: silentLogger,
     });
-    const request = (text: string, maxTokens: number, signal = new AbortController().signal): GenerationRequest => ({
-      model: model.id,
-      history: [{ role: 'user', text }],
-      maxTokens,
-      sampling: { temperature: 0.8, seed: 3 },
-      stop: [],
-      tools: [],
-      toolMode: { type: 'none' },
-      output: { type: 'text' },
-      signal,
-    });
+    const request = (text: string, maxTokens: number, signal = new AbortController().signal): GenerationRequest =>
+      generationRequest(model.id, { text, maxTokens, sampling: { temperature: 0.8, seed: 3 }, signal });
     try {
       await small.load(model);
       const order: string[] = [];

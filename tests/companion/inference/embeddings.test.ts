@@ -4,7 +4,7 @@ import { Embeddings } from '../../../companion/src/inference/embeddings.js';
 import { Engine, estimateBytes } from '../../../companion/src/inference/engine.js';
 import type { ModelFile } from '../../../companion/src/inference/types.js';
 import { silentLogger } from '../../../companion/src/logger.js';
-import { tinyEmbeddingModelPath, tinyModelPath } from '../../helpers/models.js';
+import { generationRequest, tinyEmbeddingModelPath, tinyModelPath } from '../../helpers/models.js';
 
 async function modelFile(id: string, path: Promise<string>, capabilities: ModelFile['capabilities']): Promise<ModelFile> {
   const resolved = await path;
@@ -44,17 +44,7 @@ describe('embedding models share the engine’s loader and memory budget', () =>
     expect(engine.isLoaded('tiny-embed')).toBe(true);
     expect(engine.status().map((entry) => entry.id)).toEqual(['tiny-embed']);
 
-    await engine.run(chat, {
-      model: 'tiny',
-      history: [{ role: 'user', text: 'hi' }],
-      maxTokens: 2,
-      sampling: {},
-      stop: [],
-      tools: [],
-      toolMode: { type: 'none' },
-      output: { type: 'text' },
-      signal: new AbortController().signal,
-    });
+    await engine.run(chat, generationRequest('tiny', { text: 'hi', maxTokens: 2 }));
     expect(engine.isLoaded('tiny')).toBe(true);
     expect(engine.isLoaded('tiny-embed')).toBe(false);
 

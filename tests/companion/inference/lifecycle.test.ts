@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { Engine, type EngineOptions } from '../../../companion/src/inference/engine.js';
 import type { GenerationRequest, ModelFile } from '../../../companion/src/inference/types.js';
 import { silentLogger } from '../../../companion/src/logger.js';
-import { tinyModelPath } from '../../helpers/models.js';
+import { generationRequest, tinyModelPath } from '../../helpers/models.js';
 
 const MiB = 2 ** 20;
 
@@ -32,17 +32,7 @@ function engine(options: Partial<EngineOptions>): Engine {
   });
 }
 
-const ask = (model: string): GenerationRequest => ({
-  model,
-  history: [{ role: 'user', text: 'Hello' }],
-  maxTokens: 4,
-  sampling: {},
-  stop: [],
-  tools: [],
-  toolMode: { type: 'none' },
-  output: { type: 'text' },
-  signal: new AbortController().signal,
-});
+const ask = (model: string): GenerationRequest => generationRequest(model);
 
 describe('model lifecycle', () => {
   it('unloads the idle model when the next one would pass the memory budget', async () => {

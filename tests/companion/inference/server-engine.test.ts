@@ -12,7 +12,7 @@ import type { ServerModel } from '../../../companion/src/inference/server/model.
 import type { GenerationRequest, HistoryItem, ModelFile } from '../../../companion/src/inference/types.js';
 import { HearthError } from '../../../companion/src/errors.js';
 import { silentLogger } from '../../../companion/src/logger.js';
-import { tinyModelPath } from '../../helpers/models.js';
+import { generationRequest, tinyModelPath } from '../../helpers/models.js';
 import { tempFolder } from '../../helpers/temp.js';
 
 let model: ModelFile;
@@ -46,18 +46,8 @@ afterAll(async () => {
   for (const created of engines) await created.close();
 });
 
-const ask = (history: HistoryItem[], extra: Partial<GenerationRequest> = {}): GenerationRequest => ({
-  model: 'tiny',
-  history,
-  maxTokens: 8,
-  sampling: { seed: 5, temperature: 0.8 },
-  stop: [],
-  tools: [],
-  toolMode: { type: 'none' },
-  output: { type: 'text' },
-  signal: new AbortController().signal,
-  ...extra,
-});
+const ask = (history: HistoryItem[], extra: Partial<GenerationRequest> = {}): GenerationRequest =>
+  generationRequest('tiny', { history, maxTokens: 8, sampling: { seed: 5, temperature: 0.8 }, ...extra });
 
 const counters = (subject: Engine) => subject.status().find((entry) => entry.id === 'tiny')?.promptTokens ?? { evaluated: 0, reused: 0 };
 

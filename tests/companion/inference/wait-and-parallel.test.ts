@@ -5,29 +5,14 @@ import { defaultParallel } from '../../../companion/src/inference/parallel.js';
 const MiB = 2 ** 20;
 const GiB = 2 ** 30;
 
+/** Running requests as [tokens generated, token limit]. */
+const running = (...requests: [number, number][]) => requests.map(([generated, limit]) => ({ generated, limit }));
+
 describe('Retry-After for a full queue', () => {
   it('is the time until the running request nearest its end finishes', () => {
     // 20 ms per step; one request 100 tokens from its limit, one 10: the second frees first.
-    expect(
-      secondsUntilFirstFree(
-        [
-          { generated: 0, limit: 100 },
-          { generated: 490, limit: 500 },
-        ],
-        20,
-        undefined,
-      ),
-    ).toBe(1);
-    expect(
-      secondsUntilFirstFree(
-        [
-          { generated: 0, limit: 1000 },
-          { generated: 0, limit: 400 },
-        ],
-        20,
-        undefined,
-      ),
-    ).toBe(8);
+    expect(secondsUntilFirstFree(running([0, 100], [490, 500]), 20, undefined)).toBe(1);
+    expect(secondsUntilFirstFree(running([0, 1000], [0, 400]), 20, undefined)).toBe(8);
   });
 
   it('expects a request to stop at the typical completion length when that comes before its limit', () => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Services } from '../../../companion/src/services.js';
 import type { McpServiceStatus } from '#shared/api/bridge.js';
 import { testApp } from '../../helpers/app.js';
-import { EVERYTHING, waitFor } from '../../helpers/mcp.js';
+import { EVERYTHING, initializeMcp, MCP_HEADERS, waitFor } from '../../helpers/mcp.js';
 import { newDataDir } from '../../helpers/server.js';
 
 /*
@@ -68,22 +68,12 @@ describe('arguments nested 10,000 deep', () => {
 
   it('are a tool error at /mcp (isError), and the service stays connected', async () => {
     const since = status().since;
-    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-    const init = await fetch(`${base}/mcp`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } },
-      }),
-    });
+    const init = await initializeMcp(base, '2025-03-26');
     await init.text();
     const session = init.headers.get('mcp-session-id')!;
     const called = await fetch(`${base}/mcp`, {
       method: 'POST',
-      headers: { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-03-26' },
+      headers: { ...MCP_HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-03-26' },
       body: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"e_echo","arguments":${deepArguments(10_000)}}}`,
     });
     const text = await called.text();

@@ -10,7 +10,7 @@ import { stringify } from 'yaml';
 import { STREAM_RETRY_MS } from '../../../companion/src/mcp/endpoint.js';
 import type { Services } from '../../../companion/src/services.js';
 import { testApp } from '../../helpers/app.js';
-import { EVERYTHING, processesWithMarker, waitFor } from '../../helpers/mcp.js';
+import { EVERYTHING, initializeMcp, MCP_HEADERS, processesWithMarker, waitFor } from '../../helpers/mcp.js';
 import { newDataDir } from '../../helpers/server.js';
 
 /*
@@ -160,18 +160,9 @@ describe('/mcp resumption with the SDK client', () => {
   });
 
   it('streams carry a retry: field, and an unknown Last-Event-ID is a 400', async () => {
-    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
+    const headers = { ...MCP_HEADERS, 'mcp-protocol-version': '2025-11-25' };
     const open = async () => {
-      const init = await fetch(`${base}/mcp`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-        }),
-      });
+      const init = await initializeMcp(base, '2025-11-25', headers);
       const text = await init.text();
       return { session: init.headers.get('mcp-session-id')!, text };
     };

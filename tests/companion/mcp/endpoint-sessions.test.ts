@@ -1,40 +1,21 @@
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Services } from '../../../companion/src/services.js';
-import { testApp } from '../../helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sharedApp } from '../../helpers/app.js';
+import { initializeMcp, MCP_HEADERS } from '../../helpers/mcp.js';
 
 /*
  * /mcp sessions are capped per key (13): one key opening sessions without end evicts only its
- * own oldest, never another key's. Raw Streamable HTTP requests against the listening app.
+ * own oldest, never another key's. Raw Streamable HTTP requests against the listening hearth.app.
  */
 
-let app: FastifyInstance;
-let services: Services;
-let close: () => Promise<void>;
+const hearth = sharedApp({ withModel: false });
 let base: string;
 
 beforeAll(async () => {
-  ({ app, services, close } = await testApp({ withModel: false }));
-  base = await app.listen({ host: '127.0.0.1', port: 0 });
+  base = await hearth.app.listen({ host: '127.0.0.1', port: 0 });
 });
-
-afterAll(async () => {
-  await close();
-});
-
-const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 async function initialize(key: string): Promise<string> {
-  const response = await fetch(`${base}/mcp`, {
-    method: 'POST',
-    headers: { ...HEADERS, authorization: `Bearer ${key}` },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'sessions', version: '1' } },
-    }),
-  });
+  const response = await initializeMcp(base, '2025-03-26', { authorization: `Bearer ${key}` });
   expect(response.status).toBe(200);
   await response.text();
   return response.headers.get('mcp-session-id')!;
@@ -43,7 +24,7 @@ async function initialize(key: string): Promise<string> {
 async function listTools(key: string, session: string): Promise<number> {
   const response = await fetch(`${base}/mcp`, {
     method: 'POST',
-    headers: { ...HEADERS, authorization: `Bearer ${key}`, 'mcp-session-id': session, 'mcp-protocol-version': '2025-03-26' },
+    headers: { ...MCP_HEADERS, authorization: `Bearer ${key}`, 'mcp-session-id': session, 'mcp-protocol-version': '2025-03-26' },
     body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }),
   });
   await response.text();
@@ -52,8 +33,8 @@ async function listTools(key: string, session: string): Promise<number> {
 
 describe('/mcp sessions', () => {
   it('one key opening many sessions evicts only its own oldest, never another key’s', async () => {
-    const bystander = services.keys.create({ label: 'bystander', scopes: ['tools'] }).key;
-    const flooder = services.keys.create({ label: 'flooder', scopes: ['tools'] }).key;
+    const bystander = hearth.services.keys.create({ label: 'bystander', scopes: ['tools'] }).key;
+    const flooder = hearth.services.keys.create({ label: 'flooder', scopes: ['tools'] }).key;
     const kept = await initialize(bystander);
     const first = await initialize(flooder);
     let last = first;

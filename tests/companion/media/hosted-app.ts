@@ -1,7 +1,10 @@
 /** A companion with hosted media pointed at the video fixture, and the calls the media tests make. */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { afterEach } from 'vitest';
+import { startVideoFixture, type VideoFixture, type VideoFixtureOptions } from '../../fixtures/media/openai-videos.js';
 import { testApp } from '../../helpers/app.js';
+import { perFile } from '../../helpers/per-file.js';
 import { newDataDir } from '../../helpers/server.js';
 
 export const VIDEO_TOKEN = 'sk-test-video-0123456789';
@@ -63,4 +66,50 @@ export async function until(app: App, id: string, status: string): Promise<any> 
     if (Date.now() > deadline) throw new Error(`job stayed ${job.status}: ${JSON.stringify(job)}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/**
+ * The video fixture and the apps a media test file opens. The fixture starts before the first test
+ * and closes after the last; after every test the apps opened are closed and the fixture is put
+ * back as it started (no requests, no videos, its first options).
+ */
+export function videoProvider(): {
+  readonly fixture: VideoFixture;
+  /** An app with this config.yaml (on a new data folder unless given), closed after the test. */
+  open(config: string, dataDir?: string): Promise<HostedApp>;
+  /** Closes an app before the test ends (a restart). */
+  close(app: HostedApp): Promise<void>;
+} {
+  const shared = perFile(
+    'The video fixture',
+    async () => {
+      const fixture = await startVideoFixture({ token: VIDEO_TOKEN });
+      return { fixture, initial: { ...fixture.options } };
+    },
+    ({ fixture }) => fixture.close(),
+  );
+  const opened: HostedApp[] = [];
+  afterEach(async () => {
+    for (const app of opened.splice(0)) await app.close();
+    if (!shared.started) return;
+    const { fixture, initial } = shared.value;
+    fixture.requests.length = 0;
+    fixture.videos.clear();
+    for (const key of Object.keys(fixture.options)) delete fixture.options[key as keyof VideoFixtureOptions];
+    Object.assign(fixture.options, initial);
+  });
+  return {
+    get fixture() {
+      return shared.value.fixture;
+    },
+    async open(config, dataDir) {
+      const app = await startHosted(config, dataDir);
+      opened.push(app);
+      return app;
+    },
+    async close(app) {
+      opened.splice(opened.indexOf(app), 1);
+      await app.close();
+    },
+  };
 }

@@ -7,39 +7,21 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { samplePng } from '../../helpers/images.js';
-import { FAKE_MP4, startVideoFixture, type VideoFixture } from '../../fixtures/media/openai-videos.js';
-import { hostedConfig, post, quoteOf, startHosted, until, VIDEO_TOKEN, type HostedApp } from './hosted-app.js';
+import { FAKE_MP4 } from '../../fixtures/media/openai-videos.js';
+import { hostedConfig, post, quoteOf, until, VIDEO_TOKEN, videoProvider } from './hosted-app.js';
 
 const TOKEN = VIDEO_TOKEN;
 
-let fixture: VideoFixture;
-const opened: HostedApp[] = [];
+const videos = videoProvider();
 
-beforeAll(async () => {
-  fixture = await startVideoFixture({ token: TOKEN });
-});
-afterAll(async () => {
-  await fixture.close();
-});
-afterEach(async () => {
-  for (const app of opened.splice(0)) await app.close();
-  fixture.requests.length = 0;
-  Object.assign(fixture.options, { completeAfter: 2, fail: false, loseCreateAnswer: false });
-});
-
-const config = (budget = 1, enabled = true) => hostedConfig(fixture.url, budget, enabled);
-
-async function start(dataDir?: string, text = config()) {
-  const running = await startHosted(text, dataDir);
-  opened.push(running);
-  return running;
-}
+const config = (budget = 1, enabled = true) => hostedConfig(videos.fixture.url, budget, enabled);
+const start = (dataDir?: string, text = config()) => videos.open(text, dataDir);
 
 describe('the fixture', () => {
   it('speaks the wire format the official OpenAI client uses', async () => {
-    const client = new OpenAI({ baseURL: fixture.url, apiKey: TOKEN });
+    const client = new OpenAI({ baseURL: videos.fixture.url, apiKey: TOKEN });
     const created = await client.videos.create({ prompt: 'A lighthouse', model: 'sora-2', seconds: '4', size: '720x1280' });
     expect(created).toMatchObject({ object: 'video', status: 'queued', model: 'sora-2' });
     await client.videos.retrieve(created.id);
@@ -59,7 +41,7 @@ describe('hosted video by quote', () => {
     const quote = (await quoteOf(app)).json();
     expect(quote).toMatchObject({ object: 'media.quote', model: 'sora-2', cost_usd: 0.8, currency: 'USD', constraints: { seconds: [4, 8, 12] } });
     expect(quote.expires_at).toBeGreaterThan(Date.now() / 1000);
-    expect(fixture.requests).toEqual([]);
+    expect(videos.fixture.requests).toEqual([]);
 
     const submitted = await post(app, '/v1/media/jobs', { quote_id: quote.id, confirm: true });
     expect(submitted.statusCode).toBe(200);
@@ -75,7 +57,7 @@ describe('hosted video by quote', () => {
     expect(content.rawPayload).toEqual(FAKE_MP4);
     expect(readFileSync(join(dataDir, 'media', `${job.id}.mp4`))).toEqual(FAKE_MP4);
     // One submission; status retrieved before the download.
-    const paths = fixture.requests.map((request) => `${request.method} ${request.path.split('?')[0]}`);
+    const paths = videos.fixture.requests.map((request) => `${request.method} ${request.path.split('?')[0]}`);
     expect(paths.filter((path) => path === 'POST /v1/videos')).toHaveLength(1);
     expect(paths.indexOf(`GET /v1/videos/${job.remote_id}`)).toBeLessThan(paths.indexOf(`GET /v1/videos/${job.remote_id}/content`));
     expect((await app.inject({ method: 'GET', url: '/v1/media/providers' })).json().budget.spent_usd).toBe(0.8);
@@ -87,7 +69,7 @@ describe('hosted video by quote', () => {
     const png = 'data:image/png;base64,' + frame.toString('base64');
     const quote = (await quoteOf(app, { operation: 'video.from_image', input_image: png, seconds: 4 })).json();
     const job = (await post(app, '/v1/media/jobs', { quote_id: quote.id, confirm: true })).json();
-    expect(fixture.videos.get(job.remote_id)?.reference).toEqual({ type: 'image/png', bytes: frame.length });
+    expect(videos.fixture.videos.get(job.remote_id)?.reference).toEqual({ type: 'image/png', bytes: frame.length });
   });
 
   it('refuses without confirmation, twice for one quote, after expiry, beyond the budget and outside the constraints', async () => {
@@ -115,7 +97,7 @@ describe('hosted video by quote', () => {
     expect([wrong.statusCode, wrong.json().error.param]).toEqual([400, 'seconds']);
     expect((await quoteOf(app, { size: '640x480' })).json().error.param).toBe('size');
     expect((await quoteOf(app, { provider: 'elsewhere' })).json().error.code).toBe('media_provider_not_found');
-    expect(fixture.requests.filter((request) => request.method === 'POST')).toHaveLength(1);
+    expect(videos.fixture.requests.filter((request) => request.method === 'POST')).toHaveLength(1);
   });
 
   it('refuses quotes and jobs while images.hosted.enabled is false, even for a quote made before', async () => {
@@ -125,11 +107,11 @@ describe('hosted video by quote', () => {
     const refused = await post(app, '/v1/media/jobs', { quote_id: quote.id, confirm: true });
     expect([refused.statusCode, refused.json().error.code]).toEqual([403, 'hosted_media_disabled']);
     expect((await quoteOf(app)).json().error.code).toBe('hosted_media_disabled');
-    expect(fixture.requests).toEqual([]);
+    expect(videos.fixture.requests).toEqual([]);
   });
 
   it('records a job the provider fails, and counts it against the budget (the provider made it)', async () => {
-    fixture.options.fail = true;
+    videos.fixture.options.fail = true;
     const { app } = await start();
     const job = (await post(app, '/v1/media/jobs', { quote_id: (await quoteOf(app)).json().id, confirm: true })).json();
     const failed = await until(app, job.id, 'failed');
@@ -140,30 +122,29 @@ describe('hosted video by quote', () => {
   });
 
   it('follows a job again after a restart without submitting it again', async () => {
-    fixture.options.completeAfter = Infinity;
+    videos.fixture.options.completeAfter = Infinity;
     const first = await start();
     const job = (await post(first.app, '/v1/media/jobs', { quote_id: (await quoteOf(first.app)).json().id, confirm: true })).json();
     await until(first.app, job.id, 'in_progress');
-    await first.close();
-    opened.splice(opened.indexOf(first), 1);
+    await videos.close(first);
 
-    fixture.options.completeAfter = 1;
+    videos.fixture.options.completeAfter = 1;
     const second = await start(first.dataDir);
     const done = await until(second.app, job.id, 'completed');
     expect(done.remote_id).toBe(job.remote_id);
-    expect(fixture.requests.filter((request) => request.method === 'POST')).toHaveLength(1);
+    expect(videos.fixture.requests.filter((request) => request.method === 'POST')).toHaveLength(1);
     expect(existsSync(join(first.dataDir, 'media', `${job.id}.mp4`))).toBe(true);
   });
 
   it('looks up a submission whose answer was lost instead of sending it again', async () => {
-    fixture.options.loseCreateAnswer = true;
+    videos.fixture.options.loseCreateAnswer = true;
     const { app } = await start();
     const job = (await post(app, '/v1/media/jobs', { quote_id: (await quoteOf(app)).json().id, confirm: true })).json();
     expect(job.status).toBe('submitting');
     const done = await until(app, job.id, 'completed');
     expect(done.remote_id).toMatch(/^video_/);
-    expect(fixture.requests.filter((request) => request.method === 'POST')).toHaveLength(1);
-    expect(fixture.requests.some((request) => request.method === 'GET' && request.path.startsWith('/v1/videos?'))).toBe(true);
+    expect(videos.fixture.requests.filter((request) => request.method === 'POST')).toHaveLength(1);
+    expect(videos.fixture.requests.some((request) => request.method === 'GET' && request.path.startsWith('/v1/videos?'))).toBe(true);
   });
 
   it('never sends a local image request to the paid provider', async () => {
@@ -173,6 +154,6 @@ describe('hosted video by quote', () => {
       expect([response.statusCode, response.json().error.code]).toEqual([404, 'model_not_found']);
     }
     expect((await app.inject({ method: 'GET', url: '/v1/images/models' })).json().data.map((model: { id: string }) => model.id)).not.toContain('videos/sora-2');
-    expect(fixture.requests).toEqual([]);
+    expect(videos.fixture.requests).toEqual([]);
   });
 });

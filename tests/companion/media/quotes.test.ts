@@ -7,29 +7,13 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { samplePng } from '../../helpers/images.js';
-import { startVideoFixture, type VideoFixture } from '../../fixtures/media/openai-videos.js';
-import { get, hostedConfig, post, quoteOf, startHosted, until, VIDEO_TOKEN, type HostedApp } from './hosted-app.js';
+import { get, hostedConfig, post, quoteOf, until, videoProvider, type HostedApp } from './hosted-app.js';
 
-let fixture: VideoFixture;
-const opened: HostedApp[] = [];
+const videos = videoProvider();
 
-beforeAll(async () => {
-  fixture = await startVideoFixture({ token: VIDEO_TOKEN });
-});
-afterAll(async () => {
-  await fixture.close();
-});
-afterEach(async () => {
-  for (const app of opened.splice(0)) await app.close();
-});
-
-async function start(dataDir?: string): Promise<HostedApp> {
-  const running = await startHosted(hostedConfig(fixture.url, 5), dataDir);
-  opened.push(running);
-  return running;
-}
+const start = (dataDir?: string): Promise<HostedApp> => videos.open(hostedConfig(videos.fixture.url, 5), dataDir);
 
 const dataUrl = (type: string, bytes: Buffer) => `data:${type};base64,${bytes.toString('base64')}`;
 const fromImage = (input: string) => ({ operation: 'video.from_image', seconds: 4, input_image: input });
@@ -62,7 +46,7 @@ describe('the first frame', () => {
     const quote = (await quoteOf(app, fromImage(dataUrl('image/png', jpeg)))).json();
     expect(stored(dataDir)).toEqual([`${quote.id}.jpg`]);
     const job = (await post(app, '/v1/media/jobs', { quote_id: quote.id, confirm: true })).json();
-    expect(fixture.videos.get(job.remote_id)?.reference).toEqual({ type: 'image/jpeg', bytes: jpeg.length });
+    expect(videos.fixture.videos.get(job.remote_id)?.reference).toEqual({ type: 'image/jpeg', bytes: jpeg.length });
     // Sent: the stored copy is gone.
     expect(stored(dataDir)).toEqual([]);
   });
@@ -83,13 +67,12 @@ describe('the first frame', () => {
     expect(row.input_image).toBeNull();
 
     expire(quotes[1].id);
-    await first.close();
-    opened.splice(opened.indexOf(first), 1);
+    await videos.close(first);
     const second = await start(first.dataDir);
     expect(stored(second.dataDir)).toEqual([`${quotes[2].id}.png`]);
     // The one still valid can be confirmed, with its first frame.
     const job = (await post(second.app, '/v1/media/jobs', { quote_id: quotes[2].id, confirm: true })).json();
-    expect(fixture.videos.get(job.remote_id)?.reference?.type).toBe('image/png');
+    expect(videos.fixture.videos.get(job.remote_id)?.reference?.type).toBe('image/png');
     expect(existsSync(join(second.dataDir, 'media', `${quotes[2].id}.png`))).toBe(false);
   });
 });

@@ -7,57 +7,31 @@
  * answers 500 to every create it carries out cannot get more than the budget's worth made.
  */
 import { createServer } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startVideoFixture, type VideoFixture } from '../../fixtures/media/openai-videos.js';
-import { confirmNew, get, hostedConfig, post, quoteOf, spent, startHosted, until, VIDEO_TOKEN, type HostedApp } from './hosted-app.js';
+import { describe, expect, it } from 'vitest';
+import { confirmNew, get, hostedConfig, post, quoteOf, spent, until, videoProvider, type HostedApp } from './hosted-app.js';
 
-let fixture: VideoFixture;
-const opened: HostedApp[] = [];
+const videos = videoProvider();
 
-beforeAll(async () => {
-  fixture = await startVideoFixture({ token: VIDEO_TOKEN });
-});
-afterAll(async () => {
-  await fixture.close();
-});
-afterEach(async () => {
-  for (const app of opened.splice(0)) await app.close();
-  fixture.requests.length = 0;
-  fixture.videos.clear();
-  Object.assign(fixture.options, {
-    completeAfter: 2,
-    fail: false,
-    loseCreateAnswer: false,
-    createFailure: undefined,
-    garbageCreateAnswer: false,
-    contentGone: false,
-  });
-});
+const start = (budget = 1, url = videos.fixture.url): Promise<HostedApp> => videos.open(hostedConfig(url, budget));
 
-async function start(budget = 1, url = fixture.url): Promise<HostedApp> {
-  const running = await startHosted(hostedConfig(url, budget));
-  opened.push(running);
-  return running;
-}
-
-const creates = () => fixture.requests.filter((request) => request.method === 'POST').length;
+const creates = () => videos.fixture.requests.filter((request) => request.method === 'POST').length;
 
 describe('an ambiguous answer to the create request', () => {
   it('a 500 after the provider made the job: looked up, followed to the end, and spent', async () => {
-    fixture.options.createFailure = { status: 500, created: true };
+    videos.fixture.options.createFailure = { status: 500, created: true };
     const { app } = await start();
     const job = await confirmNew(app);
     expect(job).toMatchObject({ status: 'submitting', remote_id: null });
     // Counted while it is being looked up.
     expect(await spent(app)).toBe(0.8);
     const done = await until(app, job.id, 'completed');
-    expect(done.remote_id).toBe([...fixture.videos.keys()][0]);
+    expect(done.remote_id).toBe([...videos.fixture.videos.keys()][0]);
     expect(creates()).toBe(1);
     expect(await spent(app)).toBe(0.8);
   });
 
   it('a body that is not a video: looked up, followed, and spent', async () => {
-    fixture.options.garbageCreateAnswer = true;
+    videos.fixture.options.garbageCreateAnswer = true;
     const { app } = await start();
     const job = await confirmNew(app);
     expect((await until(app, job.id, 'completed')).remote_id).toMatch(/^video_/);
@@ -66,18 +40,18 @@ describe('an ambiguous answer to the create request', () => {
   });
 
   it('a 503 for a job the provider did not make: not found, so not made and not spent', async () => {
-    fixture.options.createFailure = { status: 503, created: false };
+    videos.fixture.options.createFailure = { status: 503, created: false };
     const { app } = await start();
     const job = await confirmNew(app);
     const failed = await until(app, job.id, 'failed');
     expect(failed.error.code).toBe('not_submitted');
-    expect(fixture.requests.some((request) => request.method === 'GET' && request.path.startsWith('/v1/videos?'))).toBe(true);
+    expect(videos.fixture.requests.some((request) => request.method === 'GET' && request.path.startsWith('/v1/videos?'))).toBe(true);
     expect(creates()).toBe(1);
     expect(await spent(app)).toBe(0);
   });
 
   it('never claims one provider job for two of its own', async () => {
-    fixture.options.createFailure = { status: 502, created: true };
+    videos.fixture.options.createFailure = { status: 502, created: true };
     const { app } = await start(2);
     const first = await confirmNew(app);
     const second = await confirmNew(app);
@@ -89,7 +63,7 @@ describe('an ambiguous answer to the create request', () => {
 
 describe('a clear refusal', () => {
   it.each([400, 429])('a %i: failed, not sent again, not spent', async (status) => {
-    fixture.options.createFailure = { status, created: false };
+    videos.fixture.options.createFailure = { status, created: false };
     const { app } = await start();
     const job = await confirmNew(app);
     expect(job).toMatchObject({ status: 'failed', remote_id: null, error: { code: 'provider_refused' } });
@@ -114,8 +88,8 @@ describe('a clear refusal', () => {
 
 describe('jobs the provider made', () => {
   it('a video that expired before it could be copied is spent', async () => {
-    fixture.options.contentGone = true;
-    fixture.options.completeAfter = 1;
+    videos.fixture.options.contentGone = true;
+    videos.fixture.options.completeAfter = 1;
     const { app } = await start();
     const job = await confirmNew(app);
     const failed = await until(app, job.id, 'failed');
@@ -127,7 +101,7 @@ describe('jobs the provider made', () => {
 
 describe('the budget', () => {
   it('holds against a provider that answers 500 to every create it carries out', async () => {
-    fixture.options.createFailure = { status: 500, created: true };
+    videos.fixture.options.createFailure = { status: 500, created: true };
     const { app } = await start(2);
     const answers: number[] = [];
     for (let attempt = 0; attempt < 6; attempt++) {
@@ -136,10 +110,10 @@ describe('the budget', () => {
     }
     expect(answers).toEqual([200, 200, 402, 402, 402, 402]);
     // $0.80 each: no more than $2 worth was made at the provider, and all of it is counted.
-    expect(fixture.videos.size * 0.8).toBeLessThanOrEqual(2);
+    expect(videos.fixture.videos.size * 0.8).toBeLessThanOrEqual(2);
     const jobs = (await get(app, '/v1/media/jobs')).json().data;
     for (const job of jobs) await until(app, job.id, 'completed');
-    expect(await spent(app)).toBe(fixture.videos.size * 0.8);
+    expect(await spent(app)).toBe(videos.fixture.videos.size * 0.8);
     expect((await get(app, '/v1/media/providers')).json().budget.remaining_usd).toBe(0.4);
   });
 });

@@ -16,27 +16,19 @@ describe('memory settings (docs/memory.md Settings)', () => {
   });
 
   it('keeps values at the range edges and clamps values past them', () => {
-    expect(
-      memoryOf({ memory_budget_tokens: 100, summary_debounce_seconds: 10, consolidation_interval_hours: 1, salience_floor: 0, episode_retention_days: 0 }),
-    ).toEqual({ memory_budget_tokens: 100, summary_debounce_seconds: 10, consolidation_interval_hours: 1, salience_floor: 0, episode_retention_days: 0 });
-    expect(
-      memoryOf({
-        memory_budget_tokens: 4000,
-        summary_debounce_seconds: 3600,
-        consolidation_interval_hours: 168,
-        salience_floor: 1,
-        episode_retention_days: 3650,
-      }),
-    ).toEqual({
+    const lowest = { memory_budget_tokens: 100, summary_debounce_seconds: 10, consolidation_interval_hours: 1, salience_floor: 0, episode_retention_days: 0 };
+    const highest = {
       memory_budget_tokens: 4000,
       summary_debounce_seconds: 3600,
       consolidation_interval_hours: 168,
       salience_floor: 1,
       episode_retention_days: 3650,
-    });
+    };
+    expect(memoryOf(lowest)).toEqual(lowest);
+    expect(memoryOf(highest)).toEqual(highest);
     expect(
       memoryOf({ memory_budget_tokens: 99, summary_debounce_seconds: 9, consolidation_interval_hours: 0.5, salience_floor: -0.01, episode_retention_days: -1 }),
-    ).toEqual({ memory_budget_tokens: 100, summary_debounce_seconds: 10, consolidation_interval_hours: 1, salience_floor: 0, episode_retention_days: 0 });
+    ).toEqual(lowest);
     expect(
       memoryOf({
         memory_budget_tokens: 4001,
@@ -45,13 +37,7 @@ describe('memory settings (docs/memory.md Settings)', () => {
         salience_floor: 1.5,
         episode_retention_days: 3651,
       }),
-    ).toEqual({
-      memory_budget_tokens: 4000,
-      summary_debounce_seconds: 3600,
-      consolidation_interval_hours: 168,
-      salience_floor: 1,
-      episode_retention_days: 3650,
-    });
+    ).toEqual(highest);
     expect(memoryOf({ memory_budget_tokens: 812.6 }).memory_budget_tokens).toBe(813);
   });
 

@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../../companion/src/commands/pull.js';
 import { HearthError } from '../../../companion/src/errors.js';
 import { pullModel, type PullProgress } from '../../../companion/src/models/pull.js';
+import { closeServer } from '../../helpers/http-server.js';
 
 // ---------------------------------------------------------------- a small Hugging Face
 
@@ -122,8 +123,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await closeServer(server);
   await rm(root, { recursive: true, force: true });
 });
 

@@ -1,29 +1,24 @@
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LightMyRequestResponse } from 'fastify';
+import { describe, expect, it } from 'vitest';
 import type { ErrorBody } from '#shared/api/errors.js';
 import type { ModelList, ModelRecord } from '#shared/api/openai.js';
-import { testApp } from '../../helpers/app.js';
+import { sharedApp } from '../../helpers/app.js';
 
-let harness: Awaited<ReturnType<typeof testApp>>;
-let app: FastifyInstance;
-
-beforeAll(async () => {
-  harness = await testApp();
-  app = harness.app;
-});
-
-afterAll(async () => {
-  await harness?.close();
-});
+const hearth = sharedApp();
 
 const user = [{ role: 'user', content: 'Hello' }];
 
 function chat(body: unknown) {
-  return app.inject({ method: 'POST', url: '/v1/chat/completions', payload: body as object });
+  return hearth.app.inject({ method: 'POST', url: '/v1/chat/completions', payload: body as object });
 }
 
 function raw(payload: string | Buffer, contentType: string | undefined) {
-  return app.inject({ method: 'POST', url: '/v1/chat/completions', payload, headers: contentType ? { 'content-type': contentType } : {} });
+  return hearth.app.inject({ method: 'POST', url: '/v1/chat/completions', payload, headers: contentType ? { 'content-type': contentType } : {} });
+}
+
+/** A 400 invalid_request_error for this body, naming `param` (and `mention` in its message). */
+async function refused(body: unknown, param: string, mention?: string | RegExp): Promise<ErrorBody['error']> {
+  return expectError(await chat(body), 400, 'invalid_request_error', param, mention);
 }
 
 /** Asserts the OpenAI error shape, the status, the code, the param, and that the message names `mention`. */
@@ -78,190 +73,186 @@ describe('POST /v1/chat/completions refuses bad bodies before generating', () =>
   });
 
   it('a missing model is 400 naming model', async () => {
-    expectError(await chat({ messages: user, max_tokens: 1 }), 400, 'invalid_request_error', 'model', 'model');
+    await refused({ messages: user, max_tokens: 1 }, 'model', 'model');
   });
 
   it('an empty model is 400 naming model', async () => {
-    expectError(await chat({ model: '', messages: user, max_tokens: 1 }), 400, 'invalid_request_error', 'model', 'model');
+    await refused({ model: '', messages: user, max_tokens: 1 }, 'model', 'model');
   });
 
   it('missing messages is 400 naming messages', async () => {
-    expectError(await chat({ model: 'tiny', max_tokens: 1 }), 400, 'invalid_request_error', 'messages', 'messages');
+    await refused({ model: 'tiny', max_tokens: 1 }, 'messages', 'messages');
   });
 
   it('messages: [] is 400 naming messages', async () => {
-    expectError(await chat({ model: 'tiny', messages: [], max_tokens: 1 }), 400, 'invalid_request_error', 'messages', 'messages');
+    await refused({ model: 'tiny', messages: [], max_tokens: 1 }, 'messages', 'messages');
   });
 
   it('messages that is not an array is 400 naming messages', async () => {
-    expectError(await chat({ model: 'tiny', messages: 'Hello', max_tokens: 1 }), 400, 'invalid_request_error', 'messages', /messages.*array/);
-    expectError(
-      await chat({ model: 'tiny', messages: { role: 'user', content: 'Hello' }, max_tokens: 1 }),
-      400,
-      'invalid_request_error',
-      'messages',
-      /messages.*array/,
-    );
+    await refused({ model: 'tiny', messages: 'Hello', max_tokens: 1 }, 'messages', /messages.*array/);
+    await refused({ model: 'tiny', messages: { role: 'user', content: 'Hello' }, max_tokens: 1 }, 'messages', /messages.*array/);
   });
 
   it('max_tokens: "5" is 400, not coerced to 5', async () => {
-    expectError(await chat({ model: 'tiny', messages: user, max_tokens: '5' }), 400, 'invalid_request_error', 'max_tokens', /max_tokens.*integer/);
+    await refused({ model: 'tiny', messages: user, max_tokens: '5' }, 'max_tokens', /max_tokens.*integer/);
   });
 
   it('max_tokens: 0 and 2.5 are 400', async () => {
-    expectError(await chat({ model: 'tiny', messages: user, max_tokens: 0 }), 400, 'invalid_request_error', 'max_tokens', 'max_tokens');
-    expectError(await chat({ model: 'tiny', messages: user, max_tokens: 2.5 }), 400, 'invalid_request_error', 'max_tokens', 'max_tokens');
+    await refused({ model: 'tiny', messages: user, max_tokens: 0 }, 'max_tokens', 'max_tokens');
+    await refused({ model: 'tiny', messages: user, max_tokens: 2.5 }, 'max_tokens', 'max_tokens');
   });
 
   it('temperature: 3 is 400 naming temperature', async () => {
-    expectError(await chat({ model: 'tiny', messages: user, max_tokens: 1, temperature: 3 }), 400, 'invalid_request_error', 'temperature', /temperature.*2/);
+    await refused({ model: 'tiny', messages: user, max_tokens: 1, temperature: 3 }, 'temperature', /temperature.*2/);
   });
 
   it('temperature: "0.5" is 400, not coerced', async () => {
-    expectError(await chat({ model: 'tiny', messages: user, max_tokens: 1, temperature: '0.5' }), 400, 'invalid_request_error', 'temperature', 'temperature');
+    await refused({ model: 'tiny', messages: user, max_tokens: 1, temperature: '0.5' }, 'temperature', 'temperature');
   });
 
   it('stream: "yes" is 400 naming stream', async () => {
-    expectError(await chat({ model: 'tiny', messages: user, max_tokens: 1, stream: 'yes' }), 400, 'invalid_request_error', 'stream', /stream.*boolean/);
+    await refused({ model: 'tiny', messages: user, max_tokens: 1, stream: 'yes' }, 'stream', /stream.*boolean/);
   });
 
   it('an unknown role is 400 with param messages[0].role', async () => {
-    const error = expectError(
-      await chat({ model: 'tiny', messages: [{ role: 'wizard', content: 'Hi' }], max_tokens: 1 }),
-      400,
-      'invalid_request_error',
-      'messages[0].role',
-      'messages[0].role',
-    );
+    const error = await refused({ model: 'tiny', messages: [{ role: 'wizard', content: 'Hi' }], max_tokens: 1 }, 'messages[0].role', 'messages[0].role');
     expect(error.message).toMatch(/user/);
   });
 
   it('an unknown role later in the list names its index', async () => {
-    expectError(
-      await chat({ model: 'tiny', messages: [...user, { role: 'robot', content: 'Hi' }], max_tokens: 1 }),
-      400,
-      'invalid_request_error',
-      'messages[1].role',
-      'messages[1].role',
-    );
+    await refused({ model: 'tiny', messages: [...user, { role: 'robot', content: 'Hi' }], max_tokens: 1 }, 'messages[1].role', 'messages[1].role');
   });
 
   it('a content part of type image_url is 400 naming it', async () => {
-    const response = await chat({
-      model: 'tiny',
-      max_tokens: 1,
-      messages: [
-        {
-          role: 'user',
-          content: [
-            { type: 'text', text: 'What is this?' },
-            { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
-          ],
-        },
-      ],
-    });
-    const error = expectError(response, 400, 'invalid_request_error', 'messages[0].content[1].type', 'image_url');
+    const error = await refused(
+      {
+        model: 'tiny',
+        max_tokens: 1,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What is this?' },
+              { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+            ],
+          },
+        ],
+      },
+      'messages[0].content[1].type',
+      'image_url',
+    );
     expect(error.message).toContain('messages[0].content[1]');
   });
 
   it('a tool message without tool_call_id is 400 naming tool_call_id', async () => {
-    const response = await chat({
-      model: 'tiny',
-      max_tokens: 1,
-      messages: [
-        { role: 'user', content: 'Weather?' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{}' } }] },
-        { role: 'tool', content: 'sunny' },
-      ],
-    });
-    expectError(response, 400, 'invalid_request_error', 'messages[2].tool_call_id', 'tool_call_id');
+    await refused(
+      {
+        model: 'tiny',
+        max_tokens: 1,
+        messages: [
+          { role: 'user', content: 'Weather?' },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{}' } }] },
+          { role: 'tool', content: 'sunny' },
+        ],
+      },
+      'messages[2].tool_call_id',
+      'tool_call_id',
+    );
   });
 
   it('a tool result whose id no assistant call has is 400 naming the message and the id', async () => {
-    const response = await chat({
-      model: 'tiny',
-      max_tokens: 1,
-      messages: [
-        { role: 'user', content: 'Weather?' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{}' } }] },
-        { role: 'tool', tool_call_id: 'call_nope', content: 'sunny' },
-      ],
-    });
-    const error = expectError(response, 400, 'invalid_request_error', 'messages[2]', 'call_nope');
+    const error = await refused(
+      {
+        model: 'tiny',
+        max_tokens: 1,
+        messages: [
+          { role: 'user', content: 'Weather?' },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{}' } }] },
+          { role: 'tool', tool_call_id: 'call_nope', content: 'sunny' },
+        ],
+      },
+      'messages[2]',
+      'call_nope',
+    );
     expect(error.message).toContain('messages[2]');
   });
 
   it('tool_choice "required" with no tools is 400 naming tool_choice', async () => {
-    expectError(await chat({ model: 'tiny', messages: user, max_tokens: 1, tool_choice: 'required' }), 400, 'invalid_request_error', 'tool_choice', 'tools');
-    expectError(
-      await chat({ model: 'tiny', messages: user, max_tokens: 1, tool_choice: 'required', tools: [] }),
-      400,
-      'invalid_request_error',
-      'tool_choice',
-      'tools',
-    );
+    await refused({ model: 'tiny', messages: user, max_tokens: 1, tool_choice: 'required' }, 'tool_choice', 'tools');
+    await refused({ model: 'tiny', messages: user, max_tokens: 1, tool_choice: 'required', tools: [] }, 'tool_choice', 'tools');
   });
 
   it('tool_choice naming a tool that is not in tools is 400 naming the tool', async () => {
-    const response = await chat({
-      model: 'tiny',
-      max_tokens: 1,
-      messages: user,
-      tools: [{ type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
-      tool_choice: { type: 'function', function: { name: 'stocks' } },
-    });
-    expectError(response, 400, 'invalid_request_error', 'tool_choice', '"stocks"');
+    await refused(
+      {
+        model: 'tiny',
+        max_tokens: 1,
+        messages: user,
+        tools: [{ type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
+        tool_choice: { type: 'function', function: { name: 'stocks' } },
+      },
+      'tool_choice',
+      '"stocks"',
+    );
   });
 
   it('tool_choice naming a tool when tools is absent is 400 naming the tool', async () => {
-    const response = await chat({ model: 'tiny', max_tokens: 1, messages: user, tool_choice: { type: 'function', function: { name: 'stocks' } } });
-    expectError(response, 400, 'invalid_request_error', 'tool_choice', '"stocks"');
+    await refused({ model: 'tiny', max_tokens: 1, messages: user, tool_choice: { type: 'function', function: { name: 'stocks' } } }, 'tool_choice', '"stocks"');
   });
 
   it('a tools schema with an unsupported keyword (if/then) is 400 naming its path', async () => {
-    const response = await chat({
-      model: 'tiny',
-      max_tokens: 1,
-      messages: user,
-      tools: [
-        { type: 'function', function: { name: 'ok', parameters: { type: 'object', properties: { a: { type: 'string' } } } } },
-        {
-          type: 'function',
-          function: {
-            name: 'weather',
-            parameters: {
-              type: 'object',
-              properties: { unit: { type: 'string' }, city: { type: 'string' } },
-              if: { properties: { unit: { const: 'metric' } } },
-              then: { required: ['city'] },
+    const error = await refused(
+      {
+        model: 'tiny',
+        max_tokens: 1,
+        messages: user,
+        tools: [
+          { type: 'function', function: { name: 'ok', parameters: { type: 'object', properties: { a: { type: 'string' } } } } },
+          {
+            type: 'function',
+            function: {
+              name: 'weather',
+              parameters: {
+                type: 'object',
+                properties: { unit: { type: 'string' }, city: { type: 'string' } },
+                if: { properties: { unit: { const: 'metric' } } },
+                then: { required: ['city'] },
+              },
             },
           },
-        },
-      ],
-    });
-    const error = expectError(response, 400, 'invalid_request_error', 'tools[1].function.parameters.if', 'tools[1].function.parameters.if');
+        ],
+      },
+      'tools[1].function.parameters.if',
+      'tools[1].function.parameters.if',
+    );
     expect(error.message).toContain('"if"');
   });
 
   it('an unsupported keyword nested inside properties names the nested path', async () => {
-    const response = await chat({
-      model: 'tiny',
-      max_tokens: 1,
-      messages: user,
-      tools: [
-        { type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string', not: { const: 'Paris' } } } } } },
-      ],
-      tool_choice: 'required',
-    });
-    expectError(response, 400, 'invalid_request_error', 'tools[0].function.parameters.properties.city.not', 'properties.city.not');
+    await refused(
+      {
+        model: 'tiny',
+        max_tokens: 1,
+        messages: user,
+        tools: [
+          {
+            type: 'function',
+            function: { name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string', not: { const: 'Paris' } } } } },
+          },
+        ],
+        tool_choice: 'required',
+      },
+      'tools[0].function.parameters.properties.city.not',
+      'properties.city.not',
+    );
   });
 
   it('n: 2 is 400 naming n', async () => {
-    expectError(await chat({ model: 'tiny', messages: user, max_tokens: 1, n: 2 }), 400, 'invalid_request_error', 'n', /\bn\b/);
+    await refused({ model: 'tiny', messages: user, max_tokens: 1, n: 2 }, 'n', /\bn\b/);
   });
 
   it('logprobs: true is 400 naming logprobs', async () => {
-    expectError(await chat({ model: 'tiny', messages: user, max_tokens: 1, logprobs: true }), 400, 'invalid_request_error', 'logprobs', 'logprobs');
+    await refused({ model: 'tiny', messages: user, max_tokens: 1, logprobs: true }, 'logprobs', 'logprobs');
   });
 
   it('an unknown model is 404 model_not_found with param model and names the model', async () => {
@@ -284,14 +275,14 @@ describe('POST /v1/chat/completions refuses bad bodies before generating', () =>
 
 describe('routes and models', () => {
   it('an unknown route is 404 route_not_found in JSON', async () => {
-    const response = await app.inject({ method: 'GET', url: '/v1/nope' });
+    const response = await hearth.app.inject({ method: 'GET', url: '/v1/nope' });
     expectError(response, 404, 'route_not_found', null, '/v1/nope');
-    const post = await app.inject({ method: 'POST', url: '/v1/completions/legacy', payload: {} });
+    const post = await hearth.app.inject({ method: 'POST', url: '/v1/completions/legacy', payload: {} });
     expectError(post, 404, 'route_not_found', null, 'POST');
   });
 
   it('GET /v1/models has the OpenAI list shape and lists tiny', async () => {
-    const response = await app.inject({ method: 'GET', url: '/v1/models' });
+    const response = await hearth.app.inject({ method: 'GET', url: '/v1/models' });
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toMatch(/^application\/json/);
     const list = response.json() as ModelList;
@@ -309,7 +300,7 @@ describe('routes and models', () => {
   });
 
   it('GET /v1/models/tiny returns that one model', async () => {
-    const response = await app.inject({ method: 'GET', url: '/v1/models/tiny' });
+    const response = await hearth.app.inject({ method: 'GET', url: '/v1/models/tiny' });
     expect(response.statusCode).toBe(200);
     const model = response.json() as ModelRecord;
     expect(model).toMatchObject({ id: 'tiny', object: 'model', source: 'local' });
@@ -318,18 +309,18 @@ describe('routes and models', () => {
   });
 
   it('GET /v1/models/<unknown> is 404 model_not_found', async () => {
-    expectError(await app.inject({ method: 'GET', url: '/v1/models/missing-model' }), 404, 'model_not_found', 'model', 'missing-model');
+    expectError(await hearth.app.inject({ method: 'GET', url: '/v1/models/missing-model' }), 404, 'model_not_found', 'model', 'missing-model');
   });
 });
 
 describe('/admin is loopback only', () => {
   it('refuses /admin/status from a non-loopback socket peer with 403', async () => {
-    const response = await app.inject({ method: 'GET', url: '/admin/status', remoteAddress: '203.0.113.9' });
+    const response = await hearth.app.inject({ method: 'GET', url: '/admin/status', remoteAddress: '203.0.113.9' });
     expectError(response, 403, 'permission_denied', null, /loopback/);
   });
 
   it('refuses it even when forwarding headers claim loopback', async () => {
-    const response = await app.inject({
+    const response = await hearth.app.inject({
       method: 'GET',
       url: '/admin/status',
       remoteAddress: '203.0.113.9',
@@ -339,11 +330,11 @@ describe('/admin is loopback only', () => {
   });
 
   it('allows /admin/status from 127.0.0.1', async () => {
-    const response = await app.inject({ method: 'GET', url: '/admin/status', remoteAddress: '127.0.0.1' });
+    const response = await hearth.app.inject({ method: 'GET', url: '/admin/status', remoteAddress: '127.0.0.1' });
     expect(response.statusCode, response.body).toBe(200);
     const status = response.json() as { version: string; data_dir: string; loaded: unknown[]; providers: unknown[] };
     expect(status.version).toBe('test');
-    expect(status.data_dir).toBe(harness.services.paths.root);
+    expect(status.data_dir).toBe(hearth.services.paths.root);
     expect(Array.isArray(status.loaded)).toBe(true);
     expect(status.providers).toEqual([]);
   });

@@ -1,9 +1,9 @@
-import type { FastifyInstance, InjectOptions } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { InjectOptions } from 'fastify';
+import { describe, expect, it } from 'vitest';
 import { checkDocument } from '../../../companion/src/config/document.js';
 import { schemaMessage, typesInWords } from '../../../companion/src/schema-messages.js';
 import type { ErrorBody } from '#shared/api/errors.js';
-import { testApp } from '../../helpers/app.js';
+import { sharedApp } from '../../helpers/app.js';
 
 /*
  * Validation messages name types and limits in words (issue 18, item 16): "max_tokens must be an
@@ -12,16 +12,7 @@ import { testApp } from '../../helpers/app.js';
  * document and tool arguments.
  */
 
-let app: FastifyInstance;
-let close: () => Promise<void>;
-
-beforeAll(async () => {
-  ({ app, close } = await testApp({ withModel: false }));
-});
-
-afterAll(async () => {
-  await close();
-});
+const hearth = sharedApp({ withModel: false });
 
 const user = [{ role: 'user', content: 'Hello' }];
 const chat = (body: Record<string, unknown>): InjectOptions => ({
@@ -31,7 +22,7 @@ const chat = (body: Record<string, unknown>): InjectOptions => ({
 });
 
 async function said(request: InjectOptions): Promise<{ message: string; param: string | null }> {
-  const response = await app.inject(request);
+  const response = await hearth.app.inject(request);
   expect(response.statusCode, response.body).toBe(400);
   const { error } = response.json() as ErrorBody;
   expect(error.code).toBe('invalid_request_error');

@@ -2,7 +2,7 @@ import type { AgentRecord, AgentRunRequest } from '#shared/api/agents.js';
 import type { ConfigDocument } from '#shared/api/config.js';
 import type { HostTarget } from '../../access/agent-target.js';
 import { inputMessages } from '../../agents/definitions.js';
-import { LIST_TIMEOUT_MS, type AgentSource } from '../../agents/dispatcher.js';
+import { LIST_TIMEOUT_MS, PlacedAgentSource } from '../../agents/dispatcher.js';
 import type { StartedRun } from '../../agents/live-runs.js';
 import type { AgentService } from '../../agents/service.js';
 import type { Logger } from '../../logger.js';
@@ -21,28 +21,11 @@ export interface HostAgentsInputs {
  * The agents of the hosts this companion is paired with, as `<host>/<agent>`: the ones each host
  * granted this device, run over mutual TLS with their events proxied into a run recorded here.
  */
-export class HostAgents implements AgentSource<HostTarget> {
-  constructor(private readonly inputs: HostAgentsInputs) {}
+export class HostAgents extends PlacedAgentSource<HostTarget> {
+  protected readonly failed = 'agents of a paired host could not be listed';
 
-  /** Every reachable paired host's agents; a host that fails is left out (and logged). */
-  async list(): Promise<AgentRecord[]> {
-    const hosts = this.inputs.config().remote_hosts;
-    const settled = await Promise.allSettled(hosts.map((host) => this.agentsOf(host.name)));
-    return settled.flatMap((result) => {
-      if (result.status === 'fulfilled') return result.value;
-      this.inputs.log.warn({ err: result.reason }, 'agents of a paired host could not be listed');
-      return [];
-    });
-  }
-
-  async find(target: HostTarget): Promise<AgentRecord | undefined> {
-    if (!this.inputs.config().remote_hosts.some((host) => host.name === target.host)) return undefined;
-    try {
-      return (await this.agentsOf(target.host)).find((agent) => agent.id === target.id);
-    } catch (error) {
-      this.inputs.log.warn({ err: error }, 'agents of a paired host could not be listed');
-      return undefined;
-    }
+  constructor(private readonly inputs: HostAgentsInputs) {
+    super(inputs.log);
   }
 
   /** Starts the run on the host (refusals: unknown host or agent, changed certificate, revoked) and follows it here. */
@@ -62,7 +45,16 @@ export class HostAgents implements AgentSource<HostTarget> {
     }
   }
 
-  private async agentsOf(host: string): Promise<AgentRecord[]> {
+  /** The paired hosts. */
+  protected places(): string[] {
+    return this.inputs.config().remote_hosts.map((host) => host.name);
+  }
+
+  protected placeOf(target: HostTarget): string {
+    return target.host;
+  }
+
+  protected async agentsOf(host: string): Promise<AgentRecord[]> {
     const records = await this.inputs.hosts.agents(host, AbortSignal.timeout(LIST_TIMEOUT_MS));
     return records.map((record) => hostAgentRecord(host, record));
   }

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { HearthError } from '../../errors.js';
+import type { SecretAccess } from '../../store/secrets.js';
 import type { AgentList, AgentRecord } from '#shared/api/agents.js';
 import type { RemoteHostSettings } from '#shared/api/config.js';
 import type { ErrorBody } from '#shared/api/errors.js';
@@ -8,17 +9,11 @@ import { pairWithHost, type HostCredential } from './pair-client.js';
 import { ChannelClient } from './tls-client.js';
 import { command } from '../../invocation.js';
 
-/** Where the device credentials live: the secrets file (0600), never the configuration document. */
-export interface CredentialStore {
-  resolve(reference: string): string | undefined;
-  set(name: string, value: string): void;
-  delete(name: string): boolean;
-}
-
 export interface PairedHostsInputs {
   /** The remote_hosts section in force. */
   hosts(): RemoteHostSettings[];
-  secrets: CredentialStore;
+  /** Where the device credentials are kept. */
+  secrets: SecretAccess;
 }
 
 /** The secret holding a host's device credential. */

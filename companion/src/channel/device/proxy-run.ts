@@ -6,7 +6,7 @@ import type { DriveEffects, DrivenOutcome } from '../../agents/driven-run.js';
 import { HearthError } from '../../errors.js';
 import { runFailure } from '../../failures.js';
 import { relayedEvent } from './relayed-events.js';
-import { readEvents } from './sse-reader.js';
+import { readEvents } from '../../sse-reader.js';
 import type { ChannelClient } from './tls-client.js';
 
 /** How long a run cancelled on the host may take to confirm before this side stops listening. */

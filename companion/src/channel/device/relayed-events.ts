@@ -3,6 +3,7 @@ import type { ToolApproval, ToolClass } from '#shared/api/config.js';
 import type { RunFailureCode } from '#shared/api/failures.js';
 import type { DrivenOutcome } from '../../agents/driven-run.js';
 import { isRunFailureCode } from '../../failures.js';
+import { isObject, parseJson } from '../../json.js';
 
 /**
  * One event of a paired host's run stream, as this companion will use it: rebuilt field by field
@@ -31,12 +32,7 @@ type Fields = Record<string, unknown>;
  * choose (the agents a host grants run locally there and publish no artifacts to devices).
  */
 export function relayedEvent(data: string): RelayedEvent | undefined {
-  let event: unknown;
-  try {
-    event = JSON.parse(data);
-  } catch {
-    return undefined;
-  }
+  const event = parseJson(data);
   if (!isObject(event)) return undefined;
   const sequence = event.sequence;
   if (!Number.isSafeInteger(sequence) || (sequence as number) < 1) return undefined;
@@ -147,10 +143,6 @@ function usage(value: unknown): AgentRunUsage {
 
 /** A field that does not have its type: the whole event is dropped. */
 class Malformed extends Error {}
-
-function isObject(value: unknown): value is Fields {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function object(value: unknown): Fields {
   if (!isObject(value)) throw new Malformed();

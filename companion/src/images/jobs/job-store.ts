@@ -3,17 +3,8 @@ import type { ErrorBody } from '#shared/api/errors.js';
 import type { ImageJob, ImageJobResult, ImageJobStatus, ImageOperation } from '#shared/api/images.js';
 import type { Db } from '../../store/database.js';
 
-interface Row {
-  id: string;
-  operation: ImageOperation;
-  model: string;
-  status: ImageJobStatus;
-  step: number;
-  steps: number;
-  prompt: string | null;
-  negative_prompt: string | null;
-  size: string | null;
-  seed: number | null;
+/** A job as stored: the wire job's plain fields, the others as JSON text, times in milliseconds. */
+interface Row extends Pick<ImageJob, 'id' | 'operation' | 'model' | 'status' | 'step' | 'steps' | 'prompt' | 'negative_prompt' | 'size' | 'seed'> {
   notes_json: string;
   results_json: string;
   error_json: string | null;

@@ -59,23 +59,26 @@ function folderBytes(dir: string): number {
   return total;
 }
 
+/** A model that can do nothing (a broken folder); every image model's capabilities start from it. */
+export const NO_CAPABILITIES: ImageCapabilities = {
+  generate: false,
+  edit: false,
+  upscale: false,
+  mask: false,
+  multiple_references: false,
+  negative_prompt: false,
+  strength: false,
+};
+export const NO_DEFAULTS: ImageDefaults = { size: null, steps: null, guidance: null };
+
 export function inspectSdFolder(dir: string): SdInspection {
   const missing = [
     ...SD_PARTS.filter((part) => !existsSync(join(dir, part, 'model.onnx'))).map((part) => `${part}/model.onnx`),
     ...['vocab.json', 'merges.txt'].filter((file) => !existsSync(join(dir, 'tokenizer', file))).map((file) => `tokenizer/${file}`),
   ];
-  const none: ImageCapabilities = {
-    generate: false,
-    edit: false,
-    upscale: false,
-    mask: false,
-    multiple_references: false,
-    negative_prompt: false,
-    strength: false,
-  };
   const blank = {
-    capabilities: none,
-    defaults: { size: null, steps: null, guidance: null },
+    capabilities: NO_CAPABILITIES,
+    defaults: NO_DEFAULTS,
     limits: { size_multiple: null, max_pixels: 0, steps: null, scales: [] },
   };
   if (missing.length > 0)

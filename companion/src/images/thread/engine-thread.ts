@@ -8,20 +8,12 @@ import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { RgbImage } from '../image-io.js';
+import type { SdStep } from '../sd/pipeline.js';
 import type { DiffusionJob, EngineReply, EngineRequest, EngineSpec } from './messages.js';
 
 // The engine module has the extension this file has: .ts when run through tsx, .js once built.
 const ENTRY = new URL(`./engine-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
 const START = new URL('./start.mjs', import.meta.url);
-
-export interface DiffusionStep {
-  step: number;
-  steps: number;
-  latents: Float32Array;
-  channels: number;
-  latentWidth: number;
-  latentHeight: number;
-}
 
 type Progress = Extract<EngineReply, { type: 'tile' | 'step' }>;
 
@@ -89,7 +81,7 @@ export class EngineThread {
   }
 
   /** One Stable Diffusion image; `onStep` after each denoising step. */
-  async diffuse(job: DiffusionJob, run: { signal?: AbortSignal; onStep?(step: DiffusionStep): void }): Promise<{ pixels: Uint8Array; steps: number }> {
+  async diffuse(job: DiffusionJob, run: { signal?: AbortSignal; onStep?(step: SdStep): void }): Promise<{ pixels: Uint8Array; steps: number }> {
     const reply = await this.run({ type: 'diffuse', job }, run.signal, (message) => {
       if (message.type === 'step') run.onStep?.(message);
     });

@@ -47,13 +47,16 @@ export function toolsOf(request: Pick<ChatCompletionRequest, 'tools'>): ToolSpec
   return (request.tools ?? []).map((tool) => ({ name: tool.function.name, description: tool.function.description, parameters: tool.function.parameters }));
 }
 
-export function toolModeOf(choice: ChatCompletionRequest['tool_choice'], tools: ToolSpec[]): ToolMode {
+/** The tool mode of a tool_choice left out or given as a word, the same in Chat Completions and Responses. */
+export function wordToolMode(choice: 'auto' | 'none' | 'required' | undefined, tools: ToolSpec[]): ToolMode {
   if (choice === undefined) return { type: tools.length > 0 ? 'auto' : 'none' };
-  if (typeof choice === 'string') {
-    if (choice === 'required' && tools.length === 0)
-      throw new HearthError('invalid_request_error', 'tool_choice is "required" but tools is empty.', { param: 'tool_choice' });
-    return { type: choice };
-  }
+  if (choice === 'required' && tools.length === 0)
+    throw new HearthError('invalid_request_error', 'tool_choice is "required" but tools is empty.', { param: 'tool_choice' });
+  return { type: choice };
+}
+
+export function toolModeOf(choice: ChatCompletionRequest['tool_choice'], tools: ToolSpec[]): ToolMode {
+  if (choice === undefined || typeof choice === 'string') return wordToolMode(choice, tools);
   if (!tools.some((tool) => tool.name === choice.function.name)) {
     throw new HearthError('invalid_request_error', `tool_choice names "${choice.function.name}", which is not in tools.`, { param: 'tool_choice' });
   }

@@ -1,5 +1,6 @@
 import { HearthError } from '../../errors.js';
 import { newId } from '../../ids.js';
+import { wordToolMode } from './convert.js';
 import type { GenerationResult, HistoryItem, OutputFormat, ToolMode, ToolSpec } from '../../inference/types.js';
 import type {
   InputItem,
@@ -100,12 +101,7 @@ export function toolsOf(tools: ResponseFunctionTool[] | undefined): ToolSpec[] {
 }
 
 export function toolModeOf(choice: ResponseCreateRequest['tool_choice'], tools: ToolSpec[]): ToolMode {
-  if (choice === undefined) return { type: tools.length > 0 ? 'auto' : 'none' };
-  if (typeof choice === 'string') {
-    if (choice === 'required' && tools.length === 0)
-      throw new HearthError('invalid_request_error', 'tool_choice is "required" but tools is empty.', { param: 'tool_choice' });
-    return { type: choice };
-  }
+  if (choice === undefined || typeof choice === 'string') return wordToolMode(choice, tools);
   if (choice.type !== 'function') {
     throw new HearthError(
       'invalid_request_error',

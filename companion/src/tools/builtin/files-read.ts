@@ -3,8 +3,8 @@ import { lstat, readdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { HeldFolder } from './held-folder.js';
 import { success } from '../result.js';
-import { attempt, checkCancelled, stringArgument, ToolError, type BuiltinTool, type ToolContext } from './tool.js';
-import { displayPath, resolveInWorkspace, workspaceOf } from './workspace.js';
+import { checkCancelled, stringArgument, ToolError } from './tool.js';
+import { displayPath, resolveInWorkspace, workspaceTool } from './workspace.js';
 
 /** Most bytes read_file reads of one file; longer files are read in line ranges. */
 const READ_LIMIT = 1024 * 1024;
@@ -49,7 +49,7 @@ async function readWorkspaceFile(root: string, path: string, limit: number, sign
 
 const isBinary = (bytes: Buffer) => bytes.subarray(0, 8192).includes(0);
 
-export const readFileTool: BuiltinTool = {
+export const readFileTool = workspaceTool({
   name: 'read_file',
   description: 'Read a text file in the workspace. Paths are relative to the workspace. Optionally a range of lines (1-based).',
   inputSchema: {
@@ -63,26 +63,22 @@ export const readFileTool: BuiltinTool = {
     },
   },
   class: 'read',
-  hostOnly: true,
-  needsWorkspace: true,
-  run: (args, context) =>
-    attempt(async () => {
-      const root = workspaceOf(context);
-      const path = await resolveInWorkspace(root, stringArgument(args, 'path'), { mustExist: true });
-      const { bytes, size } = await readWorkspaceFile(root, path, READ_LIMIT, context.signal);
-      if (isBinary(bytes)) return success(`${displayPath(root, path)} is a binary file of ${size} bytes; it is not shown.`);
-      let text = bytes.toString('utf8');
-      const start = integerArgument(args, 'start_line', 1, 1, Number.MAX_SAFE_INTEGER);
-      const count = integerArgument(args, 'line_count', Number.MAX_SAFE_INTEGER, 1, Number.MAX_SAFE_INTEGER);
-      if (start > 1 || count < Number.MAX_SAFE_INTEGER)
-        text = text
-          .split('\n')
-          .slice(start - 1, start - 1 + count)
-          .join('\n');
-      const cut = size > READ_LIMIT ? `\n[only the first ${READ_LIMIT} of ${size} bytes were read; ask for a line range]` : '';
-      return success(text + cut);
-    }),
-};
+  run: async (args, context, root) => {
+    const path = await resolveInWorkspace(root, stringArgument(args, 'path'), { mustExist: true });
+    const { bytes, size } = await readWorkspaceFile(root, path, READ_LIMIT, context.signal);
+    if (isBinary(bytes)) return success(`${displayPath(root, path)} is a binary file of ${size} bytes; it is not shown.`);
+    let text = bytes.toString('utf8');
+    const start = integerArgument(args, 'start_line', 1, 1, Number.MAX_SAFE_INTEGER);
+    const count = integerArgument(args, 'line_count', Number.MAX_SAFE_INTEGER, 1, Number.MAX_SAFE_INTEGER);
+    if (start > 1 || count < Number.MAX_SAFE_INTEGER)
+      text = text
+        .split('\n')
+        .slice(start - 1, start - 1 + count)
+        .join('\n');
+    const cut = size > READ_LIMIT ? `\n[only the first ${READ_LIMIT} of ${size} bytes were read; ask for a line range]` : '';
+    return success(text + cut);
+  },
+});
 
 interface Listed {
   path: string;
@@ -132,7 +128,7 @@ async function holdFolder(root: string, path: string, signal: AbortSignal, whenF
   throw new ToolError(`${displayPath(root, path)} is a file; ${whenFile}.`);
 }
 
-export const listFilesTool: BuiltinTool = {
+export const listFilesTool = workspaceTool({
   name: 'list_files',
   description: 'List the files and folders in a folder of the workspace (default: the workspace itself), optionally several levels deep.',
   inputSchema: {
@@ -144,34 +140,30 @@ export const listFilesTool: BuiltinTool = {
     },
   },
   class: 'read',
-  hostOnly: true,
-  needsWorkspace: true,
-  run: (args, context) =>
-    attempt(async () => {
-      const root = workspaceOf(context);
-      const path = await resolveInWorkspace(root, stringArgument(args, 'path', { fallback: '.' }) || '.', { mustExist: true });
-      const folder = await holdFolder(root, path, context.signal, 'use read_file');
-      const entries: Listed[] = [];
-      let complete: boolean;
-      try {
-        complete = await walk(folder, displayPath(root, path), integerArgument(args, 'depth', 1, 1, 10), context.signal, async (entry, parent, shown) => {
-          if (entries.length >= LIST_LIMIT) return 'stop';
-          // Links are listed, never followed: the tools resolve them when a path is used.
-          const kind = entry.isSymbolicLink() ? 'link' : entry.isDirectory() ? 'folder' : entry.isFile() ? 'file' : 'other';
-          const size = kind === 'file' ? ((await lstat(parent.at(entry.name)).catch(() => undefined))?.size ?? 0) : 0;
-          entries.push({ path: shown, kind, size });
-          return kind === 'folder' && !SKIPPED.has(entry.name) ? 'descend' : 'next';
-        });
-      } finally {
-        await folder.close();
-      }
-      const lines = entries.map((entry) =>
-        entry.kind === 'folder' ? `${entry.path}/` : entry.kind === 'file' ? `${entry.path} (${entry.size} bytes)` : `${entry.path} (${entry.kind})`,
-      );
-      if (!complete) lines.push(`[stopped at ${LIST_LIMIT} entries]`);
-      return success(lines.length > 0 ? lines.join('\n') : '(empty folder)', { entries });
-    }),
-};
+  run: async (args, context, root) => {
+    const path = await resolveInWorkspace(root, stringArgument(args, 'path', { fallback: '.' }) || '.', { mustExist: true });
+    const folder = await holdFolder(root, path, context.signal, 'use read_file');
+    const entries: Listed[] = [];
+    let complete: boolean;
+    try {
+      complete = await walk(folder, displayPath(root, path), integerArgument(args, 'depth', 1, 1, 10), context.signal, async (entry, parent, shown) => {
+        if (entries.length >= LIST_LIMIT) return 'stop';
+        // Links are listed, never followed: the tools resolve them when a path is used.
+        const kind = entry.isSymbolicLink() ? 'link' : entry.isDirectory() ? 'folder' : entry.isFile() ? 'file' : 'other';
+        const size = kind === 'file' ? ((await lstat(parent.at(entry.name)).catch(() => undefined))?.size ?? 0) : 0;
+        entries.push({ path: shown, kind, size });
+        return kind === 'folder' && !SKIPPED.has(entry.name) ? 'descend' : 'next';
+      });
+    } finally {
+      await folder.close();
+    }
+    const lines = entries.map((entry) =>
+      entry.kind === 'folder' ? `${entry.path}/` : entry.kind === 'file' ? `${entry.path} (${entry.size} bytes)` : `${entry.path} (${entry.kind})`,
+    );
+    if (!complete) lines.push(`[stopped at ${LIST_LIMIT} entries]`);
+    return success(lines.length > 0 ? lines.join('\n') : '(empty folder)', { entries });
+  },
+});
 
 /** The matching lines of one file of a search; files the file tools refuse (FIFOs, hard links), large and binary ones are skipped. */
 async function searchFile(folder: HeldFolder, name: string, shown: string, needle: string, matchCase: boolean, limit: number, hits: string[]): Promise<void> {
@@ -190,7 +182,7 @@ async function searchFile(folder: HeldFolder, name: string, shown: string, needl
   }
 }
 
-export const searchFilesTool: BuiltinTool = {
+export const searchFilesTool = workspaceTool({
   name: 'search_files',
   description: 'Search the text files of the workspace for lines containing some text (plain text, not a pattern). Answers "path:line: text" lines.',
   inputSchema: {
@@ -205,28 +197,24 @@ export const searchFilesTool: BuiltinTool = {
     },
   },
   class: 'read',
-  hostOnly: true,
-  needsWorkspace: true,
-  run: (args, context: ToolContext) =>
-    attempt(async () => {
-      const root = workspaceOf(context);
-      const query = stringArgument(args, 'query');
-      if (!query) throw new ToolError('query must not be empty.');
-      const path = await resolveInWorkspace(root, stringArgument(args, 'path', { fallback: '.' }) || '.', { mustExist: true });
-      const matchCase = args.case_sensitive === true;
-      const needle = matchCase ? query : query.toLowerCase();
-      const limit = integerArgument(args, 'max_results', 50, 1, 500);
-      const hits: string[] = [];
-      const folder = await holdFolder(root, path, context.signal, 'give a folder (or use read_file)');
-      try {
-        await walk(folder, displayPath(root, path), Number.MAX_SAFE_INTEGER, context.signal, async (entry, parent, shown) => {
-          if (entry.isDirectory()) return SKIPPED.has(entry.name) ? 'next' : 'descend';
-          if (entry.isFile()) await searchFile(parent, entry.name, shown, needle, matchCase, limit, hits);
-          return hits.length >= limit ? 'stop' : 'next';
-        });
-      } finally {
-        await folder.close();
-      }
-      return success(hits.length > 0 ? hits.join('\n') : 'No matches.', { matches: hits.length });
-    }),
-};
+  run: async (args, context, root) => {
+    const query = stringArgument(args, 'query');
+    if (!query) throw new ToolError('query must not be empty.');
+    const path = await resolveInWorkspace(root, stringArgument(args, 'path', { fallback: '.' }) || '.', { mustExist: true });
+    const matchCase = args.case_sensitive === true;
+    const needle = matchCase ? query : query.toLowerCase();
+    const limit = integerArgument(args, 'max_results', 50, 1, 500);
+    const hits: string[] = [];
+    const folder = await holdFolder(root, path, context.signal, 'give a folder (or use read_file)');
+    try {
+      await walk(folder, displayPath(root, path), Number.MAX_SAFE_INTEGER, context.signal, async (entry, parent, shown) => {
+        if (entry.isDirectory()) return SKIPPED.has(entry.name) ? 'next' : 'descend';
+        if (entry.isFile()) await searchFile(parent, entry.name, shown, needle, matchCase, limit, hits);
+        return hits.length >= limit ? 'stop' : 'next';
+      });
+    } finally {
+      await folder.close();
+    }
+    return success(hits.length > 0 ? hits.join('\n') : 'No matches.', { matches: hits.length });
+  },
+});

@@ -4,8 +4,8 @@ import { lstat, rename, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { HeldFolder, refuseUnlessPlainFile } from './held-folder.js';
 import { success } from '../result.js';
-import { attempt, checkCancelled, stringArgument, ToolError, type BuiltinTool } from './tool.js';
-import { displayPath, resolveInWorkspace, workspaceOf } from './workspace.js';
+import { checkCancelled, stringArgument, ToolError } from './tool.js';
+import { displayPath, resolveInWorkspace, workspaceTool } from './workspace.js';
 
 /**
  * Writes `name` in a held folder through a temporary file beside it and a rename: a reader never
@@ -39,7 +39,7 @@ async function parentOf(root: string, path: string, signal: AbortSignal, create:
   return HeldFolder.open(root, dirname(path), { create, signal });
 }
 
-export const writeFileTool: BuiltinTool = {
+export const writeFileTool = workspaceTool({
   name: 'write_file',
   description: 'Write a text file in the workspace, creating folders as needed and replacing the file if it exists.',
   inputSchema: {
@@ -52,24 +52,20 @@ export const writeFileTool: BuiltinTool = {
     },
   },
   class: 'write',
-  hostOnly: true,
-  needsWorkspace: true,
-  run: (args, context) =>
-    attempt(async () => {
-      const root = workspaceOf(context);
-      const path = await resolveInWorkspace(root, stringArgument(args, 'path'), { mustExist: false });
-      const content = stringArgument(args, 'content');
-      const folder = await parentOf(root, path, context.signal, true);
-      try {
-        const found = await existing(folder, basename(path), displayPath(root, path));
-        checkCancelled(context.signal);
-        await replaceFile(folder, basename(path), content, found ? found.mode & 0o777 : undefined);
-      } finally {
-        await folder.close();
-      }
-      return success(`Wrote ${Buffer.byteLength(content)} bytes to ${displayPath(root, path)}.`);
-    }),
-};
+  run: async (args, context, root) => {
+    const path = await resolveInWorkspace(root, stringArgument(args, 'path'), { mustExist: false });
+    const content = stringArgument(args, 'content');
+    const folder = await parentOf(root, path, context.signal, true);
+    try {
+      const found = await existing(folder, basename(path), displayPath(root, path));
+      checkCancelled(context.signal);
+      await replaceFile(folder, basename(path), content, found ? found.mode & 0o777 : undefined);
+    } finally {
+      await folder.close();
+    }
+    return success(`Wrote ${Buffer.byteLength(content)} bytes to ${displayPath(root, path)}.`);
+  },
+});
 
 function occurrences(text: string, needle: string): number {
   let count = 0;
@@ -77,7 +73,7 @@ function occurrences(text: string, needle: string): number {
   return count;
 }
 
-export const editFileTool: BuiltinTool = {
+export const editFileTool = workspaceTool({
   name: 'edit_file',
   description: 'Replace text in a file of the workspace. old_text must occur exactly once (include enough surrounding text), unless replace_all is true.',
   inputSchema: {
@@ -92,35 +88,31 @@ export const editFileTool: BuiltinTool = {
     },
   },
   class: 'write',
-  hostOnly: true,
-  needsWorkspace: true,
-  run: (args, context) =>
-    attempt(async () => {
-      const root = workspaceOf(context);
-      const path = await resolveInWorkspace(root, stringArgument(args, 'path'), { mustExist: true });
-      const oldText = stringArgument(args, 'old_text');
-      const newText = stringArgument(args, 'new_text');
-      if (!oldText) throw new ToolError('old_text must not be empty.');
-      const shown = displayPath(root, path);
-      const folder = await parentOf(root, path, context.signal, false);
-      let count: number;
+  run: async (args, context, root) => {
+    const path = await resolveInWorkspace(root, stringArgument(args, 'path'), { mustExist: true });
+    const oldText = stringArgument(args, 'old_text');
+    const newText = stringArgument(args, 'new_text');
+    if (!oldText) throw new ToolError('old_text must not be empty.');
+    const shown = displayPath(root, path);
+    const folder = await parentOf(root, path, context.signal, false);
+    let count: number;
+    try {
+      const { handle, stats } = await folder.openFile(basename(path), shown);
+      let text: string;
       try {
-        const { handle, stats } = await folder.openFile(basename(path), shown);
-        let text: string;
-        try {
-          text = await handle.readFile('utf8');
-        } finally {
-          await handle.close();
-        }
-        count = occurrences(text, oldText);
-        if (count === 0) throw new ToolError(`old_text was not found in ${shown}; nothing was changed.`);
-        if (count > 1 && args.replace_all !== true)
-          throw new ToolError(`old_text occurs ${count} times in ${shown}; include more context, or set replace_all. Nothing was changed.`);
-        checkCancelled(context.signal);
-        await replaceFile(folder, basename(path), text.split(oldText).join(newText), stats.mode & 0o777);
+        text = await handle.readFile('utf8');
       } finally {
-        await folder.close();
+        await handle.close();
       }
-      return success(`Replaced ${count} occurrence${count === 1 ? '' : 's'} in ${displayPath(root, path)}.`);
-    }),
-};
+      count = occurrences(text, oldText);
+      if (count === 0) throw new ToolError(`old_text was not found in ${shown}; nothing was changed.`);
+      if (count > 1 && args.replace_all !== true)
+        throw new ToolError(`old_text occurs ${count} times in ${shown}; include more context, or set replace_all. Nothing was changed.`);
+      checkCancelled(context.signal);
+      await replaceFile(folder, basename(path), text.split(oldText).join(newText), stats.mode & 0o777);
+    } finally {
+      await folder.close();
+    }
+    return success(`Replaced ${count} occurrence${count === 1 ? '' : 's'} in ${displayPath(root, path)}.`);
+  },
+});

@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { endMarked, killGroup, MARKER_VARIABLE, newMarker, type ProcessLedger } from './containment.js';
 import { failure, success } from '../result.js';
-import { attempt, stringArgument, ToolError, type BuiltinTool, type BuiltinResult } from './tool.js';
-import { displayPath, resolveInWorkspace, workspaceOf } from './workspace.js';
+import { stringArgument, ToolError, type BuiltinResult } from './tool.js';
+import { displayPath, resolveInWorkspace, workspaceTool } from './workspace.js';
 
 /** Output kept from one command; the run loop cuts what the model sees further. */
 const OUTPUT_LIMIT = 1024 * 1024;
@@ -105,7 +105,7 @@ function describe(finished: Finished, timeoutSeconds: number): BuiltinResult {
   return finished.code === 0 ? success(text, { exit_code: 0 }) : { ...failure(text), structuredContent: { exit_code: finished.code } };
 }
 
-export const shellTool: BuiltinTool = {
+export const shellTool = workspaceTool({
   name: 'shell',
   description:
     'Run a shell command (/bin/sh -c) on this machine, in the workspace or a folder inside it. Answers the exit code and the output (stdout and stderr together). Commands that do not finish in time are killed.',
@@ -120,19 +120,15 @@ export const shellTool: BuiltinTool = {
     },
   },
   class: 'exec',
-  hostOnly: true,
-  needsWorkspace: true,
-  run: (args, context) =>
-    attempt(async () => {
-      const root = workspaceOf(context);
-      const command = stringArgument(args, 'command');
-      if (!command.trim()) throw new ToolError('command must not be empty.');
-      const cwd = await resolveInWorkspace(root, stringArgument(args, 'cwd', { fallback: '.' }) || '.', { mustExist: true });
-      const asked = typeof args.timeout_seconds === 'number' && args.timeout_seconds >= 1 ? Math.floor(args.timeout_seconds) : context.shellTimeoutSeconds;
-      const timeout = Math.min(asked, context.shellTimeoutSeconds);
-      const finished = await runCommand(command, cwd, timeout, context.signal, context.processes);
-      const result = describe(finished, timeout);
-      if (cwd !== root) result.content[0]!.text = `(in ${displayPath(root, cwd)}) ${result.content[0]!.text}`;
-      return result;
-    }),
-};
+  run: async (args, context, root) => {
+    const command = stringArgument(args, 'command');
+    if (!command.trim()) throw new ToolError('command must not be empty.');
+    const cwd = await resolveInWorkspace(root, stringArgument(args, 'cwd', { fallback: '.' }) || '.', { mustExist: true });
+    const asked = typeof args.timeout_seconds === 'number' && args.timeout_seconds >= 1 ? Math.floor(args.timeout_seconds) : context.shellTimeoutSeconds;
+    const timeout = Math.min(asked, context.shellTimeoutSeconds);
+    const finished = await runCommand(command, cwd, timeout, context.signal, context.processes);
+    const result = describe(finished, timeout);
+    if (cwd !== root) result.content[0]!.text = `(in ${displayPath(root, cwd)}) ${result.content[0]!.text}`;
+    return result;
+  },
+});

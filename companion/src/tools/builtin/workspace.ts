@@ -1,11 +1,23 @@
 import { lstat, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
-import { ToolError, type ToolContext } from './tool.js';
+import { attempt, ToolError, type BuiltinResult, type BuiltinTool, type ToolContext } from './tool.js';
 
 /** The agent's workspace (a real path), or a tool error saying it has none. */
 export function workspaceOf(context: ToolContext): string {
   if (!context.workspace) throw new ToolError('This agent has no workspace: file and shell tools are not available to it.');
   return context.workspace;
+}
+
+/**
+ * A tool that works in the agent's workspace (the file and shell tools): host-only, refused to an
+ * agent without a workspace, its `run` handed the workspace's real path, what it throws a tool error.
+ */
+export function workspaceTool(
+  tool: Omit<BuiltinTool, 'hostOnly' | 'needsWorkspace' | 'run'> & {
+    run(args: Record<string, unknown>, context: ToolContext, root: string): Promise<BuiltinResult>;
+  },
+): BuiltinTool {
+  return { ...tool, hostOnly: true, needsWorkspace: true, run: (args, context) => attempt(() => tool.run(args, context, workspaceOf(context))) };
 }
 
 /** Whether `path` is `root` or lies under it (both real paths). */

@@ -4,11 +4,16 @@ export interface ServerSentEvent {
   data: string;
 }
 
+/** A byte stream: a Node response, or a fetch response's body. */
+type EventBody = AsyncIterable<Buffer | Uint8Array | string> | ReadableStream<Uint8Array>;
+
 /**
- * Reads server-sent events from a byte stream (a response body): blocks separated by a blank
- * line, `event:` and `data:` fields, comments (`:`) and other fields ignored.
+ * Reads server-sent events from a byte stream (a response body; none from a body that is null):
+ * blocks separated by a blank line, `event:` and `data:` fields, comments (`:`) and other fields
+ * ignored. The one reader of event streams: a paired host's run events, a provider's chat chunks.
  */
-export async function* readEvents(body: AsyncIterable<Buffer | Uint8Array | string>): AsyncGenerator<ServerSentEvent> {
+export async function* readEvents(body: EventBody | null): AsyncGenerator<ServerSentEvent> {
+  if (!body) return;
   const decoder = new TextDecoder();
   let buffer = '';
   let event = 'message';
@@ -27,7 +32,8 @@ export async function* readEvents(body: AsyncIterable<Buffer | Uint8Array | stri
     else if (field === 'data') data.push(value);
     return undefined;
   };
-  for await (const chunk of body) {
+  // A fetch body (web ReadableStream) is async-iterable in Node, though the DOM types do not say so.
+  for await (const chunk of body as AsyncIterable<Buffer | Uint8Array | string>) {
     buffer += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
     const lines = buffer.split('\n');
     buffer = lines.pop() ?? '';

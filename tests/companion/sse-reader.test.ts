@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readEvents } from '../../../companion/src/channel/device/sse-reader.js';
+import { readEvents } from '../../companion/src/sse-reader.js';
 
 async function all(chunks: string[]) {
   const events = [];
@@ -22,5 +22,20 @@ describe('readEvents', () => {
 
   it('yields a last event that ends without a blank line', async () => {
     expect(await all(['data: tail'])).toEqual([{ event: 'message', data: 'tail' }]);
+  });
+});
+
+describe('readEvents on a fetch body', () => {
+  it('reads a web ReadableStream (a provider answer) and nothing from a null body', async () => {
+    const response = new Response('data: {"choices":[]}\r\n\r\ndata: [DONE]\r\n\r\n', { headers: { 'content-type': 'text/event-stream' } });
+    const events = [];
+    for await (const event of readEvents(response.body)) events.push(event);
+    expect(events).toEqual([
+      { event: 'message', data: '{"choices":[]}' },
+      { event: 'message', data: '[DONE]' },
+    ]);
+    const none = [];
+    for await (const event of readEvents(null)) none.push(event);
+    expect(none).toEqual([]);
   });
 });
