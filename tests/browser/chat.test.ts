@@ -200,6 +200,8 @@ describe('chat with a companion model', () => {
     // The confirmation takes the focus on "Keep"; Delete must be chosen on purpose.
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Keep');
     await list.getByRole('button', { name: 'Delete', exact: true }).click();
+    // The row goes once the deletion is stored (a reload in the same instant could abort it); then it stays gone.
+    await expect.poll(() => list.locator('.title').allInnerTexts()).toEqual(['Greetings']);
     await page.reload();
     await expect.poll(() => list.locator('.title').allInnerTexts()).toEqual(['Greetings']);
   });
