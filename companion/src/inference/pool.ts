@@ -1,10 +1,8 @@
 import type { LlamaContext, LlamaContextSequence, Token } from 'node-llama-cpp';
-import { HearthError } from '../errors.js';
+import { joinLine, type Waiter as LineWaiter } from './waiting-line.js';
 
-interface Waiter {
+interface Waiter extends LineWaiter<LlamaContextSequence> {
   prompt: readonly Token[];
-  resolve: (sequence: LlamaContextSequence) => void;
-  reject: (error: unknown) => void;
 }
 
 interface Held {
@@ -131,31 +129,10 @@ export class SequencePool {
       const sequence = this.take(prompt);
       if (sequence) return Promise.resolve(sequence);
     }
-    if (this.waiting.length >= this.queueLimit) {
-      const retryAfter = this.waitSeconds();
-      throw new HearthError(
-        'rate_limit_exceeded',
-        `All ${this.capacity} sequences of this model are busy and ${this.waiting.length} requests are waiting. Retry in about ${retryAfter} s.`,
-        { retryAfter },
-      );
-    }
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        const index = this.waiting.indexOf(waiter);
-        if (index >= 0) this.waiting.splice(index, 1);
-        reject(signal.reason);
-      };
-      const waiter: Waiter = {
-        prompt,
-        resolve: (sequence) => {
-          signal.removeEventListener('abort', onAbort);
-          resolve(sequence);
-        },
-        reject,
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.waiting.push(waiter);
-    });
+    return joinLine({ waiting: this.waiting, capacity: this.capacity, queueLimit: this.queueLimit, waitSeconds: this.waitSeconds }, signal, (handlers) => ({
+      prompt,
+      ...handlers,
+    }));
   }
 
   release(sequence: LlamaContextSequence): void {

@@ -1,9 +1,6 @@
-import { HearthError } from '../../errors.js';
+import { joinLine, type Waiter as LineWaiter } from '../waiting-line.js';
 
-interface Waiter {
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
+type Waiter = LineWaiter<void>;
 
 /**
  * The server engine's admission: at most `capacity` requests run at once (one per llama-server
@@ -34,30 +31,11 @@ export class SlotQueue {
       this.running++;
       return Promise.resolve();
     }
-    if (this.waiting.length >= this.queueLimit) {
-      const retryAfter = this.waitSeconds();
-      throw new HearthError(
-        'rate_limit_exceeded',
-        `All ${this.capacity} sequences of this model are busy and ${this.waiting.length} requests are waiting. Retry in about ${retryAfter} s.`,
-        { retryAfter },
-      );
-    }
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        const index = this.waiting.indexOf(waiter);
-        if (index >= 0) this.waiting.splice(index, 1);
-        reject(signal.reason);
-      };
-      const waiter: Waiter = {
-        resolve: () => {
-          signal.removeEventListener('abort', onAbort);
-          resolve();
-        },
-        reject,
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.waiting.push(waiter);
-    });
+    return joinLine(
+      { waiting: this.waiting, capacity: this.capacity, queueLimit: this.queueLimit, waitSeconds: this.waitSeconds },
+      signal,
+      (handlers) => handlers,
+    );
   }
 
   release(): void {

@@ -1,0 +1,44 @@
+import { HearthError } from '../errors.js';
+
+/** A request waiting for a sequence (or slot) of a model; `value` is what it is handed. */
+export interface Waiter<Value> {
+  resolve: (value: Value) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * The one line both engines keep in front of a model's sequences: a request beyond `queueLimit`
+ * waiting ones gets a 429 with Retry-After; otherwise it joins the line (first in, first out) until a
+ * sequence is handed to it or its signal aborts, which takes it out of the line.
+ */
+export function joinLine<Value, Entry extends Waiter<Value>>(
+  line: { waiting: Entry[]; capacity: number; queueLimit: number; waitSeconds: () => number },
+  signal: AbortSignal,
+  entry: (handlers: Waiter<Value>) => Entry,
+): Promise<Value> {
+  const { waiting } = line;
+  if (waiting.length >= line.queueLimit) {
+    const retryAfter = line.waitSeconds();
+    throw new HearthError(
+      'rate_limit_exceeded',
+      `All ${line.capacity} sequences of this model are busy and ${waiting.length} requests are waiting. Retry in about ${retryAfter} s.`,
+      { retryAfter },
+    );
+  }
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      const index = waiting.indexOf(waiter);
+      if (index >= 0) waiting.splice(index, 1);
+      reject(signal.reason);
+    };
+    const waiter = entry({
+      resolve: (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      reject,
+    });
+    signal.addEventListener('abort', onAbort, { once: true });
+    waiting.push(waiter);
+  });
+}
