@@ -11,23 +11,24 @@ import { sessionRoutes } from './admin/session.js';
 import { statusRoutes } from './admin/status.js';
 import { toolAdminRoutes } from './admin/tools.js';
 import type { AdminContext } from './contexts.js';
-import type { RoutePlugin } from './plugin.js';
+import { defaultBodyLimit, registerParts, type RoutePlugin } from './plugin.js';
 
 /** The admin family: loopback only, with the admin credential (both enforced by the perimeter for every /admin path). */
 export const adminRoutes: RoutePlugin<AdminContext> = async (app, context) => {
   // Every admin route takes bodies up to server.limits.admin_body_kb.
-  const bodyLimit = context.config().server.limits.admin_body_kb * 1024;
-  app.addHook('onRoute', (route) => void (route.bodyLimit ??= bodyLimit));
-  await app.register(statusRoutes, context);
-  await app.register(keyRoutes, context);
-  await app.register(configRoutes, context);
-  await app.register(mcpAdminRoutes, context);
-  await app.register(deviceRoutes, context);
-  await app.register(remoteHostRoutes, context);
-  await app.register(cloudRoutes, context);
-  await app.register(modelLibraryRoutes, context);
-  await app.register(modelEstimateRoutes, context);
-  await app.register(statusEventRoutes, context);
-  await app.register(sessionRoutes, context);
-  await app.register(toolAdminRoutes, context);
+  defaultBodyLimit(app, context.config().server.limits.admin_body_kb * 1024);
+  await registerParts(app, context, [
+    statusRoutes,
+    keyRoutes,
+    configRoutes,
+    mcpAdminRoutes,
+    deviceRoutes,
+    remoteHostRoutes,
+    cloudRoutes,
+    modelLibraryRoutes,
+    modelEstimateRoutes,
+    statusEventRoutes,
+    sessionRoutes,
+    toolAdminRoutes,
+  ]);
 };

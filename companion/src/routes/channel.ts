@@ -1,15 +1,13 @@
 import { errorBody } from '../errors.js';
 import { healthRoutes } from './health.js';
 import type { ChannelContext } from './contexts.js';
-import type { RoutePlugin } from './plugin.js';
+import { registerParts, type RoutePlugin } from './plugin.js';
 import { deviceAgentRoutes } from './channel/agents.js';
 import { pairingRoutes } from './channel/pairing.js';
 
 /** The secure channel's routes: pairing for anyone, the granted agents for paired devices, and no admin route. */
 export const channelRoutes: RoutePlugin<ChannelContext> = async (app, context) => {
-  await app.register(healthRoutes, context);
-  await app.register(pairingRoutes, context);
-  await app.register(deviceAgentRoutes, context);
+  await registerParts(app, context, [healthRoutes, pairingRoutes, deviceAgentRoutes]);
   app.setNotFoundHandler((request, reply) =>
     reply
       .status(404)

@@ -5,14 +5,9 @@ import { modelFileRoutes } from './openai/model-file.js';
 import { modelRoutes } from './openai/models.js';
 import { responsesRoutes } from './openai/responses.js';
 import type { OpenaiContext } from './contexts.js';
-import type { RoutePlugin } from './plugin.js';
+import { registerParts, type RoutePlugin } from './plugin.js';
 
 /** The OpenAI-compatible family: /v1/models (and each model's file), /v1/chat/completions, /v1/responses, /v1/embeddings. */
 export const openaiRoutes: RoutePlugin<OpenaiContext> = async (app, context) => {
-  await app.register(modelRoutes, context);
-  await app.register(modelFileRoutes, context);
-  await app.register(chatRoutes, context);
-  await app.register(responsesRoutes, context);
-  await app.register(inputItemRoutes, context);
-  await app.register(embeddingRoutes, context);
+  await registerParts(app, context, [modelRoutes, modelFileRoutes, chatRoutes, responsesRoutes, inputItemRoutes, embeddingRoutes]);
 };
