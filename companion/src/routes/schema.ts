@@ -21,3 +21,13 @@ export type BodySchema<Wire> = JsonSchema & {
 
 /** A number within bounds, or null (OpenAI's optional sampling settings). */
 export const nullableNumber = (minimum: number, maximum: number) => ({ type: ['number', 'null'], minimum, maximum });
+
+/** The schema of a route's path parameters: each one named is required. */
+export const pathParams = <Properties extends Readonly<Record<string, JsonSchema>>>(properties: Properties) =>
+  ({ type: 'object', required: Object.keys(properties), properties }) as const;
+
+/** A name a person chose (an MCP service, a paired host, a cloud workspace) or a short id: 1 to 64 characters. */
+export const shortName = { type: 'string', minLength: 1, maxLength: 64 } as const;
+
+/** An id Hearth made, with its prefix (`run_…`, `appr_…`). */
+export const prefixedId = (prefix: string) => ({ type: 'string', pattern: `^${prefix}_[A-Za-z0-9_-]{1,64}$` }) as const;

@@ -3,11 +3,12 @@ import { callbackPage } from '../../http/callback-page.js';
 import type { AdminContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
 import type { CloudAgentSummary, CloudLoginStart, CloudWorkspaceList, CloudWorkspaceStatus } from '#shared/api/remote.js';
+import { pathParams, shortName } from '../schema.js';
 
 /** The loopback redirect of a workspace sign-in (authorization code + PKCE). */
 export const CLOUD_CALLBACK_PATH = '/admin/cloud/oauth/callback';
 
-export const nameParams = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
+export const nameParams = pathParams({ name: shortName });
 
 /** Cloud workspaces: sign-in state, sign-in (browser or device grant), sign-out, and their published agents. */
 export const cloudRoutes: RoutePlugin<AdminContext, 'config' | 'cloud'> = async (app, { config, cloud }) => {

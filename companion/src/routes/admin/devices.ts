@@ -1,6 +1,6 @@
 import type { AdminContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import type { BodySchema } from '../schema.js';
+import { type BodySchema, pathParams, shortName } from '../schema.js';
 import type { ChannelStatus, CreatePairingRequest, DeviceList, DeviceRecord, PairingCode } from '#shared/api/remote.js';
 
 export const pairBody = {
@@ -9,7 +9,7 @@ export const pairBody = {
   properties: { agents: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$' }, uniqueItems: true, maxItems: 256 } },
 } as const satisfies BodySchema<CreatePairingRequest>;
 
-export const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
+export const idParams = pathParams({ id: shortName });
 
 /** Devices paired over the secure channel (host side): pairing codes, the list, revocation. */
 export const deviceRoutes: RoutePlugin<AdminContext, 'channel'> = async (app, { channel }) => {

@@ -4,8 +4,9 @@ import { OAUTH_CALLBACK_PATH } from '../../mcp/oauth.js';
 import type { AdminContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
 import type { McpLoginStart, McpServiceList, McpServiceStatus } from '#shared/api/bridge.js';
+import { pathParams, shortName } from '../schema.js';
 
-export const nameParams = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
+export const nameParams = pathParams({ name: shortName });
 
 /** Loopback-only state of the MCP services, reconnects, and OAuth sign-in with its redirect route. */
 export const mcpAdminRoutes: RoutePlugin<AdminContext, 'mcp'> = async (app, { mcp }) => {

@@ -5,12 +5,12 @@ import { estimateLoad } from '../../inference/load-estimate.js';
 import { fit } from '../../models/hub.js';
 import type { AdminContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import type { BodySchema } from '../schema.js';
+import { type BodySchema, pathParams } from '../schema.js';
 import type { ModelEstimate, ModelEstimateRequest } from '#shared/api/admin.js';
 
 /** The body takes exactly what a model's entry in models.overrides takes. */
 export const estimateBody = { ...configSchema.properties.models.properties.overrides.additionalProperties } as const satisfies BodySchema<ModelEstimateRequest>;
-const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 256 } } } as const;
+const idParams = pathParams({ id: { type: 'string', minLength: 1, maxLength: 256 } });
 
 /** The memory a model would take with proposed load settings (the Models screen's settings form). */
 export const modelEstimateRoutes: RoutePlugin<AdminContext, 'catalog' | 'config' | 'engine'> = async (app, { catalog, config, engine }) => {

@@ -5,7 +5,7 @@ import { HearthError } from '../../errors.js';
 import { openEventStream } from '../../http/sse.js';
 import type { AdminContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import type { BodySchema } from '../schema.js';
+import { type BodySchema, pathParams, shortName } from '../schema.js';
 import type { DownloadList, DownloadRequest, HubRepoFiles, HubSearchResponse, ModelDownload, RemovedModel } from '#shared/api/model-library.js';
 
 export const searchQuery = {
@@ -18,8 +18,8 @@ export const searchQuery = {
   },
 } as const;
 const name = { type: 'string', minLength: 1, maxLength: 96 };
-export const repoParams = { type: 'object', required: ['owner', 'repo'], properties: { owner: name, repo: name } } as const;
-export const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
+export const repoParams = pathParams({ owner: name, repo: name });
+export const idParams = pathParams({ id: shortName });
 export const downloadBody = {
   type: 'object',
   required: ['source'],

@@ -1,7 +1,7 @@
 import { apply } from '../../config/apply.js';
 import type { AdminContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import type { BodySchema } from '../schema.js';
+import { type BodySchema, pathParams, shortName } from '../schema.js';
 import { configTarget } from './config.js';
 import type { AddRemoteHostRequest, RemoteHostList, RemoteHostStatus } from '#shared/api/remote.js';
 
@@ -17,7 +17,7 @@ export const addBody = {
   },
 } as const satisfies BodySchema<AddRemoteHostRequest>;
 
-export const nameParams = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
+export const nameParams = pathParams({ name: shortName });
 
 /** The device side of pairing: hosts this companion is paired with (remote_hosts), added, checked and removed. */
 export const remoteHostRoutes: RoutePlugin<AdminContext, 'config' | 'configTarget' | 'pairedHosts'> = async (app, context) => {

@@ -1,13 +1,9 @@
 import type { AgentApproval, AgentApprovalDecision, AgentApprovalList } from '#shared/api/agents.js';
 import type { AgentsContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import type { BodySchema } from '../schema.js';
+import { type BodySchema, pathParams, prefixedId } from '../schema.js';
 
-export const approvalParams = {
-  type: 'object',
-  required: ['approval_id'],
-  properties: { approval_id: { type: 'string', pattern: '^appr_[A-Za-z0-9_-]{1,64}$' } },
-} as const;
+export const approvalParams = pathParams({ approval_id: prefixedId('appr') });
 
 export const decisionBody = {
   type: 'object',

@@ -2,13 +2,10 @@ import type { AgentList, AgentRecord } from '#shared/api/agents.js';
 import type { AgentsContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
 import { ANY_AGENT_ID_PATTERN } from '../../access/agent-target.js';
+import { pathParams } from '../schema.js';
 
 /** An agent: a local id, `<host>/<agent>` on a paired host, or `cloud:<workspace>/<agent>`. */
-export const anyAgentParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string', pattern: ANY_AGENT_ID_PATTERN } },
-} as const;
+export const anyAgentParams = pathParams({ id: { type: 'string', pattern: ANY_AGENT_ID_PATTERN } });
 
 /**
  * The agents: this machine's, paired hosts' and cloud workspaces' (agents/dispatcher.ts decides

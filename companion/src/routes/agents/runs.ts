@@ -9,7 +9,7 @@ import { HearthError } from '../../errors.js';
 import { openEventStream } from '../../http/sse.js';
 import type { AgentsContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import type { BodySchema } from '../schema.js';
+import { type BodySchema, pathParams, prefixedId } from '../schema.js';
 import { anyAgentParams } from './definitions.js';
 
 const text = { type: 'string', maxLength: 1_000_000 };
@@ -50,17 +50,9 @@ export const runBody = {
   },
 } as const satisfies BodySchema<AgentRunRequest>;
 
-export const runParams = {
-  type: 'object',
-  required: ['run_id'],
-  properties: { run_id: { type: 'string', pattern: '^run_[A-Za-z0-9_-]{1,64}$' } },
-} as const;
+export const runParams = pathParams({ run_id: prefixedId('run') });
 
-export const artifactParams = {
-  type: 'object',
-  required: ['run_id', 'artifact_id'],
-  properties: { run_id: runParams.properties.run_id, artifact_id: { type: 'string', minLength: 1, maxLength: 100 } },
-} as const;
+export const artifactParams = pathParams({ run_id: prefixedId('run'), artifact_id: { type: 'string', minLength: 1, maxLength: 100 } });
 
 export const eventsQuery = {
   type: 'object',

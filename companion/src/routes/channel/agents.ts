@@ -7,13 +7,10 @@ import { assertGranted } from '../../http/channel-perimeter.js';
 import { answerRun, eventsQuery, runBody, runEvents, runParams } from '../agents/runs.js';
 import type { ChannelContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
+import { pathParams } from '../schema.js';
 
 /** A granted agent: one of this machine's (a device never reaches further through the channel). */
-export const agentParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string', pattern: AGENT_ID_PATTERN } },
-} as const;
+export const agentParams = pathParams({ id: { type: 'string', pattern: AGENT_ID_PATTERN } });
 
 /**
  * The agents a paired device may use over the secure channel: those it was granted at pairing,

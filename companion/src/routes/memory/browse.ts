@@ -3,19 +3,11 @@ import { assertAgentScope, pageLimit, recordNumber, scopedAgent } from './scope.
 import { agentId, agentParams, conversationId } from './fields.js';
 import type { MemoryContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import type { BodySchema } from '../schema.js';
+import { type BodySchema, pathParams, shortName } from '../schema.js';
 
-export const factParams = {
-  type: 'object',
-  required: ['agent_id', 'id'],
-  properties: { agent_id: agentId, id: { type: 'string', pattern: '^(fact_)?[0-9]{1,15}$' } },
-} as const;
+export const factParams = pathParams({ agent_id: agentId, id: { type: 'string', pattern: '^(fact_)?[0-9]{1,15}$' } });
 
-export const identityParams = {
-  type: 'object',
-  required: ['agent_id', 'key'],
-  properties: { agent_id: agentId, key: { type: 'string', minLength: 1, maxLength: 64 } },
-} as const;
+export const identityParams = pathParams({ agent_id: agentId, key: shortName });
 
 export const pageQuery = {
   type: 'object',

@@ -6,7 +6,7 @@ import type { LocalModel } from '../../models/registry.js';
 import { RESPONSES_FIELDS, type GenerationRequest, type GenerationResult } from '../../inference/types.js';
 import type { OpenaiContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import { nullableNumber, type BodySchema } from '../schema.js';
+import { type BodySchema, nullableNumber, pathParams } from '../schema.js';
 import type {
   InputItem,
   OutputItem,
@@ -109,11 +109,7 @@ export const responseCreateBody = {
   },
 } as const satisfies BodySchema<ResponseCreateRequest>;
 
-export const responseIdParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string', minLength: 1 } },
-} as const;
+export const responseIdParams = pathParams({ id: { type: 'string', minLength: 1 } });
 
 type Unnumbered<Event> = Event extends unknown ? Omit<Event, 'sequence_number'> : never;
 type StreamEvent = Unnumbered<ResponseStreamEvent>;
