@@ -1,9 +1,10 @@
-import type { AgentRecord, AgentRunRequest, AgentRunSummary } from '#shared/api/agents.js';
+import type { AgentInputMessage, AgentRecord, AgentRunRequest, AgentRunSummary } from '#shared/api/agents.js';
 import type { ConfigDocument } from '#shared/api/config.js';
 import { agentTarget, type AgentTarget, type CloudTarget, type HostTarget } from '../access/agent-target.js';
 import { HearthError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { agentRecord, findAgent } from './definitions.js';
+import type { DrivenRunSpec } from './driven-run.js';
 import type { StartedRun } from './live-runs.js';
 import type { AgentService } from './service.js';
 
@@ -20,15 +21,23 @@ export interface AgentSource<Target extends AgentTarget> {
   start(target: Target, request: AgentRunRequest): Promise<StartedRun>;
 }
 
+/** What every placed source is given. */
+export interface PlacedSourceInputs {
+  config(): ConfigDocument;
+  /** Where a run started there is recorded here (as a driven run). */
+  runs: Pick<AgentService, 'startDriven'>;
+  log: Logger;
+}
+
 /**
  * A source whose agents live in places (paired hosts, cloud workspaces): it lists every place at
  * once and finds an agent in its own place; a place that fails is left out, and logged.
  */
-export abstract class PlacedAgentSource<Target extends AgentTarget> implements AgentSource<Target> {
+export abstract class PlacedAgentSource<Target extends AgentTarget, Inputs extends PlacedSourceInputs> implements AgentSource<Target> {
   /** What the log says of a place that failed. */
   protected abstract readonly failed: string;
 
-  constructor(private readonly log: Logger) {}
+  constructor(protected readonly inputs: Inputs) {}
 
   /** The places to ask now. */
   protected abstract places(): string[];
@@ -42,7 +51,7 @@ export abstract class PlacedAgentSource<Target extends AgentTarget> implements A
     const settled = await Promise.allSettled(this.places().map((place) => this.agentsOf(place)));
     return settled.flatMap((result) => {
       if (result.status === 'fulfilled') return result.value;
-      this.log.warn({ err: result.reason }, this.failed);
+      this.inputs.log.warn({ err: result.reason }, this.failed);
       return [];
     });
   }
@@ -53,9 +62,14 @@ export abstract class PlacedAgentSource<Target extends AgentTarget> implements A
     try {
       return (await this.agentsOf(place)).find((agent) => agent.id === target.id);
     } catch (error) {
-      this.log.warn({ err: error }, this.failed);
+      this.inputs.log.warn({ err: error }, this.failed);
       return undefined;
     }
+  }
+
+  /** The run recorded here for a run there: `model` is what the run object shows as its model. */
+  protected drivenSpec(target: Target, input: AgentInputMessage[], model: string, request: AgentRunRequest): DrivenRunSpec {
+    return { agentId: target.id, input, model, ...(request.conversation_id ? { conversationId: request.conversation_id } : {}) };
   }
 }
 

@@ -1,42 +1,30 @@
 import type { AgentRecord, AgentRunRequest } from '#shared/api/agents.js';
-import type { ConfigDocument } from '#shared/api/config.js';
 import type { CloudTarget } from '../access/agent-target.js';
 import { inputMessages } from '../agents/definitions.js';
-import { LIST_TIMEOUT_MS, PlacedAgentSource } from '../agents/dispatcher.js';
+import { LIST_TIMEOUT_MS, PlacedAgentSource, type PlacedSourceInputs } from '../agents/dispatcher.js';
 import type { StartedRun } from '../agents/live-runs.js';
-import type { AgentService } from '../agents/service.js';
-import type { Logger } from '../logger.js';
 import type { CloudAgents } from './agents.js';
 import { cloudRecord, driveCloudRun } from './run.js';
 import type { CloudSignIn } from './sign-in.js';
 
-export interface CloudAgentSourceInputs {
-  config(): ConfigDocument;
-  /** Where a cloud run is recorded here (as a driven run). */
-  runs: Pick<AgentService, 'startDriven'>;
+export interface CloudAgentSourceInputs extends PlacedSourceInputs {
   cloud: { signIn: CloudSignIn; agents: CloudAgents };
   /** `<data-dir>/artifacts`, where cloud runs keep their artifacts. */
   artifacts: string;
-  log: Logger;
 }
 
 /**
  * The agents that signed-in cloud workspaces publish, as `cloud:<workspace>/<agent>`: each run is
  * an A2A task, its text and artifacts relayed into a run recorded here.
  */
-export class CloudAgentSource extends PlacedAgentSource<CloudTarget> {
+export class CloudAgentSource extends PlacedAgentSource<CloudTarget, CloudAgentSourceInputs> {
   protected readonly failed = 'agents of a cloud workspace could not be listed';
-
-  constructor(private readonly inputs: CloudAgentSourceInputs) {
-    super(inputs.log);
-  }
 
   /** Starts the agent's A2A task (refusals: not signed in, no such agent) and records it here. */
   async start(target: CloudTarget, request: AgentRunRequest): Promise<StartedRun> {
     const input = inputMessages(request.input);
     const agent = await this.inputs.cloud.agents.find(target);
-    const spec = { agentId: target.id, input, model: agent.card.name, ...(request.conversation_id ? { conversationId: request.conversation_id } : {}) };
-    return this.inputs.runs.startDriven(spec, (effects) =>
+    return this.inputs.runs.startDriven(this.drivenSpec(target, input, agent.card.name, request), (effects) =>
       driveCloudRun(this.inputs.cloud, agent, input, this.inputs.artifacts, request.conversation_id, effects),
     );
   }

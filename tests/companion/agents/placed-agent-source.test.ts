@@ -1,19 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentRecord } from '#shared/api/agents.js';
+import type { ConfigDocument } from '#shared/api/config.js';
 import type { HostTarget } from '../../../companion/src/access/agent-target.js';
-import { PlacedAgentSource } from '../../../companion/src/agents/dispatcher.js';
+import { PlacedAgentSource, type PlacedSourceInputs } from '../../../companion/src/agents/dispatcher.js';
 import type { StartedRun } from '../../../companion/src/agents/live-runs.js';
 import type { Logger } from '../../../companion/src/logger.js';
 
 const helper = { id: 'home/helper', name: 'helper' } as AgentRecord;
 
 /** Places `home` (one agent) and `away` (fails), with every warning kept and every place asked counted. */
-class TwoPlaces extends PlacedAgentSource<HostTarget> {
+class TwoPlaces extends PlacedAgentSource<HostTarget, PlacedSourceInputs> {
   protected readonly failed = 'agents of a test place could not be listed';
   readonly asked: string[] = [];
 
   constructor(readonly warnings: string[] = []) {
-    super({ info() {}, error() {}, warn: (_fields, message) => void warnings.push(message ?? '') } satisfies Logger);
+    const log = { info() {}, error() {}, warn: (_fields, message) => void warnings.push(message ?? '') } satisfies Logger;
+    super({ log, config: () => ({}) as ConfigDocument, runs: { startDriven: () => ({}) as StartedRun } });
   }
 
   protected places(): string[] {

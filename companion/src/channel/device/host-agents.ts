@@ -1,32 +1,24 @@
 import type { AgentRecord, AgentRunRequest } from '#shared/api/agents.js';
-import type { ConfigDocument } from '#shared/api/config.js';
 import type { HostTarget } from '../../access/agent-target.js';
 import { inputMessages } from '../../agents/definitions.js';
-import { LIST_TIMEOUT_MS, PlacedAgentSource } from '../../agents/dispatcher.js';
+import { LIST_TIMEOUT_MS, PlacedAgentSource, type PlacedSourceInputs } from '../../agents/dispatcher.js';
 import type { StartedRun } from '../../agents/live-runs.js';
 import type { AgentService } from '../../agents/service.js';
-import type { Logger } from '../../logger.js';
 import type { PairedHosts } from './hosts.js';
 import { followHostRun, openHostRun, hostAgentRecord } from './proxy-run.js';
 
-export interface HostAgentsInputs {
-  config(): ConfigDocument;
-  /** Where a run on a host is recorded here (as a driven run), and its conversation held. */
+export interface HostAgentsInputs extends PlacedSourceInputs {
+  /** Where a run on a host is recorded here, and its conversation held. */
   runs: Pick<AgentService, 'startDriven' | 'assertConversationFree'>;
   hosts: PairedHosts;
-  log: Logger;
 }
 
 /**
  * The agents of the hosts this companion is paired with, as `<host>/<agent>`: the ones each host
  * granted this device, run over mutual TLS with their events proxied into a run recorded here.
  */
-export class HostAgents extends PlacedAgentSource<HostTarget> {
+export class HostAgents extends PlacedAgentSource<HostTarget, HostAgentsInputs> {
   protected readonly failed = 'agents of a paired host could not be listed';
-
-  constructor(private readonly inputs: HostAgentsInputs) {
-    super(inputs.log);
-  }
 
   /** Starts the run on the host (refusals: unknown host or agent, changed certificate, revoked) and follows it here. */
   async start(target: HostTarget, request: AgentRunRequest): Promise<StartedRun> {
@@ -36,9 +28,8 @@ export class HostAgents extends PlacedAgentSource<HostTarget> {
     // Refused here first, so a busy conversation never starts a run on the host that nobody follows.
     runs.assertConversationFree(target.id, request.conversation_id);
     const response = await openHostRun(client, target.host, target.agent, { ...request, input });
-    const spec = { agentId: target.id, input, model: target.id, ...(request.conversation_id ? { conversationId: request.conversation_id } : {}) };
     try {
-      return runs.startDriven(spec, (effects) => followHostRun(client, target.host, response, effects));
+      return runs.startDriven(this.drivenSpec(target, input, target.id, request), (effects) => followHostRun(client, target.host, response, effects));
     } catch (error) {
       response.destroy();
       throw error;
