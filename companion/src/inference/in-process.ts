@@ -9,6 +9,7 @@ import { resolveChatWrapper, type Llama, type LlamaContext, type LlamaContextSeq
 import { HearthError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { BatchSteps, secondsUntilFirstFree, type StepListener } from './batch-steps.js';
+import { GeneratedTokens } from './generated-tokens.js';
 import { GrammarCache, generate, planGeneration, type ModelRuntime } from './generate.js';
 import { threadCandidates } from './llama.js';
 import type { LoadedModel, LoadedStatus } from './loaded-model.js';
@@ -50,9 +51,7 @@ export class InProcessModel implements LoadedModel {
   readonly engine = 'in-process' as const;
   lastUsed = Date.now();
   idleTimer?: NodeJS.Timeout;
-  private generatedTokens = 0;
-  /** Typical completion length lately, for the wait estimate. */
-  private typicalTokens?: number;
+  private readonly tokens = new GeneratedTokens();
   private readonly running = new Set<Running>();
   private readonly pool: SequencePool;
 
@@ -121,24 +120,13 @@ export class InProcessModel implements LoadedModel {
     const sequence = await this.pool.acquire(request.signal, plan.promptTokens);
     const running: Running = { sequence, outputBefore: sequence.tokenMeter.usedOutputTokens, limit: request.maxTokens ?? this.runtime.contextSize };
     this.running.add(running);
-    // Streamed pieces count at once (for the live tokens/s figure); the exact count replaces them at the end.
-    let streamed = 0;
-    const forward = request.onText;
-    const onText = forward
-      ? (delta: string) => {
-          streamed++;
-          this.generatedTokens++;
-          forward(delta);
-        }
-      : undefined;
+    const counted = this.tokens.count(request.onText);
     try {
-      const result = await generate(this.runtime, sequence, { ...request, onText }, plan);
-      this.generatedTokens += result.completionTokens - streamed;
-      streamed = 0;
-      if (result.finishReason !== 'cancelled') this.typicalTokens = blend(this.typicalTokens, result.completionTokens);
+      const result = await generate(this.runtime, sequence, { ...request, onText: counted.onText }, plan);
+      counted.finish(result);
       return result;
     } finally {
-      this.generatedTokens -= streamed;
+      counted.end();
       this.running.delete(running);
       this.pool.release(sequence);
     }
@@ -156,7 +144,7 @@ export class InProcessModel implements LoadedModel {
       sequences: this.pool.capacity,
       busy: this.pool.busy,
       queued: this.pool.queued,
-      generatedTokens: this.generatedTokens,
+      generatedTokens: this.tokens.total,
       memoryBytes: this.model.size + this.context.stateSize,
     };
   }
@@ -183,7 +171,7 @@ export class InProcessModel implements LoadedModel {
   /** Retry-After for a full queue: the expected time until a running request frees its sequence. */
   private waitSeconds(): number {
     const running = [...this.running].map((run) => ({ generated: run.sequence.tokenMeter.usedOutputTokens - run.outputBefore, limit: run.limit }));
-    return secondsUntilFirstFree(running, this.steps.stepMs, this.typicalTokens);
+    return secondsUntilFirstFree(running, this.steps.stepMs, this.tokens.typical);
   }
 }
 
@@ -220,10 +208,6 @@ export function bytesPerSequence(
 function batchingPatched(context: LlamaContext): boolean {
   const options = (context as unknown as { _batchingOptions?: object })._batchingOptions;
   return options !== undefined && 'onBatchDecoded' in options;
-}
-
-export function blend(previous: number | undefined, next: number): number {
-  return previous === undefined ? next : previous * 0.8 + next * 0.2;
 }
 
 /** An in-process model asked for something only the in-process engine has (decode steps, sequence ids). */

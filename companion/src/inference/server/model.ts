@@ -12,7 +12,8 @@ import { HearthError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { secondsUntilFirstFree } from '../batch-steps.js';
 import { GrammarCache } from '../generate.js';
-import { blend, bytesPerSequence } from '../in-process.js';
+import { blend, GeneratedTokens, type CountedRequest } from '../generated-tokens.js';
+import { bytesPerSequence } from '../in-process.js';
 import type { LoadedModel, LoadedStatus } from '../loaded-model.js';
 import { defaultParallel } from '../parallel.js';
 import type { GenerationRequest, GenerationResult, ModelFile } from '../types.js';
@@ -112,7 +113,7 @@ function hiddenSpans(wrapper: ChatWrapper): HiddenSpan[] {
 }
 
 interface Running {
-  generated: number;
+  tokens: CountedRequest;
   limit: number;
 }
 
@@ -127,8 +128,7 @@ export class ServerModel implements LoadedModel {
   private disposed = false;
   private restarts = 0;
   private crashes: number[] = [];
-  private generatedTokens = 0;
-  private typicalTokens?: number;
+  private readonly tokens = new GeneratedTokens();
   private msPerToken?: number;
   private readonly prompt = { evaluated: 0, reused: 0 };
   private readonly running = new Set<Running>();
@@ -250,29 +250,19 @@ export class ServerModel implements LoadedModel {
 
   async run(request: GenerationRequest): Promise<GenerationResult> {
     await this.queue.acquire(request.signal);
-    const running: Running = { generated: 0, limit: request.maxTokens ?? this.runtime.contextSize };
+    const running: Running = { tokens: this.tokens.count(request.onText), limit: request.maxTokens ?? this.runtime.contextSize };
     this.running.add(running);
     const started = performance.now();
-    const forward = request.onText;
-    const onText = forward
-      ? (delta: string) => {
-          running.generated++;
-          this.generatedTokens++;
-          forward(delta);
-        }
-      : undefined;
     try {
       await this.restarting;
       if (this.failure) throw new HearthError('model_load_failed', this.failure, { param: 'model' });
-      const result = await generateOnServer(this.runtime, this.client, { ...request, onText }, (counts) => {
+      const result = await generateOnServer(this.runtime, this.client, { ...request, onText: running.tokens.onText }, (counts) => {
         this.prompt.evaluated += counts.evaluated;
         this.prompt.reused += counts.reused;
       });
-      this.generatedTokens += result.completionTokens - running.generated;
-      running.generated = 0;
-      if (result.finishReason !== 'cancelled') {
-        this.typicalTokens = blend(this.typicalTokens, result.completionTokens);
-        if (result.completionTokens > 0) this.msPerToken = blend(this.msPerToken, (performance.now() - started) / result.completionTokens);
+      running.tokens.finish(result);
+      if (result.finishReason !== 'cancelled' && result.completionTokens > 0) {
+        this.msPerToken = blend(this.msPerToken, (performance.now() - started) / result.completionTokens);
       }
       return result;
     } catch (error) {
@@ -280,7 +270,7 @@ export class ServerModel implements LoadedModel {
       if (error instanceof HearthError && error.code === 'engine_crashed') await Promise.race([this.process.exited, sleep(2000)]);
       throw error;
     } finally {
-      this.generatedTokens -= running.generated;
+      running.tokens.end();
       this.running.delete(running);
       this.queue.release();
     }
@@ -298,7 +288,7 @@ export class ServerModel implements LoadedModel {
       sequences: this.queue.capacity,
       busy: this.queue.busy,
       queued: this.queue.queued,
-      generatedTokens: this.generatedTokens,
+      generatedTokens: this.tokens.total,
       memoryBytes: residentBytes(this.process.pid) ?? this.bytes,
       process: { pid: this.process.pid, restarts: this.restarts },
       promptTokens: { ...this.prompt },
@@ -327,6 +317,7 @@ export class ServerModel implements LoadedModel {
   }
 
   private waitSeconds(): number {
-    return secondsUntilFirstFree([...this.running], this.msPerToken, this.typicalTokens);
+    const running = [...this.running].map(({ tokens, limit }) => ({ generated: tokens.generated, limit }));
+    return secondsUntilFirstFree(running, this.msPerToken, this.tokens.typical);
   }
 }
