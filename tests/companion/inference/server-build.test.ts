@@ -4,7 +4,7 @@
  * was built, and how a failed build is reported.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -52,11 +52,14 @@ describe('the llama-server build', () => {
       log: join(root, 'build.log'),
       work: join(root, 'work'),
     };
+    // A build that was killed left its lock (no process has this pid): it is taken over.
+    writeFileSync(paths.lock, '999999999');
     const steps: string[] = [];
     const result = await buildServer(paths, { onProgress: (status) => status.state === 'building' && steps.push(status.step) });
     expect(steps[0]).toBe('unpacking the llama.cpp source');
     expect(result).toMatchObject({ state: 'failed', reason: expect.stringMatching(/the llama-server build failed: git clone .*missing\.bundle/) });
     expect(readBuildState(paths)).toMatchObject({ state: 'failed' });
+    expect(existsSync(paths.lock)).toBe(false);
     clearFailure(paths);
     expect(readBuildState(paths)).toEqual({ state: 'absent' });
   });

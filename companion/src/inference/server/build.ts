@@ -11,6 +11,7 @@ import { availableParallelism, homedir } from 'node:os';
 import { join } from 'node:path';
 import type { EngineBuildStatus } from '#shared/api/admin.js';
 import { writeFileAtomic } from '../../store/files.js';
+import { processAlive, takePidFile } from '../../store/lock.js';
 import { configureArguments, RECIPE_VERSION, WRAPPER_CMAKE } from './build-recipe.js';
 import { llamaSource, prebuiltDir, prebuiltFingerprint, prebuiltLibraries, unsupportedPlatform, type LlamaSource, type PrebuiltLibraries } from './prebuilt.js';
 import { findToolchain, runTool } from './toolchain.js';
@@ -90,7 +91,7 @@ export function readBuildState(
   const info = readJson<BuildInfo>(paths.info);
   if (info && existsSync(paths.binary)) return { state: 'ready', built_at: info.built_at, build_seconds: info.build_seconds };
   const state = readJson<StateFile>(paths.state);
-  if (state?.state === 'building' && alive(state.pid)) return { state: 'building', progress: state.progress, step: state.step, started_at: state.started_at };
+  if (state?.state === 'building' && processAlive(state.pid)) return { state: 'building', progress: state.progress, step: state.step, started_at: state.started_at };
   if (state?.state === 'failed') return { state: 'failed', reason: state.reason, failed_at: state.failed_at };
   const missing = missingTools();
   return missing ? { state: 'absent', reason: missing } : { state: 'absent' };
@@ -228,29 +229,10 @@ function buildJobs(): number {
   return Math.max(1, Math.min(16, availableParallelism()));
 }
 
+/** The build lock, or false while another live process builds (a killed build's lock is taken over). */
 function takeLock(paths: ServerBuildPaths): boolean {
   mkdirSync(paths.root, { recursive: true });
-  try {
-    const fd = openSync(paths.lock, 'wx', 0o644);
-    writeSync(fd, String(process.pid));
-    closeSync(fd);
-    return true;
-  } catch {
-    const holder = Number(readFileSync(paths.lock, 'utf8').trim() || '0');
-    if (holder && alive(holder)) return false;
-    // Left by a build that was killed: take it over.
-    rmSync(paths.lock, { force: true });
-    return false;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return takePidFile(paths.lock, 0o644) === undefined;
 }
 
 function readJson<T>(file: string): T | undefined {
