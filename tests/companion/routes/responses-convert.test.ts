@@ -133,6 +133,9 @@ describe('request conversion', () => {
     expect(toolModeOf({ type: 'function', name: 'clock' }, tools)).toEqual({ type: 'named', name: 'clock' });
     expect(thrown(() => toolModeOf('required', [])).param).toBe('tool_choice');
     expect(thrown(() => toolModeOf({ type: 'file_search' } as never, tools)).param).toBe('tool_choice.type');
+    const absent = thrown(() => toolModeOf({ type: 'function', name: 'stocks' }, tools));
+    expect(absent.param).toBe('tool_choice');
+    expect(absent.message).toContain('"stocks"');
 
     expect(outputFormatOf(undefined)).toEqual({ type: 'text' });
     expect(outputFormatOf({ type: 'json_object' })).toEqual({ type: 'json' });

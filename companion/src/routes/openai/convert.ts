@@ -57,10 +57,15 @@ export function wordToolMode(choice: 'auto' | 'none' | 'required' | undefined, t
 
 export function toolModeOf(choice: ChatCompletionRequest['tool_choice'], tools: ToolSpec[]): ToolMode {
   if (choice === undefined || typeof choice === 'string') return wordToolMode(choice, tools);
-  if (!tools.some((tool) => tool.name === choice.function.name)) {
-    throw new HearthError('invalid_request_error', `tool_choice names "${choice.function.name}", which is not in tools.`, { param: 'tool_choice' });
+  return namedToolMode(choice.function.name, tools);
+}
+
+/** A tool_choice that names a function, the same in Chat Completions and Responses: it must be one of the tools. */
+export function namedToolMode(name: string, tools: ToolSpec[]): ToolMode {
+  if (!tools.some((tool) => tool.name === name)) {
+    throw new HearthError('invalid_request_error', `tool_choice names "${name}", which is not in tools.`, { param: 'tool_choice' });
   }
-  return { type: 'named', name: choice.function.name };
+  return { type: 'named', name };
 }
 
 export function outputOf(format: ChatCompletionRequest['response_format']): OutputFormat {

@@ -1,6 +1,6 @@
 import { HearthError } from '../../errors.js';
 import { newId } from '../../ids.js';
-import { wordToolMode } from './convert.js';
+import { namedToolMode, wordToolMode } from './convert.js';
 import type { GenerationResult, HistoryItem, OutputFormat, ToolMode, ToolSpec } from '../../inference/types.js';
 import type {
   InputItem,
@@ -109,7 +109,7 @@ export function toolModeOf(choice: ResponseCreateRequest['tool_choice'], tools: 
       { param: 'tool_choice.type' },
     );
   }
-  return { type: 'named', name: choice.name };
+  return namedToolMode(choice.name, tools);
 }
 
 export function outputFormatOf(format: TextFormat | undefined): OutputFormat {
