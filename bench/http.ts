@@ -1,19 +1,12 @@
 import { request, Agent } from 'node:http';
 import type { Run } from './direct.js';
-import { streamChat } from './streams.js';
+import { chatBody, streamChat } from './streams.js';
 
 const streamAgent = new Agent({ keepAlive: true, maxSockets: 64 });
 
 /** Streams `streams` chat completions at once over HTTP; tokens counted from the usage chunks. */
 export async function httpRun(url: string, model: string, prompt: string, tokens: number, streams: number): Promise<Run> {
-  const body = JSON.stringify({
-    model,
-    stream: true,
-    stream_options: { include_usage: true },
-    max_tokens: tokens,
-    temperature: 0.8,
-    messages: [{ role: 'user', content: prompt }],
-  });
+  const body = chatBody(model, tokens, [{ role: 'user', content: prompt }]);
   const started = performance.now();
   const results = await Promise.all(Array.from({ length: streams }, () => streamChat(url, body, streamAgent, started)));
   const seconds = (performance.now() - started) / 1000;

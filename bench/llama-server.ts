@@ -12,9 +12,11 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { buildServer, serverBuildPaths, type ServerBuildPaths } from '../companion/src/inference/server/build.js';
 import { llamaSource } from '../companion/src/inference/server/prebuilt.js';
 import { findToolchain, runTool } from '../companion/src/inference/server/toolchain.js';
+import { writeFileAtomic } from '../companion/src/store/files.js';
 
 export type BuildOutcome = { binary: string } | { skipped: string };
 
@@ -89,6 +91,29 @@ export async function startServer(command: string, args: string[], port: number,
         child.kill('SIGTERM');
       }),
   };
+}
+
+const HEARTH = fileURLToPath(new URL('../bin/hearth.js', import.meta.url));
+
+/**
+ * `hearth serve` as its own process on `dataDir`, on one engine, at a random port on 127.0.0.1: a
+ * config.yaml serving the models in `modelsDir` with `parallel` sequences of `context` tokens each,
+ * default settings otherwise, warnings only in its log. Resolves once it answers GET /health.
+ */
+export function startHearthProcess(
+  dataDir: string,
+  options: { modelsDir: string; parallel: number; context: number; engine: 'server' | 'in-process' },
+): Promise<RunningServer> {
+  writeFileAtomic(
+    join(dataDir, 'config.yaml'),
+    `version: 1\nmodels:\n  dirs: [${JSON.stringify(options.modelsDir)}]\n  parallel: ${options.parallel}\n  context_size: ${options.context}\n  external_sources: false\n`,
+  );
+  const port = 18000 + Math.floor(Math.random() * 1000);
+  return startServer(process.execPath, [HEARTH, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--no-external-models'], port, {
+    ...process.env,
+    HEARTH_LOG_LEVEL: 'warn',
+    HEARTH_ENGINE: options.engine,
+  });
 }
 
 /** Loads the model on Hearth's llama-server engine and reads the command line of its process. */

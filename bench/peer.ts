@@ -12,11 +12,9 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { writeFileAtomic } from '../companion/src/store/files.js';
 import { writeTinyModel } from '../scripts/gguf/write-model.js';
 import { directRun, openDirect } from './direct.js';
-import { engineServer, hearthServerArgs, llamaServer, startServer, type RunningServer } from './llama-server.js';
+import { engineServer, hearthServerArgs, llamaServer, startHearthProcess, startServer, type RunningServer } from './llama-server.js';
 import { median, streamsRun, uniquePrompt, type StreamsRun } from './streams.js';
 
 const TOKENS = 128;
@@ -32,7 +30,6 @@ const load = () =>
     .map((value) => value.toFixed(2))
     .join(' ');
 
-const dataDir = mkdtempSync(join(tmpdir(), 'hearth-bench-peer-'));
 const modelsDir = join(tmpdir(), 'hearth-bench-models');
 const modelPath = join(modelsDir, 'small.gguf');
 mkdirSync(modelsDir, { recursive: true });
@@ -78,12 +75,6 @@ systems.push({
 });
 
 // Hearth as its own process per engine, default settings apart from the sequence count and context size.
-mkdirSync(join(dataDir, 'models'));
-writeFileAtomic(
-  join(dataDir, 'config.yaml'),
-  `version: 1\nmodels:\n  dirs: [${JSON.stringify(modelsDir)}]\n  parallel: ${PARALLEL}\n  context_size: ${CONTEXT}\n  external_sources: false\n`,
-);
-const hearthBin = fileURLToPath(new URL('../bin/hearth.js', import.meta.url));
 const hearths: { label: string; url: string; folder: string }[] = [];
 for (const [label, engine] of [
   ['Hearth HTTP (llama-server engine)', 'server'],
@@ -91,14 +82,7 @@ for (const [label, engine] of [
 ] as const) {
   if (engine === 'server' && 'skipped' in engineBuild) continue;
   const folder = mkdtempSync(join(tmpdir(), `hearth-bench-peer-${engine}-`));
-  writeFileAtomic(join(folder, 'config.yaml'), readFileSync(join(dataDir, 'config.yaml'), 'utf8'));
-  const port = 18000 + Math.floor(Math.random() * 1000);
-  const running = await startServer(
-    process.execPath,
-    [hearthBin, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data-dir', folder, '--no-external-models'],
-    port,
-    { ...process.env, HEARTH_LOG_LEVEL: 'warn', HEARTH_ENGINE: engine },
-  );
+  const running = await startHearthProcess(folder, { modelsDir, parallel: PARALLEL, context: CONTEXT, engine });
   started.push(running);
   hearths.push({ label, url: running.url, folder });
   systems.push({ label, run: (streams) => streamsRun(running.url, 'small', TOKENS, streams) });

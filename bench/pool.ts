@@ -24,7 +24,7 @@ import { writeFileAtomic } from '../companion/src/store/files.js';
 import type { ServerStatus } from '#shared/api/admin.js';
 import { writeTinyModel } from '../scripts/gguf/write-model.js';
 import { llamaServer } from './llama-server.js';
-import { median, streamsRun, type StreamsRun } from './streams.js';
+import { chatBody, median, streamsRun, type StreamsRun } from './streams.js';
 
 const ROUNDS = Number(process.env.HEARTH_BENCH_ROUNDS ?? 3);
 const TOKENS = 128;
@@ -311,7 +311,7 @@ async function timedChat(
   const response = await fetch(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ model, messages, max_tokens: maxTokens, temperature: 0.8, stream: true, stream_options: { include_usage: true } }),
+    body: chatBody(model, maxTokens, messages),
   });
   if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
   let firstMs = 0;

@@ -20,10 +20,11 @@ export function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
-/**
- * `streams` streamed chat completions at once, each on a new connection with a unique prompt;
- * tokens counted from the usage each server reports.
- */
+/** The body of a streamed chat completion that reports its usage at the end, sampled at temperature 0.8; `extra` on top. */
+export function chatBody(model: string, maxTokens: number, messages: { role: string; content: string }[], extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ model, stream: true, stream_options: { include_usage: true }, max_tokens: maxTokens, temperature: 0.8, messages, ...extra });
+}
+
 /**
  * One streamed chat completion over node:http, from `started`: the completion and prompt tokens the
  * usage chunk reports, the time to the first content token, and the reply's text. Rejects on a
@@ -75,22 +76,13 @@ export function streamChat(
   });
 }
 
+/**
+ * `streams` streamed chat completions at once, each on a new connection with a unique prompt;
+ * tokens counted from the usage each server reports.
+ */
 export async function streamsRun(url: string, model: string, tokens: number, streams: number): Promise<StreamsRun> {
   const started = performance.now();
-  const one = () =>
-    streamChat(
-      url,
-      JSON.stringify({
-        model,
-        stream: true,
-        stream_options: { include_usage: true },
-        max_tokens: tokens,
-        temperature: 0.8,
-        messages: [{ role: 'user', content: uniquePrompt() }],
-      }),
-      false,
-      started,
-    );
+  const one = () => streamChat(url, chatBody(model, tokens, [{ role: 'user', content: uniquePrompt() }]), false, started);
   const results = await Promise.all(Array.from({ length: streams }, one));
   const seconds = (performance.now() - started) / 1000;
   const total = results.reduce((sum, result) => sum + result.tokens, 0);

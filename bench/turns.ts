@@ -27,9 +27,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeFileAtomic } from '../companion/src/store/files.js';
-import { engineServer, hearthServerArgs, llamaServer, startServer, type RunningServer } from './llama-server.js';
-import { median, streamChat } from './streams.js';
+import { engineServer, hearthServerArgs, llamaServer, startHearthProcess, startServer, type RunningServer } from './llama-server.js';
+import { chatBody, median, streamChat } from './streams.js';
 
 const SEQUENCES = 4;
 const CONTEXT = 4096;
@@ -103,15 +102,7 @@ class Conversation {
   /** Asks the next question; returns the time to the first token (ms) and the prompt's token count. */
   async ask(url: string, model: string): Promise<{ firstMs: number; promptTokens: number }> {
     this.messages.push({ role: 'user', content: `Question ${++this.turn}: ${words(this.turn * 31 + serial, 8)}?` });
-    const body = JSON.stringify({
-      model,
-      stream: true,
-      stream_options: { include_usage: true },
-      max_tokens: REPLY_TOKENS,
-      temperature: 0.8,
-      seed: this.turn,
-      messages: this.messages,
-    });
+    const body = chatBody(model, REPLY_TOKENS, this.messages, { seed: this.turn });
     const result = await streamChat(url, body, false, performance.now());
     this.messages.push({ role: 'assistant', content: result.text });
     return { firstMs: result.firstMs, promptTokens: result.promptTokens };
@@ -130,23 +121,11 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => 
 
 const systems: System[] = [];
 const notes: string[] = [];
-const hearthBin = join(repo, 'bin', 'hearth.js');
-
 /** Starts Hearth on one engine; for the server engine returns the flags it gave llama-server. */
 async function startHearth(engine: 'in-process' | 'server'): Promise<string[] | undefined> {
   const dataDir = join(root, `hearth-${engine}`);
   mkdirSync(dataDir);
-  writeFileAtomic(
-    join(dataDir, 'config.yaml'),
-    `version: 1\nmodels:\n  dirs: [${JSON.stringify(modelsDir)}]\n  parallel: ${SEQUENCES}\n  context_size: ${CONTEXT}\n  external_sources: false\n`,
-  );
-  const port = 18000 + Math.floor(Math.random() * 1000);
-  const hearth = await startServer(
-    process.execPath,
-    [hearthBin, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--no-external-models'],
-    port,
-    { ...process.env, HEARTH_LOG_LEVEL: 'warn', HEARTH_ENGINE: engine },
-  );
+  const hearth = await startHearthProcess(dataDir, { modelsDir, parallel: SEQUENCES, context: CONTEXT, engine });
   started.push(hearth);
   // Load the model (a short request), then ask which engine runs it.
   await new Conversation('warm-up').ask(hearth.url, 'small');

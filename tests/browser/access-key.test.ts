@@ -4,12 +4,10 @@
  * its prefix shown), sent as a Bearer header on API requests and never to /admin/*, and the
  * text typed in the composer before all this is what gets sent and answered.
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runHearth } from '../helpers/hearth-cli.js';
-import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
+import { keyRequiredDataDir, startServer, type RunningServer } from '../helpers/server.js';
 import { replyEnds, setSetting } from './app-helpers.js';
 import { DESKTOP, launch, screenshot, watch } from './harness.js';
 
@@ -26,8 +24,7 @@ const DRAFT = 'Typed before the key was given: say hello.';
 const WRONG = `hth_${'W'.repeat(43)}`;
 
 beforeAll(async () => {
-  const dataDir = await newDataDir();
-  writeFileSync(join(dataDir, 'config.yaml'), 'version: 1\nserver:\n  auth:\n    required: true\n');
+  const dataDir = await keyRequiredDataDir({ withModel: true });
   const created = await runHearth(['keys', 'create', '--label', 'browser-test', '--scope', 'inference', '--data-dir', dataDir]);
   expect(created.code, created.stderr).toBe(0);
   key = created.stdout.trim();

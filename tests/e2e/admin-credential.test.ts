@@ -1,9 +1,9 @@
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchWithoutAdmin } from '../helpers/admin-fetch.js';
 import { runHearth } from '../helpers/hearth-cli.js';
-import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
+import { keyRequiredDataDir, newDataDir, startServer, type RunningServer } from '../helpers/server.js';
 
 /*
  * The local admin credential on a real `hearth serve`: another local process (plain fetch, no
@@ -15,8 +15,7 @@ let server: RunningServer;
 let token: string;
 
 beforeAll(async () => {
-  const dataDir = await newDataDir(false);
-  writeFileSync(join(dataDir, 'config.yaml'), 'version: 1\nserver:\n  auth:\n    required: true\n');
+  const dataDir = await keyRequiredDataDir();
   server = await startServer({ dataDir, withModel: false });
   token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
 });

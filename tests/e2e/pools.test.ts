@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProviderEndpointStatus, ServerStatus } from '#shared/api/admin.js';
 import { parsePrometheus, sampleValue } from '../helpers/prometheus.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
+import { sseData } from '../helpers/streams.js';
 
 /*
  * Provider pools with real parts: three `hearth serve` processes on 127.0.0.1 serve the tiny model
@@ -75,15 +76,6 @@ async function ok(response: Promise<Response>): Promise<Record<string, unknown>>
   const text = await answer.text();
   expect(answer.status, text).toBe(200);
   return text.startsWith('{') ? (JSON.parse(text) as Record<string, unknown>) : {};
-}
-
-/** The data payloads of an SSE text, `[DONE]` as the string. */
-function events(text: string): unknown[] {
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith('data:'))
-    .map((line) => line.slice(5).trim())
-    .map((payload) => (payload === '[DONE]' ? payload : JSON.parse(payload)));
 }
 
 beforeAll(async () => {
@@ -238,10 +230,10 @@ describe('a provider pool of three hearth serve processes', () => {
       if (done) break;
       text += new TextDecoder().decode(value);
     }
-    const last = events(text).at(-1);
+    const last = sseData(text).at(-1);
     expect(last).toMatchObject({ error: { code: 'provider_interrupted', type: 'server_error', param: null } });
     expect((last as { error: { message: string } }).error.message).toMatch(/stopped answering after its reply had begun/);
-    expect(events(text)).not.toContain('[DONE]');
+    expect(sseData(text)).not.toContain('[DONE]');
 
     // New requests (the same conversation too) are answered by the others.
     for (let index = 0; index < 4; index++) await ok(chat({}, index % 2 ? { 'x-service-conversation-id': 'doomed' } : {}));
@@ -287,7 +279,7 @@ describe('a provider pool of three hearth serve processes', () => {
         stream_options: { include_usage: true },
       }),
     });
-    const usage = events(await answer.text()).find((event) => (event as { usage?: unknown }).usage) as {
+    const usage = sseData(await answer.text()).find((event) => (event as { usage?: unknown }).usage) as {
       usage: { completion_tokens: number; prompt_tokens: number };
     };
     const after = await frontMetrics();

@@ -1,9 +1,9 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runHearth } from '../helpers/hearth-cli.js';
 import { startReverseProxy, type ReverseProxy } from '../helpers/reverse-proxy.js';
-import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
+import { keyRequiredDataDir, startServer, type RunningServer } from '../helpers/server.js';
 
 /*
  * Hearth behind a real reverse proxy on loopback. The proxy connects from 127.0.0.1 and sends a
@@ -21,8 +21,7 @@ describe('behind a reverse proxy (auth required)', () => {
   let key: string;
 
   beforeAll(async () => {
-    const dataDir = await newDataDir(false);
-    writeFileSync(join(dataDir, 'config.yaml'), 'version: 1\nserver:\n  auth:\n    required: true\n');
+    const dataDir = await keyRequiredDataDir();
     const created = await runHearth(['keys', 'create', '--label', 'phone', '--data-dir', dataDir]);
     expect(created.code, created.stderr).toBe(0);
     key = created.stdout.trim();

@@ -5,8 +5,8 @@ import { parse } from 'yaml';
 import type { AccessKeyRecord, CreatedKey } from '#shared/api/access.js';
 import { DEFAULT_DOCUMENT_TEXT, loadConfigFile } from '../../companion/src/config/document.js';
 import { runHearth, rawRequest } from '../helpers/hearth-cli.js';
-import { startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
-import { newDataDir, send, startServer, type RunningServer } from '../helpers/server.js';
+import { mockProviderForTest, startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
+import { keyRequiredDataDir, newDataDir, send, startServer, type RunningServer } from '../helpers/server.js';
 
 /*
  * The security perimeter on real `hearth serve` processes, all on 127.0.0.1. Every request
@@ -35,8 +35,6 @@ function writeConfig(dataDir: string, text: string): void {
   writeFileSync(join(dataDir, 'config.yaml'), text);
 }
 
-const AUTH_REQUIRED = 'version: 1\nserver:\n  auth:\n    required: true\n';
-
 async function errorCode(response: Response): Promise<string> {
   return ((await response.json()) as { error: { code: string } }).error.code;
 }
@@ -51,8 +49,7 @@ const cli = (dataDir: string, ...args: string[]) => runHearth([...args, '--data-
 
 describe('access keys on a running server (auth required)', () => {
   it('go through their whole life over HTTP: create, use, scope checks, list, revoke with immediate effect', async () => {
-    const dataDir = await newDataDir(false);
-    writeConfig(dataDir, AUTH_REQUIRED);
+    const dataDir = await keyRequiredDataDir();
     const server = await start({ dataDir });
 
     expect(await errorCode(await send(server, '/v1/models'))).toBe('invalid_api_key');
@@ -89,8 +86,7 @@ describe('access keys on a running server (auth required)', () => {
   });
 
   it('keys made and revoked with the CLI while the server runs take effect at once', async () => {
-    const dataDir = await newDataDir(false);
-    writeConfig(dataDir, AUTH_REQUIRED);
+    const dataDir = await keyRequiredDataDir();
     const server = await start({ dataDir });
 
     const created = await cli(dataDir, 'keys', 'create', '--label', 'from the cli', '--scope', 'inference');
@@ -110,8 +106,7 @@ describe('access keys on a running server (auth required)', () => {
   });
 
   it('admin routes refuse a valid key sent with a forged forwarding header, a foreign Host or a foreign Origin', async () => {
-    const dataDir = await newDataDir(false);
-    writeConfig(dataDir, AUTH_REQUIRED);
+    const dataDir = await keyRequiredDataDir();
     const server = await start({ dataDir });
     const { key } = await createKey(server, { label: 'admin attempt' });
     const port = new URL(server.url).port;
@@ -133,8 +128,7 @@ describe('access keys on a running server (auth required)', () => {
   });
 
   it('slows down repeated failures from one address: 429 with Retry-After', async () => {
-    const dataDir = await newDataDir(false);
-    writeConfig(dataDir, AUTH_REQUIRED);
+    const dataDir = await keyRequiredDataDir();
     const server = await start({ dataDir });
     for (let attempt = 0; attempt < 5; attempt++) expect((await send(server, '/v1/models', { key: `hth_wrong${attempt}` })).status).toBe(401);
     const limited = await send(server, '/v1/models', { key: 'hth_wrong5' });
@@ -153,8 +147,7 @@ describe('request targets the router rewrites (auth required)', () => {
   let host: string;
 
   beforeAll(async () => {
-    const dataDir = await newDataDir(false);
-    writeConfig(dataDir, `${AUTH_REQUIRED}  cors:\n    origins: ["http://app.example"]\n`);
+    const dataDir = await keyRequiredDataDir({ serverYaml: '  cors:\n    origins: ["http://app.example"]\n' });
     server = await startServer({ dataDir, withModel: false });
     port = Number(new URL(server.url).port);
     host = `127.0.0.1:${port}`;
@@ -375,46 +368,42 @@ describe('hearth config against a running server', () => {
 
 describe('a restart', () => {
   it('keeps the applied configuration and the keys', async () => {
-    const provider = await startMockProvider({ models: ['kept-model'] });
-    try {
-      const dataDir = await newDataDir(false);
-      const first = await start({ dataDir });
-      const { key } = await createKey(first, { label: 'survivor', scopes: ['inference'] });
-      const revoked = await createKey(first, { label: 'gone' });
-      expect((await send(first, `/admin/keys/${revoked.id}`, { method: 'DELETE' })).status).toBe(200);
-      const applied = await send(first, '/admin/config/apply', {
-        body: {
-          document: {
-            version: 1,
-            server: { auth: { required: true }, cors: { origins: ['http://app.example'] } },
-            providers: [{ name: 'kept', base_url: provider.baseUrl }],
-          },
-          confirm_high_risk: true,
+    const provider = await mockProviderForTest({ models: ['kept-model'] });
+    const dataDir = await newDataDir(false);
+    const first = await start({ dataDir });
+    const { key } = await createKey(first, { label: 'survivor', scopes: ['inference'] });
+    const revoked = await createKey(first, { label: 'gone' });
+    expect((await send(first, `/admin/keys/${revoked.id}`, { method: 'DELETE' })).status).toBe(200);
+    const applied = await send(first, '/admin/config/apply', {
+      body: {
+        document: {
+          version: 1,
+          server: { auth: { required: true }, cors: { origins: ['http://app.example'] } },
+          providers: [{ name: 'kept', base_url: provider.baseUrl }],
         },
-      });
-      expect(applied.status).toBe(200);
-      const exportBefore = await (await send(first, '/admin/config/export?format=json')).text();
-      const keysBefore = ((await (await send(first, '/admin/keys')).json()) as { data: AccessKeyRecord[] }).data;
-      expect(await stop(first)).toBe(0);
-      expect(existsSync(join(dataDir, 'server.json'))).toBe(false);
+        confirm_high_risk: true,
+      },
+    });
+    expect(applied.status).toBe(200);
+    const exportBefore = await (await send(first, '/admin/config/export?format=json')).text();
+    const keysBefore = ((await (await send(first, '/admin/keys')).json()) as { data: AccessKeyRecord[] }).data;
+    expect(await stop(first)).toBe(0);
+    expect(existsSync(join(dataDir, 'server.json'))).toBe(false);
 
-      const second = await start({ dataDir });
-      expect(await (await send(second, '/admin/config/export?format=json')).text()).toBe(exportBefore);
-      const keysAfter = ((await (await send(second, '/admin/keys')).json()) as { data: AccessKeyRecord[] }).data;
-      expect(keysAfter.map(({ last_used_at: _used, ...rest }) => rest)).toEqual(keysBefore.map(({ last_used_at: _used, ...rest }) => rest));
-      expect((await send(second, '/v1/models')).status).toBe(401);
-      const models = await send(second, '/v1/models', { key });
-      expect(models.status).toBe(200);
-      expect(((await models.json()) as { data: { id: string }[] }).data.map((model) => model.id)).toContain('kept/kept-model');
-      expect((await send(second, '/v1/models', { key: revoked.key })).status).toBe(401);
-      const preflight = await send(second, '/v1/models', {
-        method: 'OPTIONS',
-        headers: { origin: 'http://app.example', 'access-control-request-method': 'GET' },
-      });
-      expect(preflight.status).toBe(204);
-    } finally {
-      await provider.close();
-    }
+    const second = await start({ dataDir });
+    expect(await (await send(second, '/admin/config/export?format=json')).text()).toBe(exportBefore);
+    const keysAfter = ((await (await send(second, '/admin/keys')).json()) as { data: AccessKeyRecord[] }).data;
+    expect(keysAfter.map(({ last_used_at: _used, ...rest }) => rest)).toEqual(keysBefore.map(({ last_used_at: _used, ...rest }) => rest));
+    expect((await send(second, '/v1/models')).status).toBe(401);
+    const models = await send(second, '/v1/models', { key });
+    expect(models.status).toBe(200);
+    expect(((await models.json()) as { data: { id: string }[] }).data.map((model) => model.id)).toContain('kept/kept-model');
+    expect((await send(second, '/v1/models', { key: revoked.key })).status).toBe(401);
+    const preflight = await send(second, '/v1/models', {
+      method: 'OPTIONS',
+      headers: { origin: 'http://app.example', 'access-control-request-method': 'GET' },
+    });
+    expect(preflight.status).toBe(204);
   });
 });
 
@@ -433,8 +422,7 @@ describe('listening beyond loopback', () => {
   });
 
   it('is refused while auth is required but no active key exists (none, or only revoked ones)', async () => {
-    const dataDir = await newDataDir(false);
-    writeConfig(dataDir, AUTH_REQUIRED);
+    const dataDir = await keyRequiredDataDir();
     const none = await runHearth(serveArgs(dataDir));
     expect(none.code).toBe(1);
     expect(none.stderr).toMatch(/none exists yet/);
@@ -450,8 +438,7 @@ describe('listening beyond loopback', () => {
   });
 
   it('starts when auth is required and a key exists (stopped at once, no traffic beyond loopback)', async () => {
-    const dataDir = await newDataDir(false);
-    writeConfig(dataDir, AUTH_REQUIRED);
+    const dataDir = await keyRequiredDataDir();
     expect((await cli(dataDir, 'keys', 'create', '--label', 'remote laptop')).code).toBe(0);
     const server = await start({ dataDir, args: ['--host', '0.0.0.0'] });
     expect(server.url).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/);
@@ -459,8 +446,7 @@ describe('listening beyond loopback', () => {
   });
 
   it('leaves a loopback URL in server.json, so `hearth config` can reach the admin routes', async () => {
-    const dataDir = await newDataDir(false);
-    writeConfig(dataDir, AUTH_REQUIRED);
+    const dataDir = await keyRequiredDataDir();
     expect((await cli(dataDir, 'keys', 'create', '--label', 'remote laptop')).code).toBe(0);
     const server = await start({ dataDir, args: ['--host', '0.0.0.0'] });
     const { url } = JSON.parse(readFileSync(join(dataDir, 'server.json'), 'utf8')) as { url: string };

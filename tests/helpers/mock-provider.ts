@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { onTestFinished } from 'vitest';
 import { closeServer } from './http-server.js';
 
 /**
@@ -249,6 +250,13 @@ export async function startMockProvider(options: MockProviderOptions = {}): Prom
     options,
     close: () => closeServer(server),
   };
+}
+
+/** A mock provider for the one test that starts it: closed when that test finishes, however it ends. */
+export async function mockProviderForTest(options: MockProviderOptions = {}): Promise<MockProvider> {
+  const provider = await startMockProvider(options);
+  onTestFinished(() => provider.close());
+  return provider;
 }
 
 /** A port on 127.0.0.1 with nothing listening (bound, then released). */

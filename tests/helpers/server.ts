@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
@@ -37,6 +37,16 @@ export async function newDataDir(withModel = true): Promise<string> {
     mkdirSync(join(dataDir, 'models'), { recursive: true });
     copyFileSync(await tinyModelPath(), join(dataDir, 'models', 'tiny.gguf'));
   }
+  return dataDir;
+}
+
+/**
+ * A fresh data directory (without a model unless `withModel`) whose config.yaml requires an
+ * access key (`server.auth.required`), with `serverYaml`'s lines added to its `server:` section.
+ */
+export async function keyRequiredDataDir(options: { withModel?: boolean; serverYaml?: string } = {}): Promise<string> {
+  const dataDir = await newDataDir(options.withModel ?? false);
+  writeFileSync(join(dataDir, 'config.yaml'), `version: 1\nserver:\n  auth:\n    required: true\n${options.serverYaml ?? ''}`);
   return dataDir;
 }
 

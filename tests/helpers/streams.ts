@@ -25,3 +25,12 @@ export async function openStream(url: string, body: object, enough: (text: strin
     },
   };
 }
+
+/** The JSON payloads of an SSE text's `data:` lines, `[DONE]` as the string. */
+export function sseData(text: string): unknown[] {
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('data:'))
+    .map((line) => line.slice(5).trim())
+    .map((payload) => (payload === '[DONE]' ? payload : JSON.parse(payload)));
+}

@@ -5,7 +5,8 @@ import { defaultModel, draftOf, settingsOf } from '$lib/stores/agent-draft';
 import { applyEvent, runFigures, type RunView } from '$lib/stores/agent-runs';
 import { AgentsStore } from '$lib/stores/agents.svelte';
 import { session } from '$lib/stores/session.svelte';
-import type { AgentRecord, AgentRun, AgentRunEvent } from '#shared/api/agents.js';
+import type { AgentRun, AgentRunEvent } from '#shared/api/agents.js';
+import { agentRecord, agentRun } from '../helpers/agent-records.js';
 import { stubFetch } from '../helpers/fetch-stub.js';
 import { modelRecord } from '../helpers/model-record.js';
 
@@ -21,42 +22,15 @@ afterEach(() => {
   vi.unstubAllGlobals();
 });
 
-const record: AgentRecord = {
-  id: 'helper',
-  source: 'local',
-  object: 'agent',
-  name: 'Helper',
-  description: null,
+const record = agentRecord({
   instructions: 'Be brief.',
-  model: 'tiny',
   tools: ['read_file', 'everything_*'],
-  tool_policy: { read: 'auto', write: 'ask', exec: 'deny', network: 'ask' },
   tool_overrides: { read_file: 'ask', shell: 'auto' },
-  tool_choice: 'auto',
-  memory: { enabled: true, budget_tokens: null },
   workspace: '/work',
-  max_steps: 30,
-  temperature: null,
-  max_tokens: null,
-};
+});
 
-function run(status: AgentRun['status'], extra: Partial<AgentRun> = {}): AgentRun {
-  return {
-    id: 'run_1',
-    object: 'agent.run',
-    agent_id: 'helper',
-    conversation_id: 'conv_1',
-    model: 'tiny',
-    status,
-    input: [{ role: 'user', content: 'Do it' }],
-    output_text: '',
-    steps: [],
-    usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-    created_at: 1,
-    completed_at: null,
-    ...extra,
-  };
-}
+const run = (status: AgentRun['status'], extra: Partial<AgentRun> = {}): AgentRun =>
+  agentRun('run_1', { status, input: [{ role: 'user', content: 'Do it' }], ...extra });
 
 const events: AgentRunEvent[] = [
   { type: 'run.created', sequence: 1, run_id: 'run_1', run: run('running') },

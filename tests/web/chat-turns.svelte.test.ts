@@ -3,10 +3,11 @@
  * deleting turns, the overflow policies applied to real requests, and chats with an agent.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { AgentRecord, AgentRun, AgentRunEvent } from '#shared/api/agents.js';
+import type { AgentRun, AgentRunEvent } from '#shared/api/agents.js';
 import type { ModelRecord } from '#shared/api/openai.js';
 import type { ChatStore } from '$lib/stores/chat.svelte';
 import { chunk, emptyHistory, readyChat, usage } from './chat-store.js';
+import { agentRecord, agentRun } from '../helpers/agent-records.js';
 import { stubFetch } from '../helpers/fetch-stub.js';
 import { modelRecord } from '../helpers/model-record.js';
 
@@ -93,11 +94,17 @@ describe('a failed send', () => {
 });
 
 describe('forks', () => {
-  it('an edited question forks the conversation; the old branch stays as a version to go back to', async () => {
+  /** A chat on the companion's default replies after two exchanges: one, reply 1, two, reply 2. */
+  async function twoExchanges() {
     const { chats } = companion({});
     const chat = await readyChat();
     await chat.send('one');
     await chat.send('two');
+    return { chat, chats };
+  }
+
+  it('an edited question forks the conversation; the old branch stays as a version to go back to', async () => {
+    const { chat, chats } = await twoExchanges();
     const second = chat.active!.messages[2]!;
     await chat.edit(second.id, 'two, edited');
     expect(contents(chat)).toEqual(['one', 'reply 1', 'two, edited', 'reply 3']);
@@ -112,10 +119,7 @@ describe('forks', () => {
   });
 
   it('regenerates any reply: an earlier one forks there and the later turns stay in the old version', async () => {
-    companion({});
-    const chat = await readyChat();
-    await chat.send('one');
-    await chat.send('two');
+    const { chat } = await twoExchanges();
     await chat.regenerate(chat.active!.messages[1]!.id);
     expect(contents(chat)).toEqual(['one', 'reply 3']);
     expect(chat.versionAt(1)).toEqual({ position: 2, count: 2 });
@@ -124,10 +128,7 @@ describe('forks', () => {
   });
 
   it('deletes a question with its reply, or a reply alone', async () => {
-    companion({});
-    const chat = await readyChat();
-    await chat.send('one');
-    await chat.send('two');
+    const { chat } = await twoExchanges();
     await chat.deleteTurn(chat.active!.messages[3]!.id);
     expect(contents(chat)).toEqual(['one', 'reply 1', 'two']);
     await chat.deleteTurn(chat.active!.messages[0]!.id);
@@ -143,11 +144,17 @@ describe('context overflow', () => {
   const longReplies = (body: Body, count: number) =>
     new Response(chunk(`${count} `.padEnd(400, 'r')) + usage(body.messages.length * 100, 200) + 'data: [DONE]\n\n');
 
-  it('truncates the middle by default: system prompt and first exchange kept, the oldest turns after it left out and marked', async () => {
+  /** A chat on tiny with a 1,000-token context window and these settings; the companion answers with long replies. */
+  async function smallContextChat(settings: Parameters<ChatStore['updateSettings']>[0]) {
     const { chats } = companion({ chat: longReplies });
     models.companion = [tiny(1000)];
     const chat = await readyChat();
-    await chat.updateSettings({ systemPrompt: 'Be brief.' });
+    await chat.updateSettings(settings);
+    return { chat, chats };
+  }
+
+  it('truncates the middle by default: system prompt and first exchange kept, the oldest turns after it left out and marked', async () => {
+    const { chat, chats } = await smallContextChat({ systemPrompt: 'Be brief.' });
     expect(chat.settings.overflow).toBe('truncate-middle');
     await longConversation(chat);
     await chat.send('and now?');
@@ -166,10 +173,7 @@ describe('context overflow', () => {
   });
 
   it('rolling window: the newest turns only', async () => {
-    const { chats } = companion({ chat: longReplies });
-    models.companion = [tiny(1000)];
-    const chat = await readyChat();
-    await chat.updateSettings({ overflow: 'rolling-window' });
+    const { chat, chats } = await smallContextChat({ overflow: 'rolling-window' });
     await longConversation(chat);
     await chat.send('and now?');
     const sent = chats.at(-1)!.messages.map((message) => message.content);
@@ -179,10 +183,7 @@ describe('context overflow', () => {
   });
 
   it('stop at the limit: sends nothing, says why, and continues with the policy the user picks', async () => {
-    const { chats } = companion({ chat: longReplies });
-    models.companion = [tiny(1000)];
-    const chat = await readyChat();
-    await chat.updateSettings({ overflow: 'stop' });
+    const { chat, chats } = await smallContextChat({ overflow: 'stop' });
     await longConversation(chat);
     const before = chats.length;
     await chat.send('and now?');
@@ -215,40 +216,10 @@ describe('context overflow', () => {
 });
 
 describe('a chat with an agent', () => {
-  const helper: AgentRecord = {
-    id: 'helper',
-    object: 'agent',
-    source: 'local',
-    name: 'Helper',
-    description: null,
-    instructions: 'Help.',
-    model: 'tiny',
-    tools: [],
-    tool_policy: { read: 'auto', write: 'ask', exec: 'deny', network: 'ask' },
-    tool_overrides: {},
-    tool_choice: 'auto',
-    memory: { enabled: true, budget_tokens: null },
-    workspace: null,
-    max_steps: 5,
-    temperature: null,
-    max_tokens: null,
-  };
+  const helper = agentRecord({ instructions: 'Help.', max_steps: 5 });
 
   function runStream(id: string, conversation: string, text: string): Response {
-    const run: AgentRun = {
-      id,
-      object: 'agent.run',
-      agent_id: 'helper',
-      conversation_id: conversation,
-      model: 'tiny',
-      status: 'running',
-      input: [],
-      output_text: '',
-      steps: [],
-      usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-      created_at: 100,
-      completed_at: null,
-    };
+    const run = agentRun(id, { conversation_id: conversation, input: [], created_at: 100 });
     const usage = { prompt_tokens: 40, completion_tokens: 4, total_tokens: 44 };
     const call = {
       call_id: 'call_1',

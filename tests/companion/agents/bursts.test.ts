@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentRun, AgentRunEvent } from '#shared/api/agents.js';
 import { MAX_TOOL_CALLS_PER_STEP } from '../../../companion/src/agents/loop.js';
 import { startScriptedProvider, type ScriptedProvider } from '../../fixtures/scripted-provider.js';
+import { agentRun } from '../../helpers/agent-records.js';
 import { agentDataDir, parseEvents } from '../../helpers/agents.js';
 import { testApp } from '../../helpers/app.js';
 
@@ -66,20 +67,15 @@ describe('replaying a run of 10,000 events', () => {
   /** A finished run with `count` stored events (message deltas, then run.completed), written as the store writes them. */
   function storedRun(count: number): string {
     const store = app.services.agents.store;
-    const run: AgentRun = {
-      id: `run_replay${Date.now()}`,
-      object: 'agent.run',
+    const run = agentRun(`run_replay${Date.now()}`, {
       agent_id: 'burst',
       conversation_id: 'conv_replay',
       model: 'script/scripted',
       status: 'completed',
       input: [{ role: 'user', content: 'replay' }],
       output_text: 'x'.repeat(count - 2),
-      steps: [],
-      usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-      created_at: 1,
       completed_at: 2,
-    };
+    });
     store.insert(run);
     store.appendEvent({ type: 'run.created', sequence: 1, run_id: run.id, run });
     for (let sequence = 2; sequence < count; sequence++) store.appendEvent({ type: 'message.delta', sequence, run_id: run.id, step: 0, delta: 'x' });

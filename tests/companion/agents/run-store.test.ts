@@ -5,6 +5,7 @@ import type { AgentRun, AgentRunStep, AgentToolCall } from '#shared/api/agents.j
 import { RunStore } from '../../../companion/src/agents/store.js';
 import { openDatabase, type Db } from '../../../companion/src/store/database.js';
 import { MIGRATIONS } from '../../../companion/src/store/migrations.js';
+import { agentRun } from '../../helpers/agent-records.js';
 import { tempFolder } from '../../helpers/temp.js';
 
 /** Tool calls in rows of their own: written one at a time, read back into their steps, and moved there from older databases. */
@@ -25,22 +26,7 @@ const call = (id: string, output: string | null = null): AgentToolCall => ({
   is_error: false,
 });
 
-function run(id: string): AgentRun {
-  return {
-    id,
-    object: 'agent.run',
-    agent_id: 'keeper',
-    conversation_id: 'conv_1',
-    model: 'script/scripted',
-    status: 'running',
-    input: [{ role: 'user', content: 'hi' }],
-    output_text: '',
-    steps: [],
-    usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-    created_at: 1,
-    completed_at: null,
-  };
-}
+const run = (id: string): AgentRun => agentRun(id, { agent_id: 'keeper', model: 'script/scripted' });
 
 const step = (index: number, calls: AgentToolCall[]): AgentRunStep => ({
   index,

@@ -9,12 +9,28 @@ import { MemoryService } from '../../../companion/src/memory/service.js';
 import { normaliseMemorySettings } from '../../../companion/src/memory/settings.js';
 import { openDatabase, type Db } from '../../../companion/src/store/database.js';
 import type { MemorySettings } from '#shared/api/config.js';
-import { testApp } from '../../helpers/app.js';
+import { sharedApp, testApp, type SharedApp, type TestApp } from '../../helpers/app.js';
 import { tinyEmbeddingModelPath } from '../../helpers/models.js';
 import { newDataDir } from '../../helpers/server.js';
 
-/** The real app on a fresh data directory whose config.yaml has this `memory:` section (YAML lines). */
-export async function memoryApp(options: { memoryYaml?: string; withModel?: boolean; withEmbeddingModel?: boolean } = {}) {
+interface MemoryAppOptions {
+  /** The `memory:` section of config.yaml (YAML lines). */
+  memoryYaml?: string;
+  withModel?: boolean;
+  withEmbeddingModel?: boolean;
+}
+
+/** The real app on a fresh data directory whose config.yaml has this `memory:` section. */
+export async function memoryApp(options: MemoryAppOptions = {}): Promise<TestApp> {
+  return testApp({ dataDir: await memoryDataDir(options) });
+}
+
+/** One memoryApp for the tests of a file: built before the first test, closed after the last (see sharedApp). */
+export function sharedMemoryApp(options: MemoryAppOptions = {}): SharedApp {
+  return sharedApp({ prepare: async () => ({ dataDir: await memoryDataDir(options) }) });
+}
+
+async function memoryDataDir(options: MemoryAppOptions): Promise<string> {
   const dataDir = await newDataDir(options.withModel ?? false);
   if (options.withEmbeddingModel) {
     mkdirSync(join(dataDir, 'models'), { recursive: true });
@@ -24,7 +40,7 @@ export async function memoryApp(options: { memoryYaml?: string; withModel?: bool
     join(dataDir, 'config.yaml'),
     `version: 1\nmodels:\n  external_sources: false\n  threads: 1\n  context_size: 2048\n${options.memoryYaml ? `memory:\n${options.memoryYaml}\n` : ''}`,
   );
-  return testApp({ dataDir });
+  return dataDir;
 }
 
 export async function send(

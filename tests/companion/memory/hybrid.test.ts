@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { memoryApp, send } from './helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { send, sharedMemoryApp } from './helpers.js';
 
-type App = Awaited<ReturnType<typeof memoryApp>>;
-let server: App;
+// The tiny embedding model (random weights, mean pooling): its vectors are random but deterministic.
+const server = sharedMemoryApp({ withEmbeddingModel: true, memoryYaml: '  embedding_model: tiny-embed' });
 
 const turns = [
   { user: 'We adopted a puppy called Biscuit.', assistant: 'Biscuit is a lovely name.' },
@@ -13,8 +13,6 @@ const vectorRows = (agent: string) =>
   (server.services.db.prepare('SELECT COUNT(*) AS n FROM memory_vector_rows WHERE agent_id = ?').get(agent) as { n: number }).n;
 
 beforeAll(async () => {
-  // The tiny embedding model (random weights, mean pooling): its vectors are random but deterministic.
-  server = await memoryApp({ withEmbeddingModel: true, memoryYaml: '  embedding_model: tiny-embed' });
   await send(server.app, 'POST', '/memory/ingest', { agent_id: 'ana', conversation_id: 'c', turns, skip_extraction: true });
   await send(server.app, 'POST', '/memory/ingest', {
     agent_id: 'bo',
@@ -23,9 +21,6 @@ beforeAll(async () => {
     skip_extraction: true,
   });
   await server.services.memory.vectors.settled();
-});
-afterAll(async () => {
-  await server.close();
 });
 
 describe('hybrid search with an embedding model', () => {

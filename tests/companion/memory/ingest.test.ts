@@ -1,15 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { memoryApp, send } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { send, sharedMemoryApp } from './helpers.js';
 
-type App = Awaited<ReturnType<typeof memoryApp>>;
-let server: App;
-
-beforeAll(async () => {
-  server = await memoryApp();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = sharedMemoryApp();
 
 const valid = {
   agent_id: 'ana',

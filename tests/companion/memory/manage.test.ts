@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { memoryApp, send } from './helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { send, sharedMemoryApp } from './helpers.js';
 
-type App = Awaited<ReturnType<typeof memoryApp>>;
-let server: App;
+const server = sharedMemoryApp();
 
 const ingest = (agent_id: string, text: string) =>
   send(server.app, 'POST', '/memory/ingest', { agent_id, conversation_id: 'c', turns: [{ user: text, assistant: 'ok' }], skip_extraction: true });
@@ -10,13 +9,9 @@ const search = (agent_id: string, query: string) => send(server.app, 'POST', '/m
 const texts = async (agent_id: string, query: string) => (await search(agent_id, query)).json().items.map((item: { text: string }) => item.text);
 
 beforeAll(async () => {
-  server = await memoryApp();
   await ingest('ana', 'Ana keeps bees on the roof.');
   await ingest('bo', 'Bo keeps bees in the garden.');
   await send(server.app, 'POST', '/memory/agents/ana/facts', { text: 'Ana harvests honey in August.' });
-});
-afterAll(async () => {
-  await server.close();
 });
 
 describe('index operations (docs/memory.md rule 6), loopback only', () => {

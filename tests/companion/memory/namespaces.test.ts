@@ -1,23 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { MemorySearchItem } from '#shared/api/memory.js';
-import { memoryApp, memoryService, scriptedModels, send } from './helpers.js';
+import { memoryService, scriptedModels, send, sharedMemoryApp } from './helpers.js';
 
 /*
  * One agent cannot learn anything about another agent's memory through search scores (6):
  * BM25 statistics are per agent, so alice's scores are the same whatever bob stores.
  */
 
-type App = Awaited<ReturnType<typeof memoryApp>>;
-let server: App;
+const server = sharedMemoryApp();
 let aliceKey: string;
 
-beforeAll(async () => {
-  server = await memoryApp();
+beforeAll(() => {
   aliceKey = server.services.keys.create({ label: 'alice', agent: 'alice', scopes: ['memory'] }).key;
-});
-
-afterAll(async () => {
-  await server.close();
 });
 
 async function ingest(agentId: string, texts: string[], key?: string): Promise<void> {

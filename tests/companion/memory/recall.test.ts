@@ -1,11 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { assertAgentScope } from '../../../companion/src/routes/memory/scope.js';
 import { HearthError } from '../../../companion/src/errors.js';
 import type { FastifyRequest } from 'fastify';
-import { memoryApp, send } from './helpers.js';
+import { send, sharedMemoryApp } from './helpers.js';
 
-type App = Awaited<ReturnType<typeof memoryApp>>;
-let server: App;
+const server = sharedMemoryApp();
 
 const ana = [
   { user: 'I painted a sunrise over the lake last weekend.', assistant: 'That sounds lovely! What colours did you use?' },
@@ -15,7 +14,6 @@ const ana = [
 ];
 
 beforeAll(async () => {
-  server = await memoryApp();
   const ingest = (agent_id: string, conversation_id: string, turns: typeof ana, session_date: string) =>
     send(server.app, 'POST', '/memory/ingest', { agent_id, conversation_id, turns, session_date, skip_extraction: true });
   await ingest('ana', 'morning', ana.slice(0, 2), '2024-04-01');
@@ -34,9 +32,6 @@ beforeAll(async () => {
       `2024-01-${String((index % 28) + 1).padStart(2, '0')}`,
     );
   }
-});
-afterAll(async () => {
-  await server.close();
 });
 
 describe('POST /memory/search', () => {

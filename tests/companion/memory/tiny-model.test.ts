@@ -1,17 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
 import { EXTRACTION_SCHEMA } from '../../../companion/src/memory/extraction.js';
-import { memoryApp, send } from './helpers.js';
+import { send, sharedMemoryApp } from './helpers.js';
 
-type App = Awaited<ReturnType<typeof memoryApp>>;
-let server: App;
-
-beforeAll(async () => {
-  server = await memoryApp({ withModel: true, memoryYaml: '  model: tiny\n  summary_debounce_seconds: 3600' });
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = sharedMemoryApp({ withModel: true, memoryYaml: '  model: tiny\n  summary_debounce_seconds: 3600' });
 
 describe('distillation with the tiny model', () => {
   it('queues extraction, and a flush produces schema-valid records from the grammar-constrained answer', async () => {

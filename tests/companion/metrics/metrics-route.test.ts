@@ -1,10 +1,10 @@
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RouteScope } from '#shared/api/access.js';
-import type { AgentRun } from '#shared/api/agents.js';
 import { RunStore } from '../../../companion/src/agents/store.js';
 import { ImageJobStore } from '../../../companion/src/images/jobs/job-store.js';
 import type { Services } from '../../../companion/src/services.js';
+import { agentRun } from '../../helpers/agent-records.js';
 import { parsePrometheus, sampleValue } from '../../helpers/prometheus.js';
 import { testApp, type TestApp } from '../../helpers/app.js';
 
@@ -28,6 +28,12 @@ afterAll(async () => {
 
 const key = (scopes?: RouteScope[]) => services.keys.create({ label: `metrics ${Math.random()}`, ...(scopes ? { scopes } : {}) }).key;
 const scrape = (options: Partial<InjectOptions> = {}) => built.app.inject({ method: 'GET', url: '/metrics', ...options });
+
+/** The samples of the gauge `name` for each of `states`, from a fresh scrape. */
+async function byState(name: string, ...states: string[]): Promise<Record<string, number | undefined>> {
+  const families = parsePrometheus((await scrape()).body);
+  return Object.fromEntries(states.map((state) => [state, sampleValue(families, name, { state })]));
+}
 
 describe('the /metrics guard', () => {
   it('answers this machine without a key, in the Prometheus text format', async () => {
@@ -119,28 +125,9 @@ describe('what /metrics reports', () => {
 
   it('counts agent runs by state as the store holds them at each scrape, however soon scrapes follow each other', async () => {
     const runs = new RunStore(services.db);
-    const states = async () => {
-      const families = parsePrometheus((await scrape()).body);
-      return {
-        running: sampleValue(families, 'hearth_agent_runs', { state: 'running' }),
-        completed: sampleValue(families, 'hearth_agent_runs', { state: 'completed' }),
-      };
-    };
+    const states = () => byState('hearth_agent_runs', 'running', 'completed');
     const before = await states();
-    const run: AgentRun = {
-      id: `run_metrics_${Date.now()}`,
-      object: 'agent.run',
-      agent_id: 'keeper',
-      conversation_id: 'conv_metrics',
-      model: 'tiny',
-      status: 'running',
-      input: [{ role: 'user', content: 'hi' }],
-      output_text: '',
-      steps: [],
-      usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-      created_at: Math.floor(Date.now() / 1000),
-      completed_at: null,
-    };
+    const run = agentRun(`run_metrics_${Date.now()}`, { agent_id: 'keeper', conversation_id: 'conv_metrics', created_at: Math.floor(Date.now() / 1000) });
     runs.insert(run);
     expect(await states()).toEqual({ running: before.running! + 1, completed: before.completed });
     runs.update({ ...run, status: 'completed', completed_at: run.created_at });
@@ -149,13 +136,7 @@ describe('what /metrics reports', () => {
 
   it('counts image jobs by state as they move', async () => {
     const jobs = new ImageJobStore(services.db);
-    const states = async () => {
-      const families = parsePrometheus((await scrape()).body);
-      return {
-        queued: sampleValue(families, 'hearth_image_jobs', { state: 'queued' }),
-        generating: sampleValue(families, 'hearth_image_jobs', { state: 'generating' }),
-      };
-    };
+    const states = () => byState('hearth_image_jobs', 'queued', 'generating');
     const before = await states();
     const id = `img_metrics_${Date.now()}`;
     jobs.create({ id, operation: 'generate', model: 'sd', steps: 4, prompt: 'a fox', negativePrompt: null, size: '64x64', seed: 1, owner: null });

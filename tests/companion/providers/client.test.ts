@@ -8,7 +8,8 @@ import {
   type ProviderConfig,
   type ResolveSecret,
 } from '../../../companion/src/providers/client.js';
-import { closedPort, startMockProvider, type MockProvider } from '../../helpers/mock-provider.js';
+import { closedPort, mockProviderForTest, startMockProvider, type MockProvider } from '../../helpers/mock-provider.js';
+import { sseData } from '../../helpers/streams.js';
 
 const KEY = 'sk-test-0123456789abcdef';
 const secrets: Record<string, string> = { 'secret:OPENAI_KEY': KEY };
@@ -26,15 +27,6 @@ async function readText(stream: ReadableStream<Uint8Array>): Promise<string> {
     if (done) return text + decoder.decode();
     text += decoder.decode(value, { stream: true });
   }
-}
-
-/** The JSON payloads of an SSE text's `data:` lines, `[DONE]` as the string. */
-function dataLines(text: string): unknown[] {
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith('data:'))
-    .map((line) => line.slice(5).trim())
-    .map((payload) => (payload === '[DONE]' ? payload : JSON.parse(payload)));
 }
 
 function streamOf(pieces: Uint8Array[]): ReadableStream<Uint8Array> {
@@ -148,25 +140,21 @@ describe('ProviderClient with a mock OpenAI provider', () => {
   });
 
   it('forwards a streaming chat completion and rewrites every chunk, lines split across writes', async () => {
-    const splitting = await startMockProvider({ models: ['m1'], splitBytes: 7, reply: 'Grüße aus dem Mock 🙂 fertig' });
-    try {
-      const client = new ProviderClient([{ name: 'split', base_url: splitting.baseUrl }], resolveSecret);
-      const body = { model: 'split/m1', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Hi' }] };
-      const response = await client.forward('/chat/completions', 'split/m1', body, new AbortController().signal);
-      expect(response.headers.get('content-type')).toBe('text/event-stream');
-      expect(splitting.requests.at(-1)!.body.model).toBe('m1');
-      const events = dataLines(await readText(rewriteModelStream(response.body!, 'split/m1')));
-      expect(events.at(-1)).toBe('[DONE]');
-      const chunks = events.slice(0, -1) as any[];
-      expect(chunks.every((chunk) => chunk.model === 'split/m1' && chunk.object === 'chat.completion.chunk')).toBe(true);
-      const text = chunks.map((chunk) => chunk.choices[0]?.delta?.content ?? '').join('');
-      expect(text).toBe('Grüße aus dem Mock 🙂 fertig');
-      const usage = chunks.at(-1);
-      expect(usage.choices).toEqual([]);
-      expect(usage.usage.total_tokens).toBeGreaterThan(0);
-    } finally {
-      await splitting.close();
-    }
+    const splitting = await mockProviderForTest({ models: ['m1'], splitBytes: 7, reply: 'Grüße aus dem Mock 🙂 fertig' });
+    const client = new ProviderClient([{ name: 'split', base_url: splitting.baseUrl }], resolveSecret);
+    const body = { model: 'split/m1', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Hi' }] };
+    const response = await client.forward('/chat/completions', 'split/m1', body, new AbortController().signal);
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
+    expect(splitting.requests.at(-1)!.body.model).toBe('m1');
+    const events = sseData(await readText(rewriteModelStream(response.body!, 'split/m1')));
+    expect(events.at(-1)).toBe('[DONE]');
+    const chunks = events.slice(0, -1) as any[];
+    expect(chunks.every((chunk) => chunk.model === 'split/m1' && chunk.object === 'chat.completion.chunk')).toBe(true);
+    const text = chunks.map((chunk) => chunk.choices[0]?.delta?.content ?? '').join('');
+    expect(text).toBe('Grüße aus dem Mock 🙂 fertig');
+    const usage = chunks.at(-1);
+    expect(usage.choices).toEqual([]);
+    expect(usage.usage.total_tokens).toBeGreaterThan(0);
   });
 
   it('forwards /responses and /embeddings', async () => {
@@ -183,7 +171,7 @@ describe('ProviderClient with a mock OpenAI provider', () => {
     const streamed = await client.forward('/responses', 'fixed/fixed-a', { model: 'fixed/fixed-a', input: 'Hi', stream: true }, signal);
     const text = await readText(rewriteModelStream(streamed.body!, 'fixed/fixed-a'));
     expect(text).toContain('event: response.created\n');
-    const events = dataLines(text) as any[];
+    const events = sseData(text) as any[];
     expect(events.map((event) => event.type)).toEqual(['response.created', 'response.output_text.delta', 'response.completed']);
     expect(events[0].response.model).toBe('fixed/fixed-a');
     expect(events[2].response.model).toBe('fixed/fixed-a');
@@ -299,101 +287,77 @@ describe('ProviderClient with a mock OpenAI provider', () => {
   });
 
   it('does not follow redirects, so secret headers never reach another origin', async () => {
-    const target = await startMockProvider({ prefix: '' });
-    const redirecting = await startMockProvider({ redirectTo: `http://127.0.0.1:${target.port}` });
-    try {
-      const client = new ProviderClient(
-        [{ name: 'moved', base_url: redirecting.baseUrl, api_key: 'secret:OPENAI_KEY', headers: { 'X-Api-Key': 'secret:OPENAI_KEY' } }],
-        resolveSecret,
-      );
-      const error = await client.forward('/chat/completions', 'moved/m', {}, new AbortController().signal).catch((e: unknown) => e);
-      expect(error).toMatchObject({
-        code: 'provider_unreachable',
-        message: `Provider "moved" (127.0.0.1:${redirecting.port}) could not be reached: unexpected redirect.`,
-      });
-      expect(target.requests).toHaveLength(0);
-    } finally {
-      await Promise.all([target.close(), redirecting.close()]);
-    }
+    const target = await mockProviderForTest({ prefix: '' });
+    const redirecting = await mockProviderForTest({ redirectTo: `http://127.0.0.1:${target.port}` });
+    const client = new ProviderClient(
+      [{ name: 'moved', base_url: redirecting.baseUrl, api_key: 'secret:OPENAI_KEY', headers: { 'X-Api-Key': 'secret:OPENAI_KEY' } }],
+      resolveSecret,
+    );
+    const error = await client.forward('/chat/completions', 'moved/m', {}, new AbortController().signal).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      code: 'provider_unreachable',
+      message: `Provider "moved" (127.0.0.1:${redirecting.port}) could not be reached: unexpected redirect.`,
+    });
+    expect(target.requests).toHaveLength(0);
   });
 
   it('aborting mid-stream closes the upstream connection', async () => {
-    const slow = await startMockProvider({ models: ['slow'], chunkDelayMs: 30, reply: Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ') });
-    try {
-      const client = new ProviderClient([{ name: 'slow', base_url: slow.baseUrl }], resolveSecret);
-      const controller = new AbortController();
-      const response = await client.forward('/chat/completions', 'slow/slow', { stream: true, messages: [] }, controller.signal);
-      const reader = rewriteModelStream(response.body!, 'slow/slow').getReader();
-      const first = await reader.read();
-      expect(new TextDecoder().decode(first.value)).toContain('"model":"slow/slow"');
-      controller.abort();
-      await expect(reader.read()).rejects.toThrow();
-      const received = slow.requests.at(-1)!;
-      await received.done;
-      expect(received.closedEarly).toBe(true);
-      expect(received.finished).toBe(false);
-    } finally {
-      await slow.close();
-    }
+    const slow = await mockProviderForTest({ models: ['slow'], chunkDelayMs: 30, reply: Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ') });
+    const client = new ProviderClient([{ name: 'slow', base_url: slow.baseUrl }], resolveSecret);
+    const controller = new AbortController();
+    const response = await client.forward('/chat/completions', 'slow/slow', { stream: true, messages: [] }, controller.signal);
+    const reader = rewriteModelStream(response.body!, 'slow/slow').getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toContain('"model":"slow/slow"');
+    controller.abort();
+    await expect(reader.read()).rejects.toThrow();
+    const received = slow.requests.at(-1)!;
+    await received.done;
+    expect(received.closedEarly).toBe(true);
+    expect(received.finished).toBe(false);
   });
 
   it('cancelling the relayed stream also closes the upstream connection', async () => {
-    const slow = await startMockProvider({ models: ['slow'], chunkDelayMs: 30, reply: Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ') });
-    try {
-      const client = new ProviderClient([{ name: 'slow', base_url: slow.baseUrl }], resolveSecret);
-      const response = await client.forward('/chat/completions', 'slow/slow', { stream: true, messages: [] }, new AbortController().signal);
-      const reader = rewriteModelStream(response.body!, 'slow/slow').getReader();
-      await reader.read();
-      await reader.cancel();
-      const received = slow.requests.at(-1)!;
-      await received.done;
-      expect(received.closedEarly).toBe(true);
-    } finally {
-      await slow.close();
-    }
+    const slow = await mockProviderForTest({ models: ['slow'], chunkDelayMs: 30, reply: Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ') });
+    const client = new ProviderClient([{ name: 'slow', base_url: slow.baseUrl }], resolveSecret);
+    const response = await client.forward('/chat/completions', 'slow/slow', { stream: true, messages: [] }, new AbortController().signal);
+    const reader = rewriteModelStream(response.body!, 'slow/slow').getReader();
+    await reader.read();
+    await reader.cancel();
+    const received = slow.requests.at(-1)!;
+    await received.done;
+    expect(received.closedEarly).toBe(true);
   });
 
   it('an abort before the answer rejects with the abort reason, not a provider error', async () => {
-    const slow = await startMockProvider({ models: ['slow'] });
-    try {
-      const client = new ProviderClient([{ name: 'slow', base_url: slow.baseUrl }], resolveSecret);
-      const controller = new AbortController();
-      controller.abort();
-      const error = await client.forward('/chat/completions', 'slow/slow', {}, controller.signal).catch((e: unknown) => e);
-      expect(error).not.toBeInstanceOf(HearthError);
-      expect((error as Error).name).toBe('AbortError');
-    } finally {
-      await slow.close();
-    }
+    const slow = await mockProviderForTest({ models: ['slow'] });
+    const client = new ProviderClient([{ name: 'slow', base_url: slow.baseUrl }], resolveSecret);
+    const controller = new AbortController();
+    controller.abort();
+    const error = await client.forward('/chat/completions', 'slow/slow', {}, controller.signal).catch((e: unknown) => e);
+    expect(error).not.toBeInstanceOf(HearthError);
+    expect((error as Error).name).toBe('AbortError');
   });
 
   it('a provider that does not start answering in time is provider_unreachable', async () => {
-    const silent = await startMockProvider({ models: ['m'], headerDelayMs: 2_000 });
-    try {
-      const client = new ProviderClient([{ name: 'silent', base_url: silent.baseUrl, timeout_ms: 200 }], resolveSecret);
-      const error = await client.forward('/chat/completions', 'silent/m', { stream: true }, new AbortController().signal).catch((e: unknown) => e);
-      expect(error).toMatchObject({ code: 'provider_unreachable', message: `Provider "silent" (127.0.0.1:${silent.port}) did not answer within 200 ms.` });
-      await silent.requests.at(-1)!.done;
-      expect(silent.requests.at(-1)!.closedEarly).toBe(true);
-      expect(await client.listModels()).toEqual([]);
-      expect(client.status()[0]!.error).toContain('did not answer within');
-    } finally {
-      await silent.close();
-    }
+    const silent = await mockProviderForTest({ models: ['m'], headerDelayMs: 2_000 });
+    const client = new ProviderClient([{ name: 'silent', base_url: silent.baseUrl, timeout_ms: 200 }], resolveSecret);
+    const error = await client.forward('/chat/completions', 'silent/m', { stream: true }, new AbortController().signal).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'provider_unreachable', message: `Provider "silent" (127.0.0.1:${silent.port}) did not answer within 200 ms.` });
+    await silent.requests.at(-1)!.done;
+    expect(silent.requests.at(-1)!.closedEarly).toBe(true);
+    expect(await client.listModels()).toEqual([]);
+    expect(client.status()[0]!.error).toContain('did not answer within');
   });
 
   it('the whole-request limit breaks off a stream that runs too long, ending it with one error event', async () => {
-    const slow = await startMockProvider({ models: ['slow'], chunkDelayMs: 1_000 });
-    try {
-      const client = new ProviderClient([{ name: 'slow', base_url: slow.baseUrl, timeout_ms: 300 }], resolveSecret);
-      const response = await client.forward('/chat/completions', 'slow/slow', { stream: true }, new AbortController().signal);
-      // headers came; the whole-request limit then breaks the body off, and the stream says so last
-      const events = dataLines(await readText(response.body!));
-      expect(events.at(-1)).toMatchObject({ error: { code: 'provider_interrupted', type: 'server_error', message: expect.stringContaining('300 ms') } });
-      expect(events).not.toContain('[DONE]');
-    } finally {
-      await slow.close();
-    }
+    const slow = await mockProviderForTest({ models: ['slow'], chunkDelayMs: 1_000 });
+    const client = new ProviderClient([{ name: 'slow', base_url: slow.baseUrl, timeout_ms: 300 }], resolveSecret);
+    const response = await client.forward('/chat/completions', 'slow/slow', { stream: true }, new AbortController().signal);
+    // headers came; the whole-request limit then breaks the body off, and the stream says so last
+    const events = sseData(await readText(response.body!));
+    expect(events.at(-1)).toMatchObject({ error: { code: 'provider_interrupted', type: 'server_error', message: expect.stringContaining('300 ms') } });
+    expect(events).not.toContain('[DONE]');
   });
 });
 
