@@ -112,12 +112,8 @@ export class MemoryStore {
   }
 
   async pin(text: string): Promise<boolean> {
-    const agent = this.agent;
-    if (!agent || !text.trim()) return false;
-    return this.#try(async () => {
-      await api.pinFact(agent, text.trim());
-      await this.load();
-    });
+    if (!text.trim()) return false;
+    return this.#change((agent) => api.pinFact(agent, text.trim()));
   }
 
   async editFact(fact: MemoryFact, text: string): Promise<boolean> {
@@ -129,45 +125,25 @@ export class MemoryStore {
   }
 
   async togglePin(fact: MemoryFact): Promise<boolean> {
-    const agent = this.agent;
-    if (!agent) return false;
-    return this.#try(async () => {
-      this.#replace(await api.updateFact(agent, fact.id, { status: fact.status === 'pinned' ? 'candidate' : 'pinned' }));
-      await this.load();
-    });
+    const status = fact.status === 'pinned' ? 'candidate' : 'pinned';
+    return this.#change(async (agent) => this.#replace(await api.updateFact(agent, fact.id, { status })));
   }
 
   async forgetFact(fact: MemoryFact): Promise<boolean> {
-    const agent = this.agent;
-    if (!agent) return false;
-    return this.#try(async () => {
-      await api.forgetFact(agent, fact.id);
-      await this.load();
-    });
+    return this.#change((agent) => api.forgetFact(agent, fact.id));
   }
 
   async setIdentity(key: string, value: string): Promise<boolean> {
-    const agent = this.agent;
-    if (!agent || !key.trim() || !value.trim()) return false;
-    return this.#try(async () => {
-      await api.setIdentity(agent, key.trim(), value.trim());
-      await this.load();
-    });
+    if (!key.trim() || !value.trim()) return false;
+    return this.#change((agent) => api.setIdentity(agent, key.trim(), value.trim()));
   }
 
   async forgetIdentity(key: string): Promise<boolean> {
-    const agent = this.agent;
-    if (!agent) return false;
-    return this.#try(async () => {
-      await api.forgetIdentity(agent, key);
-      await this.load();
-    });
+    return this.#change((agent) => api.forgetIdentity(agent, key));
   }
 
   async flush(): Promise<void> {
-    const agent = this.agent;
-    if (!agent) return;
-    await this.#try(async () => {
+    await this.#change(async (agent) => {
       const result = await api.flush(agent);
       this.needsModel = result.status === 'model_unavailable';
       this.notice =
@@ -176,18 +152,14 @@ export class MemoryStore {
           : result.status === 'nothing_pending'
             ? 'Nothing was waiting to be distilled.'
             : `Distilled ${plural(result.signals_distilled, 'signal')}: ${plural(result.episodes_added, 'episode')} and ${plural(result.facts_added, 'fact')} added, ${result.facts_merged} merged.`;
-      await this.load();
     });
   }
 
   async consolidate(): Promise<void> {
-    const agent = this.agent;
-    if (!agent) return;
-    await this.#try(async () => {
+    await this.#change(async (agent) => {
       const report = await api.consolidate(agent);
       const pruned = report.episodes_pruned + report.facts_pruned + report.turns_pruned;
       this.notice = `Consolidated: ${plural(report.episodes_merged, 'episode')} merged, ${plural(report.facts_promoted, 'fact')} promoted, ${plural(pruned, 'record')} pruned.`;
-      await this.load();
     });
   }
 
@@ -236,6 +208,16 @@ export class MemoryStore {
   #replace(fact: MemoryFact): void {
     const index = this.facts.findIndex((candidate) => candidate.id === fact.id);
     if (index >= 0) this.facts[index] = fact;
+  }
+
+  /** Changes the chosen agent's memory (nothing without one), then shows it again. */
+  async #change(work: (agent: string) => Promise<unknown>): Promise<boolean> {
+    const agent = this.agent;
+    if (!agent) return false;
+    return this.#try(async () => {
+      await work(agent);
+      await this.load();
+    });
   }
 
   async #try(work: () => Promise<void>): Promise<boolean> {
