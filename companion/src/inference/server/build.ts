@@ -91,7 +91,8 @@ export function readBuildState(
   const info = readJson<BuildInfo>(paths.info);
   if (info && existsSync(paths.binary)) return { state: 'ready', built_at: info.built_at, build_seconds: info.build_seconds };
   const state = readJson<StateFile>(paths.state);
-  if (state?.state === 'building' && processAlive(state.pid)) return { state: 'building', progress: state.progress, step: state.step, started_at: state.started_at };
+  if (state?.state === 'building' && processAlive(state.pid))
+    return { state: 'building', progress: state.progress, step: state.step, started_at: state.started_at };
   if (state?.state === 'failed') return { state: 'failed', reason: state.reason, failed_at: state.failed_at };
   const missing = missingTools();
   return missing ? { state: 'absent', reason: missing } : { state: 'absent' };
