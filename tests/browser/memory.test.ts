@@ -1,6 +1,6 @@
 /**
  * The Memory screen over the companion's memory routes: agents with counts, facts pinned,
- * edited and forgotten (after a confirmation), the transcript searched, and a preview of what
+ * edited and forgotten (after a confirmation), identity entries likewise, the transcript searched, and a preview of what
  * would be recalled for a question within the token budget.
  */
 import type { Browser, Page } from 'playwright-core';
@@ -86,6 +86,35 @@ describe('the Memory screen', () => {
     await expect.poll(facts).not.toContain('Works night shifts at the hospital');
     const stored = (await (await fetch(`${server.url}/memory/agents/helper/facts`)).json()) as { items: { text: string }[] };
     expect(stored.items.map((fact) => fact.text)).not.toContain('Works night shifts at the hospital');
+  });
+
+  it('edits and forgets an identity entry, asking before it forgets, with the focus where the person works', async () => {
+    await page.getByRole('tab', { name: /^Identity/ }).click();
+    const identity = page.getByRole('list', { name: 'Identity' });
+    const entries = () => identity.locator('.text').allInnerTexts();
+    await expect.poll(entries).toEqual(['name: Sam']);
+    // An entry whose key is also the name of a field of the add form ("value").
+    await page.getByLabel('Add to identity').fill('value');
+    await page.getByLabel('Value', { exact: true }).fill('Kindness');
+    await page.locator('form.add').getByRole('button', { name: 'Save' }).click();
+    await expect.poll(entries).toContain('value: Kindness');
+
+    await identity.getByRole('button', { name: 'Edit value' }).click();
+    // The focus is in this entry's own field, not in the add form's field of the same name.
+    await expect.poll(() => page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.value)).toBe('Kindness');
+    await page.keyboard.press('Escape');
+
+    const item = identity.getByRole('listitem', { name: 'value' });
+    await item.getByRole('button', { name: 'Forget value' }).click();
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Keep');
+    await item.getByRole('group', { name: 'Forget value?' }).getByRole('button', { name: 'Keep' }).click();
+    expect(await entries()).toContain('value: Kindness');
+    await item.getByRole('button', { name: 'Forget value' }).click();
+    await item.getByRole('button', { name: 'Forget', exact: true }).click();
+    await expect.poll(entries).toEqual(['name: Sam']);
+    const stored = (await (await fetch(`${server.url}/memory/agents/helper/identity`)).json()) as { items: { key: string }[] };
+    expect(stored.items.map((entry) => entry.key)).toEqual(['name']);
+    await page.getByRole('tab', { name: /^Facts/ }).click();
   });
 
   it("searches the transcript with the companion's search", async () => {
