@@ -57,6 +57,8 @@ const generationFiles = [
 ];
 
 const path = (relative: string) => fileURLToPath(new URL(relative, import.meta.url));
+/** How long expect.poll waits for a condition in every test project (see `test` below). */
+const PATIENT = { poll: { timeout: 20_000 } };
 
 /**
  * `virtual:webllm-models`: web-llm's prebuilt chat models (what the Models screen lists), read
@@ -89,11 +91,14 @@ export default defineConfig({
   // ES workers can split: web-llm (~6 MB) loads only where WebGPU is present.
   worker: { format: 'es', plugins: () => [webllmModels()] },
   test: {
+    // expect.poll gives up after 1 s by default: too soon on a loaded 2-core machine, so every
+    // project waits up to 20 s (PATIENT) for a condition, and passes as soon as it holds.
     projects: [
       {
         test: {
           name: 'companion',
           environment: 'node',
+          expect: PATIENT,
           include: ['tests/companion/**/*.test.ts', 'tests/e2e/**/*.test.ts', 'tests/scripts/**/*.test.ts', 'tests/shared/**/*.test.ts'],
           exclude: serverEngineOnly,
           // The in-process engine here; the server-engine project runs the generation files again on llama-server.
@@ -108,6 +113,7 @@ export default defineConfig({
         test: {
           name: 'server-engine',
           environment: 'node',
+          expect: PATIENT,
           include: [...serverEngineOnly, ...generationFiles],
           env: { HEARTH_ENGINE: 'server' },
           // Builds llama-server once (cached outside the clone) unless it is built.
@@ -127,6 +133,8 @@ export default defineConfig({
         test: {
           name: 'web',
           environment: 'jsdom',
+          expect: PATIENT,
+          testTimeout: 30_000,
           include: ['tests/web/**/*.test.ts'],
           setupFiles: ['tests/web/setup.ts'],
         },
@@ -135,6 +143,7 @@ export default defineConfig({
         test: {
           name: 'browser',
           environment: 'node',
+          expect: PATIENT,
           include: ['tests/browser/**/*.test.ts'],
           // Real Chromium, real `hearth serve`, real wllama: one file at a time on a 2-core machine,
           // and only after the other projects, so their CPU-heavy tests never share the machine.
