@@ -208,12 +208,31 @@ async function deadPid(): Promise<number> {
   return child.pid!;
 }
 
+/** The pid a lock file names (its first word; the holder's start time follows). */
+function lockPid(file: string): number {
+  return Number.parseInt(readFileSync(file, 'utf8').split(' ')[0]!, 10);
+}
+
+/** A process that has exited but is not reaped (a zombie), and the live process holding it. */
+async function zombie(): Promise<{ pid: number; parent: ChildProcess }> {
+  // The shell starts a short sleep in the background, then becomes a long `sleep`, which never reaps it.
+  const parent = spawn('sh', ['-c', 'sleep 1 & echo $!; exec sleep 600'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  children.push(parent);
+  const pid = await new Promise<number>((resolve) => parent.stdout!.once('data', (chunk: Buffer) => resolve(Number.parseInt(chunk.toString(), 10))));
+  const state = () => {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat[stat.lastIndexOf(')') + 2];
+  };
+  await expect.poll(state).toBe('Z');
+  return { pid, parent };
+}
+
 describe('lockDataDirectory', () => {
   it('a second lock on a directory another live process holds throws DataDirectoryBusyError naming its pid', async () => {
     const directory = folder();
     const file = join(directory, 'hearth.lock');
     const holder = await lockInChild(directory, file);
-    expect(readFileSync(file, 'utf8')).toBe(String(holder.pid));
+    expect(lockPid(file)).toBe(holder.pid);
     let caught: unknown;
     try {
       lockDataDirectory(directory, file);
@@ -226,12 +245,12 @@ describe('lockDataDirectory', () => {
     expect(message).toContain(directory);
     expect(message).toMatch(/already using the data directory/);
     // The refused attempt leaves the holder's lock alone.
-    expect(readFileSync(file, 'utf8')).toBe(String(holder.pid));
+    expect(lockPid(file)).toBe(holder.pid);
     holder.kill('SIGKILL');
     await new Promise((resolve) => holder.once('exit', resolve));
     // Its holder died without cleaning up: now the lock is stale and taken over.
     const unlock = lockDataDirectory(directory, file);
-    expect(readFileSync(file, 'utf8')).toBe(String(process.pid));
+    expect(lockPid(file)).toBe(process.pid);
     unlock();
     expect(existsSync(file)).toBe(false);
   });
@@ -242,10 +261,45 @@ describe('lockDataDirectory', () => {
     const pid = await deadPid();
     writeFileSync(file, String(pid));
     const unlock = lockDataDirectory(directory, file);
-    expect(readFileSync(file, 'utf8')).toBe(String(process.pid));
+    expect(lockPid(file)).toBe(process.pid);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     unlock();
     expect(existsSync(file)).toBe(false);
+  });
+
+  it('takes over a lock whose holder died a moment ago and is not yet reaped (a zombie, just after SIGKILL)', async () => {
+    const directory = folder();
+    const file = join(directory, 'hearth.lock');
+    const { pid } = await zombie();
+    writeFileSync(file, String(pid));
+    const unlock = lockDataDirectory(directory, file);
+    expect(lockPid(file)).toBe(process.pid);
+    unlock();
+  });
+
+  it("takes over a lock that names this process's own pid when this process did not take it (a container restarted: Hearth is pid 1 again)", () => {
+    const directory = folder();
+    const file = join(directory, 'hearth.lock');
+    writeFileSync(file, `${process.pid} 1`);
+    const unlock = lockDataDirectory(directory, file);
+    expect(lockPid(file)).toBe(process.pid);
+    // Taken by this process now: a second lock from here is refused.
+    expect(() => lockDataDirectory(directory, file)).toThrow(DataDirectoryBusyError);
+    unlock();
+  });
+
+  it('takes over a lock whose pid now belongs to another process (the start time differs)', async () => {
+    const directory = folder();
+    const file = join(directory, 'hearth.lock');
+    const holder = await lockInChild(directory, file);
+    const [pid, start] = readFileSync(file, 'utf8').split(' ');
+    expect(Number(pid)).toBe(holder.pid);
+    expect(start).toMatch(/^\d+$/);
+    // The same pid with another start time: the process that wrote the lock is gone.
+    writeFileSync(file, `${pid} ${Number(start) - 1}`);
+    const unlock = lockDataDirectory(directory, file);
+    expect(lockPid(file)).toBe(process.pid);
+    unlock();
   });
 
   it('takes over a lock file with garbage in it', () => {
@@ -253,7 +307,7 @@ describe('lockDataDirectory', () => {
     const file = join(directory, 'hearth.lock');
     writeFileSync(file, 'not a pid');
     const unlock = lockDataDirectory(directory, file);
-    expect(readFileSync(file, 'utf8')).toBe(String(process.pid));
+    expect(lockPid(file)).toBe(process.pid);
     unlock();
   });
 

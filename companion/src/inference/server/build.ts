@@ -11,7 +11,7 @@ import { availableParallelism, homedir } from 'node:os';
 import { join } from 'node:path';
 import type { EngineBuildStatus } from '#shared/api/admin.js';
 import { writeFileAtomic } from '../../store/files.js';
-import { processAlive, takePidFile } from '../../store/lock.js';
+import { processAlive, releasePidFile, takePidFile } from '../../store/lock.js';
 import { configureArguments, RECIPE_VERSION, WRAPPER_CMAKE } from './build-recipe.js';
 import { llamaSource, prebuiltDir, prebuiltFingerprint, prebuiltLibraries, unsupportedPlatform, type LlamaSource, type PrebuiltLibraries } from './prebuilt.js';
 import { findToolchain, runTool } from './toolchain.js';
@@ -132,7 +132,7 @@ export async function buildServer(paths: ServerBuildPaths, options: BuildOptions
   try {
     return await buildLocked(paths, env, options);
   } finally {
-    rmSync(paths.lock, { force: true });
+    releasePidFile(paths.lock);
   }
 }
 
