@@ -15,7 +15,7 @@ const remembered = new Set<string>();
 
 const PATTERNS: [RegExp, string][] = [
   [/\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{8,}/gi, `$1$2${REDACTED}`],
-  [/\b(hth|hadm)_[A-Za-z0-9_-]{8,}/g, REDACTED],
+  [/\b(hth|hadm|hses)_[A-Za-z0-9_-]{8,}/g, REDACTED],
 ];
 
 /** Remembers a secret value so that every later redaction removes it. */

@@ -163,7 +163,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       db,
       secrets,
       keys: new KeyStore(db),
-      admin: new AdminCredential(paths.adminToken),
+      admin: new AdminCredential(paths.adminToken, db),
       engine,
       monitor,
       downloads: new DownloadManager({

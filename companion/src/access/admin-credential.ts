@@ -1,7 +1,9 @@
 import { chmodSync, closeSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { rememberSecret } from '../redaction.js';
+import type { Db } from '../store/database.js';
 import { writeFileAtomic } from '../store/files.js';
+import { AdminSessions } from './admin-sessions.js';
 
 /** Every admin credential starts with this, so it is never mistaken for an access key (hth_). */
 export const ADMIN_TOKEN_PREFIX = 'hadm_';
@@ -15,29 +17,30 @@ const MAX_OPEN_LINKS = 32;
 /**
  * The local admin credential: a random token in `<data-dir>/admin-token` (mode 0600), created on
  * first start. Only the user who can read that file can use admin routes: the CLI sends the
- * token as a Bearer token, and the app gets a session derived from it through a one-time
- * sign-in link. Deleting the file and restarting replaces the token and ends every session.
+ * token as a Bearer token, and the app gets a session of its own (random, stored as digests,
+ * ended by signing out) through a one-time sign-in link. Deleting the file and restarting
+ * replaces the token and ends every session.
  */
 export class AdminCredential {
   readonly token: string;
-  /** The value of the app's session cookie: derived from the token, so it dies with it. */
-  readonly session: string;
+  /** The app's sessions (a cookie and a proof each). */
+  readonly sessions: AdminSessions;
   /** sha256(code) -> expiry time, for unused sign-in links. */
   private readonly links = new Map<string, number>();
 
-  constructor(file: string) {
+  constructor(file: string, db: Db) {
     this.token = loadOrCreateToken(file);
-    this.session = createHmac('sha256', this.token).update('hearth admin session').digest('base64url');
     rememberSecret(this.token);
-    rememberSecret(this.session);
+    this.sessions = new AdminSessions(db, this.token);
   }
 
   acceptsToken(presented: string): boolean {
     return sameSecret(presented, this.token);
   }
 
-  acceptsSession(presented: string): boolean {
-    return sameSecret(presented, this.session);
+  /** Whether a session cookie and the app's proof are one live session's. */
+  acceptsSession(cookie: string, proof: string): boolean {
+    return this.sessions.accepts(cookie, proof);
   }
 
   /** A new one-time sign-in code, valid for SIGN_IN_LINK_MINUTES. */

@@ -95,7 +95,7 @@ export interface AdminContext {
   providers(): Pick<ProviderClient, 'status'>;
   catalog: Pick<ModelCatalog, 'resolve' | 'local' | 'externalSources'>;
   keys: Pick<KeyStore, 'create' | 'list' | 'revoke'>;
-  admin: Pick<AdminCredential, 'redeem' | 'session' | 'issueLink' | 'acceptsToken' | 'acceptsSession'>;
+  admin: Pick<AdminCredential, 'redeem' | 'sessions' | 'issueLink' | 'acceptsToken' | 'acceptsSession'>;
   mcp: Pick<McpManager, 'status' | 'serviceStatus' | 'reconnect' | 'beginLogin' | 'finishLogin' | 'entries'>;
   /** The secure channel's host side: paired devices and pairing codes. */
   channel: Pick<ChannelHost, 'list' | 'status' | 'pairingCode' | 'revoke'>;

@@ -10,6 +10,7 @@ import { migration as agentRuns } from './migrations/008-agent-runs.js';
 import { migration as remoteDevices } from './migrations/009-remote-devices.js';
 import { migration as imageOwners } from './migrations/010-image-owners-media-spend.js';
 import { migration as agentToolCalls } from './migrations/011-agent-tool-calls.js';
+import { migration as adminSessions } from './migrations/012-admin-sessions.js';
 
 /** Numbered schema migrations, applied in order; each file holds one and is self-contained. */
 export const MIGRATIONS: Migration[] = [
@@ -24,4 +25,5 @@ export const MIGRATIONS: Migration[] = [
   remoteDevices,
   imageOwners,
   agentToolCalls,
+  adminSessions,
 ];

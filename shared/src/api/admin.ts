@@ -137,8 +137,26 @@ export interface SignInLink {
 }
 
 /**
+ * POST /admin/session answers this with the session cookie. The proof is the session's second
+ * secret: the app keeps it in its own origin's storage and sends it as the `X-Hearth-Session`
+ * header on every admin request; the cookie without it opens nothing.
+ */
+export interface SignInResult {
+  proof: string;
+  /** When the session ends if it is not used (each use moves this on, up to a year after sign-in). */
+  expires_at: string;
+}
+
+/** DELETE /admin/sessions ("sign out everywhere"): how many sessions were ended. */
+export interface SessionsEnded {
+  ended: number;
+}
+
+/**
  * GET /admin/session (loopback, no credential needed): whether this browser is signed in, and
- * how the person at this machine runs Hearth's commands, so the app can tell them exactly.
+ * how the person at this machine runs Hearth's commands, so the app can tell them exactly. The
+ * folders (the Hearth folder, the models folder, the test model command that names it) are
+ * given only to a signed-in browser.
  */
 export interface SessionState {
   signed_in: boolean;
@@ -148,14 +166,16 @@ export interface SessionState {
   key_command: string;
   /** How Hearth is started here: `hearth` or `npm start`. */
   start_command: string;
-  /** The npm script that writes a small test model into this server's models folder. */
-  test_model_command: string;
-  /** The Hearth folder, where the npm forms run; absent when `hearth` is installed as a command. */
+  /** Whether the commands run in the Hearth folder (the npm forms) rather than anywhere (`hearth` installed as a command). */
+  in_folder: boolean;
+  /** The npm script that writes a small test model into this server's models folder (signed in only). */
+  test_model_command?: string;
+  /** The Hearth folder, where the npm forms run (signed in only; absent when `hearth` is installed as a command). */
   folder?: string;
-  /** The folder where the test model script runs (always the Hearth folder). */
-  scripts_folder: string;
-  /** This server's own models folder. */
-  models_dir: string;
+  /** The folder where the test model script runs (always the Hearth folder; signed in only). */
+  scripts_folder?: string;
+  /** This server's own models folder (signed in only). */
+  models_dir?: string;
   /** Whether models of LM Studio, Ollama, the Hugging Face cache and llama.cpp are listed. */
   external_models: boolean;
 }

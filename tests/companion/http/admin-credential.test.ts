@@ -2,8 +2,11 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { AdminCredential } from '../../../companion/src/access/admin-credential.js';
 import { checkDocument } from '../../../companion/src/config/document.js';
+import { redact } from '../../../companion/src/redaction.js';
 import { sharedApp } from '../../helpers/app.js';
+import { tempFolder } from '../../helpers/temp.js';
 
 /*
  * The admin credential (`<data-dir>/admin-token`) and the proxy rule, through inject. The test
@@ -97,40 +100,81 @@ describe('admin routes need the local admin credential', () => {
 });
 
 describe('the app signs in through a one-time link', () => {
+  const HOST = '127.0.0.1:4777';
   async function signIn(code: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
     return anonymous({ method: 'POST', url: '/admin/session', headers, payload: { code } });
   }
 
-  const cookieOf = (response: LightMyRequestResponse) => String(response.headers['set-cookie']).split(';')[0]!;
+  const cookieOf = (response: LightMyRequestResponse) => String(([] as string[]).concat(response.headers['set-cookie'] as string[])[0]).split(';')[0]!;
 
-  it('a link made with the credential gives one HttpOnly SameSite=Strict cookie that opens the admin routes', async () => {
-    const made = await anonymous({ method: 'POST', url: '/admin/session/links', headers: { authorization: `Bearer ${token()}`, host: '127.0.0.1:4777' } });
+  /** A signed-in app: its session cookie (name=value) and its proof. */
+  async function session(): Promise<{ cookie: string; proof: string }> {
+    const signed = await signIn(hearth.services.admin.issueLink().code, { host: HOST, origin: `http://${HOST}` });
+    expect(signed.statusCode, signed.body).toBe(200);
+    return { cookie: cookieOf(signed), proof: (signed.json() as { proof: string }).proof };
+  }
+
+  const status = (headers: Record<string, string>) => anonymous({ method: 'GET', url: '/admin/status', headers: { host: HOST, ...headers } });
+  const both = (app: { cookie: string; proof: string }) => ({ cookie: app.cookie, 'x-hearth-session': app.proof });
+
+  it('a link made with the credential gives an HttpOnly SameSite=Strict cookie and a proof that together open the admin routes', async () => {
+    const made = await anonymous({ method: 'POST', url: '/admin/session/links', headers: { authorization: `Bearer ${token()}`, host: HOST } });
     expect(made.statusCode, made.body).toBe(200);
     const link = made.json() as { url: string; expires_at: string };
     expect(link.url).toMatch(/^http:\/\/127\.0\.0\.1:4777\/sign-in#[A-Za-z0-9_-]{40,}$/);
     expect(Date.parse(link.expires_at)).toBeGreaterThan(Date.now());
     const code = link.url.split('#')[1]!;
 
-    const signed = await signIn(code, { host: '127.0.0.1:4777', origin: 'http://127.0.0.1:4777' });
-    expect(signed.statusCode, signed.body).toBe(204);
+    const signed = await signIn(code, { host: HOST, origin: `http://${HOST}` });
+    expect(signed.statusCode, signed.body).toBe(200);
     const setCookie = String(signed.headers['set-cookie']);
     expect(setCookie).toMatch(/HttpOnly/);
     expect(setCookie).toMatch(/SameSite=Strict/);
     expect(setCookie).toMatch(/Path=\/admin/);
-    // The cookie is not the token itself.
+    expect(setCookie).toMatch(/^hearth_admin_4777=hses_/);
     expect(setCookie).not.toContain(token());
+    const { proof, expires_at } = signed.json() as { proof: string; expires_at: string };
+    expect(proof).toMatch(/^hses_[A-Za-z0-9_-]{43}$/);
+    expect(Date.parse(expires_at)).toBeGreaterThan(Date.now());
 
-    const cookie = cookieOf(signed);
-    const status = await anonymous({ method: 'GET', url: '/admin/status', headers: { cookie, host: '127.0.0.1:4777', origin: 'http://127.0.0.1:4777' } });
-    expect(status.statusCode, status.body).toBe(200);
-    // A tampered cookie is refused.
-    const tampered = `${cookie.slice(0, -2)}xx`;
-    expect(errorOf(await anonymous({ method: 'GET', url: '/admin/status', headers: { cookie: tampered } }), 401).code).toBe('admin_credential_required');
-    // The cookie is refused through a proxy, like the token.
-    expect((await anonymous({ method: 'GET', url: '/admin/status', headers: { cookie, via: '1.1 proxy' } })).statusCode).toBe(403);
-
+    const app = { cookie: cookieOf(signed), proof };
+    expect((await status({ ...both(app), origin: `http://${HOST}` })).statusCode).toBe(200);
+    // A tampered cookie or proof is refused.
+    expect(errorOf(await status({ ...both(app), cookie: `${app.cookie.slice(0, -2)}xx` }), 401).code).toBe('admin_credential_required');
+    expect(errorOf(await status({ ...both(app), 'x-hearth-session': `${proof.slice(0, -2)}xx` }), 401).code).toBe('admin_credential_required');
+    // Through a proxy it is refused, like the token.
+    expect((await status({ ...both(app), via: '1.1 proxy' })).statusCode).toBe(403);
     // One time only.
     expect(errorOf(await signIn(code), 401).code).toBe('admin_credential_required');
+  });
+
+  it('the cookie alone opens nothing: a page of another port on 127.0.0.1 can make the browser send it, but cannot read the proof', async () => {
+    const app = await session();
+    const refused = await status({ cookie: app.cookie });
+    expect(errorOf(refused, 401).code).toBe('admin_credential_required');
+    // Not under another hearth_admin* name either, nor the proof alone.
+    const value = app.cookie.split('=')[1]!;
+    for (const cookie of [`hearth_admin=${value}`, `hearth_admin_1=${value}`, `hearth_adminx=${value}`]) {
+      expect(errorOf(await status({ cookie, 'x-hearth-session': app.proof }), 401).code, cookie).toBe('admin_credential_required');
+    }
+    expect(errorOf(await status({ 'x-hearth-session': app.proof }), 401).code).toBe('admin_credential_required');
+    // Nor is an MCP service applied with it (what another local user would do with the session).
+    const applied = await anonymous({
+      method: 'POST',
+      url: '/admin/config/apply',
+      headers: { host: HOST, cookie: app.cookie },
+      payload: { document: { version: 1, mcp_services: { run: { transport: 'stdio', command: 'id' } } }, confirm_high_risk: true },
+    });
+    expect(errorOf(applied, 401).code).toBe('admin_credential_required');
+  });
+
+  it('each sign-in is a session of its own: random values, not one derived from the token', async () => {
+    const first = await session();
+    const second = await session();
+    expect(first.cookie).not.toBe(second.cookie);
+    expect(first.proof).not.toBe(second.proof);
+    // One's cookie with the other's proof is no session.
+    expect((await status({ cookie: first.cookie, 'x-hearth-session': second.proof })).statusCode).toBe(401);
   });
 
   it('prints the first link at start (services issue one) and refuses unknown and expired codes', async () => {
@@ -146,13 +190,60 @@ describe('the app signs in through a one-time link', () => {
     expect((await anonymous({ method: 'POST', url: '/admin/session', remoteAddress: '203.0.113.7', payload: { code } })).statusCode).toBe(403);
     expect((await signIn(code, { 'x-forwarded-for': '203.0.113.7' })).statusCode).toBe(403);
     expect((await signIn(code, { origin: 'http://evil.example' })).statusCode).toBe(403);
-    expect((await signIn(code)).statusCode).toBe(204);
+    expect((await signIn(code)).statusCode).toBe(200);
   });
 
-  it('signing out clears the cookie', async () => {
-    const response = await anonymous({ method: 'DELETE', url: '/admin/session' });
+  it('signing out ends the session for good, not only the cookie in this browser', async () => {
+    const app = await session();
+    const response = await anonymous({ method: 'DELETE', url: '/admin/session', headers: { host: HOST, ...both(app) } });
     expect(response.statusCode).toBe(204);
     expect(String(response.headers['set-cookie'])).toMatch(/Max-Age=0/);
+    expect(errorOf(await status(both(app)), 401).code).toBe('admin_credential_required');
+  });
+
+  it('"sign out everywhere" ends every session; it needs the credential', async () => {
+    const one = await session();
+    const two = await session();
+    expect((await anonymous({ method: 'DELETE', url: '/admin/sessions', headers: { host: HOST, cookie: one.cookie } })).statusCode).toBe(401);
+    const ended = await anonymous({ method: 'DELETE', url: '/admin/sessions', headers: { host: HOST, ...both(one) } });
+    expect(ended.statusCode, ended.body).toBe(200);
+    expect((ended.json() as { ended: number }).ended).toBeGreaterThanOrEqual(2);
+    for (const app of [one, two]) expect((await status(both(app))).statusCode).toBe(401);
+  });
+
+  it('sessions are kept as digests in the database: they outlive a restart, and a new admin token ends them', async () => {
+    const app = await session();
+    const rows = hearth.services.db.prepare('SELECT id, proof FROM admin_sessions').all() as { id: string; proof: string }[];
+    const stored = JSON.stringify(rows);
+    expect(stored).not.toContain(app.cookie.split('=')[1]!);
+    expect(stored).not.toContain(app.proof);
+    const value = app.cookie.split('=')[1]!;
+    // A log line that carried one would show [redacted].
+    expect(redact(`cookie ${value} proof ${app.proof}`)).toBe('cookie [redacted] proof [redacted]');
+    // What a restart builds from the same data folder accepts it.
+    const again = new AdminCredential(join(hearth.services.paths.root, 'admin-token'), hearth.services.db);
+    expect(again.acceptsSession(value, app.proof)).toBe(true);
+    // A replaced token (admin-token deleted, Hearth restarted) accepts none of the old ones.
+    const replaced = new AdminCredential(join(tempFolder('admin'), 'admin-token'), hearth.services.db);
+    expect(replaced.acceptsSession(value, app.proof)).toBe(false);
+  });
+
+  it('a session not used for 30 days has ended', async () => {
+    const app = await session();
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + 31 * 86_400_000);
+    expect(errorOf(await status(both(app)), 401).code).toBe('admin_credential_required');
+  });
+
+  it('asked without a credential, GET /admin/session says only whether it is signed in and the commands, no folders', async () => {
+    const signedOut = (await anonymous({ method: 'GET', url: '/admin/session', headers: { host: HOST } })).json() as Record<string, unknown>;
+    expect(signedOut.signed_in).toBe(false);
+    expect(Object.keys(signedOut).sort()).toEqual(['external_models', 'in_folder', 'key_command', 'sign_in_command', 'signed_in', 'start_command']);
+    expect(JSON.stringify(signedOut)).not.toContain(hearth.services.paths.root);
+    const app = await session();
+    const signedIn = (await anonymous({ method: 'GET', url: '/admin/session', headers: { host: HOST, ...both(app) } })).json() as Record<string, unknown>;
+    expect(signedIn.signed_in).toBe(true);
+    expect(signedIn.models_dir).toBe(hearth.services.paths.models);
   });
 });
 

@@ -3,6 +3,7 @@ import { ROUTE_SCOPES } from '#shared/api/access.js';
 import type { ErrorBody, ErrorCode } from '#shared/api/errors.js';
 import { ROUTE_TABLE } from '#shared/api/routes.js';
 import { readAccessKey } from '$lib/storage/access-key';
+import { readAdminProof } from '$lib/storage/admin-proof';
 
 /** Failures found by the client itself rather than reported by the companion. */
 export type ClientErrorCode = 'unreachable' | 'invalid_response' | 'stream_interrupted';
@@ -51,11 +52,23 @@ async function errorFrom(response: Response): Promise<ApiError> {
  * `/health`, the app's pages and files, or another origin.
  */
 export function takesKey(path: string): boolean {
-  if (!path.startsWith('/') || path.startsWith('//')) return false;
-  const pathname = path.split(/[?#]/, 1)[0]!;
-  const family = ROUTE_TABLE.find((route) => route.pattern.test(pathname))?.family;
-  return (ROUTE_SCOPES as readonly string[]).includes(family ?? 'web');
+  return (ROUTE_SCOPES as readonly string[]).includes(ownFamily(path) ?? 'web');
 }
+
+/** The route family of a path on the companion's own origin (undefined for another origin, or the app's own pages and files). */
+function ownFamily(path: string): string | undefined {
+  if (!path.startsWith('/') || path.startsWith('//')) return undefined;
+  const pathname = path.split(/[?#]/, 1)[0]!;
+  return ROUTE_TABLE.find((route) => route.pattern.test(pathname))?.family;
+}
+
+/** Whether a request to `path` is for an admin route (`/admin/*`, `/agents/approvals`) of the companion's own origin. */
+export function isAdminPath(path: string): boolean {
+  return ownFamily(path) === 'admin';
+}
+
+/** The header that carries the admin session's proof (the companion's `X-Hearth-Session`). */
+export const SESSION_PROOF_HEADER = 'x-hearth-session';
 
 /**
  * The saved key the companion refused (401: unknown, expired or revoked) while this page was
@@ -78,6 +91,11 @@ export async function send(path: string, init: RequestInit = {}): Promise<Respon
   // An Authorization header set by the caller (a key being checked) wins over the saved key.
   let saved: string | null = null;
   let skipped: ApiError | null = null;
+  headers.delete(SESSION_PROOF_HEADER);
+  if (isAdminPath(path)) {
+    const proof = readAdminProof();
+    if (proof) headers.set(SESSION_PROOF_HEADER, proof);
+  }
   if (!takesKey(path)) {
     headers.delete('authorization');
   } else if (!headers.has('authorization')) {

@@ -1,4 +1,4 @@
-import type { SessionState, SignInRequest } from '#shared/api/admin.js';
+import type { SessionsEnded, SessionState, SignInRequest, SignInResult } from '#shared/api/admin.js';
 import { request, send } from './client';
 
 /**
@@ -11,17 +11,21 @@ export function sessionState(signal?: AbortSignal): Promise<SessionState> {
 
 /**
  * Exchanges the one-time code of a sign-in link (opened at start, or from `hearth open`) for the
- * companion's admin session: an HttpOnly cookie this page never sees, which the browser sends
- * with the app's same-origin /admin requests from then on.
+ * companion's admin session: an HttpOnly cookie this page never sees, and the proof this page
+ * keeps and sends with every admin request.
  */
-export async function redeemSignIn(code: string, signal?: AbortSignal): Promise<void> {
+export function redeemSignIn(code: string, signal?: AbortSignal): Promise<SignInResult> {
   const body: SignInRequest = { code };
-  const response = await send('/admin/session', { method: 'POST', body: JSON.stringify(body), signal });
-  await response.body?.cancel();
+  return request<SignInResult>('/admin/session', { method: 'POST', body: JSON.stringify(body), signal });
 }
 
-/** Ends the admin session in this browser: the companion clears the session cookie. */
+/** Ends the admin session of this browser for good: the companion forgets it and clears the cookie. */
 export async function endSession(): Promise<void> {
   const response = await send('/admin/session', { method: 'DELETE' });
   await response.body?.cancel();
+}
+
+/** Ends the admin session of every browser, this one's included. */
+export function endEverySession(): Promise<SessionsEnded> {
+  return request<SessionsEnded>('/admin/sessions', { method: 'DELETE' });
 }

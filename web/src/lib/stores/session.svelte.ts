@@ -1,12 +1,14 @@
 /**
  * Whether this browser is signed in to the companion's admin routes, and how the person at the
- * companion's machine signs in. The session itself is an HttpOnly cookie the page cannot read:
- * the companion says whether it has one (`GET /admin/session`, which never answers 401), and the
+ * companion's machine signs in. The session is an HttpOnly cookie the page cannot read plus a
+ * proof the page keeps in its own origin's storage (`$lib/storage/admin-proof`) and sends with
+ * every admin request; the companion says whether the two make a session (`GET /admin/session`, which never answers 401), and the
  * page keeps a note of it so screens that need the admin routes (downloads, live activity, the
  * tool catalog, devices) ask only while it is set: a signed-out browser sends nothing that
  * would be refused. The note also tells other tabs of a sign-in or a sign-out.
  */
-import { endSession, redeemSignIn, sessionState } from '$lib/api/session';
+import { endEverySession, endSession, redeemSignIn, sessionState } from '$lib/api/session';
+import { forgetAdminProof, storeAdminProof } from '$lib/storage/admin-proof';
 import type { SessionState } from '#shared/api/admin.js';
 
 const KEY = 'hearth.admin-signed-in';
@@ -70,13 +72,15 @@ export class SessionStore {
   /** " in the Hearth folder (…)" when the command must run there; "" when it runs anywhere. */
   get where(): string {
     if (!this.commands) return ' in the Hearth folder';
-    return this.commands.folder ? ` in the Hearth folder (${this.commands.folder})` : '';
+    if (this.commands.folder) return ` in the Hearth folder (${this.commands.folder})`;
+    return this.commands.in_folder ? ' in the Hearth folder' : '';
   }
 
   /** How to start the companion, as it was started here before. */
   get startAdvice(): string {
     if (!this.commands) return START_UNKNOWN;
-    return this.commands.folder ? `run ${this.commands.start_command} in the Hearth folder (${this.commands.folder})` : `run ${this.commands.start_command}`;
+    if (this.commands.folder) return `run ${this.commands.start_command} in the Hearth folder (${this.commands.folder})`;
+    return this.commands.in_folder ? `run ${this.commands.start_command} in the Hearth folder` : `run ${this.commands.start_command}`;
   }
 
   /** One sentence: how this browser gets signed in. */
@@ -94,8 +98,12 @@ export class SessionStore {
     try {
       const state = await sessionState(signal);
       const { signed_in, ...commands } = state;
-      this.commands = commands;
-      write(HOW_KEY, JSON.stringify(commands));
+      // Signed out, the companion leaves its folders out: keep the ones it gave while signed in.
+      const known = this.commands;
+      this.commands = signed_in || !known ? commands : { ...known, ...commands };
+      write(HOW_KEY, JSON.stringify(this.commands));
+      // The companion knows no session for the proof kept here (ended, expired, another data folder).
+      if (!signed_in) forgetAdminProof();
       this.#note(signed_in);
       this.checked = true;
     } catch {
@@ -105,19 +113,36 @@ export class SessionStore {
 
   /** Redeems the one-time code of a sign-in link. */
   async signIn(code: string, signal?: AbortSignal): Promise<void> {
-    await redeemSignIn(code, signal);
+    const { proof } = await redeemSignIn(code, signal);
+    try {
+      storeAdminProof(proof);
+    } catch {
+      throw new Error(
+        'This browser does not let Hearth keep what it needs to stay signed in (site data is turned off or full). Allow site data for this address, then get a new sign-in link.',
+      );
+    }
     this.markSignedIn();
   }
 
-  /** Signs this browser out: the companion ends the session cookie. */
+  /** Signs this browser out: the companion ends its session for good. */
   async signOut(): Promise<void> {
+    await this.#end(endSession, 'Signing out failed');
+  }
+
+  /** Signs every browser out, this one included (for a browser left signed in somewhere else). */
+  async signOutEverywhere(): Promise<void> {
+    await this.#end(endEverySession, 'Signing out everywhere failed');
+  }
+
+  async #end(action: () => Promise<unknown>, failure: string): Promise<void> {
     this.busy = true;
     this.error = null;
     try {
-      await endSession();
+      await action();
+      forgetAdminProof();
       this.markSignedOut();
     } catch (error) {
-      this.error = `Signing out failed: ${error instanceof Error ? error.message : String(error)}`;
+      this.error = `${failure}: ${error instanceof Error ? error.message : String(error)}`;
     } finally {
       this.busy = false;
     }
