@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedProvider, type ScriptedProvider } from '../fixtures/scripted-provider.js';
 import { agentDataDir } from '../helpers/agents.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
-import { signIn, startupSignInLink } from './app-helpers.js';
+import { signIn, newSignInLink } from './app-helpers.js';
 import { DESKTOP, PHONE, launch, screenshot, watch } from './harness.js';
 
 let provider: ScriptedProvider;
@@ -45,7 +45,7 @@ beforeAll(async () => {
   page = await context.newPage();
   errors = watch(page);
   // The owner's app: signed in (the admin session reaches the tool catalog and the approvals).
-  await signIn(page, startupSignInLink(server));
+  await signIn(page, await newSignInLink(server));
   await page.goto(`${server.url}/agent`);
 });
 

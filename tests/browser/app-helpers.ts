@@ -100,13 +100,6 @@ export async function adminStatus(url: string): Promise<{ loaded: { id: string; 
   return (await response.json()) as { loaded: { id: string; busy: number; queued: number; generated_tokens: number }[] };
 }
 
-/** The one-time sign-in link `hearth serve` printed on stderr when it started. */
-export function startupSignInLink(server: RunningServer): string {
-  const link = /Sign the app in [^\n]*?(http:\/\/\S+\/sign-in#[A-Za-z0-9_-]+)/.exec(server.stderr())?.[1];
-  if (!link) throw new Error(`hearth serve printed no sign-in link:\n${server.stderr()}`);
-  return link;
-}
-
 /** A fresh one-time sign-in link, as `hearth open` asks for it (the test fetch sends the admin credential). */
 export async function newSignInLink(server: RunningServer): Promise<string> {
   const response = await fetch(`${server.url}/admin/session/links`, { method: 'POST' });

@@ -9,7 +9,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../helpers/server.js';
 import { startServerWithSlowModel } from './slow-model.js';
-import { adminStatus, chooseModel, lastReply, replyEnds, replyStarts, send, setSetting, startupSignInLink } from './app-helpers.js';
+import { adminStatus, chooseModel, lastReply, replyEnds, replyStarts, send, setSetting, newSignInLink } from './app-helpers.js';
 import { CHROMIUM, DESKTOP, FLAGS, launch, open, screenshot, waitForServiceWorker, watch } from './harness.js';
 
 let server: RunningServer;
@@ -22,7 +22,7 @@ beforeAll(async () => {
   server = await startServerWithSlowModel();
   browser = await launch();
   // Signed in through the link the start printed, as a person would: the server page needs it.
-  ({ context, page, errors } = await open(browser, server.url, { colorScheme: 'light', signInLink: startupSignInLink(server) }));
+  ({ context, page, errors } = await open(browser, server.url, { colorScheme: 'light', signInLink: await newSignInLink(server) }));
 });
 
 afterAll(async () => {

@@ -15,7 +15,7 @@ import { parse } from 'yaml';
 import { imageDataDir } from '../helpers/images.js';
 import { tinyModelPath } from '../helpers/models.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
-import { startupSignInLink } from './app-helpers.js';
+import { newSignInLink } from './app-helpers.js';
 import { DESKTOP, launch, open, PHONE, screenshot, SIZES, SCHEMES } from './harness.js';
 
 let server: RunningServer;
@@ -31,7 +31,7 @@ beforeAll(async () => {
   writeFileSync(join(dataDir, 'config.yaml'), JSON.stringify({ version: 1, models: { threads: 1 }, agents }));
   server = await startServer({ dataDir, withModel: false });
   browser = await launch();
-  ({ page, errors } = await open(browser, `${server.url}/server`, { colorScheme: 'light', signInLink: startupSignInLink(server) }));
+  ({ page, errors } = await open(browser, `${server.url}/server`, { colorScheme: 'light', signInLink: await newSignInLink(server) }));
 });
 
 afterAll(async () => {

@@ -14,7 +14,7 @@ import { startScriptedProvider, type ScriptedProvider } from '../fixtures/script
 import { agentDataDir } from '../helpers/agents.js';
 import { tinyEmbeddingModelPath, tinyModelPath } from '../helpers/models.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
-import { chooseModel, lastReply, replyEnds, send, setSetting, startupSignInLink } from './app-helpers.js';
+import { chooseModel, lastReply, replyEnds, send, setSetting, newSignInLink } from './app-helpers.js';
 import { DESKTOP, launch, open, screenshot, SIZES, SCHEMES } from './harness.js';
 
 let provider: ScriptedProvider;
@@ -56,7 +56,7 @@ beforeAll(async () => {
   copyFileSync(await tinyEmbeddingModelPath(), join(dataDir, 'models', 'tiny-embed.gguf'));
   server = await startServer({ dataDir });
   browser = await launch();
-  ({ page, errors } = await open(browser, server.url, { colorScheme: 'light', signInLink: startupSignInLink(server) }));
+  ({ page, errors } = await open(browser, server.url, { colorScheme: 'light', signInLink: await newSignInLink(server) }));
   await chooseModel(page, 'companion:tiny');
 });
 

@@ -8,7 +8,7 @@ import { keyRequiredDataDir, newDataDir, startServer, type RunningServer } from 
 /*
  * The local admin credential on a real `hearth serve`: another local process (plain fetch, no
  * credential) is refused; the CLI reads `<data-dir>/admin-token`; the app signs in through a
- * one-time link printed on stderr and by `hearth open`.
+ * one-time link from `hearth open` (a start without a terminal prints none).
  */
 
 let server: RunningServer;
@@ -60,17 +60,29 @@ describe('the admin credential', () => {
 describe('signing the app in', () => {
   const codeOf = (link: string) => link.split('#')[1]!;
 
-  it('the start prints a one-time link on stderr that gives the app its session cookie', async () => {
-    const link = new RegExp(`(${server.url.replace(/[.]/g, '\\.')}/sign-in#[A-Za-z0-9_-]+)`).exec(server.stderr())?.[1];
-    expect(link, server.stderr()).toBeDefined();
-    const signed = await post('/admin/session', { code: codeOf(link!) }, { origin: server.url });
-    expect(signed.status).toBe(204);
+  it('started without a terminal, the start prints the command that makes a link, never a live link (a log file would hand it to its readers)', () => {
+    expect(server.stderr()).toContain('To sign the app in on this machine, run npm run hearth -- open there and open the link it prints.');
+    expect(server.stderr()).not.toMatch(/sign-in#/);
+  });
+
+  it('a link from `hearth open` gives the app a session: the cookie and the proof together open the admin routes, neither alone', async () => {
+    const opened = await runHearth(['open', '--data-dir', server.dataDir]);
+    expect(opened.code, opened.stderr).toBe(0);
+    const signed = await post('/admin/session', { code: codeOf(opened.stdout.trim()) }, { origin: server.url });
+    expect(signed.status).toBe(200);
+    const { proof } = (await signed.json()) as { proof: string };
     const cookie = signed.headers.get('set-cookie')!;
     expect(cookie).toMatch(/HttpOnly/);
     expect(cookie).toMatch(/SameSite=Strict/);
-    const status = await fetchWithoutAdmin(`${server.url}/admin/status`, { headers: { cookie: cookie.split(';')[0]! } });
-    expect(status.status).toBe(200);
-    expect((await post('/admin/session', { code: codeOf(link!) })).status).toBe(401);
+    const pair = cookie.split(';')[0]!;
+    const status = (headers: Record<string, string>) => fetchWithoutAdmin(`${server.url}/admin/status`, { headers });
+    expect((await status({ cookie: pair, 'x-hearth-session': proof })).status).toBe(200);
+    expect((await status({ cookie: pair })).status).toBe(401);
+    expect((await status({ 'x-hearth-session': proof })).status).toBe(401);
+    // Signing out ends it for good: the same cookie and proof, sent again, are refused.
+    const out = await fetchWithoutAdmin(`${server.url}/admin/session`, { method: 'DELETE', headers: { cookie: pair, 'x-hearth-session': proof } });
+    expect(out.status).toBe(204);
+    expect((await status({ cookie: pair, 'x-hearth-session': proof })).status).toBe(401);
   });
 
   it('`hearth open` prints a fresh link; it says what is wrong when no server runs', async () => {

@@ -21,12 +21,12 @@ async function serve(env: NodeJS.ProcessEnv): Promise<RunningServer> {
 describe('hearth serve logs', () => {
   it('at info, to a pipe: JSON lines and no line per request', async () => {
     const server = await serve({ HEARTH_LOG_LEVEL: 'info' });
-    // The one-time sign-in link is written for the person, never as a log record (it must not reach log files as data).
+    // The sign-in advice is written for the person, never as a log record.
     const lines = server
       .stderr()
       .trim()
       .split('\n')
-      .filter((line) => !line.startsWith('Sign the app in'));
+      .filter((line) => !line.startsWith('To sign the app in'));
     for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
     expect(lines.map((line) => (JSON.parse(line) as { msg: string }).msg)).toContain('stopping');
     expect(server.stderr()).not.toMatch(/\/health|\/v1\/models|incoming request|request completed/);

@@ -107,6 +107,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     services,
     local,
     stderr: context.stderr,
+    terminal: isTerminal(context.stderr),
     refusal: browserRefusal({ noBrowser: options.noBrowser, env: context.env, interactive: isTerminal(context.stdout) && isTerminal(context.stderr) }),
     openBrowser: context.openBrowser ?? systemBrowser(context.env),
   });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { SIGN_IN_LINK_MINUTES } from '../access/admin-credential.js';
 import { missingModelWarnings } from '../config/model-references.js';
+import { rememberSecret } from '../redaction.js';
 import { signInUrl } from '../http/admin-session.js';
 import { command, invocation, installFolder, testModelCommand } from '../invocation.js';
 import type { Services } from '../services.js';
@@ -12,21 +13,32 @@ import { writeSignInFile, type OpenBrowser } from './browser.js';
 
 /**
  * Signs the person in: opens their browser on a one-time sign-in (through the sign-in file), or,
- * when no browser is to be opened (`refusal`) or none could be, prints the one-time link.
+ * when no browser is to be opened (`refusal`) or none could be, prints the one-time link to the
+ * terminal. Started without one (a service manager, `nohup`, output sent to a file or a
+ * container's log), it prints the command that makes a link instead: a live link in a log file
+ * would sign in whoever can read the log.
  */
 export async function announceSignIn(options: {
   services: Services;
   /** The server's loopback address. */
   local: string;
   stderr: NodeJS.WritableStream;
+  /** Whether stderr is a terminal a person watches (only then is a live link printed). */
+  terminal: boolean;
   refusal: string | undefined;
   openBrowser: OpenBrowser;
 }): Promise<void> {
   const { services, stderr } = options;
   const link = services.admin.issueLink();
+  // Any log line that would carry it shows [redacted] instead.
+  rememberSecret(link.code);
   const url = signInUrl(new URL(options.local).host, link.code);
   const printLink = () =>
-    stderr.write(`Sign the app in on this machine (one-time link, valid ${SIGN_IN_LINK_MINUTES} minutes; ${command('open')} makes another): ${url}\n`);
+    stderr.write(
+      options.terminal
+        ? `Sign the app in on this machine (one-time link, valid ${SIGN_IN_LINK_MINUTES} minutes; ${command('open')} makes another): ${url}\n`
+        : `To sign the app in on this machine, run ${command('open')} there and open the link it prints.\n`,
+    );
   if (options.refusal) {
     printLink();
     return;
