@@ -13,7 +13,7 @@ import { GeneratedTokens } from './generated-tokens.js';
 import { GrammarCache, generate, planGeneration, type ModelRuntime } from './generate.js';
 import { threadCandidates } from './llama.js';
 import type { LoadedModel, LoadedStatus } from './loaded-model.js';
-import { defaultParallel } from './parallel.js';
+import { defaultParallel, fittingParallel } from './parallel.js';
 import { SequencePool } from './pool.js';
 import { ThreadTuner } from './thread-tuner.js';
 import type { GenerationRequest, GenerationResult, ModelFile } from './types.js';
@@ -84,7 +84,7 @@ export class InProcessModel implements LoadedModel {
     const parallel =
       settings.parallel === 'auto'
         ? defaultParallel({ bytesPerSequence: perSequence, availableBytes: room, gpu, cores: llama.cpuMathCores })
-        : settings.parallel;
+        : fittingParallel(settings.parallel, { bytesPerSequence: perSequence, availableBytes: room });
     const steps = new BatchSteps();
     const context = await model.createContext({
       contextSize,

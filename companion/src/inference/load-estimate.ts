@@ -10,7 +10,7 @@ import { estimateBytes } from './engine.js';
 import { bytesPerSequence } from './in-process.js';
 import { loadLlama, type GpuSetting } from './llama.js';
 import type { ModelLoadOptions } from './load-options.js';
-import { defaultParallel } from './parallel.js';
+import { defaultParallel, fittingParallel } from './parallel.js';
 import type { ModelFile } from './types.js';
 
 export interface LoadEstimateInput {
@@ -32,7 +32,7 @@ export interface LoadEstimate {
   totalLayers: number;
   /** Layers that would be offloaded to the GPU ('auto' resolved against its free memory). */
   gpuLayers: number;
-  /** Sequences ('auto' resolved as the engine does, against the memory left now). */
+  /** Sequences ('auto' resolved as the engine does, against the memory left now; a set count lowered to what that memory holds). */
   parallel: number;
   /** The weights and a margin for compute buffers: what the engine makes room for before loading. */
   weightsBytes: number;
@@ -83,7 +83,7 @@ export async function estimateLoad(input: LoadEstimateInput): Promise<LoadEstima
   const parallel =
     options.parallel === 'auto'
       ? defaultParallel({ bytesPerSequence: perSequence, availableBytes: room, gpu: onGpu, cores: llama.cpuMathCores })
-      : options.parallel;
+      : fittingParallel(options.parallel, { bytesPerSequence: perSequence, availableBytes: room });
   const contextBytes = parallel * perSequence;
   const weightsOnGpu = onGpu ? insights.estimateModelResourceRequirements({ gpuLayers }).gpuVram : 0;
   return {

@@ -1,3 +1,5 @@
+import { availableParallelism } from 'node:os';
+
 /** How one model is loaded: its own settings (config's `models.overrides`) over the engine's defaults. */
 export interface ModelLoadOptions {
   contextSize: number;
@@ -10,12 +12,21 @@ export interface ModelLoadOptions {
 /** Model id -> the load options it sets itself. */
 export type ModelOverrides = Record<string, Partial<ModelLoadOptions>>;
 
-/** The options a model loads with: the engine's, with what its own entry sets in their place. */
-export function loadOptionsFor(defaults: Omit<ModelLoadOptions, 'gpuLayers'> & { overrides?: ModelOverrides }, id: string): ModelLoadOptions {
+/** A thread count, at most the cores this process may run on: more threads than cores only wait for each other. */
+export function threadsWithin(threads: number | 'auto', cores = availableParallelism()): number | 'auto' {
+  return threads === 'auto' ? threads : Math.max(1, Math.min(threads, cores));
+}
+
+/** The options a model loads with: the engine's, with what its own entry sets in their place, threads capped at the cores. */
+export function loadOptionsFor(
+  defaults: Omit<ModelLoadOptions, 'gpuLayers'> & { overrides?: ModelOverrides },
+  id: string,
+  cores = availableParallelism(),
+): ModelLoadOptions {
   const own = defaults.overrides?.[id] ?? {};
   return {
     contextSize: own.contextSize ?? defaults.contextSize,
-    threads: own.threads ?? defaults.threads,
+    threads: threadsWithin(own.threads ?? defaults.threads, cores),
     parallel: own.parallel ?? defaults.parallel,
     gpuLayers: own.gpuLayers ?? 'auto',
   };

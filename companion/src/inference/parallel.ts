@@ -23,3 +23,13 @@ export function defaultParallel(input: ParallelInput): number {
   const fits = Math.floor((Math.max(0, input.availableBytes) * SEQUENCE_MEMORY_SHARE) / input.bytesPerSequence);
   return Math.max(1, Math.min(cap, fits));
 }
+
+/**
+ * A `parallel` the owner set: lowered to the sequences whose KV caches fit the memory left (all of
+ * it, not the default's half), at least one. Sixty-four sequences at a long context on a small
+ * machine would otherwise never finish loading.
+ */
+export function fittingParallel(asked: number, input: Pick<ParallelInput, 'bytesPerSequence' | 'availableBytes'>): number {
+  if (!(input.bytesPerSequence > 0)) return asked;
+  return Math.max(1, Math.min(asked, Math.floor(Math.max(0, input.availableBytes) / input.bytesPerSequence)));
+}
