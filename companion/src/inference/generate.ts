@@ -15,7 +15,9 @@ import { HearthError } from '../errors.js';
 import { newId } from '../ids.js';
 import { describeTools, toChatHistory } from './chat-history.js';
 import { readForcedCall } from './forced-call.js';
+import { boundExponents } from './json-numbers.js';
 import { toGrammarSchema } from './json-schema.js';
+import { hasLoneSurrogate } from './surrogates.js';
 import { CHAT_FIELDS, type GenerationRequest, type GenerationResult, type StopReason, type ToolCallRecord, type ToolSpec } from './types.js';
 
 export interface ModelRuntime {
@@ -52,7 +54,10 @@ export interface GenerationPlan {
  */
 export async function planGeneration(runtime: ModelRuntime, request: GenerationRequest): Promise<GenerationPlan> {
   const fields = request.fields ?? CHAT_FIELDS;
+  // Every client schema is checked (and refused with its path) before the prompt is rendered or a grammar built.
+  checkStops(request.stop);
   const schemas = request.tools.map((tool, index) => (tool.parameters ? toGrammarSchema(tool.parameters, fields.toolParameters(index)) : undefined));
+  const outputSchema = request.output.type === 'json' && request.output.schema ? toGrammarSchema(request.output.schema, fields.schema) : undefined;
   const forced = request.tools.length > 0 && (request.toolMode.type === 'required' || request.toolMode.type === 'named');
   const offered = request.tools.length > 0 && request.toolMode.type === 'auto' ? toFunctions(request.tools, schemas) : undefined;
   let history = toChatHistory(request.history, fields.history);
@@ -74,8 +79,16 @@ export async function planGeneration(runtime: ModelRuntime, request: GenerationR
   const maxTokens = Math.min(request.maxTokens ?? room, room);
   const grammar = forced
     ? await runtime.grammars.forTools(chosenTools(request).map((index) => [request.tools[index]!.name, schemas[index]]))
-    : await grammarForOutput(runtime, request);
+    : await grammarForOutput(runtime, request, outputSchema);
   return { history, forced, offered, schemas, promptTokens, stopTriggers: state.stopGenerationTriggers, maxTokens, grammar };
+}
+
+/** Stop texts are matched against generated text (and sent on to llama-server): half a surrogate pair is no text either can take. */
+function checkStops(stop: string[]): void {
+  const index = stop.findIndex(hasLoneSurrogate);
+  if (index < 0) return;
+  const param = stop.length === 1 ? 'stop' : `stop[${index}]`;
+  throw new HearthError('invalid_request_error', `${param} holds half of a UTF-16 surrogate pair (\\ud800-\\udfff alone), which is not text.`, { param });
 }
 
 /**
@@ -168,12 +181,15 @@ export function penalties(request: GenerationRequest) {
   return { penalty: 1, presencePenalty: presencePenalty ?? 0, frequencyPenalty: frequencyPenalty ?? 0 };
 }
 
-async function grammarForOutput(runtime: ModelRuntime, request: GenerationRequest): Promise<LlamaGrammar | undefined> {
+async function grammarForOutput(runtime: ModelRuntime, request: GenerationRequest, schema: GbnfJsonSchema | undefined): Promise<LlamaGrammar | undefined> {
   if (request.output.type !== 'json') return undefined;
-  return request.output.schema ? runtime.grammars.forSchema(request.output.schema, (request.fields ?? CHAT_FIELDS).schema) : runtime.grammars.anyJson();
+  return schema ? runtime.grammars.forSchema(schema) : runtime.grammars.anyJson();
 }
 
-/** Grammars are compiled once per distinct schema: clients tend to repeat the same one. */
+/**
+ * Grammars are compiled once per distinct schema: clients tend to repeat the same one. Every JSON
+ * grammar's numbers have bounded exponents (json-numbers.ts), for both engines.
+ */
 export class GrammarCache {
   private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
 
@@ -186,14 +202,14 @@ export class GrammarCache {
     return this.remember('json', () => this.llama.getGrammarFor('json'));
   }
 
-  forSchema(schema: Record<string, unknown>, param: string): Promise<LlamaGrammar> {
-    const converted = toGrammarSchema(schema, param);
-    return this.remember(JSON.stringify(converted), () => this.llama.createGrammarForJsonSchema(converted as never));
+  /** A grammar for a schema toGrammarSchema converted (and checked): a json_schema answer's. */
+  forSchema(schema: GbnfJsonSchema): Promise<LlamaGrammar> {
+    return this.remember(JSON.stringify(schema), () => this.llama.createGrammarForJsonSchema(schema as never));
   }
 
-  /** A grammar for one tool's parameters (already converted by toGrammarSchema), for the server engine's tool-call grammar. */
+  /** A grammar for one tool's parameters (converted by toGrammarSchema), for the server engine's tool-call grammar. */
   forParams(schema: GbnfJsonSchema): Promise<LlamaGrammar> {
-    return this.remember(JSON.stringify(schema), () => this.llama.createGrammarForJsonSchema(schema as never));
+    return this.forSchema(schema);
   }
 
   /** A grammar for `{"name": <one of the tools>, "arguments": <its schema>}`. */
@@ -215,10 +231,22 @@ export class GrammarCache {
     let grammar = this.grammars.get(key);
     if (!grammar) {
       if (this.grammars.size >= this.limit) this.grammars.delete(this.grammars.keys().next().value!);
-      grammar = create();
+      grammar = create().then((made) => this.bounded(made));
       grammar.catch(() => this.grammars.delete(key));
       this.grammars.set(key, grammar);
     }
     return grammar;
+  }
+
+  /** node-llama-cpp's grammar again, with its numbers' exponents bounded (its own settings kept). */
+  private bounded(grammar: LlamaGrammar): Promise<LlamaGrammar> | LlamaGrammar {
+    const text = boundExponents(grammar.grammar);
+    if (text === grammar.grammar) return grammar;
+    return this.llama.createGrammar({
+      grammar: text,
+      stopGenerationTriggers: grammar.stopGenerationTriggers,
+      trimWhitespaceSuffix: grammar.trimWhitespaceSuffix,
+      rootRuleName: grammar.rootRuleName,
+    });
   }
 }

@@ -1,6 +1,15 @@
 import type { GbnfJsonSchema } from 'node-llama-cpp';
 import { HearthError } from '../errors.js';
+import { checkReferences, type References } from './json-schema-references.js';
+import { hasLoneSurrogate } from './surrogates.js';
 import type { JsonSchema } from '#shared/api/openai.js';
+
+/**
+ * What a grammar is built from at most, checked before any grammar is: how deep a schema nests
+ * (node-llama-cpp stops at 512 scopes, with a 500), each length or count (llama.cpp refuses a
+ * repetition of 2000 or more), and all lengths and counts together (each one is spelled out).
+ */
+export const SCHEMA_LIMITS = { depth: 64, count: 1000, counts: 10_000 } as const;
 
 /** Keywords that describe or annotate but do not constrain what the grammar must produce. */
 const ANNOTATIONS = new Set([
@@ -34,12 +43,36 @@ const FORMATS = new Set(['date-time', 'time', 'date']);
  * answer that claims to follow a schema always does.
  */
 export function toGrammarSchema(schema: unknown, param: string): GbnfJsonSchema {
-  return convert(schema, param) as GbnfJsonSchema;
+  const walk: Walk = { depth: 0, scope: new Map(), counted: { total: 0 }, references: { definitions: new Map(), targets: new WeakMap() } };
+  const converted = convert(schema, param, walk);
+  checkReferences(converted, walk.references, refuse);
+  return converted as GbnfJsonSchema;
 }
 
-function convert(node: unknown, path: string): Record<string, unknown> {
+/** Where the conversion is: how deep, which definitions a `$ref` here may name (name -> its path), the counts so far. */
+interface Walk {
+  depth: number;
+  scope: ReadonlyMap<string, string>;
+  counted: { total: number };
+  references: References;
+}
+
+/** The walk one level down, where this node's own `$defs` join those in scope (as node-llama-cpp resolves them). */
+function below(walk: Walk, node: JsonSchema, path: string): Walk {
+  const scope = new Map(walk.scope);
+  for (const key of ['definitions', '$defs']) {
+    const defs = node[key];
+    if (isObject(defs)) for (const name of Object.keys(defs)) scope.set(name, `${path}.${key}.${name}`);
+  }
+  return { ...walk, depth: walk.depth + 1, scope };
+}
+
+function convert(node: unknown, path: string, outer: Walk): Record<string, unknown> {
   if (node === true || (isObject(node) && Object.keys(node).length === 0)) return ANY_JSON;
   if (!isObject(node)) refuse(path, 'must be a JSON Schema object');
+  if (outer.depth >= SCHEMA_LIMITS.depth) refuse(path, `nests deeper than ${SCHEMA_LIMITS.depth} levels, more than a grammar is built for`);
+  const walk = below(outer, node, path);
+  const child = (value: unknown, at: string) => convert(value, at, walk);
   const out: Record<string, unknown> = {};
   /** Keywords whose meaning depends on others: applied once every keyword is read. */
   const later: { tuple?: boolean; closed?: boolean; additionalItems?: unknown; propertyNames?: unknown } = {};
@@ -54,16 +87,18 @@ function convert(node: unknown, path: string): Record<string, unknown> {
       }
       case 'properties': {
         if (!isObject(value)) refuse(at, 'must be an object');
-        out.properties = Object.fromEntries(Object.entries(value).map(([name, child]) => [name, convert(child, `${at}.${name}`)]));
+        out.properties = Object.fromEntries(
+          Object.entries(value).map(([name, schema]) => [checkedText(name, `${at}.${name}`), child(schema, `${at}.${name}`)]),
+        );
         break;
       }
       case 'items':
         // Draft-07 tuples list their items; 2020-12 closes a tuple with `items: false`.
         if (Array.isArray(value)) {
-          out.prefixItems = value.map((child, index) => convert(child, `${at}[${index}]`));
+          out.prefixItems = value.map((schema, index) => child(schema, `${at}[${index}]`));
           later.tuple = true;
         } else if (value === false) later.closed = true;
-        else if (value !== true) out.items = convert(value, at);
+        else if (value !== true) out.items = child(value, at);
         break;
       case 'additionalItems':
         later.additionalItems = value;
@@ -73,47 +108,68 @@ function convert(node: unknown, path: string): Record<string, unknown> {
         break;
       case 'prefixItems':
         if (!Array.isArray(value)) refuse(at, 'must be an array');
-        out.prefixItems = value.map((child, index) => convert(child, `${at}[${index}]`));
+        out.prefixItems = value.map((schema, index) => child(schema, `${at}[${index}]`));
         break;
       case 'additionalProperties':
-        out.additionalProperties = typeof value === 'boolean' ? value : convert(value, at);
+        out.additionalProperties = typeof value === 'boolean' ? value : child(value, at);
         break;
       case 'anyOf':
       case 'oneOf':
         if (!Array.isArray(value) || value.length === 0) refuse(at, 'must be a non-empty array');
-        out.oneOf = value.map((child, index) => convert(child, `${at}[${index}]`));
+        out.oneOf = value.map((schema, index) => child(schema, `${at}[${index}]`));
         break;
       case '$defs':
       case 'definitions': {
         if (!isObject(value)) refuse(at, 'must be an object');
-        out.$defs = Object.fromEntries(Object.entries(value).map(([name, child]) => [name, convert(child, `${at}.${name}`)]));
+        const defs = Object.entries(value).map(([name, schema]) => {
+          const converted = child(schema, `${at}.${name}`);
+          walk.references.definitions.set(`${at}.${name}`, converted);
+          return [name, converted] as const;
+        });
+        // Both spellings in one schema: node-llama-cpp reads $defs, so they are put together there.
+        out.$defs = { ...(out.$defs as object | undefined), ...Object.fromEntries(defs) };
         break;
       }
-      case '$ref':
-        if (typeof value !== 'string' || !/^#\/(\$defs|definitions)\/[^/]+$/.test(value)) refuse(at, 'must point into #/$defs');
-        out.$ref = value.replace('#/definitions/', '#/$defs/');
+      case '$ref': {
+        const name = typeof value === 'string' ? /^#\/(?:\$defs|definitions)\/([^/]+)$/.exec(value)?.[1] : undefined;
+        if (name === undefined) refuse(at, 'must point into #/$defs');
+        const target = walk.scope.get(name);
+        if (target === undefined) refuse(at, `names the definition "${name}", which no $defs or definitions of this schema holds`);
+        out.$ref = `#/$defs/${name}`;
+        walk.references.targets.set(out, { target, name, path: at });
         break;
+      }
       case 'format':
         // Formats the grammar knows are enforced; others (email, uri, ...) stay plain strings.
         if (typeof value === 'string' && FORMATS.has(value)) out.format = value;
         break;
-      case 'required':
       case 'enum':
+        if (!Array.isArray(value) || value.length === 0)
+          refuse(at, 'must list at least one value (an empty enum allows nothing, so no answer could follow the schema)');
+        out.enum = value.map((item, index) => checkedLiteral(item, `${at}[${index}]`));
+        break;
       case 'const':
+        out.const = checkedLiteral(value, at);
+        break;
+      case 'required':
+        if (!Array.isArray(value) || !value.every((name) => typeof name === 'string')) refuse(at, 'must list property names');
+        out.required = value;
+        break;
+      // Lengths and counts: each one a repetition in the grammar.
       case 'minLength':
       case 'maxLength':
       case 'minItems':
       case 'maxItems':
       case 'minProperties':
       case 'maxProperties':
-        out[key] = value;
+        out[key] = checkedCount(value, at, walk.counted);
         break;
       default:
         if (!ANNOTATIONS.has(key)) refuse(at, `uses "${key}", which Hearth cannot enforce with a grammar`);
         if (key === 'description' && typeof value === 'string') out.description = value;
     }
   }
-  closeTuple(out, later, path);
+  closeTuple(out, later, path, walk);
   if (later.propertyNames !== undefined) limitKeys(out, propertyNamesOf(later.propertyNames, `${path}.propertyNames`));
   // Only declared properties are generated: an object schema without additionalProperties would
   // otherwise let a weak model wander into keys nobody asked for.
@@ -122,11 +178,34 @@ function convert(node: unknown, path: string): Record<string, unknown> {
   return out;
 }
 
+/** An `enum` or `const` value the grammar can spell: a string, a number, a boolean or null (node-llama-cpp takes no others). */
+function checkedLiteral(value: unknown, path: string): unknown {
+  if (typeof value === 'string') return checkedText(value, path);
+  if (value === null || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) return value;
+  refuse(path, `is ${Array.isArray(value) ? 'an array' : 'an object'}; a grammar takes only strings, numbers, booleans and null as enum or const values`);
+}
+
+/** Text that becomes part of the grammar: half a surrogate pair is no character a model can write. */
+function checkedText(text: string, path: string): string {
+  if (hasLoneSurrogate(text)) refuse(path, 'holds half of a UTF-16 surrogate pair (\\ud800-\\udfff alone), which is not text');
+  return text;
+}
+
+/** A length or count: a whole number within SCHEMA_LIMITS.count, added to the schema's total. */
+function checkedCount(value: unknown, path: string, counted: { total: number }): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) refuse(path, 'must be a whole number of 0 or more');
+  if (value > SCHEMA_LIMITS.count) refuse(path, `is ${value}; a grammar enforces lengths and counts up to ${SCHEMA_LIMITS.count}`);
+  counted.total += value;
+  if (counted.total > SCHEMA_LIMITS.counts)
+    refuse(path, `brings the schema's lengths and counts to more than ${SCHEMA_LIMITS.counts} together, more than a grammar is built for`);
+  return value;
+}
+
 /**
  * Tuples: draft-07 `items: [...]` with `additionalItems` (false: closed; a schema: the rest), and
  * 2020-12 `prefixItems` with `items: false` (closed). A closed tuple gets maxItems = its length.
  */
-function closeTuple(out: Record<string, unknown>, later: { tuple?: boolean; closed?: boolean; additionalItems?: unknown }, path: string): void {
+function closeTuple(out: Record<string, unknown>, later: { tuple?: boolean; closed?: boolean; additionalItems?: unknown }, path: string, walk: Walk): void {
   const length = Array.isArray(out.prefixItems) ? out.prefixItems.length : 0;
   const close = () => {
     out.maxItems = typeof out.maxItems === 'number' ? Math.min(out.maxItems, length) : length;
@@ -136,7 +215,7 @@ function closeTuple(out: Record<string, unknown>, later: { tuple?: boolean; clos
   // additionalItems only means something beside the array form of items.
   if (!later.tuple || later.additionalItems === undefined || later.additionalItems === true) return;
   if (later.additionalItems === false) close();
-  else out.items = convert(later.additionalItems, `${path}.additionalItems`);
+  else out.items = convert(later.additionalItems, `${path}.additionalItems`, walk);
 }
 
 /**
@@ -156,6 +235,7 @@ function propertyNamesOf(node: unknown, path: string): string[] | undefined {
     } else if (key === 'enum' || key === 'const') {
       const list = key === 'enum' ? value : [value];
       if (!Array.isArray(list) || !list.every((name) => typeof name === 'string')) refuse(at, 'must list strings');
+      list.forEach((name: string, index) => checkedText(name, key === 'enum' ? `${at}[${index}]` : at));
       names = names ? names.filter((name) => list.includes(name)) : [...list];
     } else if (!ANNOTATIONS.has(key)) refuse(at, `uses "${key}", which Hearth cannot enforce on property names with a grammar`);
   }
