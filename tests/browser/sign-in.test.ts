@@ -6,10 +6,13 @@
  * nothing the app asks is refused.
  */
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fetchWithoutAdmin } from '../helpers/admin-fetch.js';
 import { REPO_ROOT } from '../helpers/hearth-process.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
 import { tempFolder } from '../helpers/temp.js';
@@ -96,6 +99,60 @@ describe('signed in without a typed step', () => {
     expect(await page.getByTestId('signed-in').count()).toBe(0);
     expect(problems).toEqual([]);
     await context.close();
+  });
+
+  it('a page another local user serves on another port of 127.0.0.1 gets the session cookie from the browser, and it opens nothing', async () => {
+    const seen: string[] = [];
+    const other = createServer((request, response) => {
+      if (request.url?.startsWith('/admin/')) seen.push(request.headers.cookie ?? '');
+      response.setHeader('content-type', 'text/html');
+      response.end('<!doctype html><title>Notebook</title><p>another program</p>');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const context = await browser.newContext({ viewport: DESKTOP });
+    try {
+      const page = await context.newPage();
+      await signIn(page, await newSignInLink(server));
+      await page.goto(`http://127.0.0.1:${(other.address() as AddressInfo).port}/`);
+      await page.evaluate(async () => void (await fetch('/admin/anything')));
+      // Cookies do not separate ports: the browser handed Hearth's session cookie to the other program.
+      const stolen = seen.find((cookie) => cookie.includes('hearth_admin_'));
+      expect(stolen, seen.join('\n')).toMatch(/hearth_admin_\d+=hses_/);
+      const status = await fetchWithoutAdmin(`${server.url}/admin/status`, { headers: { cookie: stolen! } });
+      expect(status.status).toBe(401);
+      const applied = await fetchWithoutAdmin(`${server.url}/admin/config/apply`, {
+        method: 'POST',
+        headers: { cookie: stolen!, 'content-type': 'application/json' },
+        body: JSON.stringify({ document: { version: 1, mcp_services: { run: { transport: 'stdio', command: 'id' } } }, confirm_high_risk: true }),
+      });
+      expect(applied.status).toBe(401);
+      // The app itself, which holds the proof, is still signed in.
+      await page.goto(`${server.url}/server`);
+      await page.getByTestId('signed-in').waitFor();
+      await expect.poll(() => page.getByTestId('models-dirs').innerText()).toContain(`${server.dataDir}/models`);
+    } finally {
+      await context.close();
+      other.close();
+    }
+  });
+
+  it('Sign out everywhere ends the session of every browser', async () => {
+    const here = await browser.newContext({ viewport: DESKTOP });
+    const elsewhere = await browser.newContext({ viewport: PHONE });
+    try {
+      const page = await here.newPage();
+      await signIn(page, await newSignInLink(server));
+      const other = await elsewhere.newPage();
+      await signIn(other, await newSignInLink(server));
+      await page.getByRole('button', { name: 'Sign out everywhere' }).click();
+      await page.getByTestId('sign-in-notice').waitFor();
+      await other.reload();
+      await other.getByTestId('sign-in-notice').waitFor();
+      expect(await other.getByTestId('signed-in').count()).toBe(0);
+    } finally {
+      await here.close();
+      await elsewhere.close();
+    }
   });
 
   it('a used link is refused with a way forward, in the command that runs here', async () => {

@@ -61,7 +61,7 @@ describe('signing the app in', () => {
   const codeOf = (link: string) => link.split('#')[1]!;
 
   it('started without a terminal, the start prints the command that makes a link, never a live link (a log file would hand it to its readers)', () => {
-    expect(server.stderr()).toContain('To sign the app in on this machine, run npm run hearth -- open there and open the link it prints.');
+    expect(server.stderr()).toContain('To sign the app in, run npm run hearth -- open on this machine and open the link it prints.');
     expect(server.stderr()).not.toMatch(/sign-in#/);
   });
 

@@ -110,7 +110,7 @@ describe('every printed command runs as written', () => {
     try {
       await expect.poll(() => server.stderr(), { timeout: 30_000 }).toMatch(/No models yet/);
       const startUp = server.stderr();
-      expect(startUp).toContain('To sign the app in on this machine, run hearth open there');
+      expect(startUp).toContain('To sign the app in, run hearth open on this machine');
       expect(startUp).not.toContain('npm run hearth');
       for (const line of commandsIn(startUp).filter((line) => line.startsWith('hearth ')))
         await expectHelp(line, { env: linked, cwd: tempFolder('elsewhere') });

@@ -106,6 +106,21 @@ describe('the session store', () => {
     expect(localStorage.getItem('hearth.admin-proof')).toBeNull();
   });
 
+  it('an answer asked before a sign-in finished does not undo it (the page asks at once while the sign-in page redeems its code)', async () => {
+    let answer!: () => void;
+    stubFetch((path, init) => {
+      if (init.method === 'POST') return Response.json({ proof: 'hses_new', expires_at: '2027-01-01T00:00:00Z' });
+      return new Promise<Response>((resolve) => (answer = () => resolve(Response.json(state(false)))));
+    });
+    const store = new SessionStore();
+    const asked = store.check();
+    await store.signIn('code');
+    answer();
+    await asked;
+    expect(store.signedIn).toBe(true);
+    expect(localStorage.getItem('hearth.admin-proof')).toBe('hses_new');
+  });
+
   it('forgets the proof when the companion knows no session for it', async () => {
     localStorage.setItem('hearth.admin-proof', 'hses_stale');
     stubFetch(() => Response.json(state(false)));

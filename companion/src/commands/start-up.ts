@@ -37,7 +37,7 @@ export async function announceSignIn(options: {
     stderr.write(
       options.terminal
         ? `Sign the app in on this machine (one-time link, valid ${SIGN_IN_LINK_MINUTES} minutes; ${command('open')} makes another): ${url}\n`
-        : `To sign the app in on this machine, run ${command('open')} there and open the link it prints.\n`,
+        : `To sign the app in, run ${command('open')} on this machine and open the link it prints.\n`,
     );
   if (options.refusal) {
     printLink();

@@ -8,7 +8,7 @@
  * would be refused. The note also tells other tabs of a sign-in or a sign-out.
  */
 import { endEverySession, endSession, redeemSignIn, sessionState } from '$lib/api/session';
-import { forgetAdminProof, storeAdminProof } from '$lib/storage/admin-proof';
+import { forgetAdminProof, readAdminProof, storeAdminProof } from '$lib/storage/admin-proof';
 import type { SessionState } from '#shared/api/admin.js';
 
 const KEY = 'hearth.admin-signed-in';
@@ -96,7 +96,10 @@ export class SessionStore {
       return;
     }
     try {
+      const sent = readAdminProof();
       const state = await sessionState(signal);
+      // A sign-in or sign-out while it was asked makes the answer stale (it speaks of the proof sent, not the one kept now).
+      if (readAdminProof() !== sent) return;
       const { signed_in, ...commands } = state;
       // Signed out, the companion leaves its folders out: keep the ones it gave while signed in.
       const known = this.commands;
