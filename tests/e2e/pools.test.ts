@@ -114,6 +114,8 @@ beforeAll(async () => {
       `      - url: http://127.0.0.1:${limiterPort}/v1`,
       `      - url: ${url(endpoints[0]!)}`,
       '    models: [tiny]',
+      // A passing check ends a Retry-After pause; none comes while the 429 test looks at it.
+      '    health: { interval_seconds: 3600 }',
       'agents:',
       '  - id: pooled',
       '    model: pool/tiny',

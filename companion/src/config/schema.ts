@@ -152,7 +152,8 @@ export const configSchema = {
             type: 'object',
             additionalProperties: false,
             properties: {
-              path: { type: 'string', pattern: '^/', maxLength: 200 },
+              // A path on the endpoint's own origin: `//host` or `/\host` would name another host (and send it the key).
+              path: { type: 'string', pattern: '^/(?![/\\\\])', maxLength: 200, description: "a path on the endpoint's own server, starting with a single /" },
               interval_seconds: { type: 'number', minimum: 0.1, maximum: 3600 },
               failures_to_open: { type: 'integer', minimum: 1, maximum: 100 },
               open_seconds: { type: 'number', minimum: 0.1, maximum: 60 },

@@ -103,7 +103,9 @@ export class HealthChecks {
     }
     const configured = this.pool.health.path;
     const path: Path = configured ? { kind: 'health' } : (this.paths.get(endpoint) ?? { kind: 'unknown' });
-    const healthUrl = new URL(configured ?? '/health', target.base.origin);
+    const healthUrl = onOrigin(configured ?? '/health', target.base);
+    // The key goes with the check: never to a URL a path like `//host/x` turns into another origin.
+    if (!healthUrl) return `its health.path ${JSON.stringify(configured)} is not a path on the endpoint's own origin; nothing was sent`;
     try {
       if (path.kind !== 'models') {
         const response = await this.get(healthUrl, target.headers);
@@ -135,5 +137,16 @@ export class HealthChecks {
     } finally {
       clearTimeout(timer);
     }
+  }
+}
+
+/** `path` on `base`'s origin, or undefined when it is not a plain path there (`//host/x`, `/\\host`, a full URL). */
+function onOrigin(path: string, base: URL): URL | undefined {
+  if (!/^\/(?![/\\])/.test(path)) return undefined;
+  try {
+    const url = new URL(path, base.origin);
+    return url.origin === base.origin ? url : undefined;
+  } catch {
+    return undefined;
   }
 }

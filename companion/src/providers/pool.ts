@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import type { EndpointCircuit, ProviderEndpointStatus } from '#shared/api/admin.js';
 import { HearthError } from '../errors.js';
-import { MAX_OPEN_MS, type HealthSettings } from './settings.js';
+import { MAX_OPEN_MS, MAX_PAUSE_MS, type HealthSettings } from './settings.js';
 import { displayUrl } from './wire.js';
 
 /**
@@ -68,8 +69,14 @@ export interface Lease {
 /** Conversations remembered per pool (least recently used forgotten first). */
 const AFFINITY_LIMIT = 10_000;
 
+/** What a pool keeps of a conversation's key: a digest of fixed size, never the client's text. */
+function digest(key: string): string {
+  return createHash('sha256').update(key).digest('base64url');
+}
+
 export class Pool {
   endpoints: Endpoint[] = [];
+  /** Digests of conversation keys -> the URL of the endpoint that served the conversation last. */
   private readonly affinity = new Map<string, string>();
   /** Called when a circuit opens or a probe is due sooner than planned (health.ts reschedules). */
   onChange: () => void = () => undefined;
@@ -101,6 +108,7 @@ export class Pool {
       return kept;
     });
     for (const endpoint of this.endpoints) endpoint.onMove = (to, from) => this.onCircuit(endpoint, to, from);
+    if (this.endpoints.length < 2) this.affinity.clear();
   }
 
   /**
@@ -118,17 +126,19 @@ export class Pool {
 
   /** The first of the keys whose endpoint is among `usable` with its circuit closed. */
   private remembered(keys: readonly string[], usable: Endpoint[]): Endpoint | undefined {
+    if (this.affinity.size === 0) return undefined;
     for (const key of keys) {
-      const url = this.affinity.get(key);
+      const url = this.affinity.get(digest(key));
       const endpoint = url === undefined ? undefined : usable.find((entry) => entry.url === url && entry.circuit === 'closed');
       if (endpoint) return endpoint;
     }
     return undefined;
   }
 
-  /** The endpoint answered (any status but 5xx and 429): its circuit closes and its failures are forgotten. */
+  /** The endpoint answered (any status but 5xx and 429) or passed a check: its circuit closes, its failures and any pause are forgotten. */
   succeeded(endpoint: Endpoint): void {
     endpoint.consecutiveFailures = 0;
+    endpoint.retryAfterUntil = 0;
     endpoint.lastError = undefined;
     endpoint.openMs = 0;
     endpoint.move('closed');
@@ -147,16 +157,28 @@ export class Pool {
     this.onChange();
   }
 
-  /** A 429: the endpoint is well but asked for a pause; it gets no requests for `seconds`. */
+  /** A 429: the endpoint is well but asked for a pause; it gets no requests for `seconds`, at most MAX_PAUSE_MS. */
   rateLimited(endpoint: Endpoint, seconds: number): void {
-    endpoint.retryAfterUntil = Math.max(endpoint.retryAfterUntil, this.now() + seconds * 1000);
+    endpoint.retryAfterUntil = Math.max(endpoint.retryAfterUntil, this.now() + Math.min(seconds * 1000, MAX_PAUSE_MS));
   }
 
-  /** The conversation continues where it was last served. */
+  /** The conversation continues where it was last served (a pool of one endpoint has nothing to choose, so remembers nothing). */
   remember(key: string, endpoint: Endpoint): void {
-    this.affinity.delete(key);
-    this.affinity.set(key, endpoint.url);
+    if (this.endpoints.length < 2) return;
+    const hashed = digest(key);
+    this.affinity.delete(hashed);
+    this.affinity.set(hashed, endpoint.url);
     if (this.affinity.size > AFFINITY_LIMIT) this.affinity.delete(this.affinity.keys().next().value!);
+  }
+
+  /** How many conversations the pool remembers. */
+  conversations(): number {
+    return this.affinity.size;
+  }
+
+  /** What the pool keeps of each remembered conversation: digests (status and tests read them). */
+  rememberedKeys(): string[] {
+    return [...this.affinity.keys()];
   }
 
   /** Whether another endpoint than those in `tried` would take a request now. */

@@ -17,6 +17,11 @@ export interface HealthSettings {
 export const DEFAULT_HEALTH = { interval_seconds: 10, failures_to_open: 3, open_seconds: 2 } as const;
 /** An open circuit's wait doubles after each failed probe up to this. */
 export const MAX_OPEN_MS = 60_000;
+/**
+ * The longest pause a 429's Retry-After buys: one answer must not shut an endpoint for an hour.
+ * Five minutes covers the per-minute windows of rate limits; a passing health check ends it sooner.
+ */
+export const MAX_PAUSE_MS = 300_000;
 
 /** The endpoints of a provider: its `endpoints`, or `base_url` as a pool of one. */
 export function endpointsOf(provider: Pick<ProviderSettings, 'base_url' | 'endpoints'>): ProviderEndpoint[] {

@@ -88,7 +88,10 @@ export interface ChatCompletionRequest {
   response_format?: ResponseFormat;
   n?: number | null;
   logprobs?: boolean | null;
+  /** At most 256 characters. */
   user?: string;
+  /** Requests with the same key share a prompt cache (a provider pool keeps them on one endpoint); at most 256 characters. */
+  prompt_cache_key?: string;
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';

@@ -84,7 +84,10 @@ export interface ResponseCreateRequest {
   previous_response_id?: string | null;
   metadata?: Record<string, string> | null;
   parallel_tool_calls?: boolean | null;
+  /** At most 256 characters. */
   user?: string;
+  /** Requests with the same key share a prompt cache (a provider pool keeps them on one endpoint); at most 256 characters. */
+  prompt_cache_key?: string;
 }
 
 export interface OutputMessage {

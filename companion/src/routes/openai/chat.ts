@@ -70,7 +70,9 @@ export const chatCompletionBody = {
     n: { type: ['integer', 'null'], minimum: 1, maximum: 1 },
     logprobs: { type: ['boolean', 'null'] },
     parallel_tool_calls: { type: 'boolean' },
-    user: { type: 'string' },
+    // OpenAI's limit; both tie requests to a conversation (a provider pool's affinity).
+    user: { type: 'string', maxLength: 256 },
+    prompt_cache_key: { type: 'string', maxLength: 256 },
     tools: {
       type: 'array',
       items: {

@@ -105,7 +105,9 @@ export const responseCreateBody = {
     previous_response_id: { type: ['string', 'null'] },
     metadata: { type: ['object', 'null'], maxProperties: 16, additionalProperties: { type: 'string', maxLength: 512 } },
     parallel_tool_calls: { type: ['boolean', 'null'] },
-    user: { type: 'string' },
+    // OpenAI's limit; both tie requests to a conversation (a provider pool's affinity).
+    user: { type: 'string', maxLength: 256 },
+    prompt_cache_key: { type: 'string', maxLength: 256 },
   },
 } as const satisfies BodySchema<ResponseCreateRequest>;
 
