@@ -81,7 +81,8 @@ export const configSchema = {
         context_size: { type: 'integer', minimum: 256, maximum: 1048576, default: 4096 },
         parallel: { anyOf: [{ const: 'auto' }, { type: 'integer', minimum: 1, maximum: 64 }], default: 'auto' },
         queue_limit: { type: 'integer', minimum: 0, maximum: 10000, default: 64 },
-        idle_unload_seconds: { type: 'integer', minimum: 0, default: 600 },
+        // Every setting that becomes a timer stays under Node's limit of 2^31 ms (about 24.8 days); past it a timer fires at once.
+        idle_unload_seconds: { type: 'integer', minimum: 0, maximum: 604800, default: 600 },
         memory_budget_mb: { type: 'integer', minimum: 0, default: 0 },
         // Load settings of one local model (its id as GET /v1/models lists it); each field it leaves out follows the section above.
         overrides: {
@@ -162,7 +163,7 @@ export const configSchema = {
           api_key: reference,
           models: { type: 'array', items: { type: 'string', minLength: 1 } },
           headers: { type: 'object', additionalProperties: { type: 'string' } },
-          timeout_ms: { type: 'integer', minimum: 1000 },
+          timeout_ms: { type: 'integer', minimum: 1000, maximum: 86400000 },
           // Models served through the provider's OpenAI Images routes (LocalAI, stable-diffusion.cpp's server, ...).
           image_models: { type: 'array', items: { type: 'string', minLength: 1 } },
         },
@@ -346,7 +347,7 @@ export const configSchema = {
           base_url: { type: 'string', pattern: '^https?://(?![^/?#]*@)[^\\s?#]+$' },
           api_key: reference,
           headers: { type: 'object', additionalProperties: { type: 'string' } },
-          timeout_ms: { type: 'integer', minimum: 1000 },
+          timeout_ms: { type: 'integer', minimum: 1000, maximum: 86400000 },
           models: {
             type: 'array',
             minItems: 1,
