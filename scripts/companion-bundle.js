@@ -29,10 +29,14 @@ export function bundleIsFresh() {
 export async function buildBundle() {
   const { build } = await import('esbuild');
   const outdir = join(root, 'build', 'companion');
-  // The image engine thread loads its own entry beside the module that starts it (images/thread/).
+  // The image engine and GGUF header threads load their own entries beside the modules that start them.
   const thread = join(root, 'companion', 'src', 'images', 'thread');
   await build({
-    entryPoints: { main: join(root, 'companion', 'src', 'main.ts'), 'engine-worker': join(thread, 'engine-worker.ts') },
+    entryPoints: {
+      main: join(root, 'companion', 'src', 'main.ts'),
+      'engine-worker': join(thread, 'engine-worker.ts'),
+      'gguf-worker': join(root, 'companion', 'src', 'models', 'gguf-worker.ts'),
+    },
     outdir,
     bundle: true,
     splitting: true,

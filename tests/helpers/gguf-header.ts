@@ -2,11 +2,13 @@
  * Writes a header-only GGUF v3 file (metadata keys, no tensors). Enough for anything that
  * reads metadata (node-llama-cpp's readGgufFileInfo), not for loading a model.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 export type GgufValue = string | number | bigint | boolean | string[];
 
+const UINT8 = 0;
 const UINT32 = 4;
 const FLOAT32 = 6;
 const BOOL = 7;
@@ -52,6 +54,22 @@ export function ggufHeader(metadata: Record<string, GgufValue>): Buffer {
     u64(entries.length),
     ...entries.flatMap(([key, item]) => [string(key), value(item)]),
   ]);
+}
+
+/** A GGUF of `sizeBytes` bytes: this header, then `fill` (a byte, or random bytes when left out) standing in for tensor data. */
+export function ggufFile(metadata: Record<string, GgufValue>, sizeBytes: number, fill?: number): Buffer {
+  const header = ggufHeader(metadata);
+  const rest = Math.max(0, sizeBytes - header.length);
+  return Buffer.concat([header, fill === undefined ? randomBytes(rest) : Buffer.alloc(rest, fill)]);
+}
+
+/**
+ * A 60-byte GGUF whose one key claims an array of `length` uint8 elements (default 2^40): the
+ * elements are not there, and a reader that trusts the count loops over zeros past the end.
+ */
+export function ggufArrayBomb(length = 2n ** 40n): Buffer {
+  const bytes = Buffer.concat([Buffer.from('GGUF', 'ascii'), u32(3), u64(0), u64(1), string('a'), u32(ARRAY), u32(UINT8), u64(length)]);
+  return Buffer.concat([bytes, Buffer.alloc(60 - bytes.length)]);
 }
 
 /**

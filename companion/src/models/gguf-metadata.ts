@@ -1,9 +1,10 @@
 /**
  * What the registry needs from a GGUF header (architecture, context length, whether it
- * is an embedding model), read with node-llama-cpp and cached by (path, size, mtime).
+ * is an embedding model), checked and read on the header thread (gguf-thread.ts) and cached
+ * by (path, size, mtime).
  */
-import { readGgufFileInfo } from 'node-llama-cpp';
 import type { Capability } from '#shared/api/openai.js';
+import { GgufThread } from './gguf-thread.js';
 
 export interface GgufSummary {
   architecture: string | null;
@@ -30,10 +31,8 @@ const EMBEDDING_ARCHITECTURES = new Set([
   'gemma-embedding',
 ]);
 
-/** Large arrays the registry never looks at; skipping them keeps the parsed header small. */
-const IGNORED_KEYS = ['tokenizer.ggml.tokens', 'tokenizer.ggml.scores', 'tokenizer.ggml.token_type', 'tokenizer.ggml.merges'];
-
 const cache = new Map<string, { sizeBytes: number; mtimeMs: number; summary: GgufSummary }>();
+const thread = new GgufThread();
 
 /** Reads (or returns the cached) summary of the GGUF at path; never throws. */
 export async function readGgufSummary(path: string, sizeBytes: number, mtimeMs: number): Promise<GgufSummary> {
@@ -52,37 +51,22 @@ export function pruneGgufSummaryCache(keep: Set<string>): void {
 
 async function readUncached(path: string): Promise<GgufSummary> {
   try {
-    const info = await readGgufFileInfo(path, {
-      readTensorInfo: false,
-      sourceType: 'filesystem',
-      spliceSplitFiles: false,
-      logWarnings: false,
-      ignoreKeys: IGNORED_KEYS,
-    });
-    return summarize(flatten(info.metadata as unknown as Record<string, unknown>));
+    return summarize(await thread.read(path));
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    return {
-      architecture: null,
-      contextLength: null,
-      capabilities: [],
-      kind: 'model',
-      error: `cannot read GGUF metadata: ${reason}`,
-    };
+    return { architecture: null, contextLength: null, capabilities: [], kind: 'model', error: `cannot read GGUF metadata: ${reasonOf(error)}` };
   }
 }
 
-/** Turns node-llama-cpp's nested metadata back into dotted GGUF keys. */
-function flatten(nested: Record<string, unknown>, prefix = '', into: Flat = {}): Flat {
-  for (const [key, value] of Object.entries(nested)) {
-    const full = prefix === '' ? key : `${prefix}.${key}`;
-    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-      flatten(value as Record<string, unknown>, full, into);
-    } else {
-      into[full] = value;
-    }
-  }
-  return into;
+/**
+ * Why the GGUF at path cannot be read, checked now (never cached); null when it can. A download
+ * is checked with it before it joins the models folder.
+ */
+export function ggufProblem(path: string): Promise<string | null> {
+  return thread.read(path).then(() => null, reasonOf);
+}
+
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function toNumber(value: unknown): number | null {
