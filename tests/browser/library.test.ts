@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHubFixture, type HubFixture } from '../fixtures/hub/server.js';
+import { chatMetadata, ggufFile } from '../helpers/gguf-header.js';
 import { tinyModelPath } from '../helpers/models.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
 import { chosenModel, newSignInLink, replyEnds, send, setSetting } from './app-helpers.js';
@@ -30,8 +31,8 @@ beforeAll(async () => {
       likes: 31,
       files: {
         'tiny-chat-Q4_K_M.gguf': await readFile(await tinyModelPath()),
-        'tiny-chat-Q8_0.gguf': Buffer.alloc(3 * MB, 7),
-        'tiny-chat-F32.gguf': Buffer.alloc(40 * MB, 8),
+        'tiny-chat-Q8_0.gguf': ggufFile(chatMetadata(), 3 * MB, 7),
+        'tiny-chat-F32.gguf': ggufFile(chatMetadata(), 40 * MB, 8),
       },
     },
     { id: 'someone/Popular-7B-GGUF', downloads: 900_000, likes: 1200, files: { 'popular-7b.Q4_K_M.gguf': Buffer.alloc(1000, 1) } },

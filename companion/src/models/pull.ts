@@ -6,6 +6,7 @@
 import { open, mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { HearthError } from '../errors.js';
+import { ggufProblem } from './gguf-metadata.js';
 import { abortError, delay, httpError, hubEndpoint, hubToken, networkReason, request, type HttpContext } from './pull-http.js';
 import { parsePullSpec, pickRepoFile, splitPartNames, type RepoFile } from './pull-spec.js';
 
@@ -153,6 +154,7 @@ async function downloadFile(context: Context, download: Download): Promise<numbe
     const before = (await stat(partial).catch(() => null))?.size ?? 0;
     const outcome = await attempt(context, download, partial, before);
     if (outcome.done) {
+      await refuseUnreadable(partial, download);
       await rename(partial, target);
       return outcome.total;
     }
@@ -166,6 +168,17 @@ async function downloadFile(context: Context, download: Download): Promise<numbe
     'provider_error',
     `The download of ${download.fileName} from ${new URL(download.url).host} keeps stopping early ` +
       `(${lastFailure}; ${have} bytes kept in ${partial}). Run the same command again to resume.`,
+  );
+}
+
+/** A file whose GGUF header cannot be read safely never enters the models folder: it is deleted and the download fails. */
+async function refuseUnreadable(partial: string, download: Download): Promise<void> {
+  const problem = await ggufProblem(partial);
+  if (problem === null) return;
+  await rm(partial, { force: true });
+  throw new HearthError(
+    'provider_error',
+    `${download.label} is not a usable GGUF model file (${problem}); Hearth deleted it instead of adding it to the models folder.`,
   );
 }
 

@@ -3,7 +3,7 @@
  * a repository's GGUF files with their fit, downloads with progress, pause, resume, cancel,
  * persistence across a restart, offline failures, and removing a downloaded model.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import type { DownloadList, HubRepoFiles, HubSearchResponse, ModelDownload } fro
 import type { ModelList } from '#shared/api/openai.js';
 import { registerAdminServer } from '../../helpers/admin-fetch.js';
 import { testApp } from '../../helpers/app.js';
+import { chatMetadata, ggufArrayBomb, ggufFile } from '../../helpers/gguf-header.js';
 import { closedPort } from '../../helpers/mock-provider.js';
 import { tinyModelPath } from '../../helpers/models.js';
 import { newDataDir } from '../../helpers/server.js';
@@ -29,14 +30,14 @@ beforeAll(async () => {
       likes: 12,
       files: {
         'tiny-chat-Q4_K_M.gguf': tiny,
-        'tiny-chat-Q8_0.gguf': Buffer.alloc(10 * MB, 1),
-        'big/tiny-chat-F32-00001-of-00002.gguf': Buffer.alloc(20 * MB, 2),
-        'big/tiny-chat-F32-00002-of-00002.gguf': Buffer.alloc(20 * MB, 3),
-        'mmproj-tiny-chat-f16.gguf': Buffer.alloc(1000, 4),
+        'tiny-chat-Q8_0.gguf': ggufFile(chatMetadata(), 10 * MB, 1),
+        'big/tiny-chat-F32-00001-of-00002.gguf': ggufFile(chatMetadata(), 20 * MB, 2),
+        'big/tiny-chat-F32-00002-of-00002.gguf': ggufFile({ 'split.no': 1, 'split.count': 2 }, 20 * MB, 3),
+        'mmproj-tiny-chat-f16.gguf': ggufFile({ 'general.architecture': 'clip' }, 1000, 4),
         'README.md': Buffer.from('# Tiny chat'),
       },
     },
-    { id: 'someone/Other-GGUF', downloads: 90_000, likes: 300, trendingScore: 1, files: { 'other.Q2_K.gguf': Buffer.alloc(2000, 5) } },
+    { id: 'someone/Other-GGUF', downloads: 90_000, likes: 300, trendingScore: 1, files: { 'other.Q2_K.gguf': ggufFile(chatMetadata(), 2000, 5) } },
     { id: 'someone/not-a-gguf', downloads: 1_000_000, likes: 1, tags: ['safetensors'], files: { 'model.safetensors': Buffer.alloc(10) } },
   ]);
   process.env.HF_ENDPOINT = hub.url;
@@ -236,6 +237,27 @@ describe('downloads', () => {
     } finally {
       hub.throttle(0);
       await second.close();
+    }
+  });
+
+  it('refuses a file whose GGUF header cannot be read safely: the download fails with the reason and nothing is kept', async () => {
+    hub.add({ id: 'attacker/Crafted', downloads: 1, likes: 0, files: { 'crafted-Q4_K_M.gguf': ggufArrayBomb() } });
+    const target = await app();
+    try {
+      const { body: created } = await call<ModelDownload>(target, 'POST', '/admin/models/downloads', { source: 'attacker/Crafted' });
+      const status = async () => (await call<ModelDownload>(target, 'GET', `/admin/models/downloads/${created.id}`)).body.status;
+      await expect.poll(status).toBe('failed');
+      const failed = await call<ModelDownload>(target, 'GET', `/admin/models/downloads/${created.id}`);
+      expect(failed.body).toMatchObject({ file: 'crafted-Q4_K_M.gguf', model_id: null });
+      expect(failed.body.error).toBe(
+        'attacker/Crafted/crafted-Q4_K_M.gguf is not a usable GGUF model file (it says it has 1099511627776 elements in "a"; Hearth reads at most 16777216); ' +
+          'Hearth deleted it instead of adding it to the models folder.',
+      );
+      expect(readdirSync(join(target.dir, 'models'))).toEqual([]);
+      const models = await call<ModelList>(target, 'GET', '/v1/models');
+      expect(models.body.data.map((model) => model.id)).not.toContain('crafted-q4_k_m');
+    } finally {
+      await target.close();
     }
   });
 

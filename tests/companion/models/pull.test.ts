@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../../companion/src/commands/pull.js';
 import { HearthError } from '../../../companion/src/errors.js';
 import { pullModel, type PullProgress } from '../../../companion/src/models/pull.js';
+import { ggufArrayBomb, ggufFile } from '../../helpers/gguf-header.js';
 import { closeServer } from '../../helpers/http-server.js';
 
 // ---------------------------------------------------------------- a small Hugging Face
@@ -33,8 +34,12 @@ let server: Server;
 let base: string;
 let root: string;
 
+/** A GGUF of `size` bytes (a header, then random bytes) at owner/repo/path. */
 function host(owner: string, repo: string, path: string, size: number, behaviour: Behaviour = 'normal'): Buffer {
-  const content = randomBytes(size);
+  return hostBytes(owner, repo, path, ggufFile({ 'general.architecture': 'llama' }, size), behaviour);
+}
+
+function hostBytes(owner: string, repo: string, path: string, content: Buffer, behaviour: Behaviour = 'normal'): Buffer {
   files.set(`${owner}/${repo}/${path}`, { content, behaviour, served: 0 });
   return content;
 }
@@ -306,6 +311,41 @@ describe('pullModel: resume and integrity', () => {
     }).catch((e: unknown) => e);
     expect((error as Error).name).toBe('AbortError');
     expect(await readdir(modelsDir)).toEqual(['abort.gguf.partial']);
+  });
+});
+
+// ---------------------------------------------------------------- what the file holds
+
+describe('pullModel: the header', () => {
+  it('refuses a file whose GGUF header cannot be read safely and keeps nothing of it', async () => {
+    hostBytes('org', 'Bomb', 'bomb-Q4_K_M.gguf', ggufArrayBomb());
+    list('org', 'Bomb', ['bomb-Q4_K_M.gguf']);
+    const modelsDir = await freshDir();
+    const error = await pullModel({ spec: 'org/Bomb', modelsDir, endpoint: base }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HearthError);
+    expect((error as HearthError).message).toBe(
+      'org/Bomb/bomb-Q4_K_M.gguf is not a usable GGUF model file (it says it has 1099511627776 elements in "a"; Hearth reads at most 16777216); ' +
+        'Hearth deleted it instead of adding it to the models folder.',
+    );
+    expect(await readdir(modelsDir)).toEqual([]);
+
+    // A sign-in page served under a .gguf name: refused the same way.
+    hostBytes('direct', 'x', 'page.gguf', Buffer.from('<!doctype html><title>Sign in</title>'));
+    const page = (await pullModel({ spec: `${base}/direct/page.gguf`, modelsDir, endpoint: base }).catch((e: unknown) => e)) as Error;
+    expect(page.message).toMatch(/page\.gguf is not a usable GGUF model file \(it is not a GGUF file \(it does not begin with "GGUF"\)\)/);
+    expect(await readdir(modelsDir)).toEqual([]);
+  });
+
+  it('checks every part of a split model before it joins the folder', async () => {
+    const one = host('org', 'HalfBad', 'H-00001-of-00002.gguf', 4000);
+    hostBytes('org', 'HalfBad', 'H-00002-of-00002.gguf', ggufArrayBomb());
+    list('org', 'HalfBad', ['H-00001-of-00002.gguf', 'H-00002-of-00002.gguf']);
+    const modelsDir = await freshDir();
+    const error = (await pullModel({ spec: 'org/HalfBad/H-00001-of-00002.gguf', modelsDir, endpoint: base }).catch((e: unknown) => e)) as Error;
+    expect(error.message).toMatch(/^org\/HalfBad\/H-00002-of-00002\.gguf is not a usable GGUF model file/);
+    // The good first part is in the folder; the model stays incomplete (listed as such) until the second part is good.
+    expect(await readdir(modelsDir)).toEqual(['H-00001-of-00002.gguf']);
+    expect((await readFile(join(modelsDir, 'H-00001-of-00002.gguf'))).equals(one)).toBe(true);
   });
 });
 
