@@ -89,7 +89,7 @@ describe('signed in without a typed step', () => {
     expect(problems).toEqual([]);
 
     // Sign out: the session cookie ends, and the page says how to sign in again, with nothing refused.
-    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
     await page.getByTestId('sign-in-notice').waitFor();
     expect(await context.cookies(`${server.url}/admin/status`)).toEqual([]);
     const asked = await page.evaluate(async () => (await (await fetch('/admin/session')).json()) as { signed_in: boolean });
@@ -258,6 +258,8 @@ describe('no model yet', () => {
           const context = await browser.newContext({ viewport, colorScheme });
           const page = await context.newPage();
           const problems = problemsOf(page);
+          // The owner's browser: the folders are given only to a signed-in one.
+          await signIn(page, await newSignInLink(empty));
           for (const screen of ['server', 'models']) {
             await page.goto(`${empty.url}/${screen}`);
             const help = page.getByTestId('no-models');
@@ -285,9 +287,9 @@ describe('the companion stopped', () => {
     const context = await browser.newContext({ viewport: PHONE });
     const page = await context.newPage();
     try {
-      await page.goto(`${other.url}/server`);
-      // The companion told this browser how it is run there (while it answered).
-      await page.getByTestId('sign-in-notice').waitFor();
+      // The companion told this browser how it is run there (while it answered; the folder only once signed in).
+      await signIn(page, await newSignInLink(other));
+      await page.getByTestId('signed-in').waitFor();
       await other.stop();
       const banner = page.getByTestId('unreachable');
       await banner.waitFor({ timeout: 30_000 });

@@ -90,7 +90,7 @@ describe('signing the app in', () => {
     expect(opened.code, opened.stderr).toBe(0);
     const link = opened.stdout.trim();
     expect(link).toMatch(new RegExp(`^${server.url}/sign-in#[A-Za-z0-9_-]{43}$`));
-    expect((await post('/admin/session', { code: codeOf(link) })).status).toBe(204);
+    expect((await post('/admin/session', { code: codeOf(link) })).status).toBe(200);
 
     const idle = await runHearth(['open', '--data-dir', await newDataDir(false)]);
     expect(idle.code).toBe(1);
