@@ -1,6 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { installDrain } from './http/drain.js';
 import { frameworkError, installErrorHandling } from './http/error-handler.js';
+import { installJsonBodies } from './http/json-body.js';
 import { installPerimeter } from './http/perimeter.js';
 import { installRequestMetrics } from './http/request-metrics.js';
 import { installUpgradeRule } from './http/upgrade-rule.js';
@@ -32,6 +33,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify(serverOptions(options));
   // JSON only: a text/plain body must be 415, not a string that fails validation later.
   app.removeContentTypeParser('text/plain');
+  installJsonBodies(app);
   installErrorHandling(app);
   // First of the hooks: a request the perimeter refuses is counted too.
   installRequestMetrics(app, () => services.metrics);

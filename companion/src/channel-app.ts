@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serverOptions } from './app.js';
 import { installChannelPerimeter } from './http/channel-perimeter.js';
 import { installErrorHandling } from './http/error-handler.js';
+import { installJsonBodies } from './http/json-body.js';
 import { routeContexts } from './routes/contexts.js';
 import { channelRoutes } from './routes/channel.js';
 import type { Services } from './services.js';
@@ -23,6 +24,7 @@ export async function buildChannelApp(options: ChannelAppOptions): Promise<Fasti
   const { services } = options;
   const app = Fastify({ ...serverOptions(options), https: options.tls }) as unknown as FastifyInstance;
   app.removeContentTypeParser('text/plain');
+  installJsonBodies(app);
   app.server.on('secureConnection', (socket: TLSSocket) => services.channel.attach(socket));
   installErrorHandling(app);
   installChannelPerimeter(app, services.channel);
