@@ -1,3 +1,5 @@
+import { LineBuffer, MAX_LINE_BYTES } from './line-buffer.js';
+
 /** One server-sent event: its `event:` name (default "message") and its `data:` lines joined. */
 export interface ServerSentEvent {
   event: string;
@@ -11,11 +13,13 @@ type EventBody = AsyncIterable<Buffer | Uint8Array | string> | ReadableStream<Ui
  * Reads server-sent events from a byte stream (a response body; none from a body that is null):
  * blocks separated by a blank line, `event:` and `data:` fields, comments (`:`) and other fields
  * ignored. The one reader of event streams: a paired host's run events, a provider's chat chunks.
+ * A line longer than `lineLimit` bytes ends the reading with LineTooLong (line-buffer.ts); the
+ * caller's loop ending cancels the body.
  */
-export async function* readEvents(body: EventBody | null): AsyncGenerator<ServerSentEvent> {
+export async function* readEvents(body: EventBody | null, lineLimit = MAX_LINE_BYTES): AsyncGenerator<ServerSentEvent> {
   if (!body) return;
   const decoder = new TextDecoder();
-  let buffer = '';
+  const lines = new LineBuffer(lineLimit);
   let event = 'message';
   let data: string[] = [];
   const take = (line: string): ServerSentEvent | undefined => {
@@ -34,15 +38,17 @@ export async function* readEvents(body: EventBody | null): AsyncGenerator<Server
   };
   // A fetch body (web ReadableStream) is async-iterable in Node, though the DOM types do not say so.
   for await (const chunk of body as AsyncIterable<Buffer | Uint8Array | string>) {
-    buffer += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
-    const lines = buffer.split('\n');
-    buffer = lines.pop() ?? '';
-    for (const line of lines) {
-      const complete = take(line.endsWith('\r') ? line.slice(0, -1) : line);
-      if (complete) yield complete;
+    const complete = lines.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    if (!complete) continue;
+    // `complete` ends with a line end, so the decoder holds nothing back and the last piece is empty.
+    const text = decoder.decode(complete, { stream: true }).split('\n');
+    text.pop();
+    for (const line of text) {
+      const ready = take(line.endsWith('\r') ? line.slice(0, -1) : line);
+      if (ready) yield ready;
     }
   }
-  buffer += decoder.decode();
-  const last = take(buffer) ?? take('');
+  const rest = decoder.decode(lines.rest());
+  const last = take(rest.endsWith('\r') ? rest.slice(0, -1) : rest) ?? take('');
   if (last) yield last;
 }

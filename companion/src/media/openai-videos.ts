@@ -5,6 +5,7 @@
  */
 import { HearthError } from '../errors.js';
 import type { ProviderClient } from '../providers/client.js';
+import { readAnswerJson } from '../providers/read-body.js';
 
 /** The fields of OpenAI's Video object that Hearth reads. */
 export interface ProviderVideo {
@@ -81,7 +82,12 @@ export class OpenAiVideos {
       const failure = await this.providers.failure(this.provider, response);
       return REFUSAL_STATUSES.has(response.status) ? { refused: failure } : { unknown: failure };
     }
-    const body: unknown = await response.json().catch(() => undefined);
+    let body: unknown;
+    try {
+      body = await readAnswerJson(response, this.provider);
+    } catch (error) {
+      return { unknown: error instanceof Error ? error : new Error(String(error)) };
+    }
     if (isVideo(body)) return { created: body };
     return { unknown: new HearthError('provider_error', `Provider "${this.provider}" answered the video create request without a video object.`) };
   }
@@ -94,7 +100,7 @@ export class OpenAiVideos {
   async list(limit: number, signal?: AbortSignal): Promise<ProviderVideo[]> {
     const response = await this.providers.request(this.provider, `/videos?limit=${limit}&order=desc`, { method: 'GET' }, signal);
     if (!response.ok) throw await this.providers.failure(this.provider, response);
-    const body = (await response.json().catch(() => undefined)) as { data?: unknown[] } | undefined;
+    const body = (await readAnswerJson(response, this.provider)) as { data?: unknown[] } | undefined;
     return (body?.data ?? []).filter(isVideo);
   }
 
@@ -107,7 +113,7 @@ export class OpenAiVideos {
 
   private async video(response: Response, what: string): Promise<ProviderVideo> {
     if (!response.ok) throw await this.providers.failure(this.provider, response);
-    const body: unknown = await response.json().catch(() => undefined);
+    const body = await readAnswerJson(response, this.provider);
     if (!isVideo(body)) throw new HearthError('provider_error', `Provider "${this.provider}" answered the video ${what} request without a video object.`);
     return body;
   }

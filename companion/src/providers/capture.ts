@@ -48,11 +48,15 @@ export function captureStreamText(body: ReadableStream<Uint8Array>, onEnd: (text
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
         controller.enqueue(chunk);
-        pending += decoder.decode(chunk, { stream: true });
-        const end = pending.lastIndexOf('\n');
-        if (end < 0) return;
-        read(pending.slice(0, end));
-        pending = pending.slice(end + 1);
+        // Only the new text is searched for a line end (a long line costs its length once).
+        const text = decoder.decode(chunk, { stream: true });
+        const end = text.lastIndexOf('\n');
+        if (end < 0) {
+          pending += text;
+          return;
+        }
+        read(pending + text.slice(0, end));
+        pending = text.slice(end + 1);
       },
       flush() {
         read(pending + decoder.decode());

@@ -2,7 +2,9 @@ import { HearthError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { HistoryItem, ToolCallRecord, ToolSpec } from '../inference/types.js';
 import { isObject, parseJson } from '../json.js';
+import { LineTooLong } from '../line-buffer.js';
 import { readEvents } from '../sse-reader.js';
+import { readAnswerJson } from './read-body.js';
 
 /**
  * Hearth as a chat-completions client of a provider, with the provider's own tool calling
@@ -54,9 +56,29 @@ interface Accumulating {
 /** Reads a provider's answer, SSE chunks or one JSON completion, into a turn; text deltas go to onText as they arrive. */
 export async function readChatAnswer(response: Response, onText: (delta: string) => void, provider: string): Promise<ChatTurn> {
   const type = response.headers.get('content-type') ?? '';
-  if (!type.includes('text/event-stream')) return completionTurn(await response.json().catch(() => undefined), provider);
+  if (!type.includes('text/event-stream')) return completionTurn(await readAnswerJson(response, provider), provider);
   const turn: ChatTurn = { text: '', toolCalls: [], promptTokens: 0, completionTokens: 0, finishReason: null };
   const calls = new Map<number, Accumulating>();
+  try {
+    await readChunks(response, onText, provider, turn, calls);
+  } catch (error) {
+    if (!(error instanceof LineTooLong)) throw error;
+    throw new HearthError('provider_interrupted', `Hearth stopped reading provider "${provider}": ${error.message}; the answer is incomplete.`);
+  }
+  turn.toolCalls = [...calls.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, call]) => ({ id: call.id ?? newId('call_'), name: call.name, arguments: call.arguments || '{}' }));
+  return turn;
+}
+
+/** The SSE chunks of a streamed answer into `turn` and `calls`. */
+async function readChunks(
+  response: Response,
+  onText: (delta: string) => void,
+  provider: string,
+  turn: ChatTurn,
+  calls: Map<number, Accumulating>,
+): Promise<void> {
   for await (const { data } of readEvents(response.body)) {
     if (data === '[DONE]') break;
     const chunk = parseJson(data);
@@ -83,10 +105,6 @@ export async function readChatAnswer(response: Response, onText: (delta: string)
       calls.set(index, call);
     }
   }
-  turn.toolCalls = [...calls.entries()]
-    .sort(([a], [b]) => a - b)
-    .map(([, call]) => ({ id: call.id ?? newId('call_'), name: call.name, arguments: call.arguments || '{}' }));
-  return turn;
 }
 
 function completionTurn(json: unknown, provider: string): ChatTurn {

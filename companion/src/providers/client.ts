@@ -3,9 +3,12 @@ import { HearthError } from '../errors.js';
 import type { Endpoint, Lease, Pool } from './pool.js';
 import { ProviderPools } from './pools.js';
 import { prepare, type Prepared, type ProviderConfig, type ResolveSecret } from './prepare.js';
+import { LineTooLong } from '../line-buffer.js';
+import { readAnswerJson, readErrorText } from './read-body.js';
 import { relayResponse } from './relay.js';
+import { DEFAULT_TIMEOUT_MS, FIRST_BYTE_TIMEOUT_MS, send } from './send.js';
 import { endpointsOf } from './settings.js';
-import { redact, upstreamError } from './stream.js';
+import { redact, relayedErrorBody, upstreamError } from './stream.js';
 import { displayUrl, endpoint, networkReason, parseModelList, raceAbort, reasonInWords, retryAfterSeconds, type ModelEntry } from './wire.js';
 
 export { redact, rewriteModelJson, rewriteModelStream, upstreamError } from './stream.js';
@@ -31,11 +34,8 @@ export interface ForwardOptions {
   affinity?: string[];
 }
 
-export const DEFAULT_TIMEOUT_MS = 600_000;
-export const FIRST_BYTE_TIMEOUT_MS = 30_000;
+export { DEFAULT_TIMEOUT_MS, FIRST_BYTE_TIMEOUT_MS };
 export const LIST_CACHE_MS = 60_000;
-/** An upstream error body is relayed up to this many characters. */
-const MAX_ERROR_BODY = 65_536;
 
 interface ProviderState {
   ok: boolean;
@@ -118,6 +118,19 @@ export class ProviderClient {
     });
   }
 
+  /**
+   * For `<provider>/<model>` of a configured provider: whether the configuration names the model
+   * or the provider listed it when last asked (a provider may answer for names it never listed);
+   * undefined for any other id.
+   */
+  modelListed(modelId: string): boolean | undefined {
+    const target = this.resolve(modelId);
+    if (!target) return undefined;
+    const { provider, model } = target;
+    if (provider.models?.includes(model) || provider.image_models?.includes(model)) return true;
+    return this.states.get(provider.name)?.models.some((entry) => entry.model === model) ?? false;
+  }
+
   /** `<provider>/<model>` of a configured provider -> target; anything else (bare local ids included) -> null. */
   resolve(modelId: string): { provider: ProviderConfig; model: string } | null {
     const slash = modelId.indexOf('/');
@@ -130,10 +143,11 @@ export class ProviderClient {
 
   /**
    * POST {endpoint}{path} with body.model set to the provider's own model name. The upstream
-   * Response comes back as it is, error statuses included, except that an error's body is
-   * redacted: a provider that echoes the request would show its key to the client. A stream that
-   * breaks after it began ends with one error event (provider_interrupted), never a silent retry.
-   * Aborting `signal` aborts the upstream request, also while its body streams.
+   * Response comes back as it is, except that an error answer becomes its status and its redacted
+   * message (relayedErrorBody): a provider that echoes the request would show its key to the
+   * client. A stream that breaks after it began (or sends a line past MAX_LINE_BYTES) ends with
+   * one error event (provider_interrupted), never a silent retry. Aborting `signal` aborts the
+   * upstream request, also while its body streams.
    */
   async forward(path: ForwardPath, modelId: string, body: Record<string, unknown>, signal: AbortSignal, options: ForwardOptions = {}): Promise<Response> {
     const target = this.resolve(modelId);
@@ -154,7 +168,9 @@ export class ProviderClient {
       interrupted: (reason) =>
         new HearthError(
           'provider_interrupted',
-          `Provider "${name}" (${chosen.display}) stopped answering after its reply had begun (${redact(networkReason(reason), sent.prepared.secrets)}); the reply is incomplete and was not retried.`,
+          reason instanceof LineTooLong
+            ? `Hearth stopped reading provider "${name}" (${chosen.display}): ${reason.message}; the reply is incomplete and was not retried.`
+            : `Provider "${name}" (${chosen.display}) stopped answering after its reply had begun (${redact(networkReason(reason), sent.prepared.secrets)}); the reply is incomplete and was not retried.`,
         ),
       clientGone: () => signal.aborted,
       onFirstChunk: streaming ? () => observer?.firstChunk(modelId, (performance.now() - sentAt) / 1000) : undefined,
@@ -191,11 +207,9 @@ export class ProviderClient {
     const { response, lease, prepared } = await this.attempt(target.provider, path, init, signal, { firstByteLimit: false, failover: true });
     try {
       if (!response.ok) throw await upstreamError(response, target.provider.name, prepared.secrets);
-      try {
-        return await response.json();
-      } catch {
-        throw new HearthError('provider_error', `Provider "${target.provider.name}" answered ${path} with something that is not JSON.`);
-      }
+      const json = await readAnswerJson(response, target.provider.name);
+      if (json === undefined) throw new HearthError('provider_error', `Provider "${target.provider.name}" answered ${path} with something that is not JSON.`);
+      return json;
     } finally {
       lease.release();
     }
@@ -260,7 +274,7 @@ export class ProviderClient {
       let json: unknown;
       try {
         if (!response.ok) throw await upstreamError(response, provider.name, prepared.secrets);
-        json = await response.json().catch(() => undefined);
+        json = await readAnswerJson(response, provider.name);
       } finally {
         lease.release();
       }
@@ -309,7 +323,7 @@ export class ProviderClient {
       if (query) url.search = query;
       let response: Response;
       try {
-        response = await this.send(provider, prepared, url, { ...init, headers }, signal, options.firstByteLimit, options.totalMs);
+        response = await send(this.fetchImpl, provider, prepared, url, { ...init, headers }, signal, options.firstByteLimit, options.totalMs);
       } catch (error) {
         lease.release();
         if (signal?.aborted || !(error instanceof HearthError)) throw error;
@@ -338,63 +352,19 @@ export class ProviderClient {
     }
   }
 
-  /** An endpoint's error answer passed on: redacted (a provider that echoes the request would show its key), its hold released. */
+  /**
+   * An endpoint's error answer passed on as its status (with its Retry-After) and its redacted
+   * message, read from the first 64 KB of its body (the rest is cancelled); its hold released.
+   */
   private async relayedError({ response, lease, prepared }: Sent): Promise<Response> {
     try {
-      const text = redact((await response.text().catch(() => '')).slice(0, MAX_ERROR_BODY), prepared.secrets);
-      const relayed = new Headers(response.headers);
-      relayed.delete('content-length');
-      return new Response(text, { status: response.status, statusText: response.statusText, headers: relayed });
+      const body = relayedErrorBody(await readErrorText(response), response.status, prepared.secrets);
+      const headers = new Headers({ 'content-type': 'application/json' });
+      const retryAfter = response.headers.get('retry-after');
+      if (retryAfter !== null && /^[\w ,:-]{1,64}$/.test(retryAfter)) headers.set('retry-after', retryAfter);
+      return new Response(JSON.stringify(body), { status: response.status, statusText: response.statusText, headers });
     } finally {
       lease.release();
-    }
-  }
-
-  /** fetch with the provider's limits; network failures and timeouts become provider_unreachable. */
-  private async send(
-    provider: ProviderConfig,
-    prepared: Prepared,
-    url: URL,
-    init: RequestInit,
-    signal: AbortSignal | undefined,
-    firstByteLimit: boolean,
-    totalMs = provider.timeout_ms ?? DEFAULT_TIMEOUT_MS,
-  ): Promise<Response> {
-    const host = prepared.base.host;
-    if (signal?.aborted) throw signal.reason;
-    // One controller per request rather than AbortSignal.any/timeout, whose Node
-    // versions have had leaks and timeout signals collected before they fired.
-    const controller = new AbortController();
-    let expired: number | undefined;
-    const expire = (ms: number): void => {
-      if (controller.signal.aborted) return;
-      expired = ms;
-      controller.abort(new DOMException(`The provider did not answer within ${ms} ms.`, 'TimeoutError'));
-    };
-    const firstByteMs = Math.min(totalMs, FIRST_BYTE_TIMEOUT_MS);
-    // The whole-request timer keeps running while the body streams; unref'd, it never holds the process open.
-    const total = setTimeout(() => expire(totalMs), totalMs);
-    total.unref();
-    const firstByte = firstByteLimit ? setTimeout(() => expire(firstByteMs), firstByteMs) : undefined;
-    const onAbort = (): void => controller.abort(signal?.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      // No redirects: a redirect to another origin would carry the secret headers along.
-      return await this.fetchImpl(url, { ...init, redirect: 'error', signal: controller.signal });
-    } catch (error) {
-      clearTimeout(total);
-      signal?.removeEventListener('abort', onAbort);
-      if (signal?.aborted) throw signal.reason;
-      if (expired !== undefined) {
-        const limit = expired < 1000 ? `${expired} ms` : `${Math.round(expired / 100) / 10} s`;
-        throw new HearthError('provider_unreachable', `Provider "${provider.name}" (${host}) did not answer within ${limit}.`, {
-          cause: `no answer within ${limit}`,
-        });
-      }
-      const reason = redact(networkReason(error), prepared.secrets);
-      throw new HearthError('provider_unreachable', `Provider "${provider.name}" (${host}) could not be reached: ${reason}.`, { cause: reason });
-    } finally {
-      clearTimeout(firstByte);
     }
   }
 }

@@ -1,5 +1,6 @@
 import { type HearthError } from '../errors.js';
 import { isObject } from '../json.js';
+import { LineBuffer, MAX_LINE_BYTES } from '../line-buffer.js';
 
 /**
  * A provider's successful answer on its way to the client, watched: when its body ends (or breaks,
@@ -26,11 +27,12 @@ export interface RelayOptions {
   clientGone(): boolean;
   onFirstChunk?(): void;
   onSettle(outcome: RelayOutcome, tap: RelayTap): void;
+  /** The longest line an event stream may send (default MAX_LINE_BYTES); a longer one breaks it with LineTooLong. */
+  lineLimit?: number;
 }
 
 /** JSON bodies are read for their id and usage up to this size; larger ones pass through unread. */
 const JSON_TAP_LIMIT = 4 * 1024 * 1024;
-const NEWLINE = 0x0a;
 
 export function relayResponse(response: Response, options: RelayOptions): Response {
   const upstream = response.body;
@@ -43,8 +45,8 @@ export function relayResponse(response: Response, options: RelayOptions): Respon
   const reader = upstream.getReader();
   let settled = false;
   let first = true;
-  /** An SSE line not finished yet: held back so that a break never leaves half a line before the error event. */
-  let pending: Uint8Array = new Uint8Array(0);
+  /** SSE lines not finished yet: held back so that a break never leaves half a line before the error event. */
+  const lines = new LineBuffer(options.lineLimit ?? MAX_LINE_BYTES);
   /** The last two bytes sent, to know whether the error event starts on an event boundary. */
   let tail = '\n\n';
   const settle = (outcome: RelayOutcome) => {
@@ -62,32 +64,37 @@ export function relayResponse(response: Response, options: RelayOptions): Respon
       await reader.cancel(reason).catch(() => undefined);
     },
   });
+  /** The body broke (or sent a line past the limit): a stream ends with one error event, a JSON body errors. */
+  function broken(controller: ReadableStreamDefaultController<Uint8Array>, error: unknown): true {
+    if (options.clientGone()) {
+      settle('cancelled');
+      controller.error(error);
+      return true;
+    }
+    settle('broken');
+    const failure = options.interrupted(error);
+    if (!events) {
+      controller.error(failure);
+      return true;
+    }
+    const boundary = tail.endsWith('\n\n') ? '' : tail.endsWith('\n') ? '\n' : '\n\n';
+    controller.enqueue(new TextEncoder().encode(boundary + errorEvent(failure, options.responses, tap.result())));
+    controller.close();
+    return true;
+  }
   /** Reads one upstream chunk; true once something was passed on (or the body ended or broke). */
   async function step(controller: ReadableStreamDefaultController<Uint8Array>): Promise<boolean> {
     let chunk: ReadableStreamReadResult<Uint8Array>;
     try {
       chunk = await reader.read();
     } catch (error) {
-      if (options.clientGone()) {
-        settle('cancelled');
-        controller.error(error);
-        return true;
-      }
-      settle('broken');
-      const failure = options.interrupted(error);
-      if (!events) {
-        controller.error(failure);
-        return true;
-      }
-      const boundary = tail.endsWith('\n\n') ? '' : tail.endsWith('\n') ? '\n' : '\n\n';
-      controller.enqueue(new TextEncoder().encode(boundary + errorEvent(failure, options.responses, tap.result())));
-      controller.close();
-      return true;
+      return broken(controller, error);
     }
     if (chunk.done) {
-      if (pending.length > 0) {
-        tap.add(pending);
-        controller.enqueue(pending);
+      const rest = lines.rest();
+      if (rest.length > 0) {
+        tap.add(rest);
+        controller.enqueue(rest);
       }
       settle('completed');
       controller.close();
@@ -97,33 +104,27 @@ export function relayResponse(response: Response, options: RelayOptions): Respon
       first = false;
       options.onFirstChunk?.();
     }
-    let bytes = chunk.value;
+    const bytes = chunk.value;
     if (!events) {
       tap.add(bytes);
       controller.enqueue(bytes);
       return true;
     }
-    if (pending.length > 0) bytes = concat(pending, bytes);
-    const end = bytes.lastIndexOf(NEWLINE);
-    if (end < 0) {
-      pending = bytes;
-      return false;
+    let complete: Uint8Array | undefined;
+    try {
+      complete = lines.push(bytes);
+    } catch (error) {
+      // A line past the limit: the rest of the body is not read.
+      await reader.cancel(error).catch(() => undefined);
+      return broken(controller, error);
     }
-    const complete = bytes.subarray(0, end + 1);
-    pending = bytes.slice(end + 1);
+    if (!complete) return false;
     tap.add(complete);
     tail = (tail + new TextDecoder().decode(complete.subarray(Math.max(0, complete.length - 2)))).slice(-2);
     controller.enqueue(complete);
     return true;
   }
   return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const joined = new Uint8Array(a.length + b.length);
-  joined.set(a, 0);
-  joined.set(b, a.length);
-  return joined;
 }
 
 function errorEvent(failure: HearthError, responses: boolean, tap: RelayTap & { nextSequence?: number }): string {

@@ -1,6 +1,7 @@
 import { redact } from '../redaction.js';
 import { HearthError } from '../errors.js';
 import { isObject, parseJson } from '../json.js';
+import { readErrorText } from './read-body.js';
 
 /**
  * Helpers for relaying an OpenAI-compatible provider's answers: the model id the
@@ -63,14 +64,16 @@ export function rewriteModelStream(body: ReadableStream<Uint8Array>, hearthId: s
   let pending = '';
   const transform = new TransformStream<Uint8Array, Uint8Array>({
     transform(chunk, controller) {
-      const text = pending + decoder.decode(chunk, { stream: true });
+      // Only the new text is searched for a line end: a long line costs its length once, not once per chunk.
+      const text = decoder.decode(chunk, { stream: true });
       const end = text.lastIndexOf('\n');
       if (end < 0) {
-        pending = text;
+        pending += text;
         return;
       }
+      const complete = pending + text.slice(0, end + 1);
       pending = text.slice(end + 1);
-      controller.enqueue(encoder.encode(rewriteLines(text.slice(0, end + 1), hearthId)));
+      controller.enqueue(encoder.encode(rewriteLines(complete, hearthId)));
     },
     flush(controller) {
       const rest = pending + decoder.decode();
@@ -84,39 +87,56 @@ export function rewriteModelStream(body: ReadableStream<Uint8Array>, hearthId: s
 export { redact };
 
 const MAX_DETAIL = 500;
+/** A provider's `type` or `code` is passed on only when it is a plain word like `context_length_exceeded`. */
+const PLAIN_WORD = /^[a-z]+(_[a-z]+)*$/;
 
+/** What an error answer's body says: its `error.message` (or the like), or its text, on one line and at most MAX_DETAIL characters. */
 function upstreamDetail(text: string): string {
   let detail = text.trim();
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (isObject(parsed)) {
-      const error = parsed.error;
-      if (isObject(error) && typeof error.message === 'string') detail = error.message;
-      else if (typeof error === 'string') detail = error;
-      else if (typeof parsed.message === 'string') detail = parsed.message;
-      else if (typeof parsed.detail === 'string') detail = parsed.detail;
-    }
-  } catch {
-    // not JSON: keep the text itself (an HTML error page, a proxy's message)
+  const parsed = parseJson(text);
+  if (isObject(parsed)) {
+    const error = parsed.error;
+    if (isObject(error) && typeof error.message === 'string') detail = error.message;
+    else if (typeof error === 'string') detail = error;
+    else if (typeof parsed.message === 'string') detail = parsed.message;
+    else if (typeof parsed.detail === 'string') detail = parsed.detail;
   }
+  // Otherwise not JSON: keep the text itself (an HTML error page, a proxy's message).
   detail = detail.replace(/\s+/g, ' ');
   return detail.length > MAX_DETAIL ? `${detail.slice(0, MAX_DETAIL)}…` : detail;
 }
 
 /**
  * Reads an upstream error answer (OpenAI's `{"error":{"message"}}` shape or any
- * text) into HearthError('provider_error'). `secrets` (the provider's key and
- * secret header values) are removed from the message.
+ * text, its first 64 KB: the rest is cancelled) into HearthError('provider_error').
+ * `secrets` (the provider's key and secret header values) are removed from the message.
  */
 export async function upstreamError(response: Response, provider: string, secrets: readonly string[] = []): Promise<HearthError> {
-  let text = '';
-  try {
-    text = await response.text();
-  } catch {
-    // the body broke off: the status alone is still worth reporting
-  }
-  const detail = upstreamDetail(text);
+  const detail = upstreamDetail(await readErrorText(response));
   const status = `${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
   const message = `Provider "${provider}" answered ${status}${detail ? `: ${detail}` : ''}`;
   return new HearthError('provider_error', redact(message, secrets));
+}
+
+/**
+ * The body Hearth passes on for a provider's error answer: its message, redacted, in OpenAI's
+ * error shape, and nothing else of what the provider sent (a provider that echoes the request
+ * would show its key, encoded in ways no redaction can foresee, in any other field). The
+ * provider's `type` and `code` stay when they are plain words, so clients still tell a
+ * context_length_exceeded from a model_not_found.
+ */
+export function relayedErrorBody(text: string, status: number, secrets: readonly string[]): { error: Record<string, string | null> } {
+  const parsed = parseJson(text);
+  const error = isObject(parsed) && isObject(parsed.error) ? parsed.error : {};
+  const plain = (value: unknown): string | undefined =>
+    typeof value === 'string' && value.length <= 64 && PLAIN_WORD.test(value) && redact(value, secrets) === value ? value : undefined;
+  const detail = upstreamDetail(text);
+  return {
+    error: {
+      message: detail ? redact(detail, secrets) : `The provider answered ${status}.`,
+      type: plain(error.type) ?? (status >= 500 ? 'server_error' : 'invalid_request_error'),
+      param: null,
+      code: plain(error.code) ?? null,
+    },
+  };
 }

@@ -2,6 +2,7 @@
 import sharp from 'sharp';
 import { HearthError } from '../../errors.js';
 import type { ProviderClient } from '../../providers/client.js';
+import { MAX_ANSWER_BYTES, readPrefix } from '../../providers/read-body.js';
 import { encodePng, MAX_INPUT_PIXELS } from '../image-io.js';
 import type { LoadedImageEngines } from '../loaded-engines.js';
 import { latentPreview } from '../preview.js';
@@ -130,7 +131,9 @@ async function providerImageBytes(item: { b64_json?: unknown; url?: unknown }, p
     // The provider chose to answer with a link; it is fetched without credentials.
     const response = await fetch(item.url, { signal, redirect: 'error' });
     if (!response.ok) throw new HearthError('provider_error', `Provider "${provider}" gave an image link that answered HTTP ${response.status}.`);
-    return Buffer.from(await response.arrayBuffer());
+    const { bytes, whole } = await readPrefix(response.body, MAX_ANSWER_BYTES);
+    if (!whole) throw new HearthError('provider_error', `Provider "${provider}" gave an image link to a file larger than 64 MiB.`);
+    return bytes;
   }
   throw new HearthError('provider_error', `Provider "${provider}" answered with an image entry that has neither b64_json nor url.`);
 }

@@ -4,6 +4,7 @@ import { HearthError } from '../../errors.js';
 import { clientGone } from '../../http/sse.js';
 import { answerText, captureStreamText } from '../../providers/capture.js';
 import { rewriteModelJson, rewriteModelStream, type ForwardPath } from '../../providers/client.js';
+import { readAnswer } from '../../providers/read-body.js';
 import type { OpenaiContext } from '../contexts.js';
 
 /** A request for a provider model, as it goes to the provider. */
@@ -43,7 +44,8 @@ export async function forwardToProvider(
     const watched = observe && upstream.ok ? captureStreamText(relayed, observe) : relayed;
     return reply.send(Readable.fromWeb(watched as never));
   }
-  const text = await upstream.text();
+  // A JSON answer is read whole to rewrite its model, so only up to a limit (read-body.ts).
+  const text = await readAnswer(upstream, modelId.split('/')[0]!);
   try {
     const json: unknown = JSON.parse(text);
     if (observe && upstream.ok) observe(answerText(json));
