@@ -122,6 +122,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       pools: () => pools.list(),
       stored: () => storedStates(db),
       localModels: () => catalog.knownLocal(),
+      providerModel: (id) => services.providers.modelListed(id),
     });
     pools.observer = metrics;
     const onLoad = (event: LoadEvent): void => {

@@ -5,7 +5,7 @@ import type { LoadedStatus } from '../inference/engine.js';
 import type { Pool } from '../providers/pool.js';
 import type { ProviderObserver } from '../providers/pools.js';
 import type { GenerationObserver } from './metered-engine.js';
-import { ModelLabels } from './labels.js';
+import { ModelLabels, type ModelKind } from './labels.js';
 import type { StoredStates } from './stored-states.js';
 
 /**
@@ -24,6 +24,11 @@ export interface MetricSources {
   stored(): StoredStates;
   /** Ids of this machine's models as last scanned (a request naming one may be labelled with it even when it failed). */
   localModels(): readonly string[];
+  /**
+   * For an id addressed to a configured provider (`<provider>/<model>`): whether the provider
+   * lists that model or the configuration names it; undefined for any other id.
+   */
+  providerModel(id: string): boolean | undefined;
 }
 
 export interface RequestRecord {
@@ -121,8 +126,7 @@ export class Metrics implements GenerationObserver, ProviderObserver {
 
   /** One answered HTTP request. */
   observeRequest(record: RequestRecord): void {
-    const known = record.status < 400 || (record.model !== undefined && this.sources.localModels().includes(record.model));
-    const model = this.models.label(record.model, known);
+    const model = this.models.label(record.model, this.kindOf(record.model, record.status < 400));
     this.requests.inc({ family: record.family, model, status: String(record.status) });
     if (record.status >= 400) this.errors.inc({ family: record.family, model, code: record.code ?? String(record.status) });
     this.duration.observe({ family: record.family, model }, record.seconds);
@@ -131,31 +135,48 @@ export class Metrics implements GenerationObserver, ProviderObserver {
   /** The engine's load events (loading progress is not counted). */
   readonly onLoad = (event: LoadEvent): void => {
     if (event.state === 'loading') return;
-    const model = this.models.label(event.id, true);
+    const model = this.models.label(event.id, 'local');
     this.loads.inc({ model, outcome: event.state });
     if (event.state === 'ready') this.loaded.set(model, (this.loaded.get(model) ?? 0) + 1);
   };
 
   firstToken(model: string, seconds: number): void {
-    this.firstTokens.observe({ model: this.models.label(model, true) }, seconds);
+    this.firstTokens.observe({ model: this.models.label(model, 'local') }, seconds);
   }
 
   generated(model: string, promptTokens: number): void {
-    this.promptTokens.inc({ model: this.models.label(model, true) }, promptTokens);
+    this.promptTokens.inc({ model: this.models.label(model, 'local') }, promptTokens);
   }
 
   firstChunk(model: string, seconds: number): void {
-    this.firstTokens.observe({ model: this.models.label(model, true) }, seconds);
+    this.firstTokens.observe({ model: this.providerLabel(model) }, seconds);
   }
 
   usage(model: string, promptTokens: number, completionTokens: number): void {
-    const label = this.models.label(model, true);
+    const label = this.providerLabel(model);
     this.promptTokens.inc({ model: label }, promptTokens);
     this.providerTokens.set(label, (this.providerTokens.get(label) ?? 0) + completionTokens);
   }
 
   interrupted(model: string): void {
-    this.interruptions.inc({ model: this.models.label(model, true) });
+    this.interruptions.inc({ model: this.providerLabel(model) });
+  }
+
+  /**
+   * What a request's model is: a provider's when it is addressed to one (known only when listed
+   * or configured, whatever the provider answered); else local when it is one of this machine's
+   * models or Hearth served it (`served`).
+   */
+  private kindOf(id: string | undefined, served: boolean): ModelKind {
+    if (id === undefined) return undefined;
+    const remote = this.sources.providerModel(id);
+    if (remote !== undefined) return remote ? 'provider' : undefined;
+    return served || this.sources.localModels().includes(id) ? 'local' : undefined;
+  }
+
+  /** The label of a provider model an answer came from. */
+  private providerLabel(id: string): string {
+    return this.models.label(id, this.sources.providerModel(id) ? 'provider' : undefined);
   }
 
   /** Figures read at each scrape: the engine's status, the pools, the stored runs and jobs. */
@@ -169,7 +190,7 @@ export class Metrics implements GenerationObserver, ProviderObserver {
         registers,
         collect() {
           this.reset();
-          for (const model of sources.engine().status()) this.set({ model: models.label(model.id, true) }, read(model) ?? 0);
+          for (const model of sources.engine().status()) this.set({ model: models.label(model.id, 'local') }, read(model) ?? 0);
         },
       });
     engineGauge('hearth_model_sequences', 'Sequences (requests generated at once) of each loaded local model.', (model) => model.sequences);
@@ -205,7 +226,7 @@ export class Metrics implements GenerationObserver, ProviderObserver {
       registers,
       collect() {
         this.reset();
-        for (const model of sources.engine().status()) this.inc({ model: models.label(model.id, true) }, model.generatedTokens);
+        for (const model of sources.engine().status()) this.inc({ model: models.label(model.id, 'local') }, model.generatedTokens);
         for (const [model, tokens] of providerTokens) this.inc({ model }, tokens);
       },
     });
@@ -221,7 +242,7 @@ export class Metrics implements GenerationObserver, ProviderObserver {
           sources
             .engine()
             .status()
-            .map((model) => models.label(model.id, true)),
+            .map((model) => models.label(model.id, 'local')),
         );
         for (const [model, count] of loaded) this.inc({ model }, Math.max(0, count - (now.has(model) ? 1 : 0)));
       },
