@@ -150,6 +150,7 @@ export interface EmbeddingRequest {
   encoding_format?: 'float' | 'base64';
   /** Only a model's own vector size is accepted by local models. */
   dimensions?: number;
+  /** At most 256 characters. */
   user?: string;
 }
 

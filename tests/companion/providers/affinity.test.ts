@@ -26,13 +26,14 @@ const pool = (count: number) =>
   );
 
 describe('the fields that tie a request to a conversation', () => {
-  it('answer 400 naming the field when `user` or `prompt_cache_key` is longer than 256 characters, on chat completions and responses', async () => {
+  it('answer 400 naming the field when `user` or `prompt_cache_key` is longer than 256 characters, on chat completions, responses and embeddings', async () => {
     const long = 'u'.repeat(257);
     const requests: [InjectOptions, string][] = [
       [{ method: 'POST', url: '/v1/chat/completions', payload: { model: 'tiny', messages: user, user: long } }, 'user'],
       [{ method: 'POST', url: '/v1/chat/completions', payload: { model: 'tiny', messages: user, prompt_cache_key: long } }, 'prompt_cache_key'],
       [{ method: 'POST', url: '/v1/responses', payload: { model: 'tiny', input: 'Hello', user: long } }, 'user'],
       [{ method: 'POST', url: '/v1/responses', payload: { model: 'tiny', input: 'Hello', prompt_cache_key: long } }, 'prompt_cache_key'],
+      [{ method: 'POST', url: '/v1/embeddings', payload: { model: 'tiny', input: 'Hello', user: long } }, 'user'],
     ];
     for (const [request, param] of requests) {
       const response = await hearth.app.inject(request);

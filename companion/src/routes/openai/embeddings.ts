@@ -27,7 +27,8 @@ export const embeddingBody = {
     },
     encoding_format: { enum: ['float', 'base64'] },
     dimensions: { type: 'integer', minimum: 1 },
-    user: { type: 'string' },
+    // As on chat completions: it ties requests to a conversation (a provider pool's affinity).
+    user: { type: 'string', maxLength: 256 },
   },
 } as const satisfies BodySchema<EmbeddingRequest>;
 
