@@ -3,6 +3,7 @@ import { newId } from '../ids.js';
 import type { HistoryItem, ToolCallRecord, ToolSpec } from '../inference/types.js';
 import { isObject, parseJson } from '../json.js';
 import { LineTooLong } from '../line-buffer.js';
+import { redact } from '../redaction.js';
 import { readEvents } from '../sse-reader.js';
 import { readAnswerJson } from './read-body.js';
 
@@ -84,7 +85,11 @@ async function readChunks(
     const chunk = parseJson(data);
     if (!isObject(chunk)) continue;
     if (isObject(chunk.error))
-      throw new HearthError('provider_error', `Provider "${provider}" failed mid-answer: ${String(chunk.error.message ?? 'unknown error')}`);
+      // Redacted as an error answer's message is: the provider may echo the request, its key with it.
+      throw new HearthError(
+        'provider_error',
+        redact(`Provider "${provider}" failed mid-answer: ${String(chunk.error.message ?? 'unknown error').slice(0, 500)}`),
+      );
     readUsage(chunk.usage, turn);
     const choice = Array.isArray(chunk.choices) && isObject(chunk.choices[0]) ? chunk.choices[0] : undefined;
     if (!choice) continue;

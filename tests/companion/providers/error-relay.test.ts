@@ -2,7 +2,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProviderClient, type ResolveSecret } from '../../../companion/src/providers/client.js';
-import { redact } from '../../../companion/src/redaction.js';
+import { readChatAnswer } from '../../../companion/src/providers/chat-stream.js';
+import { redact, rememberSecret } from '../../../companion/src/redaction.js';
 import { closeServer } from '../../helpers/http-server.js';
 
 /*
@@ -76,5 +77,19 @@ describe('an error answer relayed to the client', () => {
     expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'context_length_exceeded', param: null });
     expect(body.error.message).toMatch(/^Bad request; you sent: \[redacted\]/);
     for (const part of giveaways(KEY)) expect(text.toLowerCase()).not.toContain(part.toLowerCase());
+  });
+});
+
+describe("an error event in a provider's chat stream (an agent's turn)", () => {
+  it('becomes provider_error with the key redacted, however it was encoded', async () => {
+    rememberSecret(KEY); // as the secret store does when it resolves the provider's key
+    const echo = encodings(KEY).join(' | ');
+    const stream = new Response(`data: ${JSON.stringify({ error: { message: `you sent ${echo}` } })}\n\n`, {
+      headers: { 'content-type': 'text/event-stream' },
+    });
+    const error = (await readChatAnswer(stream, () => undefined, 'echo').catch((caught: unknown) => caught)) as Error;
+    expect(error).toMatchObject({ code: 'provider_error' });
+    expect(error.message).toContain('[redacted]');
+    for (const part of giveaways(KEY)) expect(error.message.toLowerCase()).not.toContain(part.toLowerCase());
   });
 });
