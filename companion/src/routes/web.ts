@@ -1,6 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import fastifyStatic from '@fastify/static';
+import type { HTTPMethods } from 'fastify';
 import { errorBody } from '../errors.js';
 import { installFolder } from '../invocation.js';
 import { FRAME_DENIAL, policyForPage } from '../http/content-security.js';
@@ -60,20 +61,30 @@ export const webRoutes: RoutePlugin<WebContext> = async (app, { webRoot }) => {
         .headers(FRAME_DENIAL)
         .header('content-security-policy', policyForPage(join(webRoot, page)))
         .sendFile(page);
-    return reply.status(404).send(errorBody('route_not_found', notFoundMessage(request.method, path)));
+    const served = (method: string, url: string) => app.findRoute({ method: method as HTTPMethods, url }) !== null;
+    return reply.status(404).send(errorBody('route_not_found', notFoundMessage(request.method, path, served)));
   });
 };
 
-/** A 404 that says what to do for the mistakes clients make most: a doubled /v1, a missing /v1, Ollama's API. */
-export function notFoundMessage(method: string, path: string): string {
+/**
+ * A 404 that says what to do for the mistakes clients make most: a doubled /v1, a missing /v1,
+ * Ollama's API. A hint names another path only where `served` says this app answers it.
+ */
+export function notFoundMessage(method: string, path: string, served: (method: string, path: string) => boolean): string {
   const missing = `No route for ${method} ${path}.`;
-  if (/^\/v1\/v1(\/|$)/.test(path)) {
-    return `${missing} Remove the extra /v1: the client's base URL already ends in /v1 and the client adds another (use ${path.replace(/^\/v1/, '')}).`;
+  const single = path.replace(/^\/v1/, '');
+  if (/^\/v1\/v1(\/|$)/.test(path) && served(method, single)) {
+    return `${missing} Remove the extra /v1: the client's base URL already ends in /v1 and the client adds another (use ${single}).`;
   }
   if (OLLAMA_PATHS.test(path)) {
     return `${missing} That is Ollama's API; Hearth speaks the OpenAI API under /v1. Point the client at this server's /v1 as an OpenAI-compatible endpoint: POST /v1/chat/completions to chat, GET /v1/models for the models.`;
   }
   if (path.startsWith('/api/')) return `${missing} Hearth speaks the OpenAI API under /v1 (for example POST /v1/chat/completions), not under /api.`;
-  if (WITHOUT_V1.test(path)) return `${missing} Add /v1: the OpenAI API is served under /v1 (use /v1${path}), so a client's base URL ends in /v1.`;
+  if (WITHOUT_V1.test(path) && served(method, `/v1${path}`)) {
+    return `${missing} Add /v1: the OpenAI API is served under /v1 (use /v1${path}), so a client's base URL ends in /v1.`;
+  }
+  if (WITHOUT_V1.test(path)) {
+    return `${missing} Hearth serves the OpenAI API under /v1, but not ${method} /v1${path}: chat through POST /v1/chat/completions. Every route Hearth serves is listed in docs/routes.md.`;
+  }
   return `${missing} Every route Hearth serves is listed in docs/routes.md.`;
 }
