@@ -33,11 +33,17 @@ function parseArguments(text: string): Record<string, unknown> | string {
 }
 
 /** What the model reads when the owner or the clock said no. */
-function declined(name: string, outcome: ApprovalOutcome): string {
+export function declined(name: string, outcome: ApprovalOutcome): string {
   if (outcome.decision === 'timed_out')
     return `The call to "${name}" was not run: it needed the owner's approval and none came in time (${outcome.reason ?? 'timed out'}), which counts as a denial. Do not retry it now; continue without it or say what you needed.`;
   if (outcome.decision === 'cancelled') return `The call to "${name}" was not run: the run was cancelled.`;
-  return `The owner denied the call to "${name}"${outcome.reason ? `: ${outcome.reason}` : '.'} It was not run. Do not retry it; continue without it.`;
+  const reason = outcome.reason?.trim();
+  return `The owner denied the call to "${name}"${reason ? `: ${asSentence(reason)}` : '.'} It was not run. Do not retry it; continue without it.`;
+}
+
+/** The owner's words as a sentence: without a full stop of their own they get one, so the next sentence does not run on ("not now It was not run."). */
+function asSentence(text: string): string {
+  return /[.!?…]["'”’)\]]*$/.test(text) ? text : `${text}.`;
 }
 
 /**
