@@ -171,6 +171,24 @@ export type AgentRunEvent =
 
 export type AgentRunEventType = AgentRunEvent['type'];
 
+/** Every run event type, for code that must handle each one (and the docs test that lists them). */
+export const AGENT_RUN_EVENT_TYPES = [
+  'run.created',
+  'message.delta',
+  'tool_call.created',
+  'tool_call.approval_required',
+  'tool_call.completed',
+  'artifact.created',
+  'run.completed',
+  'run.failed',
+  'run.cancelled',
+] as const satisfies readonly AgentRunEventType[];
+
+/** Fails to compile when an event type is added to the union but not to the list above. */
+export type UnlistedAgentRunEventType = Exclude<AgentRunEventType, (typeof AGENT_RUN_EVENT_TYPES)[number]>;
+const everyEventTypeListed: UnlistedAgentRunEventType extends never ? true : false = true;
+void everyEventTypeListed;
+
 /** An event before the run numbers it. */
 export type AgentRunEventBody = Unnumbered<AgentRunEvent>;
 type Unnumbered<Event> = Event extends unknown ? Omit<Event, 'sequence' | 'run_id'> : never;

@@ -1,4 +1,4 @@
-import type { AgentRunEventBody, AgentRunStep, AgentRunUsage, AgentToolCall, ToolCallDecision } from '#shared/api/agents.js';
+import type { AgentRunEventBody, AgentRunEventType, AgentRunStep, AgentRunUsage, AgentToolCall, ToolCallDecision } from '#shared/api/agents.js';
 import type { ToolApproval, ToolClass } from '#shared/api/config.js';
 import type { RunFailureCode } from '#shared/api/failures.js';
 import type { DrivenOutcome } from '../../agents/driven-run.js';
@@ -37,54 +37,56 @@ export function relayedEvent(data: string): RelayedEvent | undefined {
   const sequence = event.sequence;
   if (!Number.isSafeInteger(sequence) || (sequence as number) < 1) return undefined;
   const at = sequence as number;
+  const type = event.type;
+  if (typeof type !== 'string' || !Object.hasOwn(RELAY, type)) return undefined;
   try {
-    switch (event.type) {
-      case 'run.created': {
-        const run = object(event.run);
-        const id = text(run.id, 100);
-        return RUN_ID.test(id) ? { kind: 'created', sequence: at, hostRun: id } : undefined;
-      }
-      case 'message.delta':
-        return { kind: 'event', sequence: at, body: { type: 'message.delta', step: count(event.step), delta: text(event.delta) } };
-      case 'tool_call.created':
-        return { kind: 'event', sequence: at, body: { type: 'tool_call.created', step: count(event.step), ...call(event) } };
-      case 'tool_call.approval_required':
-        return {
-          kind: 'event',
-          sequence: at,
-          body: {
-            type: 'tool_call.approval_required',
-            step: count(event.step),
-            approval_id: text(event.approval_id, NAME_CHARS),
-            ...call(event),
-            expires_at: count(event.expires_at),
-          },
-        };
-      case 'tool_call.completed':
-        return {
-          kind: 'event',
-          sequence: at,
-          body: {
-            type: 'tool_call.completed',
-            step: count(event.step),
-            call_id: text(event.call_id, NAME_CHARS),
-            name: text(event.name, NAME_CHARS),
-            output: text(event.output),
-            is_error: flag(event.is_error),
-          },
-        };
-      case 'run.completed':
-      case 'run.failed':
-      case 'run.cancelled':
-        return { kind: 'end', sequence: at, outcome: outcome(event.type, object(event.run), event.error) };
-      default:
-        return undefined;
-    }
+    return RELAY[type as AgentRunEventType](event, at);
   } catch (error) {
     if (error instanceof Malformed) return undefined;
     throw error;
   }
 }
+
+/**
+ * How each known event type is rebuilt from a host's fields. A Record over every type: a new
+ * event type does not compile until it says here whether and how a host's copy is relayed.
+ */
+const RELAY: Record<AgentRunEventType, (event: Fields, sequence: number) => RelayedEvent | undefined> = {
+  'run.created': (event, sequence) => {
+    const id = text(object(event.run).id, 100);
+    return RUN_ID.test(id) ? { kind: 'created', sequence, hostRun: id } : undefined;
+  },
+  'message.delta': (event, sequence) => ({ kind: 'event', sequence, body: { type: 'message.delta', step: count(event.step), delta: text(event.delta) } }),
+  'tool_call.created': (event, sequence) => ({ kind: 'event', sequence, body: { type: 'tool_call.created', step: count(event.step), ...call(event) } }),
+  'tool_call.approval_required': (event, sequence) => ({
+    kind: 'event',
+    sequence,
+    body: {
+      type: 'tool_call.approval_required',
+      step: count(event.step),
+      approval_id: text(event.approval_id, NAME_CHARS),
+      ...call(event),
+      expires_at: count(event.expires_at),
+    },
+  }),
+  'tool_call.completed': (event, sequence) => ({
+    kind: 'event',
+    sequence,
+    body: {
+      type: 'tool_call.completed',
+      step: count(event.step),
+      call_id: text(event.call_id, NAME_CHARS),
+      name: text(event.name, NAME_CHARS),
+      output: text(event.output),
+      is_error: flag(event.is_error),
+    },
+  }),
+  // An artifact's file lives on the host: its path would name a file here, which no host may choose.
+  'artifact.created': () => undefined,
+  'run.completed': (event, sequence) => ({ kind: 'end', sequence, outcome: outcome('run.completed', object(event.run), event.error) }),
+  'run.failed': (event, sequence) => ({ kind: 'end', sequence, outcome: outcome('run.failed', object(event.run), event.error) }),
+  'run.cancelled': (event, sequence) => ({ kind: 'end', sequence, outcome: outcome('run.cancelled', object(event.run), event.error) }),
+};
 
 function outcome(type: 'run.completed' | 'run.failed' | 'run.cancelled', run: Fields, eventError: unknown): DrivenOutcome {
   const status = type === 'run.completed' ? 'completed' : type === 'run.cancelled' ? 'cancelled' : 'failed';
