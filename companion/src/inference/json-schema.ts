@@ -6,10 +6,11 @@ import type { JsonSchema } from '#shared/api/openai.js';
 
 /**
  * What a grammar is built from at most, checked before any grammar is: how deep a schema nests
- * (node-llama-cpp stops at 512 scopes, with a 500), each length or count (llama.cpp refuses a
- * repetition of 2000 or more), and all lengths and counts together (each one is spelled out).
+ * (node-llama-cpp stops at 512 scopes, with a 500); each length or count (llama.cpp refuses 2000
+ * copies of a repeated rule, and a string's character is two, so a minLength of 1000 failed); and
+ * all lengths and counts together, since each one is spelled out in the grammar.
  */
-export const SCHEMA_LIMITS = { depth: 64, count: 1000, counts: 10_000 } as const;
+export const SCHEMA_LIMITS = { depth: 64, count: 999, counts: 50_000 } as const;
 
 /** Keywords that describe or annotate but do not constrain what the grammar must produce. */
 const ANNOTATIONS = new Set([

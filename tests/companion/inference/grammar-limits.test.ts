@@ -49,7 +49,12 @@ describe('schema mistakes are refused with their path before any grammar is buil
     expect(refusal(() => toGrammarSchema({ type: 'array', maxItems: SCHEMA_LIMITS.count + 1 }, 's'))).toMatchObject({ param: 's.maxItems' });
     expect(refusal(() => toGrammarSchema({ type: 'string', minLength: -1 }, 's'))).toMatchObject({ param: 's.minLength' });
     expect(refusal(() => toGrammarSchema({ type: 'string', maxLength: 2.5 }, 's'))).toMatchObject({ param: 's.maxLength' });
-    const many = Object.fromEntries(Array.from({ length: 20 }, (_, index) => [`p${index}`, { type: 'string', maxLength: SCHEMA_LIMITS.count }]));
+    const many = Object.fromEntries(
+      Array.from({ length: Math.ceil(SCHEMA_LIMITS.counts / SCHEMA_LIMITS.count) + 1 }, (_, index) => [
+        `p${index}`,
+        { type: 'string', maxLength: SCHEMA_LIMITS.count },
+      ]),
+    );
     expect(refusal(() => toGrammarSchema({ type: 'object', properties: many }, 's')).param).toMatch(/^s\.properties\.p\d+\.maxLength$/);
     expect(toGrammarSchema({ type: 'string', minLength: 1, maxLength: SCHEMA_LIMITS.count }, 's')).toMatchObject({ maxLength: SCHEMA_LIMITS.count });
   });
@@ -124,6 +129,19 @@ describe.each(engines)('the %s engine refuses them before it renders the prompt'
   it('a lone surrogate in stop', async () => {
     await expect(run(request({ stop: ['\udc00'] }))).rejects.toMatchObject({ code: 'invalid_request_error', param: 'stop' });
     await expect(run(request({ stop: ['END', 'x\ud83d'] }))).rejects.toMatchObject({ code: 'invalid_request_error', param: 'stop[1]' });
+  });
+});
+
+describe('what the limits let through, the grammar builder takes', () => {
+  it.each(['minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties'])('%s at its limit', async (key) => {
+    const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
+    const base = key.endsWith('Length')
+      ? { type: 'string' }
+      : key.endsWith('Items')
+        ? { type: 'array', items: { type: 'string' } }
+        : { type: 'object', additionalProperties: { type: 'string' } };
+    const grammar = await new GrammarCache(llama).forSchema(toGrammarSchema({ ...base, [key]: SCHEMA_LIMITS.count }, 's'));
+    expect(grammar.grammar).toContain(String(SCHEMA_LIMITS.count - (key.endsWith('Length') ? 0 : 1)));
   });
 });
 

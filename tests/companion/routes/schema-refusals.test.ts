@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ErrorBody } from '#shared/api/errors.js';
+import { SCHEMA_LIMITS } from '../../../companion/src/inference/json-schema.js';
 import { sharedApp } from '../../helpers/app.js';
 
 const hearth = sharedApp();
@@ -28,7 +29,7 @@ describe('schema and stop mistakes on a local model', () => {
       { model: 'tiny', messages: user, max_tokens: 1, response_format: { type: 'json_schema', json_schema: { name: 'x', schema } } },
       'response_format.json_schema.schema.properties.a.minLength',
     );
-    expect(message).toContain('1000');
+    expect(message).toContain(`up to ${SCHEMA_LIMITS.count}`);
   });
 
   it('a self $ref in tool parameters is 400 with its path', async () => {
