@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getLlama, LlamaLogLevel, resolveChatWrapper, type LlamaModel } from 'node-llama-cpp';
 import { GrammarCache } from '../../../companion/src/inference/generate.js';
 import { ServerBuild } from '../../../companion/src/inference/server/build-service.js';
-import { ServerClient } from '../../../companion/src/inference/server/client.js';
+import type { ServerClient } from '../../../companion/src/inference/server/client.js';
 import { generateOnServer, type ServerRuntime } from '../../../companion/src/inference/server/generate.js';
 import { ServerProcess } from '../../../companion/src/inference/server/process.js';
 import { callSyntax, parseCalls, type CallSyntax } from '../../../companion/src/inference/server/tool-syntax.js';
@@ -34,7 +34,7 @@ beforeAll(async () => {
     runDir: tempFolder('run'),
     log: silentLogger,
   });
-  client = new ServerClient(() => server.port, server.apiKey);
+  client = server.client;
   const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
   vocab = await llama.loadModel({ modelPath: path, vocabOnly: true });
   const wrapper = resolveChatWrapper(vocab);

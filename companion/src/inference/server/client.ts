@@ -1,8 +1,9 @@
 /**
- * Speaks llama-server's native API over loopback: JSON requests, server-sent event streams, and
- * the Prometheus counters of /metrics. Each request has its own connection (llama-server closes
+ * Speaks llama-server's native API over its Unix socket: JSON requests, server-sent event streams,
+ * and the Prometheus counters of /metrics. Each request has its own connection (llama-server closes
  * reused ones after a stream), and aborting a request closes its connection, which llama-server
- * notices at the next token: it stops the generation and frees the slot.
+ * notices at the next token: it stops the generation and frees the slot. Bodies are decoded as one
+ * UTF-8 stream, so a character split between two reads arrives whole.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 
@@ -19,9 +20,17 @@ export class EngineHttpError extends Error {
   }
 }
 
+/** What a connection error says, without the socket's path (it names the data folder). */
+function whatBroke(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code) return code;
+  return error instanceof Error ? error.message : String(error);
+}
+
 export class ServerClient {
   constructor(
-    private readonly port: () => number,
+    /** The path of the process's Unix socket. */
+    private readonly socketPath: () => string,
     private readonly apiKey: string,
   ) {}
 
@@ -30,20 +39,22 @@ export class ServerClient {
     return new Promise((resolve, reject) => {
       const request = httpRequest(
         {
-          host: '127.0.0.1',
-          port: this.port(),
+          socketPath: this.socketPath(),
           path,
           method,
           agent: false,
           signal,
           headers: {
+            host: 'localhost',
             authorization: `Bearer ${this.apiKey}`,
             ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
           },
         },
         resolve,
       );
-      request.once('error', (error) => reject(signal?.aborted ? signal.reason : new EngineConnectionError(`llama-server did not answer: ${error.message}`)));
+      request.once('error', (error) =>
+        reject(signal?.aborted ? signal.reason : new EngineConnectionError(`llama-server did not answer (${whatBroke(error)})`)),
+      );
       request.end(payload);
     });
   }
@@ -66,10 +77,11 @@ export class ServerClient {
   async *events<T>(path: string, body: unknown, signal?: AbortSignal): AsyncGenerator<T> {
     const response = await this.open('POST', path, body, signal);
     if ((response.statusCode ?? 500) >= 400) throw new EngineHttpError(response.statusCode ?? 500, messageOf(await readAll(response, signal)));
+    const decoder = new TextDecoder();
     let buffer = '';
     try {
       for await (const piece of response as AsyncIterable<Buffer>) {
-        buffer += piece.toString();
+        buffer += decoder.decode(piece, { stream: true });
         let end: number;
         while ((end = buffer.indexOf('\n\n')) >= 0) {
           const event = buffer.slice(0, end);
@@ -85,7 +97,7 @@ export class ServerClient {
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       if (error instanceof EngineHttpError || error instanceof SyntaxError) throw error;
-      throw new EngineConnectionError(`the connection to llama-server broke: ${error instanceof Error ? error.message : String(error)}`);
+      throw new EngineConnectionError(`the connection to llama-server broke (${whatBroke(error)})`);
     }
     if (!response.complete && !signal?.aborted) throw new EngineConnectionError('the connection to llama-server closed before the answer was complete');
   }
@@ -103,11 +115,12 @@ export class ServerClient {
 
 function readAll(response: IncomingMessage, signal?: AbortSignal): Promise<string> {
   return new Promise((resolve, reject) => {
+    const decoder = new TextDecoder();
     let text = '';
-    response.on('data', (piece: Buffer) => (text += piece.toString()));
-    response.once('end', () => resolve(text));
+    response.on('data', (piece: Buffer) => (text += decoder.decode(piece, { stream: true })));
+    response.once('end', () => resolve(text + decoder.decode()));
     response.once('error', (error) =>
-      reject(signal?.aborted ? signal.reason : new EngineConnectionError(`the connection to llama-server broke: ${error.message}`)),
+      reject(signal?.aborted ? signal.reason : new EngineConnectionError(`the connection to llama-server broke (${whatBroke(error)})`)),
     );
   });
 }

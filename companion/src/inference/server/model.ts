@@ -3,7 +3,9 @@
  * and the memory budget (context, slots, threads, GPU layers, host-RAM prompt cache, one unified
  * KV cache), a queue in front of its slots, and the tokenizer and chat wrapper of a vocabulary-only
  * copy of the model in the companion. A crash fails the requests in flight and restarts the
- * process; repeated crashes end the model with the reason, and the engine unloads it.
+ * process; repeated crashes end the model with the reason, and the engine unloads it. A process
+ * that stops answering is ended and restarted too, but that is not counted as a crash: another
+ * program can hold its connections, which says nothing about the model file.
  */
 import { readFileSync } from 'node:fs';
 import { freemem, loadavg } from 'node:os';
@@ -15,14 +17,14 @@ import { GrammarCache } from '../generate.js';
 import { blend, GeneratedTokens, type CountedRequest } from '../generated-tokens.js';
 import { bytesPerSequence } from '../in-process.js';
 import type { LoadedModel, LoadedStatus } from '../loaded-model.js';
-import { defaultParallel } from '../parallel.js';
+import { defaultParallel, fittingParallel } from '../parallel.js';
 import type { GenerationRequest, GenerationResult, ModelFile } from '../types.js';
 import type { ServerBuildPaths } from './build.js';
-import { ServerClient } from './client.js';
+import type { ServerClient } from './client.js';
 import { generateOnServer, type ServerRuntime } from './generate.js';
 import type { HiddenSpan } from './output-filter.js';
 import type { GpuVariant } from './prebuilt.js';
-import { ServerProcess } from './process.js';
+import { ServerProcess, type ServerExit } from './process.js';
 import { SlotQueue } from './slot-queue.js';
 import { callSyntax, plainText } from './tool-syntax.js';
 
@@ -57,6 +59,8 @@ export interface ServerModelLoad {
   runDir: string;
   engineReason: string;
   onLoadProgress?: (fraction: number) => void;
+  /** Ends the first start while it is in progress (the model was unloaded while loading). */
+  signal?: AbortSignal;
   /** The model ended for good (it kept crashing): the engine unloads it. */
   onFailed: (reason: string) => void;
 }
@@ -168,10 +172,19 @@ export class ServerModel implements LoadedModel {
     const gpu = load.gpu !== false && settings.gpuLayers !== 0;
     const perSequence = bytesPerSequence(vocab, contextSize, Math.min(512, contextSize), 0);
     const room = gpu ? (await llama.getVramState()).free : Math.min(load.roomBytes, freemem());
+    // One sequence at this context must fit what the budget leaves; llama-server would otherwise swap or be killed while loading.
+    if (!gpu && perSequence > load.roomBytes)
+      throw new HearthError(
+        'model_load_failed',
+        `${info.id} at a context of ${contextSize} tokens needs about ${Math.ceil(perSequence / MiB)} MB per sequence; the memory budget leaves ${Math.max(0, Math.floor(load.roomBytes / MiB))} MB. Lower its context size or raise models.memory_budget_mb.`,
+        { param: 'model' },
+      );
     const parallel =
       settings.parallel === 'auto'
         ? defaultParallel({ bytesPerSequence: perSequence, availableBytes: room, gpu, cores: llama.cpuMathCores })
-        : settings.parallel;
+        : fittingParallel(settings.parallel, { bytesPerSequence: perSequence, availableBytes: room });
+    if (parallel !== settings.parallel && settings.parallel !== 'auto')
+      settings.log.warn({ model: info.id, asked: settings.parallel, sequences: parallel }, 'fewer sequences than asked: the memory left holds no more');
     const kvBytes = gpu ? 0 : parallel * perSequence;
     // Evicted conversations' prompts wait in host RAM (llama-server's --cache-ram, 8 GiB by default):
     // room for two full sets of slot states, at most a quarter of what the budget leaves, at least 64 MiB.
@@ -188,12 +201,12 @@ export class ServerModel implements LoadedModel {
     ].flat();
     const runtime: ServerRuntime = { llama, model: vocab, wrapper, contextSize, grammars: new GrammarCache(llama), syntax, hidden: hiddenSpans(wrapper) };
     const model = new ServerModel(load, runtime, args, threads, load.weightBytes + kvBytes + cacheMiB * MiB, parallel);
-    await model.launch(load.onLoadProgress);
+    await model.launch(load.onLoadProgress, load.signal);
     settings.log.info({ model: info.id, engine: 'server', pid: model.process.pid, threads, contextSize, sequences: parallel, cacheMiB }, 'model loaded');
     return model;
   }
 
-  private async launch(onLoadProgress?: (fraction: number) => void): Promise<void> {
+  private async launch(onLoadProgress?: (fraction: number) => void, signal?: AbortSignal): Promise<void> {
     const process = await ServerProcess.start({
       paths: this.load.paths,
       gpu: this.load.gpu,
@@ -201,15 +214,16 @@ export class ServerModel implements LoadedModel {
       runDir: this.load.runDir,
       log: this.load.settings.log,
       onLoadProgress,
+      signal,
     });
     this.process = process;
-    this.client = new ServerClient(() => process.port, process.apiKey);
+    this.client = process.client;
     void process.exited.then((exit) => {
       clearInterval(watchdog);
       if (this.disposed || this.process !== process) return;
-      this.onCrash(exit.reason);
+      this.onExit(exit);
     });
-    // A process that stops answering (hung, or stopped) is ended, and restarted like a crash.
+    // A process that stops answering (hung, stopped, or its connections held) is ended and restarted, not counted as a crash.
     let unanswered = 0;
     let asking = false;
     const every = this.load.settings.healthCheckMs ?? 15_000;
@@ -223,7 +237,7 @@ export class ServerModel implements LoadedModel {
           () => {
             if (++unanswered < 2 || this.disposed || this.process !== process) return;
             this.load.settings.log.error({ model: this.info.id, pid: process.pid }, 'llama-server stopped answering; ending it');
-            process.kill();
+            process.endUnresponsive();
           },
         )
         .finally(() => (asking = false));
@@ -231,11 +245,18 @@ export class ServerModel implements LoadedModel {
     watchdog.unref();
   }
 
-  private onCrash(reason: string): void {
-    const now = Date.now();
-    this.crashes = [...this.crashes.filter((at) => now - at < CRASH_WINDOW_MS), now];
-    this.load.settings.log.error({ model: this.info.id, reason }, 'the llama-server process of this model ended unexpectedly');
-    if (this.crashes.length >= CRASHES_ALLOWED) return this.fail(`${this.info.id} keeps crashing its llama-server process (${reason})`);
+  private onExit(exit: ServerExit): void {
+    const { reason } = exit;
+    // Ended by the watchdog: restarted, never counted against the model.
+    if (!exit.unresponsive) {
+      const now = Date.now();
+      this.crashes = [...this.crashes.filter((at) => now - at < CRASH_WINDOW_MS), now];
+      this.load.settings.log.error({ model: this.info.id, reason }, 'the llama-server process of this model ended unexpectedly');
+      if (this.crashes.length >= CRASHES_ALLOWED)
+        return this.fail(
+          `${this.info.id} keeps crashing its llama-server process (${reason}). It is tried again after a pause, or at once when loaded by the owner.`,
+        );
+    }
     this.restarts++;
     this.restarting = this.launch()
       .catch((error: unknown) => this.fail(`${this.info.id} could not be restarted: ${error instanceof Error ? error.message : String(error)}`))

@@ -1,17 +1,23 @@
 /**
  * One llama-server process: started on node-llama-cpp's prebuilt libraries (the CPU build, or the
- * GPU variant node-llama-cpp runs on), bound to 127.0.0.1 on a port it picks itself, with a random
- * API key, and ended with the companion. It cannot outlive the companion: on Linux it is started
+ * GPU variant node-llama-cpp runs on), listening on a Unix socket in the data folder's 0700 engine
+ * folder (no TCP port another local user could reach), with a random API key and a short read and
+ * write timeout (a stalled request cannot hold its HTTP threads), and ended with the companion. It cannot outlive the companion: on Linux it is started
  * through `setpriv --pdeathsig KILL`, so the kernel ends it when the companion dies however it dies,
  * and each process leaves a pid file that the next companion on the same data folder sweeps.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../../logger.js';
 import type { ServerBuildPaths } from './build.js';
+import { ServerClient } from './client.js';
 import { prebuiltDir, prebuiltLibraries, type GpuVariant } from './prebuilt.js';
+import { engineSocket, type EngineSocket } from './socket.js';
+
+/** llama-server's read and write timeout (its default is an hour): Hearth sends each request whole and reads answers as they come. */
+const IO_TIMEOUT_SECONDS = 30;
 
 export interface ServerLaunch {
   paths: ServerBuildPaths;
@@ -25,13 +31,19 @@ export interface ServerLaunch {
   onLoadProgress?: (fraction: number) => void;
   /** A model load can take minutes (a large file on a slow disk); default 15 minutes. */
   readyTimeoutMs?: number;
+  /** Ends a start in progress (the model was unloaded while loading): the process is stopped and the start rejects with the signal's reason once it has ended. */
+  signal?: AbortSignal;
+  /** llama-server's read and write timeout (default 30 s): a connection that stalls that long mid-request is dropped. */
+  ioTimeoutSeconds?: number;
 }
 
 export interface ServerExit {
   code: number | null;
   signal: NodeJS.Signals | null;
-  /** The process's last log lines that say what went wrong, for messages. */
+  /** How it ended, in plain words for messages; its log lines go to the companion's log only. */
   reason: string;
+  /** Ended by the companion because it stopped answering (not a crash of the model). */
+  unresponsive: boolean;
 }
 
 let setprivAvailable: Promise<boolean> | undefined;
@@ -45,22 +57,28 @@ function canSetPdeathsig(): Promise<boolean> {
 export class ServerProcess {
   private readonly lines: string[] = [];
   private stopping = false;
+  private unresponsive = false;
   readonly exited: Promise<ServerExit>;
+  /** Speaks to the process over its socket. */
+  readonly client: ServerClient;
 
   private constructor(
     private readonly child: ChildProcess,
-    readonly apiKey: string,
+    apiKey: string,
     private readonly pidFile: string,
+    readonly socket: EngineSocket,
+    private readonly log: Logger,
   ) {
+    this.client = new ServerClient(() => socket.path, apiKey);
     this.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
         rmSync(pidFile, { force: true });
-        resolve({ code, signal, reason: this.reason() });
+        socket.remove();
+        if (!this.stopping) log.error({ pid: child.pid, code, signal, lines: this.lastLines() }, 'llama-server ended; its last log lines');
+        resolve({ code, signal, reason: this.reason(), unresponsive: this.unresponsive });
       });
     });
   }
-
-  port = 0;
 
   get pid(): number {
     return this.child.pid ?? 0;
@@ -79,54 +97,60 @@ export class ServerProcess {
   static async start(launch: ServerLaunch): Promise<ServerProcess> {
     const { env, cwd } = runtime(launch.paths, launch.gpu);
     const apiKey = randomBytes(24).toString('base64url');
-    const args = [...launch.args, '--host', '127.0.0.1', '--port', '0', '--no-webui', '--metrics', '--slots', '--log-colors', 'off'];
+    // Only the companion's user can enter the engine folder, so only it can reach the socket.
+    mkdirSync(launch.runDir, { recursive: true, mode: 0o700 });
+    chmodSync(launch.runDir, 0o700);
+    const socket = engineSocket(launch.runDir, launch.log);
+    const args = [
+      ...launch.args,
+      ['--host', socket.path, '--timeout', String(launch.ioTimeoutSeconds ?? IO_TIMEOUT_SECONDS)],
+      ['--no-webui', '--metrics', '--slots', '--log-colors', 'off'],
+    ].flat();
     const [command, commandArgs] = (await canSetPdeathsig())
       ? ['setpriv', ['--pdeathsig', 'KILL', '--', launch.paths.binary, ...args]]
       : [launch.paths.binary, args];
-    mkdirSync(launch.runDir, { recursive: true });
     const child = spawn(command as string, commandArgs as string[], { cwd, env: { ...env, LLAMA_API_KEY: apiKey }, stdio: ['ignore', 'pipe', 'pipe'] });
     const pidFile = join(launch.runDir, `llama-server-${child.pid ?? 'unknown'}.pid`);
     if (child.pid) writeFileSync(pidFile, launch.paths.binary, { mode: 0o600 });
-    const server = new ServerProcess(child, apiKey, pidFile);
+    const server = new ServerProcess(child, apiKey, pidFile, socket, launch.log);
     return server.waitReady(launch);
   }
 
   private waitReady(launch: ServerLaunch): Promise<ServerProcess> {
     return new Promise<ServerProcess>((resolve, reject) => {
+      const { signal } = launch;
+      const settle = (error?: unknown) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        if (error === undefined) resolve(this);
+        else reject(error instanceof Error ? error : new Error(String(error)));
+      };
+      const onAbort = () => void this.stop(1000);
       const timer = setTimeout(() => {
         void this.stop();
-        reject(new Error(`llama-server did not start within ${Math.round((launch.readyTimeoutMs ?? 900_000) / 60_000)} minutes: ${this.reason()}`));
+        settle(new Error(`llama-server did not start within ${Math.round((launch.readyTimeoutMs ?? 900_000) / 60_000)} minutes`));
       }, launch.readyTimeoutMs ?? 900_000);
       timer.unref();
       const onLine = (line: string) => {
-        const listening = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(line);
-        if (!listening) return;
-        this.port = Number(listening[1]);
-        void this.waitHealthy().then(
-          () => {
-            clearTimeout(timer);
-            launch.onLoadProgress?.(1);
-            resolve(this);
-          },
-          (error: unknown) => {
-            clearTimeout(timer);
-            reject(error instanceof Error ? error : new Error(String(error)));
-          },
-        );
+        if (!line.includes('listening on unix://')) return;
+        void this.waitHealthy().then(() => {
+          launch.onLoadProgress?.(1);
+          settle();
+        }, settle);
       };
       this.readLines(onLine);
-      void this.exited.then((exit) => {
-        clearTimeout(timer);
-        reject(new Error(exit.reason));
-      });
+      void this.exited.then((exit) => settle(signal?.aborted ? signal.reason : new Error(`${exit.reason}; the companion's log has its last lines`)));
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
   private readLines(onLine: (line: string) => void): void {
     for (const stream of [this.child.stdout!, this.child.stderr!]) {
+      const decoder = new TextDecoder();
       let partial = '';
       stream.on('data', (piece: Buffer) => {
-        const parts = (partial + piece.toString()).split('\n');
+        const parts = (partial + decoder.decode(piece, { stream: true })).split('\n');
         partial = parts.pop() ?? '';
         for (const line of parts) {
           this.lines.push(line);
@@ -141,8 +165,8 @@ export class ServerProcess {
     for (;;) {
       if (!this.running) throw new Error(this.reason());
       try {
-        const response = await fetch(`http://127.0.0.1:${this.port}/health`);
-        if (response.ok) return;
+        await this.client.json('GET', '/health', undefined, AbortSignal.timeout(5000));
+        return;
       } catch {
         // Not answering yet.
       }
@@ -150,16 +174,24 @@ export class ServerProcess {
     }
   }
 
-  /** What the log says went wrong: its error lines, else its last lines. */
+  /**
+   * How the process ended, in plain words. Its log lines can hold paths and text from the model
+   * file, so they stay in the companion's log (see lastLines) and never reach a client.
+   */
   reason(): string {
-    const errors = this.lines.filter((line) => /error|failed|abort|exception|what\(\)|GGML_ASSERT/i.test(line)).slice(-4);
-    const picked = (errors.length > 0 ? errors : this.lines.slice(-3)).map((line) => line.replace(/^[\d.]+ [A-Z] /, '').trim());
+    if (this.unresponsive) return 'llama-server stopped answering and was ended';
     const ended = this.child.signalCode
       ? `ended by ${this.child.signalCode}`
       : this.child.exitCode !== null
         ? `exited with status ${this.child.exitCode}`
         : 'is running';
-    return `llama-server ${ended}${picked.length > 0 ? `: ${picked.join(' / ')}` : ''}`;
+    return `llama-server ${ended}`;
+  }
+
+  /** The log lines that say what went wrong (its error lines, else its last lines), for the companion's log. */
+  private lastLines(): string[] {
+    const errors = this.lines.filter((line) => /error|failed|abort|exception|what\(\)|GGML_ASSERT/i.test(line)).slice(-4);
+    return (errors.length > 0 ? errors : this.lines.slice(-3)).map((line) => line.replace(/^[\d.]+ [A-Z] /, '').trim());
   }
 
   /** SIGTERM, then SIGKILL if it has not ended after `graceMs`. */
@@ -172,8 +204,14 @@ export class ServerProcess {
     clearTimeout(timer);
   }
 
-  /** Ends the process at once, as a crash would (tests, and a process that stopped answering). */
+  /** Ends the process at once, as a crash would (tests). */
   kill(): void {
+    this.child.kill('SIGKILL');
+  }
+
+  /** Ends a process that stopped answering: its exit says so, and is not counted as a crash of the model. */
+  endUnresponsive(): void {
+    this.unresponsive = true;
     this.child.kill('SIGKILL');
   }
 }
@@ -210,6 +248,8 @@ function runtime(paths: ServerBuildPaths, gpu: GpuVariant): { env: NodeJS.Proces
 export function sweepOrphans(runDir: string, log: Logger): void {
   if (!existsSync(runDir)) return;
   for (const file of readdirSync(runDir)) {
+    // Sockets of processes that ended with an earlier companion.
+    if (/^llama-server-[0-9a-f]+\.sock$/.test(file)) rmSync(join(runDir, file), { force: true });
     const match = /^llama-server-(\d+)\.pid$/.exec(file);
     if (!match) continue;
     const pid = Number(match[1]);
