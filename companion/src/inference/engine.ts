@@ -52,7 +52,7 @@ export type LoadEvent = { id: string; state: 'loading'; fraction: number } | { i
  * requests on them, unloads on idle or memory pressure. The one interface over both engines.
  */
 export class Engine extends MemoryBudget {
-  private readonly loading = new Map<string, Promise<LoadedModel>>();
+  private readonly loading = new Map<string, { done: Promise<LoadedModel>; abort: AbortController }>();
   /** Generations in progress: closing waits for them, so a model is never disposed under one. */
   private readonly generations = new Set<Promise<GenerationResult>>();
   /** Models llama-server could not run though its build works, while their file is unchanged. */
@@ -120,18 +120,32 @@ export class Engine extends MemoryBudget {
     return this.loaded.get(id);
   }
 
-  load(info: ModelFile): Promise<LoadedModel> {
+  /** Loads a model, or answers the load under way; `retry` (the owner's own Load) tries a model that failed again at once. */
+  load(info: ModelFile, options: { retry?: boolean } = {}): Promise<LoadedModel> {
     if (this.closed) return Promise.reject(new HearthError('server_busy', 'The server is shutting down.', { retryAfter: 5 }));
     const ready = this.loaded.get(info.id);
     if (ready) return Promise.resolve(ready);
+    if (options.retry) this.failures.forget(info.id);
     const known = this.loadError(info);
     if (known) return Promise.reject(new HearthError('model_load_failed', known, { param: 'model' }));
     let pending = this.loading.get(info.id);
     if (!pending) {
-      pending = this.reportLoad(info.id, this.loadNow(info)).finally(() => this.loading.delete(info.id));
+      const abort = new AbortController();
+      const done = this.reportLoad(info.id, this.loadNow(info, abort.signal)).finally(() => this.loading.delete(info.id));
+      pending = { done, abort };
       this.loading.set(info.id, pending);
     }
-    return pending;
+    return pending.done;
+  }
+
+  /** Unloads a model; one still loading has its load ended (its engine process with it). */
+  override async unload(id: string): Promise<boolean> {
+    const pending = this.loading.get(id);
+    if (!pending) return super.unload(id);
+    pending.abort.abort(new HearthError('server_busy', `${id} was unloaded while it loaded. Retry to load it again.`, { retryAfter: 1 }));
+    await pending.done.catch(() => undefined);
+    await super.unload(id);
+    return true;
   }
 
   private reportLoad(id: string, loading: Promise<LoadedModel>): Promise<LoadedModel> {
@@ -152,14 +166,15 @@ export class Engine extends MemoryBudget {
 
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.allSettled([...this.loading.values()]);
+    await Promise.allSettled([...this.loading.values()].map((pending) => pending.done));
     await Promise.allSettled([...this.generations]);
     for (const id of [...this.loaded.keys(), ...this.residents.keys()]) await this.unload(id);
   }
 
-  private async loadNow(info: ModelFile): Promise<LoadedModel> {
+  private async loadNow(info: ModelFile, signal: AbortSignal): Promise<LoadedModel> {
     await this.makeRoom(info.id, this.weightBytes(info));
     await this.options.build?.checkTools();
+    signal.throwIfAborted();
     let choice = chooseEngine(this.options.engine ?? 'in-process', this.buildStatus(), info.id);
     if ('refused' in choice) throw choice.refused;
     const refusal = this.serverRefusals.get(info.id);
@@ -167,22 +182,28 @@ export class Engine extends MemoryBudget {
       choice = { engine: 'in-process', reason: refusal.reason };
     let entry: LoadedModel | undefined;
     if (choice.engine === 'server') {
-      const started = await this.startOnServer(info, choice.reason);
+      const started = await this.startOnServer(info, choice.reason, signal);
       if ('problem' in started) choice = { engine: 'in-process', reason: fallbackReason(started.problem) };
       else entry = started.model;
     }
-    entry ??= await this.startInProcess(info, choice.reason);
+    entry ??= await this.startInProcess(info, choice.reason, signal);
+    if (signal.aborted) {
+      await entry.dispose();
+      throw signal.reason;
+    }
     this.loaded.set(info.id, entry);
+    this.failures.loaded(info.id);
     if (this.closed) await this.unload(info.id);
     return entry;
   }
 
-  private async startInProcess(info: ModelFile, reason: string): Promise<LoadedModel> {
+  private async startInProcess(info: ModelFile, reason: string, signal: AbortSignal): Promise<LoadedModel> {
     const onLoad = this.options.onLoad;
     const own = loadOptionsFor(this.options, info.id);
     const { llama, model } = await this.openFile(info, {
       onLoadProgress: onLoad && ((fraction) => onLoad({ id: info.id, state: 'loading', fraction })),
       gpuLayers: own.gpuLayers,
+      signal,
     });
     try {
       return await InProcessModel.create({
@@ -197,15 +218,16 @@ export class Engine extends MemoryBudget {
       });
     } catch (error) {
       await model.dispose();
+      if (signal.aborted) throw signal.reason;
       throw this.contextFailure(info, error);
     }
   }
 
   /** The model on its own llama-server process, or the problem that keeps it off the server engine. */
-  private async startOnServer(info: ModelFile, reason: string): Promise<{ model: LoadedModel } | { problem: string }> {
+  private async startOnServer(info: ModelFile, reason: string, signal: AbortSignal): Promise<{ model: LoadedModel } | { problem: string }> {
     const paths = this.options.build?.ready();
     if (!paths) return { problem: 'its build is not ready' };
-    const { llama, model: vocab } = await this.openFile(info, { vocabOnly: true });
+    const { llama, model: vocab } = await this.openFile(info, { vocabOnly: true, signal });
     const incompatible = serverIncompatibility(resolveChatWrapper(vocab));
     const onLoad = this.options.onLoad;
     try {
@@ -223,14 +245,17 @@ export class Engine extends MemoryBudget {
           runDir: this.options.runDir ?? paths.root,
           engineReason: reason,
           onLoadProgress: onLoad && ((fraction) => onLoad({ id: info.id, state: 'loading', fraction })),
+          signal,
           onFailed: (why) => {
-            this.failures.set(info.id, { stamp: stamp(info), message: why });
+            // It may pass (the crashes may have had another cause): tried again after a back-off, or on the owner's Load.
+            this.failures.remember(info, why, { passing: true });
             void this.unload(info.id);
           },
         }),
       };
     } catch (error) {
       await vocab.dispose();
+      if (signal.aborted) throw signal.reason;
       const problem = error instanceof Error ? error.message : String(error);
       this.options.log.warn({ model: info.id, problem }, 'llama-server could not run this model');
       if (this.options.engine === 'server')
@@ -254,16 +279,17 @@ export class Engine extends MemoryBudget {
   /** llama.loadModel with the reason of a failure diagnosed and remembered while the file is unchanged. */
   protected async openFile(
     info: ModelFile,
-    options: { onLoadProgress?: (fraction: number) => void; vocabOnly?: boolean; gpuLayers?: number | 'auto' } = {},
+    options: { onLoadProgress?: (fraction: number) => void; vocabOnly?: boolean; gpuLayers?: number | 'auto'; signal?: AbortSignal } = {},
   ): Promise<{ llama: Llama; model: LlamaModel }> {
     const llama = await loadLlama(this.options.gpu);
     try {
-      const { onLoadProgress, vocabOnly, gpuLayers } = options;
-      return { llama, model: await llama.loadModel({ modelPath: info.path, onLoadProgress, vocabOnly, gpuLayers }) };
+      const { onLoadProgress, vocabOnly, gpuLayers, signal } = options;
+      return { llama, model: await llama.loadModel({ modelPath: info.path, onLoadProgress, vocabOnly, gpuLayers, loadSignal: signal }) };
     } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason;
       const reason = (await diagnoseLoadFailure(info.path)) ?? (error instanceof Error ? error.message : String(error));
       const message = `${info.id} could not be loaded from ${info.path}: ${reason}`;
-      this.failures.set(info.id, { stamp: stamp(info), message });
+      this.failures.remember(info, message);
       this.options.log.error({ model: info.id, err: error }, 'model load failed');
       throw new HearthError('model_load_failed', message, { param: 'model' });
     }

@@ -7,8 +7,11 @@
 import type { Llama, LlamaModel } from 'node-llama-cpp';
 import { HearthError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { LoadFailures } from './load-failures.js';
 import type { LoadedModel, LoadedStatus } from './loaded-model.js';
 import type { ModelFile } from './types.js';
+
+export { fileStamp } from './load-failures.js';
 
 /** A model loaded through loadResident: what the engine needs to account for it and let it go. */
 export interface Resident {
@@ -26,7 +29,7 @@ export abstract class MemoryBudget {
   protected readonly loaded = new Map<string, LoadedModel>();
   /** Models held outside the chat pool (embedding contexts). */
   protected readonly residents = new Map<string, Resident>();
-  protected readonly failures = new Map<string, { stamp: string; message: string }>();
+  protected readonly failures = new LoadFailures();
   protected closed = false;
   private reservedBytes = 0;
 
@@ -46,8 +49,7 @@ export abstract class MemoryBudget {
 
   /** Why a model failed to load, while the file is unchanged. */
   loadError(info: ModelFile): string | undefined {
-    const failure = this.failures.get(info.id);
-    return failure && failure.stamp === fileStamp(info) ? failure.message : undefined;
+    return this.failures.message(info);
   }
 
   async unload(id: string): Promise<boolean> {
@@ -169,13 +171,9 @@ export abstract class MemoryBudget {
   protected contextFailure(info: ModelFile, error: unknown): HearthError {
     if (error instanceof HearthError) return error;
     const message = `${info.id} loaded but its context could not be created: ${error instanceof Error ? error.message : String(error)}`;
-    this.failures.set(info.id, { stamp: fileStamp(info), message });
+    this.failures.remember(info, message);
     return new HearthError('model_load_failed', message, { param: 'model' });
   }
-}
-
-export function fileStamp(info: ModelFile): string {
-  return `${info.path}:${info.sizeBytes}`;
 }
 
 /** Weights plus a margin for the context and compute buffers. */

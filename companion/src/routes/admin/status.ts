@@ -40,7 +40,8 @@ export const statusRoutes: RoutePlugin<AdminContext, 'version' | 'paths' | 'mode
     const target = await catalog.resolve(request.params.id);
     if (target.kind !== 'local')
       throw new HearthError('invalid_request_error', 'Only local models are loaded by Hearth; provider models live at their provider.', { param: 'id' });
-    await engine.load(target.info);
+    // The owner's own Load tries a model that failed again at once.
+    await engine.load(target.info, { retry: true });
     return { id: target.info.id, loaded: true };
   });
 
