@@ -125,13 +125,9 @@ export function applyEvent(current: RunView | null, event: AgentRunEvent): RunVi
     case 'artifact.created':
     case 'run.created':
       break;
-    // The end events carry the whole run and were applied above.
-    case 'run.completed':
-    case 'run.failed':
-    case 'run.cancelled':
-      break;
     default:
-      // A newer companion's event this app does not know yet: skipped, not fatal.
+      // The end events, which carry the whole run, were applied above. A newer companion's event
+      // this app does not know yet is skipped, not fatal.
       knownEvent(event);
   }
   return view;
