@@ -36,3 +36,19 @@ export const PROXY_HEADERS = ['forwarded', 'x-forwarded-for', 'x-forwarded-host'
 export function proxyHeaderOf(headers: Record<string, string | string[] | undefined>): string | undefined {
   return PROXY_HEADERS.find((name) => headers[name] !== undefined);
 }
+
+/**
+ * The address the app should live at when a page is asked for through another loopback name:
+ * `localhost` (or `*.localhost`) becomes the listening address Hearth prints, so conversations
+ * (kept per origin) and the sign-in are in one place. Undefined when the request already names
+ * it, names something else, or the listener could not be reached at the printed address.
+ * `bound` is the listening address (undefined when not listening, as in tests through inject).
+ */
+export function canonicalAppHost(hostHeader: string | undefined, bound: string | undefined): string | undefined {
+  const name = hostName(hostHeader);
+  if (!name || !(name === 'localhost' || name.endsWith('.localhost'))) return undefined;
+  const port = /:(\d+)$/.exec(hostHeader ?? '')?.[1];
+  const printed = bound === undefined || ['127.0.0.1', '0.0.0.0', '::'].includes(bound) ? '127.0.0.1' : bound === '::1' ? '[::1]' : undefined;
+  if (!printed) return undefined;
+  return port ? `${printed}:${port}` : printed;
+}

@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { HTTPMethods } from 'fastify';
+import { canonicalAppHost } from '../access/hosts.js';
 import { errorBody } from '../errors.js';
 import { installFolder } from '../invocation.js';
 import { FRAME_DENIAL, policyForPage } from '../http/content-security.js';
@@ -20,6 +21,14 @@ const WITHOUT_V1 = /^\/(chat\/completions|completions|responses|models|embedding
  * SPA fallback; anything else (API paths, missing files) gets the JSON 404 every route uses.
  */
 export const webRoutes: RoutePlugin<WebContext> = async (app, { webRoot }) => {
+  // One address for the app: a page opened through localhost moves to the address Hearth prints.
+  // Only page loads: an API client that uses localhost is answered where it asked.
+  app.addHook('onRequest', async (request, reply) => {
+    if ((request.method !== 'GET' && request.method !== 'HEAD') || request.headers['sec-fetch-mode'] !== 'navigate') return;
+    const address = request.server.server.address();
+    const host = canonicalAppHost(request.headers.host, typeof address === 'object' && address ? address.address : undefined);
+    if (host) return reply.redirect(`http://${host}${request.url}`, 307);
+  });
   const built = existsSync(join(webRoot, 'index.html'));
   const hasFallback = existsSync(join(webRoot, '200.html'));
   // `/models` -> `models.html`: the top-level pages the build prerendered.
