@@ -12,6 +12,8 @@
  * The key is written here and read by `client.ts`; everything else sees only `keyPrefix()`.
  */
 
+import { localEntry } from './local-entry';
+
 const STORAGE_KEY = 'hearth.access-key';
 
 /** Every Hearth key starts with this (companion/src/access/keys.ts). */
@@ -20,26 +22,12 @@ export const KEY_PREFIX = 'hth_';
 /** The localStorage entry, for `storage` events from other tabs. */
 export const ACCESS_KEY_STORAGE = STORAGE_KEY;
 
-export function readAccessKey(): string | null {
-  try {
-    return globalThis.localStorage?.getItem(STORAGE_KEY) || null;
-  } catch {
-    return null;
-  }
-}
+const entry = localEntry(STORAGE_KEY);
 
+export const readAccessKey = (): string | null => entry.read();
 /** Throws when the browser will not keep it (storage disabled or full). */
-export function storeAccessKey(key: string): void {
-  globalThis.localStorage.setItem(STORAGE_KEY, key);
-}
-
-export function forgetAccessKey(): void {
-  try {
-    globalThis.localStorage?.removeItem(STORAGE_KEY);
-  } catch {
-    // Nothing stored, or storage is disabled: either way no key is kept.
-  }
-}
+export const storeAccessKey = (key: string): void => entry.store(key);
+export const forgetAccessKey = (): void => entry.forget();
 
 /** All that is ever shown of a key: the first characters, as `hearth keys list` shows them. */
 export function keyPrefix(key: string): string {

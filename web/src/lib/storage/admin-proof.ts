@@ -6,28 +6,16 @@
  * 127.0.0.1, whatever its port, can get the browser to send it the cookie.
  */
 
+import { localEntry } from './local-entry';
+
 const STORAGE_KEY = 'hearth.admin-proof';
 
 /** The localStorage entry, for `storage` events from other tabs. */
 export const ADMIN_PROOF_STORAGE = STORAGE_KEY;
 
-export function readAdminProof(): string | null {
-  try {
-    return globalThis.localStorage?.getItem(STORAGE_KEY) || null;
-  } catch {
-    return null;
-  }
-}
+const entry = localEntry(STORAGE_KEY);
 
+export const readAdminProof = (): string | null => entry.read();
 /** Throws when the browser will not keep it (storage disabled or full): the sign-in then says so. */
-export function storeAdminProof(proof: string): void {
-  globalThis.localStorage.setItem(STORAGE_KEY, proof);
-}
-
-export function forgetAdminProof(): void {
-  try {
-    globalThis.localStorage?.removeItem(STORAGE_KEY);
-  } catch {
-    // Storage is disabled: nothing was kept.
-  }
-}
+export const storeAdminProof = (proof: string): void => entry.store(proof);
+export const forgetAdminProof = (): void => entry.forget();
