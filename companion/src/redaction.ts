@@ -18,7 +18,7 @@ const remembered = new Map<string, string[]>();
 
 const PATTERNS: [RegExp, string][] = [
   [/\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{8,}/gi, `$1$2${REDACTED}`],
-  [/\b(hth|hadm)_[A-Za-z0-9_-]{8,}/g, REDACTED],
+  [/\b(hth|hadm|hses)_[A-Za-z0-9_-]{8,}/g, REDACTED],
 ];
 
 /**
