@@ -38,7 +38,7 @@ function pngSize(bytes: Buffer): { width: number; height: number } {
 
 describe('the installable app', () => {
   it('is served by the companion with a manifest, real icons and a service worker controlling the page', async () => {
-    await expect(page.getByRole('link', { name: 'Hearth' })).toBeDefined();
+    await expect.poll(() => page.getByRole('link', { name: 'Hearth' }).isVisible()).toBe(true);
     const manifestHref = await page.locator('link[rel="manifest"]').getAttribute('href');
     const manifest = (await (await fetch(new URL(manifestHref!, server.url))).json()) as {
       display: string;
@@ -129,8 +129,17 @@ describe('chat with a companion model', () => {
     await expect.poll(async () => (await adminStatus(server.url)).loaded.find((model) => model.id === 'slow')?.busy, { timeout: 10_000 }).toBe(0);
     const after = await generated();
     expect(after - before).toBeLessThan(1800);
-    await page.waitForTimeout(300);
-    expect(await generated()).toBe(after);
+    // A later reply of the same model: once it is counted, the stopped one had its chance to go
+    // on, and the count holds that reply's tokens alone.
+    const later = await fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'slow', messages: [{ role: 'user', content: 'Hi.' }], max_tokens: 4 }),
+    });
+    expect(later.status).toBe(200);
+    const { usage } = (await later.json()) as { usage: { completion_tokens: number } };
+    expect(usage.completion_tokens).toBeGreaterThan(0);
+    await expect.poll(generated).toBe(after + usage.completion_tokens);
     await expect(lastReply(page).getByText('Stopped').isVisible()).resolves.toBe(true);
     // The composer is usable again.
     await expect(page.getByRole('button', { name: 'Send' }).isVisible()).resolves.toBe(true);
@@ -208,7 +217,8 @@ describe('chat with a companion model', () => {
 
   it('keeps what was typed but not sent across a reload', async () => {
     await page.getByLabel('Message', { exact: true }).fill('half a thought');
-    await page.waitForTimeout(50);
+    // Reload once the draft is stored, not after some time.
+    await expect.poll(() => page.evaluate(() => localStorage.getItem('hearth.drafts') ?? '')).toContain('half a thought');
     await page.reload();
     await expect.poll(() => page.getByLabel('Message', { exact: true }).inputValue()).toBe('half a thought');
     await page.getByLabel('Message', { exact: true }).fill('');
@@ -283,7 +293,13 @@ describe('replies are safe Markdown', () => {
     // The javascript: URL is dropped; the image became a plain link (nothing is fetched).
     expect(await article.locator('.markdown a', { hasText: /^link$/ }).getAttribute('href')).toBeNull();
     expect(await article.locator('.markdown a', { hasText: 'pic' }).getAttribute('href')).toBe('http://example.invalid/p.png');
-    await attacked.waitForTimeout(200);
+    // A broken image of our own: once its error has fired, the reply's (had it been rendered) had its chance.
+    await attacked.evaluate(() => {
+      const probe = new Image();
+      probe.onerror = () => ((window as unknown as { __probed?: boolean }).__probed = true);
+      probe.src = '/x';
+    });
+    await attacked.waitForFunction(() => (window as unknown as { __probed?: boolean }).__probed === true);
     expect(await attacked.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(attackedErrors).toEqual([]);
     await safe.close();

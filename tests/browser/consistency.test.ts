@@ -275,7 +275,12 @@ describe('screenshots', () => {
         for (const [name, path, ready] of screens) {
           await page.goto(`${server.url}${path}`);
           await ready();
-          await screenshot(page, `${name}-${size}-${scheme}`, { fullPage: name === 'images-page' });
+          const label = `${name}-${size}-${scheme}`;
+          // Each picture shows the scheme it is named for, and the screen fits its width.
+          await expect.poll(() => page.evaluate(() => document.documentElement.dataset.theme), { message: label }).toBe(scheme);
+          const { scroll, width } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth }));
+          expect(scroll, label).toBeLessThanOrEqual(width);
+          await screenshot(page, label, { fullPage: name === 'images-page' });
         }
       }
     }

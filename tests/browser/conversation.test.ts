@@ -302,7 +302,12 @@ describe('screenshots of the chat', () => {
         await page.setViewportSize(viewport);
         for (const [name, show] of shots) {
           await show();
-          await screenshot(page, `${name}-${size}-${scheme}`);
+          const label = `${name}-${size}-${scheme}`;
+          // Each picture shows the scheme it is named for, and the screen fits its width.
+          await expect.poll(() => page.evaluate(() => document.documentElement.dataset.theme), { message: label }).toBe(scheme);
+          const { scroll, width } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth }));
+          expect(scroll, label).toBeLessThanOrEqual(width);
+          await screenshot(page, label);
         }
       }
     }

@@ -16,6 +16,7 @@ import { fetchWithoutAdmin } from '../helpers/admin-fetch.js';
 import { REPO_ROOT } from '../helpers/hearth-process.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
 import { tempFolder } from '../helpers/temp.js';
+import { untilTrue } from '../helpers/until.js';
 import { newSignInLink, signIn } from './app-helpers.js';
 import { DESKTOP, PHONE, launch, screenshot, watch, SIZES, SCHEMES } from './harness.js';
 
@@ -49,11 +50,7 @@ function problemsOf(page: Page): string[] {
 }
 
 async function waitFor(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await untilTrue(check, what, timeoutMs);
 }
 
 describe('signed in without a typed step', () => {

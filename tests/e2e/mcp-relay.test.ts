@@ -211,15 +211,20 @@ describe('/mcp SSE resumption', () => {
     const lastSeen = before.filter((event) => event.id !== undefined).at(-1)!.id!;
     expect(before.filter((event) => event.data.includes('notifications/progress'))).toHaveLength(1);
 
-    // Let the tool finish while nobody listens: its events are kept for this session.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    const resumed = await fetch(`${server.url}/mcp`, { headers: { ...withSession, accept: 'text/event-stream', 'last-event-id': lastSeen } });
-    expect(resumed.status).toBe(200);
-    const after = await readEvents(resumed.body!, (events) => events.some((event) => event.data.includes('"id":2')));
+    const resume = async () => {
+      const resumed = await fetch(`${server.url}/mcp`, { headers: { ...withSession, accept: 'text/event-stream', 'last-event-id': lastSeen } });
+      expect(resumed.status).toBe(200);
+      return readEvents(resumed.body!, (events) => events.some((event) => event.data.includes('"id":2')));
+    };
+    // The missed events come on a GET with Last-Event-ID, replayed or live as the tool goes on.
+    const after = await resume();
     const progress = after.filter((event) => event.data.includes('notifications/progress')).map((event) => JSON.parse(event.data).params.progress);
     expect(progress).toEqual([2, 3, 4]);
     expect(JSON.parse(after.find((event) => event.data.includes('"id":2'))!.data).result.content[0].text).toMatch(/completed/);
     expect(after.every((event) => Number(event.id) > Number(lastSeen))).toBe(true);
+    // The tool has ended (its result came) and nobody listens now: its events are kept for this
+    // session, and the same Last-Event-ID gets every one of them again, from the store alone.
+    expect(await resume()).toEqual(after);
 
     const unknown = await fetch(`${server.url}/mcp`, { headers: { ...withSession, accept: 'text/event-stream', 'last-event-id': '999999' } });
     expect(unknown.status).toBe(400);

@@ -8,6 +8,7 @@ import { closedPort } from '../helpers/mock-provider.js';
 import { tinyModelPath } from '../helpers/models.js';
 import { newDataDir, send, startServer, type RunningServer } from '../helpers/server.js';
 import { tempFolder } from '../helpers/temp.js';
+import { untilTrue } from '../helpers/until.js';
 
 const VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -34,12 +35,8 @@ async function modelIds(url: string): Promise<string[]> {
   return (await json<ModelList>(`${url}/v1/models`)).data.map((model) => model.id);
 }
 
-async function waitFor(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+async function waitFor(check: () => boolean, what: string): Promise<void> {
+  await untilTrue(check, what);
 }
 
 const serveArgs = (dataDir: string) => ['serve', '--port', '0', '--data-dir', dataDir, '--no-external-models'];
@@ -48,7 +45,7 @@ describe('one server per data directory', () => {
   it('a second server on the same data directory exits non-zero with a clear message while the first keeps serving', async () => {
     const first = await start();
     const lock = join(first.dataDir, 'hearth.lock');
-    expect(readFileSync(lock, 'utf8')).toBe(String(first.process.pid));
+    expect(readFileSync(lock, 'utf8').split(' ')[0]).toBe(String(first.process.pid));
 
     const second = await runNode(HEARTH_BIN, serveArgs(first.dataDir));
     expect(second.code).not.toBe(0);
@@ -59,7 +56,7 @@ describe('one server per data directory', () => {
     expect(second.stdout).not.toMatch(/listening/);
 
     // The refused start neither took nor removed the lock, and the first server still answers.
-    expect(readFileSync(lock, 'utf8')).toBe(String(first.process.pid));
+    expect(readFileSync(lock, 'utf8').split(' ')[0]).toBe(String(first.process.pid));
     expect((await json<{ status: string }>(`${first.url}/health`)).status).toBe('ok');
     expect(await modelIds(first.url)).toContain('tiny');
     expect(first.process.exitCode).toBeNull();
@@ -76,7 +73,7 @@ describe('one server per data directory', () => {
     expect(existsSync(lock)).toBe(false);
 
     const again = await start({ dataDir: first.dataDir });
-    expect(readFileSync(lock, 'utf8')).toBe(String(again.process.pid));
+    expect(readFileSync(lock, 'utf8').split(' ')[0]).toBe(String(again.process.pid));
     expect(await modelIds(again.url)).toContain('tiny');
     expect(await again.stop('SIGINT')).toBe(0);
     expect(existsSync(lock)).toBe(false);

@@ -57,7 +57,22 @@ describe('behind a reverse proxy (auth required)', () => {
       }),
     });
     expect(response.status).toBe(403);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The same change made locally runs its command: once that one has run, the refused one had its chance too.
+    const probe = join(server.dataDir, 'probe.txt');
+    const local = await fetch(`${server.url}/admin/config/apply`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        document: {
+          version: 1,
+          server: { auth: { required: true } },
+          mcp_services: [{ name: 'probe', transport: 'stdio', command: 'sh', args: ['-c', `id > ${probe}`] }],
+        },
+        confirm_high_risk: true,
+      }),
+    });
+    expect(local.status, await local.text()).toBe(200);
+    await expect.poll(() => existsSync(probe)).toBe(true);
     expect(existsSync(marker)).toBe(false);
   });
 

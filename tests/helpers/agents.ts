@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { AgentRunEvent } from '#shared/api/agents.js';
 import type { ScriptedProvider } from '../fixtures/scripted-provider.js';
 import { newDataDir } from './server.js';
+import { until } from './until.js';
 
 /** A data directory whose config.yaml holds these agents, the scripted provider as `script`, and any other sections. */
 export async function agentDataDir(options: {
@@ -39,15 +40,9 @@ export function parseEvents(text: string): { event: string; id: string | undefin
     });
 }
 
-/** Polls until `check` returns a value (not undefined), or fails after timeoutMs. */
+/** Polls (until() of helpers/until.ts) until `check` returns a value (not undefined), or fails after timeoutMs. */
 export async function waitFor<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000, what = 'the condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  return until(check, what, timeoutMs);
 }
 
 /** The events of a run whose one tool call waits for approval, is approved and runs, in order. */

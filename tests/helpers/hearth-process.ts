@@ -93,12 +93,14 @@ export async function spawnListening(script: string, args: string[], env: NodeJS
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;
     },
-    async waitForStderr(pattern, timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (!pattern.test(watched.stderr())) {
-        if (Date.now() > deadline) throw new Error(`stderr never matched ${pattern}:\n${watched.stderr()}`);
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
+    async waitForStderr(pattern, timeoutMs = 20_000) {
+      // Loaded here: the benchmarks use this file outside vitest.
+      const { untilTrue } = await import('./until.js');
+      await untilTrue(
+        () => pattern.test(watched.stderr()),
+        () => `stderr to match ${pattern}:\n${watched.stderr()}`,
+        timeoutMs,
+      );
       return watched.stderr();
     },
   };

@@ -6,6 +6,7 @@ import { silentLogger } from '../../companion/src/logger.js';
 import { McpManager } from '../../companion/src/mcp/manager.js';
 import type { SecretAccess } from '../../companion/src/store/secrets.js';
 import type { McpServiceSettings } from '#shared/api/config.js';
+import { untilTrue } from './until.js';
 
 const path = (relative: string) => fileURLToPath(new URL(relative, import.meta.url));
 
@@ -77,13 +78,9 @@ export function alive(pid: number): boolean {
   }
 }
 
-/** Waits until the condition holds (polling); fails the test after timeoutMs. Not a timing assertion. */
+/** Waits until the condition holds (polling, see helpers/until.ts); fails the test after timeoutMs. Not a timing assertion. */
 export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  await untilTrue(condition, what, timeoutMs);
 }
 
 /** Pids of live processes whose environment carries this marker (children and grandchildren alike). */

@@ -105,7 +105,7 @@ describe('replaying a run of 10,000 events', () => {
     provider.setScript([{ content: words }]);
     const started = await app.services.agents.start('burst', { input: 'talk a lot' });
     // Join once some events are stored, so the replay and the live events overlap.
-    while (app.services.agents.store.lastSequence(started.run.id) < 500) await new Promise((resolve) => setTimeout(resolve, 5));
+    await expect.poll(() => app.services.agents.store.lastSequence(started.run.id), { interval: 5 }).toBeGreaterThanOrEqual(500);
     const received: number[] = [];
     const followed = app.services.agents.follow(started.run.id, 0, (event) => received.push(event.sequence));
     await followed.replayed;

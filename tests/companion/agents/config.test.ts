@@ -31,7 +31,17 @@ describe('agent definitions in the configuration document', () => {
     }
     for (const id of ['', '.', '..', '.hidden', 'a/b', 'a b', 'x'.repeat(101), 'runs', 'approvals']) {
       expect(problems(id).length, id).toBeGreaterThan(0);
-      if (!['runs', 'approvals'].includes(id)) expect(() => checkAgentId(id), id).toThrow();
+      // The routes' own words are well-formed ids (memory takes them) that the agents' settings
+      // refuse; the rest are malformed everywhere.
+      const memoryRefuses = (() => {
+        try {
+          checkAgentId(id);
+          return false;
+        } catch {
+          return true;
+        }
+      })();
+      expect(memoryRefuses, id).toBe(!['runs', 'approvals'].includes(id));
     }
   });
 

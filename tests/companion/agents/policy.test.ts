@@ -6,6 +6,7 @@ import { startScriptedProvider, type ScriptedProvider } from '../../fixtures/scr
 import { agentDataDir, waitFor } from '../../helpers/agents.js';
 import { testApp } from '../../helpers/app.js';
 import { EVERYTHING } from '../../helpers/mcp.js';
+import { untilTrue } from '../../helpers/until.js';
 
 describe('tool patterns and decisions', () => {
   it('matches exact names and globs', () => {
@@ -97,11 +98,12 @@ describe('the policy matrix: auto / ask / deny × class × override, on a real M
     const started = app.app.inject({ method: 'POST', url: `/agents/${agentId}/run`, payload: { input: 'use every tool' } });
     let settled = false;
     void started.then(() => (settled = true));
-    while (!settled) {
+    // Approves what waits, again and again, until the run has ended.
+    await untilTrue(async () => {
       const pending = (await app.app.inject({ method: 'GET', url: '/agents/approvals' })).json() as AgentApprovalList;
       for (const approval of pending.data) await app.app.inject({ method: 'POST', url: `/agents/approvals/${approval.id}`, payload: { decision: 'approve' } });
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+      return settled;
+    }, 'the run to end with every call approved');
     const run = (await started).json() as AgentRun;
     expect(run.status).toBe('completed');
     const calls = Object.fromEntries(KINDS.map((kind, index) => [kind, run.steps[0]!.tool_calls[index]!])) as Record<Kind, AgentToolCall>;
@@ -126,8 +128,9 @@ describe('the policy matrix: auto / ask / deny × class × override, on a real M
       expect(call.policy, kind).toBe(policy);
       expect(call.decision, kind).toBe(decision);
       expect(ran(call, kind), `${kind} ran`).toBe(runs);
-      if (policy === 'ask') expect(call.approval_id, kind).toMatch(/^appr_/);
-      if (!runs) expect(call.output).toContain(`This agent's policy denies "${TOOLS[kind].name}" (${kind} tool)`);
+      // An approval exactly where the policy asks; the policy's refusal exactly where the call did not run.
+      expect(/^appr_/.test(call.approval_id ?? ''), `${kind} approval_id ${call.approval_id}`).toBe(policy === 'ask');
+      expect(call.output?.includes(`This agent's policy denies "${TOOLS[kind].name}" (${kind} tool)`) ?? false, `${kind}: ${call.output}`).toBe(!runs);
     }
     // The model is offered exactly the tools it may call (ask included), never the denied ones.
     for (const name of names) expect(offered.includes(name), name).toBe(policy !== 'deny');

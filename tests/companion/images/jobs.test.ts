@@ -117,11 +117,7 @@ describe('cancelling', () => {
     await run.until((event) => event.event === 'image.progress');
     const id = run.events[0]!.data.job_id;
     run.abort();
-    const deadline = Date.now() + 20_000;
-    while ((await job(id)).status !== 'cancelled') {
-      if (Date.now() > deadline) throw new Error('the job did not stop');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await expect.poll(async () => (await job(id)).status, { message: 'the job did not stop' }).toBe('cancelled');
     expect((await job(id)).notes).toContain('The client disconnected, so the job was cancelled.');
   });
 
@@ -151,10 +147,6 @@ describe('memory shared with language models', () => {
     expect(notice?.data).toMatchObject({ stage: 'preparing', message: expect.stringMatching(/Unloaded the idle language model tiny/) });
     const id = run.events[0]!.data.job_id;
     expect((await job(id)).notes[0]).toMatch(/Unloaded the idle language model tiny to make room for quick/);
-    const deadline = Date.now() + 30_000;
-    while (!running.services.engine.isLoaded('tiny')) {
-      if (Date.now() > deadline) throw new Error('tiny was not loaded again');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await expect.poll(() => running.services.engine.isLoaded('tiny'), { timeout: 30_000, message: 'tiny was not loaded again' }).toBe(true);
   });
 });

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testApp } from '../../helpers/app.js';
 import { imageDataDir, SLOW_UNET } from '../../helpers/images.js';
+import { until } from '../../helpers/until.js';
 
 let running: Awaited<ReturnType<typeof testApp>>;
 let alice: string;
@@ -54,11 +55,7 @@ describe('image jobs and their keys', () => {
 
   it('lets no other key cancel a running job; its own key and the app can', async () => {
     const pending = call(alice, 'POST', '/v1/images/generations', { model: 'slow', prompt: 'a long fire', size: '256x256', steps: 150 });
-    let id: string | undefined;
-    while (!id) {
-      id = (await call(alice, 'GET', '/v1/images/jobs?status=generating')).json().data[0]?.id;
-      if (!id) await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    const id = await until(async () => (await call(alice, 'GET', '/v1/images/jobs?status=generating')).json().data[0]?.id as string | undefined, "alice's job");
     const refused = await call(bob, 'POST', '/v1/images/cancel', { job_id: id });
     expect([refused.statusCode, refused.json().error.code]).toEqual([404, 'job_not_found']);
     expect((await call(alice, 'GET', `/v1/images/jobs/${id}`)).json()).toMatchObject({ status: 'generating', cancel_requested: false });
@@ -66,11 +63,7 @@ describe('image jobs and their keys', () => {
     expect((await pending).json().error.code).toBe('job_cancelled');
 
     const second = call(bob, 'POST', '/v1/images/generations', { model: 'slow', prompt: 'another long fire', size: '256x256', steps: 150 });
-    let other: string | undefined;
-    while (!other) {
-      other = (await call(bob, 'GET', '/v1/images/jobs?status=generating')).json().data[0]?.id;
-      if (!other) await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    const other = await until(async () => (await call(bob, 'GET', '/v1/images/jobs?status=generating')).json().data[0]?.id as string | undefined, "bob's job");
     expect((await call(null, 'POST', '/v1/images/cancel', { job_id: other })).json().cancel_requested).toBe(true);
     expect((await second).json().error.code).toBe('job_cancelled');
   });

@@ -32,19 +32,31 @@ interface Relay {
   url: string;
   /** Cuts the client's side of the connection carrying the next server bytes that contain `text`. */
   cutOn(text: string): Promise<void>;
+  /** How many GET event streams Hearth has answered with 200 through the relay so far. */
+  openStreams(): number;
   close(): Promise<void>;
 }
 
 async function startRelay(target: URL): Promise<Relay> {
   const pairs = new Set<{ client: Socket; upstream: Socket }>();
   let trigger: { text: string; fire: () => void } | undefined;
+  let streams = 0;
   const server: Server = createServer((client) => {
     const upstream = connect(Number(target.port), target.hostname);
     const pair = { client, upstream };
     pairs.add(pair);
+    let getting = false;
     // Requests name the relay's port in Host; Hearth checks Host against its own.
-    client.on('data', (chunk: Buffer) => upstream.write(chunk.toString('latin1').replaceAll(`127.0.0.1:${port()}`, target.host), 'latin1'));
+    client.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('latin1');
+      if (text.startsWith('GET /mcp')) getting = true;
+      upstream.write(text.replaceAll(`127.0.0.1:${port()}`, target.host), 'latin1');
+    });
     upstream.on('data', (chunk: Buffer) => {
+      if (getting && chunk.toString('latin1').startsWith('HTTP/1.1 200')) {
+        getting = false;
+        streams += 1;
+      }
       if (client.destroyed) return;
       if (trigger && chunk.toString('utf8').includes(trigger.text)) {
         const { fire } = trigger;
@@ -66,6 +78,7 @@ async function startRelay(target: URL): Promise<Relay> {
   return {
     url: `http://127.0.0.1:${port()}`,
     cutOn: (text) => new Promise<void>((fire) => (trigger = { text, fire })),
+    openStreams: () => streams,
     close: async () => {
       for (const pair of pairs) {
         pair.client.destroy();
@@ -137,20 +150,26 @@ describe('/mcp resumption with the SDK client', () => {
     const client = new Client({ name: 'notify-test', version: '1.0.0' });
     client.onerror = (error) => void errors.push(error.message);
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => void (changes += 1));
+    const opened = relay.openStreams();
     await client.connect(transport);
     try {
       // The standalone GET stream opens after initialization; the first list change goes down it and is cut off.
       await waitFor(() => services.mcp.catalog.all().length > 0 && transport.sessionId !== undefined, 'the session');
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await expect.poll(() => relay.openStreams(), { message: 'the standalone GET stream' }).toBeGreaterThan(opened);
       const cut = relay.cutOn('notifications/tools/list_changed');
       services.mcp.catalog.replaceService('extra', []);
       await cut;
       // The client reconnects on its own; the next change reaches it on the new stream.
-      await waitFor(async () => {
-        services.mcp.catalog.replaceService('extra', []);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        return changes > 0;
-      }, 'a list change on the reconnected stream');
+      // Each poll that has heard nothing yet makes another change, until one arrives.
+      await expect
+        .poll(
+          () => {
+            if (changes === 0) services.mcp.catalog.replaceService('extra', []);
+            return changes;
+          },
+          { interval: 200, message: 'a list change on the reconnected stream' },
+        )
+        .toBeGreaterThan(0);
       expect(errors.filter((message) => /409|Conflict/.test(message))).toEqual([]);
     } finally {
       services.mcp.catalog.removeService('extra');

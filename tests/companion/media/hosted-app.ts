@@ -6,6 +6,7 @@ import { startVideoFixture, type VideoFixture, type VideoFixtureOptions } from '
 import { testApp } from '../../helpers/app.js';
 import { perFile } from '../../helpers/per-file.js';
 import { newDataDir } from '../../helpers/server.js';
+import { until as untilValue } from '../../helpers/until.js';
 
 export const VIDEO_TOKEN = 'sk-test-video-0123456789';
 process.env.HEARTH_TEST_VIDEO_KEY = VIDEO_TOKEN;
@@ -57,15 +58,13 @@ export async function confirmNew(app: App, extra: object = {}): Promise<any> {
 
 export const spent = async (app: App): Promise<number> => (await get(app, '/v1/media/providers')).json().budget.spent_usd;
 
-/** Waits (without a short deadline) for the job to reach `status`. */
+/** Waits (polling, see helpers/until) for the job to reach `status`. */
 export async function until(app: App, id: string, status: string): Promise<any> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const job = (await get(app, `/v1/media/jobs/${id}`)).json();
-    if (job.status === status) return job;
-    if (Date.now() > deadline) throw new Error(`job stayed ${job.status}: ${JSON.stringify(job)}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  let job: any;
+  return untilValue(
+    async () => ((job = (await get(app, `/v1/media/jobs/${id}`)).json()).status === status ? job : undefined),
+    () => `job ${id} to be ${status}; it stayed ${job?.status}: ${JSON.stringify(job)}`,
+  );
 }
 
 /**

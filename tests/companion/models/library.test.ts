@@ -15,6 +15,7 @@ import { chatMetadata, ggufArrayBomb, ggufFile } from '../../helpers/gguf-header
 import { closedPort } from '../../helpers/mock-provider.js';
 import { tinyModelPath } from '../../helpers/models.js';
 import { newDataDir } from '../../helpers/server.js';
+import { until as untilValue } from '../../helpers/until.js';
 import { startHubFixture, type HubFixture } from '../../fixtures/hub/server.js';
 
 let hub: HubFixture;
@@ -62,11 +63,13 @@ async function call<T>(target: App, method: 'GET' | 'POST' | 'DELETE', url: stri
 }
 
 async function until(target: App, id: string, statuses: ModelDownload['status'][]): Promise<ModelDownload> {
-  for (;;) {
-    const { body } = await call<ModelDownload>(target, 'GET', `/admin/models/downloads/${id}`);
-    if (statuses.includes(body.status)) return body;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  return untilValue(
+    async () => {
+      const { body } = await call<ModelDownload>(target, 'GET', `/admin/models/downloads/${id}`);
+      return statuses.includes(body.status) ? body : undefined;
+    },
+    `download ${id} to be ${statuses.join(' or ')}`,
+  );
 }
 
 describe('searching the hub', () => {

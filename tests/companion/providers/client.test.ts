@@ -264,15 +264,28 @@ describe('ProviderClient with a mock OpenAI provider', () => {
     expect(JSON.stringify(client.status())).not.toContain(wrong);
   });
 
-  it('reports an unreachable provider as provider_unreachable, quickly, without the key', async () => {
+  it('reports an unreachable provider as provider_unreachable, ended by the refusal itself, without the key', async () => {
     const port = await closedPort();
+    // Each request's signal, and whether it had been aborted when the request failed.
+    const attempts: { signal: AbortSignal; abortedAtFailure?: boolean }[] = [];
+    const spied: typeof fetch = async (input, init) => {
+      const attempt: (typeof attempts)[number] = { signal: init!.signal! };
+      attempts.push(attempt);
+      try {
+        return await fetch(input, init);
+      } catch (error) {
+        attempt.abortedAtFailure = attempt.signal.aborted;
+        throw error;
+      }
+    };
     const client = new ProviderClient(
       [{ name: 'gone', base_url: `http://user:pw@127.0.0.1:${port}/v1?tenant=x`, api_key: 'secret:OPENAI_KEY' }],
       resolveSecret,
+      spied,
     );
-    const started = performance.now();
     const error = await client.forward('/chat/completions', 'gone/m', { messages: [] }, new AbortController().signal).catch((e: unknown) => e);
-    expect(performance.now() - started).toBeLessThan(5_000);
+    // One attempt, which the refused connection ended: no retry, and no timer or abort ended it.
+    expect(attempts.map((attempt) => attempt.abortedAtFailure)).toEqual([false]);
     expect(error).toBeInstanceOf(HearthError);
     expect((error as HearthError).code).toBe('provider_unreachable');
     expect((error as HearthError).message).toBe(`Provider "gone" (127.0.0.1:${port}) could not be reached: ECONNREFUSED.`);
