@@ -14,6 +14,36 @@ const httpLayer = {
   ],
 };
 
+/**
+ * Tests assert what happens, never how fast (docs/development.md): no fixed sleeps, no deadline
+ * loops, no measured durations. A test waits with expect.poll (helpers/until.ts in hooks and
+ * helpers) or for the event itself. Where a delay is the thing under test (a mock server that is
+ * slow on purpose), the line says so: `// eslint-disable-next-line no-restricted-syntax -- <why>`.
+ */
+const now = "CallExpression[callee.object.name=/^(Date|performance)$/][callee.property.name='now']";
+const timingInTests = [
+  {
+    selector: "NewExpression[callee.name='Promise'] CallExpression[callee.name='setTimeout']",
+    message: 'No fixed sleep in a test: wait for the event itself or with expect.poll (or until() from tests/helpers/until.ts).',
+  },
+  {
+    selector: "CallExpression[callee.property.name='waitForTimeout']",
+    message: 'No fixed sleep in a browser test: wait for the element, the function or the request itself.',
+  },
+  {
+    selector: "CallExpression[callee.object.name='performance'][callee.property.name='now']",
+    message: 'Tests never time anything: speed is for the benchmarks. Assert what happened instead.',
+  },
+  {
+    selector: `BinaryExpression[operator=/^[<>]=?$/] > ${now}`,
+    message: 'No deadline loop on the clock in a test: use expect.poll, or until() from tests/helpers/until.ts.',
+  },
+  {
+    selector: `CallExpression[callee.name='expect'] > BinaryExpression[operator='-'] > ${now}`,
+    message: 'No elapsed time inside expect(): assert what happened, not how long it took.',
+  },
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'build/', '.svelte-kit/', 'dist/', 'bench/results/', 'web/static/'] },
   js.configs.recommended,
@@ -89,7 +119,13 @@ export default tseslint.config(
   {
     files: ['tests/**/*.ts'],
     // Tests poke at wire shapes loosely on purpose.
-    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+    rules: { '@typescript-eslint/no-explicit-any': 'off', 'no-restricted-syntax': ['error', ...timingInTests] },
+  },
+  {
+    // Its two fixed sleeps are left to the inference work under way in that folder: an error
+    // again once they are gone.
+    files: ['tests/companion/inference/status-events.test.ts'],
+    rules: { 'no-restricted-syntax': ['warn', ...timingInTests] },
   },
   {
     files: ['**/*.svelte', '**/*.svelte.ts'],

@@ -52,6 +52,7 @@ export interface MockProvider {
   close(): Promise<void>;
 }
 
+// eslint-disable-next-line no-restricted-syntax -- chunkDelayMs, headerDelayMs and splitBytes make the mock provider slow on purpose
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
