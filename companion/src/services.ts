@@ -124,7 +124,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       localModels: () => catalog.knownLocal(),
       providerModel: (id) => services.providers.modelListed(id),
     });
-    pools.observer = metrics;
+    pools.observe(metrics);
     const onLoad = (event: LoadEvent): void => {
       monitor.onLoad(event);
       metrics.onLoad(event);

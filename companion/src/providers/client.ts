@@ -161,7 +161,7 @@ export class ProviderClient {
     if (!response.ok) return this.relayedError(sent);
     const { endpoint: chosen } = lease;
     for (const key of affinity) pool.remember(key, chosen);
-    const observer = this.pools.observer;
+    const events = this.pools.events;
     const name = target.provider.name;
     return relayResponse(response, {
       responses: path === '/responses',
@@ -173,15 +173,16 @@ export class ProviderClient {
             : `Provider "${name}" (${chosen.display}) stopped answering after its reply had begun (${redact(networkReason(reason), sent.prepared.secrets)}); the reply is incomplete and was not retried.`,
         ),
       clientGone: () => signal.aborted,
-      onFirstChunk: streaming ? () => observer?.firstChunk(modelId, (performance.now() - sentAt) / 1000) : undefined,
+      onFirstChunk: streaming ? () => events.emit('firstChunk', modelId, (performance.now() - sentAt) / 1000) : undefined,
       onSettle: (outcome, tap) => {
         lease.release();
         if (outcome === 'broken') {
           pool.failed(chosen, 'a reply was cut off');
-          observer?.interrupted(modelId);
+          events.emit('interrupted', modelId);
         }
         if (outcome === 'completed' && tap.responseId) pool.remember(`response:${tap.responseId}`, chosen);
-        if (tap.promptTokens !== undefined || tap.completionTokens !== undefined) observer?.usage(modelId, tap.promptTokens ?? 0, tap.completionTokens ?? 0);
+        if (tap.promptTokens !== undefined || tap.completionTokens !== undefined)
+          events.emit('usage', modelId, tap.promptTokens ?? 0, tap.completionTokens ?? 0);
       },
     });
   }

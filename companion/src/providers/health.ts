@@ -24,13 +24,14 @@ export class HealthChecks {
   /** Checks in flight: a second ask for the same endpoint waits for this one. */
   private readonly running = new Map<Endpoint, Promise<void>>();
   private stopped = false;
+  private readonly unsubscribe: () => void;
 
   constructor(
     private readonly pool: Pool,
     private readonly target: CheckTarget,
     private readonly fetchImpl: typeof fetch,
   ) {
-    pool.onChange = () => this.schedule();
+    this.unsubscribe = pool.events.on('change', () => this.schedule());
   }
 
   /**
@@ -52,6 +53,7 @@ export class HealthChecks {
 
   stop(): void {
     this.stopped = true;
+    this.unsubscribe();
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
   }

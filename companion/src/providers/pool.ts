@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { EndpointCircuit, ProviderEndpointStatus } from '#shared/api/admin.js';
+import { Emitter } from '../emitter.js';
 import { HearthError } from '../errors.js';
 import { MAX_OPEN_MS, MAX_PAUSE_MS, type HealthSettings } from './settings.js';
 import { displayUrl } from './wire.js';
@@ -46,17 +47,22 @@ export class Endpoint {
     this.display = displayUrl(url);
   }
 
-  /** Hears every move of the circuit (the pool sets it; the log reports downs and recoveries). */
-  onMove: (to: EndpointCircuit, from: EndpointCircuit) => void = () => undefined;
+  /** `move`: every move of the circuit (its pool passes it on as `circuit`; the log reports downs and recoveries). */
+  readonly events = new Emitter<{ move: [to: EndpointCircuit, from: EndpointCircuit] }>();
 
   move(to: EndpointCircuit): void {
     const from = this.circuit;
     if (from === to) return;
     this.circuit = to;
     this.transitions[to]++;
-    this.onMove(to, from);
+    this.events.emit('move', to, from);
   }
 }
+
+export type PoolEvents = {
+  change: [];
+  circuit: [endpoint: Endpoint, to: EndpointCircuit, from: EndpointCircuit];
+};
 
 /** A request's hold on an endpoint: release it exactly once, when the answer is finished (or failed). */
 export interface Lease {
@@ -78,10 +84,11 @@ export class Pool {
   endpoints: Endpoint[] = [];
   /** Digests of conversation keys -> the URL of the endpoint that served the conversation last. */
   private readonly affinity = new Map<string, string>();
-  /** Called when a circuit opens or a probe is due sooner than planned (health.ts reschedules). */
-  onChange: () => void = () => undefined;
-  /** Hears an endpoint's circuit move (ProviderPools logs it). */
-  onCircuit: (endpoint: Endpoint, to: EndpointCircuit, from: EndpointCircuit) => void = () => undefined;
+  /**
+   * `change`: a circuit opened or a probe is due sooner than planned (health.ts reschedules);
+   * `circuit`: an endpoint's circuit moved (ProviderPools passes it on and logs it).
+   */
+  readonly events = new Emitter<PoolEvents>();
 
   constructor(
     readonly name: string,
@@ -101,13 +108,17 @@ export class Pool {
     const previous = new Map(this.endpoints.map((endpoint) => [endpoint.url, endpoint]));
     this.endpoints = specs.map((spec) => {
       const kept = previous.get(spec.url);
-      if (!kept) return new Endpoint(spec.url, spec.weight, spec.maxConcurrent);
+      if (!kept) {
+        // An endpoint belongs to one pool: it is heard from once, when it is made.
+        const made = new Endpoint(spec.url, spec.weight, spec.maxConcurrent);
+        made.events.on('move', (to, from) => this.events.emit('circuit', made, to, from));
+        return made;
+      }
       kept.weight = spec.weight;
       kept.maxConcurrent = spec.maxConcurrent;
       if (!circuits) kept.move('closed');
       return kept;
     });
-    for (const endpoint of this.endpoints) endpoint.onMove = (to, from) => this.onCircuit(endpoint, to, from);
     if (this.endpoints.length < 2) this.affinity.clear();
   }
 
@@ -154,7 +165,7 @@ export class Pool {
     endpoint.openMs = probeFailed ? Math.min(MAX_OPEN_MS, Math.max(endpoint.openMs, this.health.openMs) * 2) : this.health.openMs;
     endpoint.openUntil = this.now() + endpoint.openMs;
     endpoint.move('open');
-    this.onChange();
+    this.events.emit('change');
   }
 
   /** A 429: the endpoint is well but asked for a pause; it gets no requests for `seconds`, at most MAX_PAUSE_MS. */

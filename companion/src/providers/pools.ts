@@ -1,4 +1,5 @@
 import type { EndpointCircuit } from '#shared/api/admin.js';
+import { Emitter } from '../emitter.js';
 import type { Logger } from '../logger.js';
 import { HealthChecks } from './health.js';
 import { Pool, type Endpoint, type EndpointSpec } from './pool.js';
@@ -15,6 +16,14 @@ export interface ProviderObserver {
   interrupted(modelId: string): void;
 }
 
+/** What the pools tell their listeners: the observer's three events, and every circuit move of every pool. */
+export type PoolsEvents = {
+  firstChunk: Parameters<ProviderObserver['firstChunk']>;
+  usage: Parameters<ProviderObserver['usage']>;
+  interrupted: Parameters<ProviderObserver['interrupted']>;
+  circuit: [provider: string, endpoint: Endpoint, to: EndpointCircuit, from: EndpointCircuit];
+};
+
 /**
  * Every provider's pool, kept across configuration changes: an endpoint that stays (same URL)
  * keeps its circuit, its counts and the conversations it serves. Pools configured with
@@ -24,12 +33,25 @@ export interface ProviderObserver {
 export class ProviderPools {
   private readonly pools = new Map<string, { pool: Pool; provider: ProviderConfig; checks?: HealthChecks }>();
   private closed = false;
-  observer: ProviderObserver | undefined;
+  /** Any number of listeners: metrics observe answers (observe()), the log hears circuits, tests listen too. */
+  readonly events = new Emitter<PoolsEvents>();
 
   constructor(
     private readonly resolveSecret: ResolveSecret,
     private readonly options: { fetch?: typeof fetch; checks?: boolean; log?: Pick<Logger, 'warn' | 'info'> } = {},
-  ) {}
+  ) {
+    this.events.on('circuit', (name, endpoint, to, from) => this.report(name, endpoint, to, from));
+  }
+
+  /** Adds an observer of provider answers (GET /metrics); the function returned removes it. */
+  observe(observer: ProviderObserver): () => void {
+    const off = [
+      this.events.on('firstChunk', (modelId, seconds) => observer.firstChunk(modelId, seconds)),
+      this.events.on('usage', (modelId, prompt, completion) => observer.usage(modelId, prompt, completion)),
+      this.events.on('interrupted', (modelId) => observer.interrupted(modelId)),
+    ];
+    return () => off.forEach((remove) => remove());
+  }
 
   /** Puts a configuration's providers in force: pools are created, updated or dropped by name. */
   configure(providers: ProviderConfig[]): void {
@@ -63,7 +85,7 @@ export class ProviderPools {
     let entry = this.pools.get(provider.name);
     if (!entry) {
       const pool = new Pool(provider.name, specs, health, circuits);
-      pool.onCircuit = (endpoint, to, from) => this.report(provider.name, endpoint, to, from);
+      pool.events.on('circuit', (endpoint, to, from) => this.events.emit('circuit', provider.name, endpoint, to, from));
       entry = { pool, provider };
       this.pools.set(provider.name, entry);
     } else {
