@@ -4,7 +4,6 @@ import { frameworkError, installErrorHandling } from './http/error-handler.js';
 import { installJsonBodies } from './http/json-body.js';
 import { installPerimeter } from './http/perimeter.js';
 import { installRequestMetrics } from './http/request-metrics.js';
-import { installUpgradeRule } from './http/upgrade-rule.js';
 import { RequestLog } from './http/request-log.js';
 import { adminRoutes } from './routes/admin.js';
 import { agentRoutes } from './routes/agents.js';
@@ -37,10 +36,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   installErrorHandling(app);
   // First of the hooks: a request the perimeter refuses is counted too.
   installRequestMetrics(app, () => services.metrics);
-  // Before the perimeter: no key makes a plain-HTTP agent call from another machine acceptable.
-  installUpgradeRule(app, () => services.channel.status());
   installDrain(app, () => services.stopWork());
-  installPerimeter(app, { server: () => services.config.server, keys: services.keys, admin: services.admin, agents: services.dispatcher });
+  installPerimeter(app, {
+    server: () => services.config.server,
+    keys: services.keys,
+    admin: services.admin,
+    agents: services.dispatcher,
+    channel: () => services.channel.status(),
+  });
   // Each family gets only its own context (routes/contexts.ts), never the whole of Services.
   const contexts = routeContexts(services, options.webRoot);
   await app.register(healthRoutes, contexts.health);

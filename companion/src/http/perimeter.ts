@@ -4,12 +4,14 @@ import { FailureLimiter } from '../access/failures.js';
 import { HearthError } from '../errors.js';
 import { AGENT_ID_RULE, isAgentId } from '../ids.js';
 import type { ServerSettings } from '#shared/api/config.js';
+import type { ChannelStatus } from '#shared/api/remote.js';
 import { ROUTE_TABLE, type RouteFamily } from '#shared/api/routes.js';
 import type { AdminCredential } from '../access/admin-credential.js';
 import { scopeAllowsAgent } from '../access/agent-target.js';
 import type { AgentDispatcher } from '../agents/dispatcher.js';
 import { hostName, isLoopbackAddress, isLoopbackBind, isLoopbackName, ownOrigin, proxyHeaderOf } from '../access/hosts.js';
 import { presentsAdminCredential } from './admin-session.js';
+import { refuseRemoteAgentCall } from './upgrade-rule.js';
 
 export type { RouteFamily };
 
@@ -42,12 +44,15 @@ export interface PerimeterInputs {
   admin: Pick<AdminCredential, 'acceptsToken' | 'acceptsSession'>;
   /** Where an agent id points: the dispatcher's reading, the one the agents routes act on. */
   agents: Pick<AgentDispatcher, 'place'>;
+  /** The secure channel's state, named in the 426 a plain-HTTP agent call from another machine gets. */
+  channel(): ChannelStatus;
 }
 
 /**
- * The perimeter, checked before any route runs: Host (DNS rebinding), Origin (CORS), the admin
- * rule (loopback peer, no proxy, the admin credential), keys and their scopes, and the per-key
- * concurrency cap. Forwarded headers never vouch for anyone: only the socket peer does, and a
+ * The perimeter, checked before any route runs, the one place a route's guard is decided from
+ * its family: the upgrade rule for agent routes, Host (DNS rebinding), Origin (CORS), the admin
+ * rule (loopback peer, no proxy, the admin credential), keys and their scopes, the agent a
+ * scoped key may act for, and the per-key concurrency cap. Forwarded headers never vouch for anyone: only the socket peer does, and a
  * request that carries one came through a proxy, so it is treated as remote.
  */
 export function installPerimeter(app: FastifyInstance, inputs: PerimeterInputs): void {
@@ -63,6 +68,8 @@ export function installPerimeter(app: FastifyInstance, inputs: PerimeterInputs):
     const host = hostName(request.headers.host);
     const peerIsLoopback = isLoopbackAddress(request.socket.remoteAddress);
     const proxyHeader = proxyHeaderOf(request.headers);
+    // No key makes a plain-HTTP agent call from another machine acceptable.
+    if (family === 'agents') refuseRemoteAgentCall(request, reply, inputs.channel);
 
     if (family === 'admin' && !isLoopbackName(host)) {
       throw new HearthError('host_not_allowed', `Admin routes need a loopback Host (127.0.0.1, localhost or [::1]), not "${request.headers.host ?? ''}".`);
