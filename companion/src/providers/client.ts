@@ -1,15 +1,16 @@
 import type { ProviderStatus } from '#shared/api/admin.js';
 import { HearthError } from '../errors.js';
-import type { Endpoint, Lease, Pool } from './pool.js';
+import type { Endpoint, Pool } from './pool.js';
 import { ProviderPools } from './pools.js';
-import { prepare, type Prepared, type ProviderConfig, type ResolveSecret } from './prepare.js';
+import { prepare, requestHeaders, requestUrl, type Prepared, type ProviderConfig, type ResolveSecret } from './prepare.js';
 import { LineTooLong } from '../line-buffer.js';
-import { readAnswerJson, readErrorText } from './read-body.js';
+import { readAnswerJson } from './read-body.js';
 import { relayResponse } from './relay.js';
 import { DEFAULT_TIMEOUT_MS, FIRST_BYTE_TIMEOUT_MS, send } from './send.js';
 import { endpointsOf } from './settings.js';
-import { redact, relayedErrorBody, upstreamError } from './stream.js';
-import { displayUrl, endpoint, networkReason, parseModelList, raceAbort, reasonInWords, retryAfterSeconds, type ModelEntry } from './wire.js';
+import { redact, relayedError, upstreamError } from './stream.js';
+import { classifyAttempt, learn } from './verdict.js';
+import { displayUrl, networkReason, parseModelList, raceAbort, retryAfterSeconds, type ModelEntry } from './wire.js';
 
 export { redact, rewriteModelJson, rewriteModelStream, upstreamError } from './stream.js';
 export type { ProviderConfig, ResolveSecret } from './prepare.js';
@@ -43,12 +44,21 @@ interface ProviderState {
   models: ProviderModel[];
 }
 
-/** One request sent to an endpoint that answered: the answer, the endpoint's hold, and how it was sent. */
+/** One request sent to an endpoint that answered: the answer, the endpoint and its pool, and how it was sent. */
 interface Sent {
   response: Response;
-  lease: Lease;
+  endpoint: Endpoint;
   pool: Pool;
   prepared: Prepared;
+}
+
+/**
+ * What a use of an answer made of it, and what keeps the endpoint busy after it: a streamed
+ * answer holds its endpoint until `keep` settles (its body ended, broke or was cancelled).
+ */
+interface Used<T> {
+  value: T;
+  keep?: Promise<void>;
 }
 
 interface AttemptOptions {
@@ -156,34 +166,37 @@ export class ProviderClient {
     const streaming = body.stream === true;
     const affinity = options.affinity ?? [];
     const sentAt = performance.now();
-    const sent = await this.attempt(target.provider, path, init, signal, { firstByteLimit: streaming, affinity, failover: true });
-    const { response, lease, pool } = sent;
-    if (!response.ok) return this.relayedError(sent);
-    const { endpoint: chosen } = lease;
-    for (const key of affinity) pool.remember(key, chosen);
-    const events = this.pools.events;
     const name = target.provider.name;
-    return relayResponse(response, {
-      responses: path === '/responses',
-      interrupted: (reason) =>
-        new HearthError(
-          'provider_interrupted',
-          reason instanceof LineTooLong
-            ? `Hearth stopped reading provider "${name}" (${chosen.display}): ${reason.message}; the reply is incomplete and was not retried.`
-            : `Provider "${name}" (${chosen.display}) stopped answering after its reply had begun (${redact(networkReason(reason), sent.prepared.secrets)}); the reply is incomplete and was not retried.`,
-        ),
-      clientGone: () => signal.aborted,
-      onFirstChunk: streaming ? () => events.emit('firstChunk', modelId, (performance.now() - sentAt) / 1000) : undefined,
-      onSettle: (outcome, tap) => {
-        lease.release();
-        if (outcome === 'broken') {
-          pool.failed(chosen, 'a reply was cut off');
-          events.emit('interrupted', modelId);
-        }
-        if (outcome === 'completed' && tap.responseId) pool.remember(`response:${tap.responseId}`, chosen);
-        if (tap.promptTokens !== undefined || tap.completionTokens !== undefined)
-          events.emit('usage', modelId, tap.promptTokens ?? 0, tap.completionTokens ?? 0);
-      },
+    const events = this.pools.events;
+    return this.attempt(target.provider, path, init, signal, { firstByteLimit: streaming, affinity, failover: true }, async (sent) => {
+      const { response, endpoint: chosen, pool } = sent;
+      if (!response.ok) return { value: await relayedError(response, sent.prepared.secrets) };
+      for (const key of affinity) pool.remember(key, chosen);
+      let settled!: () => void;
+      const keep = new Promise<void>((resolve) => (settled = resolve));
+      const value = relayResponse(response, {
+        responses: path === '/responses',
+        interrupted: (reason) =>
+          new HearthError(
+            'provider_interrupted',
+            reason instanceof LineTooLong
+              ? `Hearth stopped reading provider "${name}" (${chosen.display}): ${reason.message}; the reply is incomplete and was not retried.`
+              : `Provider "${name}" (${chosen.display}) stopped answering after its reply had begun (${redact(networkReason(reason), sent.prepared.secrets)}); the reply is incomplete and was not retried.`,
+          ),
+        clientGone: () => signal.aborted,
+        onFirstChunk: streaming ? () => events.emit('firstChunk', modelId, (performance.now() - sentAt) / 1000) : undefined,
+        onSettle: (outcome, tap) => {
+          settled();
+          if (outcome === 'broken') {
+            learn(pool, chosen, classifyAttempt({ kind: 'cut_off' }, false).endpoint);
+            events.emit('interrupted', modelId);
+          }
+          if (outcome === 'completed' && tap.responseId) pool.remember(`response:${tap.responseId}`, chosen);
+          if (tap.promptTokens !== undefined || tap.completionTokens !== undefined)
+            events.emit('usage', modelId, tap.promptTokens ?? 0, tap.completionTokens ?? 0);
+        },
+      });
+      return { value, keep };
     });
   }
 
@@ -205,15 +218,12 @@ export class ProviderClient {
       body.set('model', target.model);
       init = { method: 'POST', body };
     } else init = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...body, model: target.model }) };
-    const { response, lease, prepared } = await this.attempt(target.provider, path, init, signal, { firstByteLimit: false, failover: true });
-    try {
+    return this.attempt(target.provider, path, init, signal, { firstByteLimit: false, failover: true }, async ({ response, prepared }) => {
       if (!response.ok) throw await upstreamError(response, target.provider.name, prepared.secrets);
       const json = await readAnswerJson(response, target.provider.name);
       if (json === undefined) throw new HearthError('provider_error', `Provider "${target.provider.name}" answered ${path} with something that is not JSON.`);
-      return json;
-    } finally {
-      lease.release();
-    }
+      return { value: json };
+    });
   }
 
   /**
@@ -224,9 +234,8 @@ export class ProviderClient {
   async request(name: string, path: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
     const provider = this.byName.get(name);
     if (!provider) throw new HearthError('provider_error', `No provider is named "${name}".`);
-    const { response, lease } = await this.attempt(provider, path, init, signal, { firstByteLimit: false, failover: false });
-    lease.release();
-    return response;
+    // The endpoint is free once the answer's headers came: the caller reads the body (a job's status, a video) on its own time.
+    return this.attempt(provider, path, init, signal, { firstByteLimit: false, failover: false }, async ({ response }) => ({ value: response }));
   }
 
   /** A provider's error answer as provider_error, without its secrets. */
@@ -267,18 +276,17 @@ export class ProviderClient {
         return { ok: true, models: provider.models.map((id) => toModel({ id })) };
       }
       const totalMs = Math.min(provider.timeout_ms ?? DEFAULT_TIMEOUT_MS, FIRST_BYTE_TIMEOUT_MS);
-      const { response, lease, prepared } = await this.attempt(provider, '/models', { method: 'GET' }, undefined, {
-        firstByteLimit: true,
-        totalMs,
-        failover: true,
-      });
-      let json: unknown;
-      try {
-        if (!response.ok) throw await upstreamError(response, provider.name, prepared.secrets);
-        json = await readAnswerJson(response, provider.name);
-      } finally {
-        lease.release();
-      }
+      const json = await this.attempt(
+        provider,
+        '/models',
+        { method: 'GET' },
+        undefined,
+        { firstByteLimit: true, totalMs, failover: true },
+        async ({ response, prepared }) => {
+          if (!response.ok) throw await upstreamError(response, provider.name, prepared.secrets);
+          return { value: await readAnswerJson(response, provider.name) };
+        },
+      );
       const entries = parseModelList(json);
       if (!entries) {
         throw new HearthError('provider_error', `Provider "${provider.name}" did not answer GET /models with a model list.`);
@@ -294,78 +302,81 @@ export class ProviderClient {
 
   /**
    * Sends one request to the provider: to an endpoint of its pool, and with `failover` to the
-   * next one when an endpoint fails before answering (a connection error, a timeout, a 5xx, or a
-   * 429 whose Retry-After keeps the endpoint out for that long). The last endpoint's answer comes
-   * back as it is; when none could be reached, provider_unreachable says why for each.
+   * next one when an endpoint fails before answering (verdict.ts decides: a connection error, a
+   * timeout, a 5xx, or a 429 whose Retry-After keeps the endpoint out for that long). The last
+   * endpoint's answer goes to `use` as it is; when none could be reached, provider_unreachable
+   * says why for each. Each attempt holds its endpoint from choosing it to the one `finally`
+   * below: at once when `use` is done, or when what `use` keeps (a streamed answer) settles.
    */
-  private async attempt(target: ProviderConfig, path: string, init: RequestInit, signal: AbortSignal | undefined, options: AttemptOptions): Promise<Sent> {
+  private async attempt<T>(
+    target: ProviderConfig,
+    path: string,
+    init: RequestInit,
+    signal: AbortSignal | undefined,
+    options: AttemptOptions,
+    use: (sent: Sent) => Promise<Used<T>>,
+  ): Promise<T> {
     const { pool, provider } = this.pools.entry(target);
     const tried = new Set<Endpoint>();
     const failures: string[] = [];
     let last: HearthError | undefined;
     let moved: Endpoint | undefined;
+    const canMove = () => options.failover && pool.hasAlternative(tried);
     for (;;) {
       const lease = pool.choose(options.affinity ?? [], tried);
       if (lease instanceof HearthError) throw last ?? lease;
       if (moved) moved.failovers++;
       const chosen = lease.endpoint;
       tried.add(chosen);
-      let prepared: Prepared;
+      let keep: Promise<void> | undefined;
       try {
-        prepared = prepare(provider, chosen.url, this.resolveSecret);
-      } catch (error) {
-        lease.release();
-        throw error;
+        const prepared = prepare(provider, chosen.url, this.resolveSecret);
+        let response: Response;
+        try {
+          response = await send(
+            this.fetchImpl,
+            provider,
+            prepared,
+            requestUrl(prepared, path),
+            { ...init, headers: requestHeaders(prepared, init) },
+            signal,
+            options.firstByteLimit,
+            options.totalMs,
+          );
+        } catch (error) {
+          if (signal?.aborted || !(error instanceof HearthError)) {
+            learn(pool, chosen, classifyAttempt({ kind: 'aborted' }, false).endpoint);
+            throw error;
+          }
+          const verdict = classifyAttempt({ kind: 'unreachable', reason: String(error.cause ?? 'no answer in time') }, canMove());
+          learn(pool, chosen, verdict.endpoint);
+          failures.push(`${chosen.display}: ${String(error.cause ?? error.message)}`);
+          last =
+            failures.length > 1
+              ? new HearthError('provider_unreachable', `Provider "${provider.name}": no endpoint could be reached (${failures.join('; ')}).`)
+              : error;
+          if (verdict.action === 'give_up') throw last;
+          moved = chosen;
+          continue;
+        }
+        const verdict = classifyAttempt(
+          { kind: 'answered', status: response.status, retryAfter: retryAfterSeconds(response.headers.get('retry-after')) },
+          canMove(),
+        );
+        learn(pool, chosen, verdict.endpoint);
+        if (verdict.action === 'failover') {
+          await response.body?.cancel().catch(() => undefined);
+          moved = chosen;
+          continue;
+        }
+        const used = await use({ response, endpoint: chosen, pool, prepared });
+        keep = used.keep;
+        return used.value;
+      } finally {
+        // The one release of this attempt's hold, whichever way it ended.
+        if (keep) void keep.finally(() => lease.release());
+        else lease.release();
       }
-      const headers = new Headers(prepared.headers);
-      new Headers(init.headers).forEach((value, key) => headers.set(key, value));
-      const [pathname, query] = path.split('?', 2) as [string, string | undefined];
-      const url = endpoint(prepared.base, pathname);
-      if (query) url.search = query;
-      let response: Response;
-      try {
-        response = await send(this.fetchImpl, provider, prepared, url, { ...init, headers }, signal, options.firstByteLimit, options.totalMs);
-      } catch (error) {
-        lease.release();
-        if (signal?.aborted || !(error instanceof HearthError)) throw error;
-        pool.failed(chosen, `not reachable (${reasonInWords(String(error.cause ?? 'no answer in time'))})`);
-        failures.push(`${chosen.display}: ${String(error.cause ?? error.message)}`);
-        last =
-          failures.length > 1
-            ? new HearthError('provider_unreachable', `Provider "${provider.name}": no endpoint could be reached (${failures.join('; ')}).`)
-            : error;
-        if (!options.failover || !pool.hasAlternative(tried)) throw last;
-        moved = chosen;
-        continue;
-      }
-      const retryAfter = retryAfterSeconds(response.headers.get('retry-after'));
-      if (response.status === 429 || (response.status === 503 && retryAfter !== undefined)) pool.rateLimited(chosen, retryAfter ?? 1);
-      else if (response.status >= 500) pool.failed(chosen, `answered with an error (${response.status})`);
-      else pool.succeeded(chosen);
-      const refused = response.status >= 500 || response.status === 429;
-      if (refused && options.failover && pool.hasAlternative(tried)) {
-        await response.body?.cancel().catch(() => undefined);
-        lease.release();
-        moved = chosen;
-        continue;
-      }
-      return { response, lease, pool, prepared };
-    }
-  }
-
-  /**
-   * An endpoint's error answer passed on as its status (with its Retry-After) and its redacted
-   * message, read from the first 64 KB of its body (the rest is cancelled); its hold released.
-   */
-  private async relayedError({ response, lease, prepared }: Sent): Promise<Response> {
-    try {
-      const body = relayedErrorBody(await readErrorText(response), response.status, prepared.secrets);
-      const headers = new Headers({ 'content-type': 'application/json' });
-      const retryAfter = response.headers.get('retry-after');
-      if (retryAfter !== null && /^[\w ,:-]{1,64}$/.test(retryAfter)) headers.set('retry-after', retryAfter);
-      return new Response(JSON.stringify(body), { status: response.status, statusText: response.statusText, headers });
-    } finally {
-      lease.release();
     }
   }
 }

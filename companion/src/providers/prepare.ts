@@ -1,6 +1,7 @@
 import type { SecretAccess } from '../store/secrets.js';
 import type { ProviderSettings } from '#shared/api/config.js';
 import { HearthError } from '../errors.js';
+import { endpoint } from './wire.js';
 
 /** `secret:NAME` / `env:NAME` -> value, or undefined when not set. */
 export type ResolveSecret = SecretAccess['resolve'];
@@ -70,4 +71,19 @@ export function prepare(provider: ProviderConfig, url: string, resolveSecret: Re
   // the headers the route relays; asking for identity keeps them truthful.
   headers.set('accept-encoding', 'identity');
   return { base, headers, secrets };
+}
+
+/** `{base}{path}` for a prepared endpoint; `path` may carry a query (`/videos?limit=5`). */
+export function requestUrl(prepared: Prepared, path: string): URL {
+  const [pathname, query] = path.split('?', 2) as [string, string | undefined];
+  const url = endpoint(prepared.base, pathname);
+  if (query) url.search = query;
+  return url;
+}
+
+/** The endpoint's headers (its key, its configured headers), with the request's own on top. */
+export function requestHeaders(prepared: Prepared, init: RequestInit): Headers {
+  const headers = new Headers(prepared.headers);
+  new Headers(init.headers).forEach((value, key) => headers.set(key, value));
+  return headers;
 }

@@ -140,3 +140,15 @@ export function relayedErrorBody(text: string, status: number, secrets: readonly
     },
   };
 }
+
+/**
+ * An endpoint's error answer passed on as its status (with its Retry-After) and its redacted
+ * message, read from the first 64 KB of its body (the rest is cancelled).
+ */
+export async function relayedError(response: Response, secrets: readonly string[]): Promise<Response> {
+  const body = relayedErrorBody(await readErrorText(response), response.status, secrets);
+  const headers = new Headers({ 'content-type': 'application/json' });
+  const retryAfter = response.headers.get('retry-after');
+  if (retryAfter !== null && /^[\w ,:-]{1,64}$/.test(retryAfter)) headers.set('retry-after', retryAfter);
+  return new Response(JSON.stringify(body), { status: response.status, statusText: response.statusText, headers });
+}
