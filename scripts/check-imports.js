@@ -1,7 +1,10 @@
 // Fails when two files of companion/src import each other in a circle, directly or through others,
 // and when two top-level parts of companion/src (its folders, and its root files) do: a folder may
 // use another only if that one never comes back to it, so each folder can be read and changed on
-// its own. (Which folders may import what is ESLint's job: see eslint.config.js.)
+// its own; and when one of the two local engines (companion/src/inference/in-process/ and
+// inference/server/) imports the other's folder: both stand on the shared contract in inference/,
+// so either can change without the other. (Which folders may import what is ESLint's job: see
+// eslint.config.js.)
 // Usage: node scripts/check-imports.js [repository root, default: this one]
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -88,6 +91,29 @@ function partGraph() {
   return { graph, because };
 }
 
+/** Folders of companion/src that stand side by side: none of them imports another. */
+const SIBLINGS = ['inference/in-process', 'inference/server'];
+
+/** The sibling folder a file lies in, if any. */
+function siblingOf(file) {
+  const path = relative(source, file).split(sep).join('/');
+  return SIBLINGS.find((folder) => path.startsWith(`${folder}/`));
+}
+
+/** Imports from one sibling folder into another, as `from -> to` lines. */
+function siblingImports() {
+  const found = [];
+  for (const [file, targets] of edges) {
+    const from = siblingOf(file);
+    if (!from) continue;
+    for (const target of targets) {
+      const to = siblingOf(target);
+      if (to && to !== from) found.push(`${relative(root, file)} -> ${relative(root, target)}`);
+    }
+  }
+  return found;
+}
+
 const circles = circlesOf(edges);
 for (const circle of circles) console.error(`import circle: ${circle.map((file) => relative(root, file)).join(' <-> ')}`);
 const parts = partGraph();
@@ -97,5 +123,9 @@ for (const circle of folderCircles) {
   const links = [...parts.because].filter(([edge]) => edge.split(' ').every((part) => members.has(part))).map(([, example]) => `  ${example}`);
   console.error(`folder circle: ${circle.join(' <-> ')}, through:\n${links.join('\n')}`);
 }
-if (circles.length > 0 || folderCircles.length > 0) process.exit(1);
-console.log(`imports: ${files.length} files in companion/src, no circles between files or between its ${parts.graph.size} top-level parts`);
+const crossings = siblingImports();
+for (const crossing of crossings) console.error(`engine import: ${crossing} (the engines share only what lies in inference/ itself)`);
+if (circles.length > 0 || folderCircles.length > 0 || crossings.length > 0) process.exit(1);
+console.log(
+  `imports: ${files.length} files in companion/src, no circles between files or between its ${parts.graph.size} top-level parts, neither engine imports the other`,
+);

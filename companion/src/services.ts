@@ -4,7 +4,7 @@ import { modelLoadSettings } from './config/model-overrides.js';
 import { ModelCatalog } from './models/catalog.js';
 import { join } from 'node:path';
 import type { EngineSetting } from '#shared/api/admin.js';
-import { type Engine, type LoadEvent } from './inference/engine.js';
+import { Engine, type LoadEvent } from './inference/engine.js';
 import { ServerBuild } from './inference/server/build-service.js';
 import { sweepOrphans } from './inference/server/process.js';
 import { EngineMonitor } from './inference/monitor.js';
@@ -13,7 +13,6 @@ import { Embeddings } from './inference/embeddings.js';
 import { ProviderClient } from './providers/client.js';
 import { ProviderPools } from './providers/pools.js';
 import { Metrics } from './metrics/metrics.js';
-import { MeteredEngine } from './metrics/metered-engine.js';
 import { storedStates } from './metrics/stored-states.js';
 import { ResponseStore } from './store/responses.js';
 import { AdminCredential } from './access/admin-credential.js';
@@ -136,17 +135,15 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const build = new ServerBuild(process.env, options.log);
     // After the first start the llama-server engine is built in the background (models run in process meanwhile).
     if (engineOf(config).engine !== 'in-process') build.startInBackground();
-    const engine: Engine = new MeteredEngine(
-      {
-        ...engineOf(config),
-        build,
-        runDir,
-        threadMemory: threads,
-        log: options.log,
-        onLoad,
-      },
-      metrics,
-    );
+    const engine = new Engine({
+      ...engineOf(config),
+      build,
+      runDir,
+      threadMemory: threads,
+      log: options.log,
+      onLoad,
+      observer: metrics,
+    });
     pools.configure(config.providers);
     const providers = new ProviderClient(config.providers, secrets.resolve, undefined, pools);
     const scanOf = (document: ConfigDocument) => ({

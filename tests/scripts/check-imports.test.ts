@@ -76,6 +76,33 @@ describe('npm run lint: the import check', () => {
     expect(check(rooted).status).toBe(1);
   });
 
+  it('passes the two engines standing on the shared contract in inference/', () => {
+    const root = repository({
+      'inference/parallel.ts': 'export const bytesPerSequence = 1;\n',
+      'inference/engine.ts': "import { run } from './in-process/model.js';\nimport { start } from './server/model.js';\nexport const engine = [run, start];\n",
+      'inference/in-process/model.ts': "import { bytesPerSequence } from '../parallel.js';\nexport const run = bytesPerSequence;\n",
+      'inference/server/model.ts': "import { bytesPerSequence } from '../parallel.js';\nexport const start = bytesPerSequence;\n",
+    });
+    expect(check(root).status).toBe(0);
+  });
+
+  it('fails on one engine importing the other, either way, though no circle forms', () => {
+    // The mistake it keeps out: server/model.ts took bytesPerSequence from the in-process engine's file.
+    const server = repository({
+      'inference/in-process/model.ts': 'export const bytesPerSequence = 1;\n',
+      'inference/server/model.ts': "import { bytesPerSequence } from '../in-process/model.js';\nexport const start = bytesPerSequence;\n",
+    });
+    const { status, output } = check(server);
+    expect(status).toBe(1);
+    expect(output).toContain('engine import: companion/src/inference/server/model.ts -> companion/src/inference/in-process/model.ts');
+    expect(output).not.toContain('circle');
+    const inProcess = repository({
+      'inference/server/tool-syntax.ts': 'export const plainText = 1;\n',
+      'inference/in-process/generate.ts': "import type { plainText } from '../server/tool-syntax.js';\nexport type Text = typeof plainText;\n",
+    });
+    expect(check(inProcess)).toMatchObject({ status: 1, output: expect.stringContaining('engine import: companion/src/inference/in-process/generate.ts') });
+  });
+
   it('fails on files that import each other', () => {
     const root = repository({
       'agents/a.ts': "import { b } from './b.js';\nexport const a = b;\n",

@@ -2,16 +2,17 @@ import { resolveChatWrapper, type Llama, type LlamaModel } from 'node-llama-cpp'
 import type { EngineBuildStatus, EngineSetting } from '#shared/api/admin.js';
 import { HearthError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { StepListener } from './batch-steps.js';
 import { diagnoseLoadFailure } from './diagnose.js';
 import { chooseEngine, fallbackReason } from './engine-choice.js';
-import { InProcessModel, inProcessOnly } from './in-process.js';
+import type { StepListener } from './in-process/batch-steps.js';
+import { InProcessModel, inProcessOnly } from './in-process/model.js';
 import { loadOptionsFor, type ModelOverrides } from './load-options.js';
 import { loadLlama, type GpuSetting } from './llama.js';
 import type { LoadedModel, LoadedStatus } from './loaded-model.js';
 import { fileStamp as stamp, MemoryBudget } from './memory-budget.js';
 import type { ServerBuild } from './server/build-service.js';
 import { ServerModel, serverIncompatibility } from './server/model.js';
+import { GenerationText, type GenerationObserver } from './text-pipeline.js';
 import type { GenerationRequest, GenerationResult, ModelFile } from './types.js';
 
 export type { LoadedStatus } from './loaded-model.js';
@@ -42,6 +43,8 @@ export interface EngineOptions {
   log: Logger;
   /** Load progress for the app's status stream (see `LoadEvent`). */
   onLoad?: (event: LoadEvent) => void;
+  /** Hears each generation's first-token time and token counts (GET /metrics). */
+  observer?: GenerationObserver;
 }
 
 /** A model's load: weights read (fraction 0..1), then ready or failed. */
@@ -63,7 +66,7 @@ export class Engine extends MemoryBudget {
   }
 
   /** New settings apply to models loaded from now on; loaded ones keep theirs until unloaded. */
-  configure(next: Omit<EngineOptions, 'log' | 'threadMemory' | 'build' | 'runDir'>): void {
+  configure(next: Omit<EngineOptions, 'log' | 'threadMemory' | 'build' | 'runDir' | 'observer'>): void {
     this.options = { ...this.options, ...next };
   }
 
@@ -90,18 +93,25 @@ export class Engine extends MemoryBudget {
     return [...this.loaded.values()].map((entry) => entry.status()).concat(this.residentStatus());
   }
 
+  /** Runs a request on its model, loaded on first use; its text reaches `request.onText` through the pipeline (text-pipeline.ts). */
   async run(info: ModelFile, request: GenerationRequest): Promise<GenerationResult> {
+    const { onText, ...rest } = request;
+    const observer = this.options.observer;
+    const text = GenerationText.open(onText, observer && ((seconds) => observer.firstToken(info.id, seconds)));
     if (!info.capabilities.includes('chat')) throw new HearthError('model_not_chat', `${info.id} is an embedding model and cannot chat.`, { param: 'model' });
     const entry = await this.load(info);
     this.touch(entry);
-    const generation = entry.run(request);
+    const generation = entry.run(rest, text);
     this.generations.add(generation);
+    let result: GenerationResult;
     try {
-      return await generation;
+      result = await generation;
     } finally {
       this.generations.delete(generation);
       this.touch(entry);
     }
+    observer?.generated(info.id, result.promptTokens, result.completionTokens);
+    return result;
   }
 
   /** Calls `listener` after every decode step of a model loaded in process, with the ids of the sequences it advanced. */

@@ -7,10 +7,9 @@
 import { freemem } from 'node:os';
 import { GgufInsights, readGgufFileInfo, type Llama } from 'node-llama-cpp';
 import { estimateBytes } from './engine.js';
-import { bytesPerSequence } from './in-process.js';
 import { loadLlama, type GpuSetting } from './llama.js';
 import type { ModelLoadOptions } from './load-options.js';
-import { defaultParallel, fittingParallel } from './parallel.js';
+import { bytesPerSequence, defaultParallel, fittingParallel } from './parallel.js';
 import type { ModelFile } from './types.js';
 
 export interface LoadEstimateInput {

@@ -1,7 +1,8 @@
 /** What the engine holds of one loaded chat model, whichever engine runs it. */
 import type { EngineKind } from '#shared/api/admin.js';
-import type { ThreadChoice } from './thread-tuner.js';
-import type { GenerationRequest, GenerationResult, ModelFile } from './types.js';
+import type { ThreadChoice } from './in-process/thread-tuner.js';
+import type { GenerationText, ModelRequest } from './text-pipeline.js';
+import type { GenerationResult, ModelFile } from './types.js';
 
 export interface LoadedStatus {
   id: string;
@@ -37,8 +38,8 @@ export interface LoadedModel {
   readonly busy: number;
   lastUsed: number;
   idleTimer?: NodeJS.Timeout;
-  /** Waits for a sequence (or slot), generates, and frees it. */
-  run(request: GenerationRequest): Promise<GenerationResult>;
+  /** Waits for a sequence (or slot), generates with its text through the pipeline (text-pipeline.ts), and frees it. */
+  run(request: ModelRequest, text: GenerationText<'timed'>): Promise<GenerationResult>;
   status(): LoadedStatus;
   /** Fails every request waiting for a sequence (the model is being unloaded). */
   rejectWaiting(error: unknown): void;

@@ -1,3 +1,5 @@
+import type { LlamaModel } from 'node-llama-cpp';
+
 /** What the default sequence count depends on. */
 export interface ParallelInput {
   /** Memory one more sequence needs (its KV cache at the context size), in bytes. */
@@ -32,4 +34,18 @@ export function defaultParallel(input: ParallelInput): number {
 export function fittingParallel(asked: number, input: Pick<ParallelInput, 'bytesPerSequence' | 'availableBytes'>): number {
   if (!(input.bytesPerSequence > 0)) return asked;
   return Math.max(1, Math.min(asked, Math.floor(Math.max(0, input.availableBytes) / input.bytesPerSequence)));
+}
+
+/** Memory one more sequence adds to the context, by node-llama-cpp's own estimate. */
+export function bytesPerSequence(
+  model: Pick<LlamaModel, 'fileInsights' | 'gpuLayers'>,
+  contextSize: number,
+  batchSize: number,
+  gpuLayers = model.gpuLayers,
+): number {
+  const estimate = (sequences: number) => {
+    const requirement = model.fileInsights.estimateContextResourceRequirements({ contextSize, modelGpuLayers: gpuLayers, sequences, batchSize });
+    return gpuLayers > 0 ? requirement.gpuVram : requirement.cpuRam;
+  };
+  return Math.max(0, estimate(2) - estimate(1));
 }

@@ -42,3 +42,25 @@ export function joinLine<Value, Entry extends Waiter<Value>>(
     waiting.push(waiter);
   });
 }
+
+/** A running generation as the wait estimate sees it. */
+export interface RunningGeneration {
+  generated: number;
+  /** The most tokens it may produce (max_tokens, or the room left in the context). */
+  limit: number;
+}
+
+/**
+ * Seconds until the first running generation is expected to finish and free its sequence, which
+ * is when a request refused for a full queue can next be accepted. A generation is expected to run
+ * to the typical length of recent completions (capped by its limit), and each of its remaining
+ * tokens takes one step.
+ */
+export function secondsUntilFirstFree(running: RunningGeneration[], stepMs: number | undefined, typicalTokens: number | undefined): number {
+  if (running.length === 0 || stepMs === undefined) return 1;
+  const remaining = running.map(({ generated, limit }) => {
+    const expected = Math.min(limit, Math.max(generated + 1, typicalTokens ?? limit));
+    return Math.max(1, expected - generated);
+  });
+  return Math.max(1, Math.ceil((Math.min(...remaining) * stepMs) / 1000));
+}

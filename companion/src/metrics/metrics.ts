@@ -4,7 +4,7 @@ import type { LoadEvent } from '../inference/engine.js';
 import type { LoadedStatus } from '../inference/engine.js';
 import type { Pool } from '../providers/pool.js';
 import type { ProviderObserver } from '../providers/pools.js';
-import type { GenerationObserver } from './metered-engine.js';
+import type { GenerationObserver } from '../inference/text-pipeline.js';
 import { ModelLabels, type ModelKind } from './labels.js';
 import type { StoredStates } from './stored-states.js';
 

@@ -4,7 +4,7 @@
  */
 import { statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BatchStep } from '../../../companion/src/inference/batch-steps.js';
+import type { BatchStep } from '../../../companion/src/inference/in-process/batch-steps.js';
 import { Engine } from '../../../companion/src/inference/engine.js';
 import type { GenerationRequest, GenerationResult, HistoryItem, ModelFile } from '../../../companion/src/inference/types.js';
 import { HearthError } from '../../../companion/src/errors.js';

@@ -5,7 +5,9 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { getLlama, LlamaLogLevel, type Llama, type LlamaContextSequence, type LlamaGrammar } from 'node-llama-cpp';
-import { generate, GrammarCache, type ModelRuntime } from '../../../companion/src/inference/generate.js';
+import { generate } from '../../../companion/src/inference/in-process/generate.js';
+import { GrammarCache } from '../../../companion/src/inference/grammar-cache.js';
+import type { ModelRuntime } from '../../../companion/src/inference/generation-plan.js';
 import { toGrammarSchema, SCHEMA_LIMITS } from '../../../companion/src/inference/json-schema.js';
 import { generateOnServer, type ServerRuntime } from '../../../companion/src/inference/server/generate.js';
 import type { ServerClient } from '../../../companion/src/inference/server/client.js';

@@ -5,9 +5,11 @@
  */
 import { resolveChatWrapper, type LlamaContext, type LlamaContextSequence, type LlamaModel } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GrammarCache, generate, planGeneration, type ModelRuntime } from '../../../companion/src/inference/generate.js';
+import { generate } from '../../../companion/src/inference/in-process/generate.js';
+import { GrammarCache } from '../../../companion/src/inference/grammar-cache.js';
+import { planGeneration, type ModelRuntime } from '../../../companion/src/inference/generation-plan.js';
 import { loadLlama } from '../../../companion/src/inference/llama.js';
-import { chooseSequence, SequencePool, type Candidate } from '../../../companion/src/inference/pool.js';
+import { chooseSequence, SequencePool, type Candidate } from '../../../companion/src/inference/in-process/pool.js';
 import type { GenerationRequest, HistoryItem } from '../../../companion/src/inference/types.js';
 import { tinyModelPath } from '../../helpers/models.js';
 

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getLlama, LlamaLogLevel, resolveChatWrapper, type LlamaModel } from 'node-llama-cpp';
-import { GrammarCache } from '../../../companion/src/inference/generate.js';
+import { GrammarCache } from '../../../companion/src/inference/grammar-cache.js';
 import { ServerBuild } from '../../../companion/src/inference/server/build-service.js';
 import type { ServerClient } from '../../../companion/src/inference/server/client.js';
 import { generateOnServer, type ServerRuntime } from '../../../companion/src/inference/server/generate.js';

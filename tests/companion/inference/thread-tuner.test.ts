@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ThreadTuner } from '../../../companion/src/inference/thread-tuner.js';
+import { ThreadTuner } from '../../../companion/src/inference/in-process/thread-tuner.js';
 
 /** A machine whose speed per thread count the test sets: decodes "take" what the table says. */
 function machine(msPerToken: Record<number, number>) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BatchSteps, secondsUntilFirstFree } from '../../../companion/src/inference/batch-steps.js';
+import { BatchSteps } from '../../../companion/src/inference/in-process/batch-steps.js';
+import { secondsUntilFirstFree } from '../../../companion/src/inference/waiting-line.js';
 import { defaultParallel } from '../../../companion/src/inference/parallel.js';
 
 const MiB = 2 ** 20;

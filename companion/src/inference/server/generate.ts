@@ -8,7 +8,8 @@
 import { LlamaText, type LlamaGrammar } from 'node-llama-cpp';
 import { HearthError } from '../../errors.js';
 import { newId } from '../../ids.js';
-import { DEFAULT_TEMPERATURE, forcedCall, planGeneration, type GenerationPlan, type ModelRuntime } from '../generate.js';
+import { forcedCall, planGeneration, type GenerationPlan, type ModelRuntime } from '../generation-plan.js';
+import { resolveSampling } from '../sampling.js';
 import type { GenerationRequest, GenerationResult, StopReason, ToolCallRecord } from '../types.js';
 import { EngineConnectionError, EngineHttpError, type ServerClient } from './client.js';
 import { OutputFilter, withoutHidden, type HiddenSpan } from './output-filter.js';
@@ -49,20 +50,22 @@ export async function generateOnServer(
   const lazy = plan.offered ? await lazyToolGrammar(runtime, plan, names) : undefined;
   const grammar = plan.grammar;
   const output = { text: '', tokens: 0, stop: 'none' as CompletionEvent['stop_type'] };
+  // Stage 1 of the text pipeline (text-pipeline.ts): only what the client may see goes on to request.onText.
   const filter = new OutputFilter(lazy ? runtime.syntax.triggers : [], runtime.hidden, (text) => request.onText?.(text));
+  const sampling = resolveSampling(request.sampling);
   const body = {
     prompt: plan.promptTokens,
     n_predict: plan.maxTokens,
     cache_prompt: true,
     stream: true,
-    temperature: request.sampling.temperature ?? DEFAULT_TEMPERATURE,
-    top_p: request.sampling.topP ?? 0.95,
-    top_k: 40,
-    min_p: 0,
-    ...(request.sampling.seed !== undefined ? { seed: request.sampling.seed } : {}),
-    presence_penalty: request.sampling.presencePenalty ?? 0,
-    frequency_penalty: request.sampling.frequencyPenalty ?? 0,
-    repeat_penalty: 1,
+    temperature: sampling.temperature,
+    top_p: sampling.topP,
+    top_k: sampling.topK,
+    min_p: sampling.minP,
+    ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
+    presence_penalty: sampling.presencePenalty,
+    frequency_penalty: sampling.frequencyPenalty,
+    repeat_penalty: sampling.repeatPenalty,
     stop: [...request.stop, ...stopTexts(plan, grammar)],
     ...(grammar ? { grammar: grammar.grammar } : {}),
     ...(lazy ? { grammar: lazy.grammar, grammar_lazy: true, grammar_triggers: lazy.triggers, preserved_tokens: lazy.preserved } : {}),

@@ -12,13 +12,13 @@ import { freemem, loadavg } from 'node:os';
 import { resolveChatWrapper, type ChatWrapper, type Llama, type LlamaModel } from 'node-llama-cpp';
 import { HearthError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import { secondsUntilFirstFree } from '../batch-steps.js';
-import { GrammarCache } from '../generate.js';
-import { blend, GeneratedTokens, type CountedRequest } from '../generated-tokens.js';
-import { bytesPerSequence } from '../in-process.js';
+import { blend, GeneratedTokens } from '../generated-tokens.js';
+import { GrammarCache } from '../grammar-cache.js';
 import type { LoadedModel, LoadedStatus } from '../loaded-model.js';
-import { defaultParallel, fittingParallel } from '../parallel.js';
-import type { GenerationRequest, GenerationResult, ModelFile } from '../types.js';
+import { bytesPerSequence, defaultParallel, fittingParallel } from '../parallel.js';
+import type { GenerationText, ModelRequest } from '../text-pipeline.js';
+import type { GenerationResult, ModelFile } from '../types.js';
+import { secondsUntilFirstFree } from '../waiting-line.js';
 import type { ServerBuildPaths } from './build.js';
 import type { ServerClient } from './client.js';
 import { generateOnServer, type ServerRuntime } from './generate.js';
@@ -117,7 +117,7 @@ function hiddenSpans(wrapper: ChatWrapper): HiddenSpan[] {
 }
 
 interface Running {
-  tokens: CountedRequest;
+  text: GenerationText<'counted'>;
   limit: number;
 }
 
@@ -269,19 +269,19 @@ export class ServerModel implements LoadedModel {
     this.load.onFailed(reason);
   }
 
-  async run(request: GenerationRequest): Promise<GenerationResult> {
+  async run(request: ModelRequest, text: GenerationText<'timed'>): Promise<GenerationResult> {
     await this.queue.acquire(request.signal);
-    const running: Running = { tokens: this.tokens.count(request.onText), limit: request.maxTokens ?? this.runtime.contextSize };
+    const running: Running = { text: text.counted(this.tokens), limit: request.maxTokens ?? this.runtime.contextSize };
     this.running.add(running);
     const started = performance.now();
     try {
       await this.restarting;
       if (this.failure) throw new HearthError('model_load_failed', this.failure, { param: 'model' });
-      const result = await generateOnServer(this.runtime, this.client, { ...request, onText: running.tokens.onText }, (counts) => {
+      const result = await generateOnServer(this.runtime, this.client, running.text.request(request), (counts) => {
         this.prompt.evaluated += counts.evaluated;
         this.prompt.reused += counts.reused;
       });
-      running.tokens.finish(result);
+      running.text.finish(result);
       if (result.finishReason !== 'cancelled' && result.completionTokens > 0) {
         this.msPerToken = blend(this.msPerToken, (performance.now() - started) / result.completionTokens);
       }
@@ -291,7 +291,7 @@ export class ServerModel implements LoadedModel {
       if (error instanceof HearthError && error.code === 'engine_crashed') await Promise.race([this.process.exited, sleep(2000)]);
       throw error;
     } finally {
-      running.tokens.end();
+      running.text.end();
       this.running.delete(running);
       this.queue.release();
     }
@@ -338,7 +338,7 @@ export class ServerModel implements LoadedModel {
   }
 
   private waitSeconds(): number {
-    const running = [...this.running].map(({ tokens, limit }) => ({ generated: tokens.generated, limit }));
+    const running = [...this.running].map(({ text, limit }) => ({ generated: text.generated, limit }));
     return secondsUntilFirstFree(running, this.msPerToken, this.tokens.typical);
   }
 }

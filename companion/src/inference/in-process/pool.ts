@@ -1,5 +1,5 @@
 import type { LlamaContext, LlamaContextSequence, Token } from 'node-llama-cpp';
-import { joinLine, type Waiter as LineWaiter } from './waiting-line.js';
+import { joinLine, type Waiter as LineWaiter } from '../waiting-line.js';
 
 interface Waiter extends LineWaiter<LlamaContextSequence> {
   prompt: readonly Token[];

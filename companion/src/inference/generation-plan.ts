@@ -1,24 +1,17 @@
-import {
-  LlamaChat,
-  type GbnfJsonSchema,
-  type ChatHistoryItem,
-  type ChatModelFunctions,
-  type ChatWrapper,
-  type Llama,
-  type LlamaContextSequence,
-  type LlamaGrammar,
-  type LlamaModel,
-  type LlamaText,
-  type Token,
-} from 'node-llama-cpp';
+/**
+ * What both engines do before they generate: a request checked, its prompt rendered with the
+ * model's chat wrapper and measured against the context, its grammar picked (tools, JSON); and a
+ * forced tool call read back from the text the grammar allowed.
+ */
+import type { GbnfJsonSchema, ChatHistoryItem, ChatModelFunctions, ChatWrapper, Llama, LlamaGrammar, LlamaModel, LlamaText, Token } from 'node-llama-cpp';
 import { HearthError } from '../errors.js';
 import { newId } from '../ids.js';
 import { describeTools, toChatHistory } from './chat-history.js';
 import { readForcedCall } from './forced-call.js';
-import { boundExponents } from './json-numbers.js';
+import type { GrammarCache } from './grammar-cache.js';
 import { toGrammarSchema } from './json-schema.js';
 import { hasLoneSurrogate } from './surrogates.js';
-import { CHAT_FIELDS, type GenerationRequest, type GenerationResult, type StopReason, type ToolCallRecord, type ToolSpec } from './types.js';
+import { CHAT_FIELDS, type GenerationRequest, type GenerationResult, type StopReason, type ToolSpec } from './types.js';
 
 export interface ModelRuntime {
   llama: Llama;
@@ -27,9 +20,6 @@ export interface ModelRuntime {
   contextSize: number;
   grammars: GrammarCache;
 }
-
-/** Default sampling temperature when a request names none (llama.cpp server and LM Studio use 0.8). */
-export const DEFAULT_TEMPERATURE = 0.8;
 
 /** A request turned into what either engine runs: the rendered prompt, its budget and its grammar. */
 export interface GenerationPlan {
@@ -91,56 +81,6 @@ function checkStops(stop: string[]): void {
   throw new HearthError('invalid_request_error', `${param} holds half of a UTF-16 surrogate pair (\\ud800-\\udfff alone), which is not text.`, { param });
 }
 
-/**
- * Runs one generation on a sequence the caller owns (the in-process engine), from the request's
- * plan when the caller made it already (to choose the sequence by its prompt).
- */
-export async function generate(
-  runtime: ModelRuntime,
-  sequence: LlamaContextSequence,
-  request: GenerationRequest,
-  plan?: GenerationPlan,
-): Promise<GenerationResult> {
-  const { history, forced, offered, promptTokens, maxTokens, grammar } = plan ?? (await planGeneration(runtime, request));
-  const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: runtime.wrapper });
-  const outputBefore = sequence.tokenMeter.usedOutputTokens;
-  try {
-    const common = {
-      maxTokens,
-      signal: request.signal,
-      stopOnAbortSignal: true,
-      temperature: request.sampling.temperature ?? DEFAULT_TEMPERATURE,
-      topP: request.sampling.topP,
-      seed: request.sampling.seed,
-      repeatPenalty: penalties(request),
-      customStopTriggers: request.stop.length > 0 ? request.stop : undefined,
-      onTextChunk: forced ? undefined : request.onText,
-    } as const;
-    const response = offered
-      ? await chat.generateResponse(history, { ...common, functions: offered, documentFunctionParams: true, maxParallelFunctionCalls: undefined })
-      : await chat.generateResponse(history, { ...common, grammar });
-    const completionTokens = sequence.tokenMeter.usedOutputTokens - outputBefore;
-    const stop = response.metadata.stopReason;
-    const finishReason = stop === 'abort' ? 'cancelled' : stop === 'maxTokens' ? 'length' : 'stop';
-
-    if (forced) return forcedCall(response.response, request, finishReason, promptTokens.length, completionTokens);
-    const calls: ToolCallRecord[] = (response.functionCalls ?? []).map((call) => ({
-      id: newId('call_'),
-      name: call.functionName,
-      arguments: JSON.stringify(call.params ?? {}),
-    }));
-    return {
-      text: response.response,
-      toolCalls: calls,
-      finishReason: calls.length > 0 ? 'tool_calls' : finishReason,
-      promptTokens: promptTokens.length,
-      completionTokens,
-    };
-  } finally {
-    chat.dispose({ disposeSequence: false });
-  }
-}
-
 export function forcedCall(
   text: string,
   request: GenerationRequest,
@@ -175,78 +115,7 @@ function toFunctions(tools: ToolSpec[], schemas: (GbnfJsonSchema | undefined)[])
   return Object.fromEntries(tools.map((tool, index) => [tool.name, { description: tool.description, params: schemas[index] }])) as ChatModelFunctions;
 }
 
-export function penalties(request: GenerationRequest) {
-  const { presencePenalty, frequencyPenalty } = request.sampling;
-  if (!presencePenalty && !frequencyPenalty) return false as const;
-  return { penalty: 1, presencePenalty: presencePenalty ?? 0, frequencyPenalty: frequencyPenalty ?? 0 };
-}
-
 async function grammarForOutput(runtime: ModelRuntime, request: GenerationRequest, schema: GbnfJsonSchema | undefined): Promise<LlamaGrammar | undefined> {
   if (request.output.type !== 'json') return undefined;
   return schema ? runtime.grammars.forSchema(schema) : runtime.grammars.anyJson();
-}
-
-/**
- * Grammars are compiled once per distinct schema: clients tend to repeat the same one. Every JSON
- * grammar's numbers have bounded exponents (json-numbers.ts), for both engines.
- */
-export class GrammarCache {
-  private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
-
-  constructor(
-    private readonly llama: Llama,
-    private readonly limit = 64,
-  ) {}
-
-  anyJson(): Promise<LlamaGrammar> {
-    return this.remember('json', () => this.llama.getGrammarFor('json'));
-  }
-
-  /** A grammar for a schema toGrammarSchema converted (and checked): a json_schema answer's. */
-  forSchema(schema: GbnfJsonSchema): Promise<LlamaGrammar> {
-    return this.remember(JSON.stringify(schema), () => this.llama.createGrammarForJsonSchema(schema as never));
-  }
-
-  /** A grammar for one tool's parameters (converted by toGrammarSchema), for the server engine's tool-call grammar. */
-  forParams(schema: GbnfJsonSchema): Promise<LlamaGrammar> {
-    return this.forSchema(schema);
-  }
-
-  /** A grammar for `{"name": <one of the tools>, "arguments": <its schema>}`. */
-  forTools(tools: [name: string, schema: GbnfJsonSchema | undefined][]): Promise<LlamaGrammar> {
-    const options = tools.map(([name, schema]) => ({
-      type: 'object',
-      properties: {
-        name: { const: name },
-        arguments: schema ?? { type: 'object', additionalProperties: true },
-      },
-      required: ['name', 'arguments'],
-      additionalProperties: false,
-    }));
-    const schema = options.length === 1 ? options[0]! : { oneOf: options };
-    return this.remember(JSON.stringify(schema), () => this.llama.createGrammarForJsonSchema(schema as never));
-  }
-
-  private remember(key: string, create: () => Promise<LlamaGrammar>): Promise<LlamaGrammar> {
-    let grammar = this.grammars.get(key);
-    if (!grammar) {
-      if (this.grammars.size >= this.limit) this.grammars.delete(this.grammars.keys().next().value!);
-      grammar = create().then((made) => this.bounded(made));
-      grammar.catch(() => this.grammars.delete(key));
-      this.grammars.set(key, grammar);
-    }
-    return grammar;
-  }
-
-  /** node-llama-cpp's grammar again, with its numbers' exponents bounded (its own settings kept). */
-  private bounded(grammar: LlamaGrammar): Promise<LlamaGrammar> | LlamaGrammar {
-    const text = boundExponents(grammar.grammar);
-    if (text === grammar.grammar) return grammar;
-    return this.llama.createGrammar({
-      grammar: text,
-      stopGenerationTriggers: grammar.stopGenerationTriggers,
-      trimWhitespaceSuffix: grammar.trimWhitespaceSuffix,
-      rootRuleName: grammar.rootRuleName,
-    });
-  }
 }

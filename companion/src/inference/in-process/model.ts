@@ -6,17 +6,21 @@
  */
 import { freemem } from 'node:os';
 import { resolveChatWrapper, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel } from 'node-llama-cpp';
-import { HearthError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import { BatchSteps, secondsUntilFirstFree, type StepListener } from './batch-steps.js';
-import { GeneratedTokens } from './generated-tokens.js';
-import { GrammarCache, generate, planGeneration, type ModelRuntime } from './generate.js';
-import { threadCandidates } from './llama.js';
-import type { LoadedModel, LoadedStatus } from './loaded-model.js';
-import { defaultParallel, fittingParallel } from './parallel.js';
+import { HearthError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import { GeneratedTokens } from '../generated-tokens.js';
+import { GrammarCache } from '../grammar-cache.js';
+import { planGeneration, type ModelRuntime } from '../generation-plan.js';
+import { threadCandidates } from '../llama.js';
+import type { LoadedModel, LoadedStatus } from '../loaded-model.js';
+import { bytesPerSequence, defaultParallel, fittingParallel } from '../parallel.js';
+import type { GenerationText, ModelRequest } from '../text-pipeline.js';
+import type { GenerationResult, ModelFile } from '../types.js';
+import { secondsUntilFirstFree } from '../waiting-line.js';
+import { BatchSteps, type StepListener } from './batch-steps.js';
+import { generate } from './generate.js';
 import { SequencePool } from './pool.js';
 import { ThreadTuner } from './thread-tuner.js';
-import type { GenerationRequest, GenerationResult, ModelFile } from './types.js';
 
 export interface InProcessSettings {
   threads: number | 'auto';
@@ -114,15 +118,15 @@ export class InProcessModel implements LoadedModel {
     return this.pool.busy;
   }
 
-  async run(request: GenerationRequest): Promise<GenerationResult> {
+  async run(request: ModelRequest, text: GenerationText<'timed'>): Promise<GenerationResult> {
     // The prompt is rendered first: the pool gives the request the sequence that already holds its conversation.
     const plan = await planGeneration(this.runtime, request);
     const sequence = await this.pool.acquire(request.signal, plan.promptTokens);
     const running: Running = { sequence, outputBefore: sequence.tokenMeter.usedOutputTokens, limit: request.maxTokens ?? this.runtime.contextSize };
     this.running.add(running);
-    const counted = this.tokens.count(request.onText);
+    const counted = text.counted(this.tokens);
     try {
-      const result = await generate(this.runtime, sequence, { ...request, onText: counted.onText }, plan);
+      const result = await generate(this.runtime, sequence, counted.request(request), plan);
       counted.finish(result);
       return result;
     } finally {
@@ -188,20 +192,6 @@ function threadTuner(load: InProcessLoad, cores: number): ThreadTuner | undefine
       if (choice.tokens === '1') memory?.set(load.stamp, choice.threads);
     },
   });
-}
-
-/** Memory one more sequence adds to the context, by node-llama-cpp's own estimate. */
-export function bytesPerSequence(
-  model: Pick<LlamaModel, 'fileInsights' | 'gpuLayers'>,
-  contextSize: number,
-  batchSize: number,
-  gpuLayers = model.gpuLayers,
-): number {
-  const estimate = (sequences: number) => {
-    const requirement = model.fileInsights.estimateContextResourceRequirements({ contextSize, modelGpuLayers: gpuLayers, sequences, batchSize });
-    return gpuLayers > 0 ? requirement.gpuVram : requirement.cpuRam;
-  };
-  return Math.max(0, estimate(2) - estimate(1));
 }
 
 /** Whether node-llama-cpp carries patches/node-llama-cpp+*.patch (per-step report and thread choice). */

@@ -1,0 +1,67 @@
+/** One generation in process: node-llama-cpp's LlamaChat on a sequence the model's pool handed out. */
+import { LlamaChat, type LlamaContextSequence } from 'node-llama-cpp';
+import { newId } from '../../ids.js';
+import { forcedCall, planGeneration, type GenerationPlan, type ModelRuntime } from '../generation-plan.js';
+import { resolveSampling, type ResolvedSampling } from '../sampling.js';
+import type { GenerationRequest, GenerationResult, ToolCallRecord } from '../types.js';
+
+/**
+ * Runs one generation on a sequence the caller owns (the in-process engine), from the request's
+ * plan when the caller made it already (to choose the sequence by its prompt).
+ */
+export async function generate(
+  runtime: ModelRuntime,
+  sequence: LlamaContextSequence,
+  request: GenerationRequest,
+  plan?: GenerationPlan,
+): Promise<GenerationResult> {
+  const { history, forced, offered, promptTokens, maxTokens, grammar } = plan ?? (await planGeneration(runtime, request));
+  const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: runtime.wrapper });
+  const outputBefore = sequence.tokenMeter.usedOutputTokens;
+  try {
+    const sampling = resolveSampling(request.sampling);
+    const common = {
+      maxTokens,
+      signal: request.signal,
+      stopOnAbortSignal: true,
+      temperature: sampling.temperature,
+      topP: sampling.topP,
+      topK: sampling.topK,
+      minP: sampling.minP,
+      seed: sampling.seed,
+      repeatPenalty: repeatPenalty(sampling),
+      customStopTriggers: request.stop.length > 0 ? request.stop : undefined,
+      // The response segment's text only (a model's thoughts come through onResponseChunk, unused): visible text.
+      onTextChunk: forced ? undefined : request.onText,
+    } as const;
+    const response = offered
+      ? await chat.generateResponse(history, { ...common, functions: offered, documentFunctionParams: true, maxParallelFunctionCalls: undefined })
+      : await chat.generateResponse(history, { ...common, grammar });
+    const completionTokens = sequence.tokenMeter.usedOutputTokens - outputBefore;
+    const stop = response.metadata.stopReason;
+    const finishReason = stop === 'abort' ? 'cancelled' : stop === 'maxTokens' ? 'length' : 'stop';
+
+    if (forced) return forcedCall(response.response, request, finishReason, promptTokens.length, completionTokens);
+    const calls: ToolCallRecord[] = (response.functionCalls ?? []).map((call) => ({
+      id: newId('call_'),
+      name: call.functionName,
+      arguments: JSON.stringify(call.params ?? {}),
+    }));
+    return {
+      text: response.response,
+      toolCalls: calls,
+      finishReason: calls.length > 0 ? 'tool_calls' : finishReason,
+      promptTokens: promptTokens.length,
+      completionTokens,
+    };
+  } finally {
+    chat.dispose({ disposeSequence: false });
+  }
+}
+
+/** node-llama-cpp's repeat penalty: off unless a presence or frequency penalty is set. */
+function repeatPenalty(sampling: ResolvedSampling) {
+  const { presencePenalty, frequencyPenalty } = sampling;
+  if (!presencePenalty && !frequencyPenalty) return false as const;
+  return { penalty: sampling.repeatPenalty, presencePenalty, frequencyPenalty };
+}
