@@ -122,12 +122,6 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off', 'no-restricted-syntax': ['error', ...timingInTests] },
   },
   {
-    // Its two fixed sleeps are left to the inference work under way in that folder: an error
-    // again once they are gone.
-    files: ['tests/companion/inference/status-events.test.ts'],
-    rules: { 'no-restricted-syntax': ['warn', ...timingInTests] },
-  },
-  {
     files: ['**/*.svelte', '**/*.svelte.ts'],
     languageOptions: { parserOptions: { parser: tseslint.parser, extraFileExtensions: ['.svelte'] } },
   },

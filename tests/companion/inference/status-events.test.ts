@@ -26,24 +26,34 @@ afterAll(async () => {
   await target?.close();
 });
 
-/** Reads the stream's events until `enough` says so. */
-async function collect(controller: AbortController, enough: (events: StatusEvent[]) => boolean): Promise<StatusEvent[]> {
-  const response = await fetch(`${base}/admin/events`, { signal: controller.signal });
-  expect(response.headers.get('content-type')).toContain('text/event-stream');
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  const events: StatusEvent[] = [];
-  let buffer = '';
-  while (!enough(events)) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += decoder.decode(value, { stream: true });
-    const blocks = buffer.split('\n\n');
-    buffer = blocks.pop()!;
-    for (const block of blocks) if (block.startsWith('data: ')) events.push(JSON.parse(block.slice(6)) as StatusEvent);
-  }
-  controller.abort();
-  return events;
+/**
+ * Reads the stream's events until `enough` says so. `opened` settles once the stream's first
+ * event (its snapshot) has arrived: from then on every change is sent on it.
+ */
+function collect(controller: AbortController, enough: (events: StatusEvent[]) => boolean): { opened: Promise<void>; events: Promise<StatusEvent[]> } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  const events = (async () => {
+    const response = await fetch(`${base}/admin/events`, { signal: controller.signal });
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    const seen: StatusEvent[] = [];
+    let buffer = '';
+    while (!enough(seen)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      const blocks = buffer.split('\n\n');
+      buffer = blocks.pop()!;
+      for (const block of blocks) if (block.startsWith('data: ')) seen.push(JSON.parse(block.slice(6)) as StatusEvent);
+      if (seen.length > 0) open();
+    }
+    open();
+    controller.abort();
+    return seen;
+  })();
+  return { opened, events };
 }
 
 describe('GET /admin/events', () => {
@@ -52,8 +62,8 @@ describe('GET /admin/events', () => {
     const seen = collect(controller, (events) =>
       events.some((event) => event.type === 'sample' && event.sample.models.some((model) => model.tokens_per_second > 0)),
     );
-    // The stream is open (its snapshot is written at once): load, then generate.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The stream is open once its snapshot has arrived: load, then generate.
+    await seen.opened;
     // Samples often enough to see the generation below (the default interval is 2 s).
     const timer = setInterval(() => target.services.monitor.sample(), 50);
     const load = await fetch(`${base}/admin/models/tiny/load`, { method: 'POST' });
@@ -64,7 +74,7 @@ describe('GET /admin/events', () => {
       body: JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 64 }),
     });
     expect(chat.status).toBe(200);
-    const events = await seen.finally(() => clearInterval(timer));
+    const events = await seen.events.finally(() => clearInterval(timer));
 
     expect(events[0]).toMatchObject({ type: 'snapshot', memory_budget_bytes: 512 * 1024 * 1024, loading: [], downloads: [] });
     const loads = events.flatMap((event) => (event.type === 'load' ? [event.load] : []));
@@ -91,10 +101,10 @@ describe('GET /admin/events', () => {
     await target.services.catalog.local(true);
     const controller = new AbortController();
     const seen = collect(controller, (events) => events.some((event) => event.type === 'load' && event.load.state === 'failed'));
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await seen.opened;
     const load = await fetch(`${base}/admin/models/broken/load`, { method: 'POST' });
     expect(load.status).toBeGreaterThanOrEqual(400);
-    const events = await seen;
+    const events = await seen.events;
     const failed = events.find((event) => event.type === 'load' && event.load.state === 'failed');
     expect(failed).toMatchObject({ load: { id: 'broken', state: 'failed' } });
     expect(failed?.type === 'load' && failed.load.state === 'failed' && failed.load.message).toMatch(/^broken could not be loaded/);
