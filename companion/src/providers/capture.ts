@@ -1,4 +1,6 @@
 import { isObject, parseJson } from '../json.js';
+import { fieldOf } from '../sse-reader.js';
+import type { LineHook } from './relay.js';
 
 /**
  * Reading the assistant's text out of OpenAI-shaped answers that Hearth relays untouched, so an
@@ -33,35 +35,15 @@ function deltaText(payload: string): string {
   return delta && typeof delta.content === 'string' ? delta.content : '';
 }
 
-/** Passes an SSE byte stream through unchanged and hands the assistant text it carried to `onEnd` when it ends. */
-export function captureStreamText(body: ReadableStream<Uint8Array>, onEnd: (text: string) => void): ReadableStream<Uint8Array> {
-  const decoder = new TextDecoder();
-  let pending = '';
+/** The relay's hook (relay.ts) that collects the assistant text a stream carries and hands it to `onEnd` when the stream ends. */
+export function textCapture(onEnd: (text: string) => void): LineHook {
   let text = '';
-  const read = (lines: string) => {
-    for (const line of lines.split('\n')) {
-      const clean = line.endsWith('\r') ? line.slice(0, -1) : line;
-      if (clean.startsWith('data:')) text += deltaText(clean.slice(5).trim());
-    }
+  return {
+    line(line) {
+      const { field, value } = fieldOf(line);
+      if (field === 'data') text += deltaText(value.trim());
+      return line;
+    },
+    end: () => onEnd(text),
   };
-  return body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        controller.enqueue(chunk);
-        // Only the new text is searched for a line end (a long line costs its length once).
-        const text = decoder.decode(chunk, { stream: true });
-        const end = text.lastIndexOf('\n');
-        if (end < 0) {
-          pending += text;
-          return;
-        }
-        read(pending + text.slice(0, end));
-        pending = text.slice(end + 1);
-      },
-      flush() {
-        read(pending + decoder.decode());
-        onEnd(text);
-      },
-    }),
-  );
 }

@@ -5,14 +5,14 @@ import { ProviderPools } from './pools.js';
 import { prepare, requestHeaders, requestUrl, type Prepared, type ProviderConfig, type ResolveSecret } from './prepare.js';
 import { LineTooLong } from '../line-buffer.js';
 import { readAnswerJson } from './read-body.js';
-import { relayResponse } from './relay.js';
+import { relayResponse, type LineHook } from './relay.js';
 import { DEFAULT_TIMEOUT_MS, FIRST_BYTE_TIMEOUT_MS, send } from './send.js';
 import { endpointsOf } from './settings.js';
 import { redact, relayedError, upstreamError } from './stream.js';
 import { classifyAttempt, learn } from './verdict.js';
 import { displayUrl, networkReason, parseModelList, raceAbort, retryAfterSeconds, type ModelEntry } from './wire.js';
 
-export { redact, rewriteModelJson, rewriteModelStream, upstreamError } from './stream.js';
+export { modelRewrite, redact, rewriteModelJson, rewriteModelStream, upstreamError } from './stream.js';
 export type { ProviderConfig, ResolveSecret } from './prepare.js';
 export type { ProviderStatus };
 
@@ -33,6 +33,8 @@ export interface ForwardOptions {
    * served while that endpoint takes requests, so the engine's prompt cache keeps working.
    */
   affinity?: string[];
+  /** Hooks on the lines of a streamed answer (relay.ts): routes/openai/forward.ts rewrites the model id and captures the text. */
+  hooks?: LineHook[];
 }
 
 export { DEFAULT_TIMEOUT_MS, FIRST_BYTE_TIMEOUT_MS };
@@ -176,6 +178,7 @@ export class ProviderClient {
       const keep = new Promise<void>((resolve) => (settled = resolve));
       const value = relayResponse(response, {
         responses: path === '/responses',
+        hooks: options.hooks,
         interrupted: (reason) =>
           new HearthError(
             'provider_interrupted',

@@ -1,13 +1,17 @@
 import { type HearthError } from '../errors.js';
-import { isObject } from '../json.js';
-import { LineBuffer, MAX_LINE_BYTES } from '../line-buffer.js';
+import { isObject, parseJson } from '../json.js';
+import { MAX_LINE_BYTES } from '../line-buffer.js';
+import { EventLines, fieldOf, type CompleteLines } from '../sse-reader.js';
 
 /**
  * A provider's successful answer on its way to the client, watched: when its body ends (or breaks,
  * or the client leaves) the endpoint's hold is released; the response id (a Responses chain
  * continues on the endpoint that stored it) and the token usage are read from it; and a body that
  * breaks after it began ends a stream with one clear error event in the protocol's shape instead
- * of a cut-off line. Bytes pass through unchanged otherwise.
+ * of a cut-off line. An event stream is cut into lines once (sse-reader.ts `EventLines`): the
+ * relay's own tap and the hooks its caller adds (the model rewrite, the text capture of
+ * routes/openai/forward.ts) read each complete line as it passes. Bytes pass through unchanged
+ * unless a hook rewrites lines.
  */
 
 export type RelayOutcome = 'completed' | 'cancelled' | 'broken';
@@ -16,6 +20,16 @@ export interface RelayTap {
   responseId?: string;
   promptTokens?: number;
   completionTokens?: number;
+}
+
+/** Reads, and may rewrite, each line of a relayed event stream (JSON answers pass no hook). */
+export interface LineHook {
+  /** The hook changes lines: the relay then sends the lines' text re-encoded, not the bytes that came. */
+  rewrites?: boolean;
+  /** A line without its line end (a `\r` before it kept); returns the line to pass on. */
+  line(line: string): string;
+  /** The stream ended and was passed on whole, or ended with its error event; never when the client went away. */
+  end?(): void;
 }
 
 export interface RelayOptions {
@@ -29,6 +43,8 @@ export interface RelayOptions {
   onSettle(outcome: RelayOutcome, tap: RelayTap): void;
   /** The longest line an event stream may send (default MAX_LINE_BYTES); a longer one breaks it with LineTooLong. */
   lineLimit?: number;
+  /** Hooks on the lines of an event stream, after the relay's own tap, in order. */
+  hooks?: LineHook[];
 }
 
 /** JSON bodies are read for their id and usage up to this size; larger ones pass through unread. */
@@ -42,17 +58,29 @@ export function relayResponse(response: Response, options: RelayOptions): Respon
   }
   const events = (response.headers.get('content-type') ?? '').includes('text/event-stream');
   const tap = events ? new EventTap() : new JsonTap();
+  const hooks: LineHook[] = tap instanceof EventTap ? [tap, ...(options.hooks ?? [])] : [];
+  const rewrites = hooks.some((hook) => hook.rewrites);
+  const encoder = new TextEncoder();
   const reader = upstream.getReader();
   let settled = false;
   let first = true;
   /** SSE lines not finished yet: held back so that a break never leaves half a line before the error event. */
-  const lines = new LineBuffer(options.lineLimit ?? MAX_LINE_BYTES);
+  const lines = new EventLines(options.lineLimit ?? MAX_LINE_BYTES);
   /** The last two bytes sent, to know whether the error event starts on an event boundary. */
   let tail = '\n\n';
   const settle = (outcome: RelayOutcome) => {
     if (settled) return;
     settled = true;
     options.onSettle(outcome, tap.result());
+    if (outcome !== 'cancelled') for (const hook of hooks) hook.end?.();
+  };
+  /** Complete lines through the hooks, then on to the client. */
+  const pass = (controller: ReadableStreamDefaultController<Uint8Array>, complete: CompleteLines, ended: boolean): void => {
+    const text = complete.lines.map((line) => hooks.reduce((current, hook) => hook.line(current), line));
+    const bytes = rewrites ? encoder.encode(ended ? text.join('\n') : `${text.join('\n')}\n`) : complete.bytes;
+    if (bytes.length === 0) return;
+    tail = (tail + new TextDecoder().decode(bytes.subarray(Math.max(0, bytes.length - 2)))).slice(-2);
+    controller.enqueue(bytes);
   };
   const body = new ReadableStream<Uint8Array>({
     // A pull that enqueues nothing is not called again: read until something is passed on or the body ends.
@@ -78,7 +106,7 @@ export function relayResponse(response: Response, options: RelayOptions): Respon
       return true;
     }
     const boundary = tail.endsWith('\n\n') ? '' : tail.endsWith('\n') ? '\n' : '\n\n';
-    controller.enqueue(new TextEncoder().encode(boundary + errorEvent(failure, options.responses, tap.result())));
+    controller.enqueue(encoder.encode(boundary + errorEvent(failure, options.responses, tap.result())));
     controller.close();
     return true;
   }
@@ -91,11 +119,8 @@ export function relayResponse(response: Response, options: RelayOptions): Respon
       return broken(controller, error);
     }
     if (chunk.done) {
-      const rest = lines.rest();
-      if (rest.length > 0) {
-        tap.add(rest);
-        controller.enqueue(rest);
-      }
+      const rest = events ? lines.end() : undefined;
+      if (rest) pass(controller, rest, true);
       settle('completed');
       controller.close();
       return true;
@@ -105,12 +130,12 @@ export function relayResponse(response: Response, options: RelayOptions): Respon
       options.onFirstChunk?.();
     }
     const bytes = chunk.value;
-    if (!events) {
+    if (tap instanceof JsonTap) {
       tap.add(bytes);
       controller.enqueue(bytes);
       return true;
     }
-    let complete: Uint8Array | undefined;
+    let complete: CompleteLines | undefined;
     try {
       complete = lines.push(bytes);
     } catch (error) {
@@ -119,9 +144,7 @@ export function relayResponse(response: Response, options: RelayOptions): Respon
       return broken(controller, error);
     }
     if (!complete) return false;
-    tap.add(complete);
-    tail = (tail + new TextDecoder().decode(complete.subarray(Math.max(0, complete.length - 2)))).slice(-2);
-    controller.enqueue(complete);
+    pass(controller, complete, false);
     return true;
   }
   return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
@@ -134,11 +157,6 @@ function errorEvent(failure: HearthError, responses: boolean, tap: RelayTap & { 
   return `event: error\ndata: ${JSON.stringify(event)}\n\n`;
 }
 
-interface Tap {
-  add(bytes: Uint8Array): void;
-  result(): RelayTap & { nextSequence?: number };
-}
-
 function readUsage(usage: unknown, into: RelayTap): void {
   if (!isObject(usage)) return;
   const prompt = usage.prompt_tokens ?? usage.input_tokens;
@@ -147,32 +165,25 @@ function readUsage(usage: unknown, into: RelayTap): void {
   if (typeof completion === 'number') into.completionTokens = completion;
 }
 
-/** Reads SSE `data:` lines that carry usage, a Responses id or a sequence number; other lines are not parsed. */
-class EventTap implements Tap {
-  private readonly decoder = new TextDecoder();
+/** Reads the `data:` lines that carry usage, a Responses id or a sequence number; other lines are not parsed. */
+class EventTap implements LineHook {
   private readonly found: RelayTap & { nextSequence?: number } = {};
 
-  add(bytes: Uint8Array): void {
-    const text = this.decoder.decode(bytes, { stream: true });
-    for (const line of text.split('\n')) {
-      if (!line.startsWith('data:')) continue;
-      const sequence = /"sequence_number":\s*(\d+)/.exec(line);
-      if (sequence) this.found.nextSequence = Number(sequence[1]) + 1;
-      if (!line.includes('"usage":{') && !line.includes('"response.created"') && !line.includes('"usage": {')) continue;
-      let json: unknown;
-      try {
-        json = JSON.parse(line.slice(5).trim());
-      } catch {
-        continue;
-      }
-      if (!isObject(json)) continue;
-      readUsage(json.usage, this.found);
-      const response = json.response;
-      if (isObject(response)) {
-        if (json.type === 'response.created' && typeof response.id === 'string') this.found.responseId = response.id;
-        readUsage(response.usage, this.found);
-      }
+  line(line: string): string {
+    const { field, value } = fieldOf(line);
+    if (field !== 'data') return line;
+    const sequence = /"sequence_number":\s*(\d+)/.exec(value);
+    if (sequence) this.found.nextSequence = Number(sequence[1]) + 1;
+    if (!value.includes('"usage":{') && !value.includes('"response.created"') && !value.includes('"usage": {')) return line;
+    const json = parseJson(value.trim());
+    if (!isObject(json)) return line;
+    readUsage(json.usage, this.found);
+    const response = json.response;
+    if (isObject(response)) {
+      if (json.type === 'response.created' && typeof response.id === 'string') this.found.responseId = response.id;
+      readUsage(response.usage, this.found);
     }
+    return line;
   }
 
   result() {
@@ -181,7 +192,7 @@ class EventTap implements Tap {
 }
 
 /** Keeps a JSON body (up to JSON_TAP_LIMIT) to read its id and usage once it is complete. */
-class JsonTap implements Tap {
+class JsonTap {
   private readonly pieces: Uint8Array[] = [];
   private size = 0;
 

@@ -1,7 +1,9 @@
 import { redact } from '../redaction.js';
 import { HearthError } from '../errors.js';
 import { isObject, parseJson } from '../json.js';
+import { EventLines, fieldOf, type CompleteLines } from '../sse-reader.js';
 import { readErrorText } from './read-body.js';
+import type { LineHook } from './relay.js';
 
 /**
  * Helpers for relaying an OpenAI-compatible provider's answers: the model id the
@@ -28,57 +30,47 @@ export function rewriteModelJson<T>(json: T, hearthId: string): T {
   return out as T;
 }
 
-/** One SSE line (without its `\n`): `data:` lines holding JSON with a model get rewritten. */
+/** One SSE line (without its `\n`): a `data:` line holding JSON with a model gets it rewritten, keeping the line's own form. */
 function rewriteLine(line: string, hearthId: string): string {
-  if (!line.startsWith('data:') || !line.includes('"model"')) return line;
-  const cr = line.endsWith('\r') ? '\r' : '';
-  const raw = line.slice(5, cr ? -1 : undefined);
-  const payload = raw.trim();
-  if (payload === '[DONE]' || !payload.startsWith('{')) return line;
+  if (!line.includes('"model"')) return line;
+  const { field, value } = fieldOf(line);
+  const payload = value.trim();
+  if (field !== 'data' || payload === '[DONE]' || !payload.startsWith('{')) return line;
   const parsed = parseJson(payload);
   if (parsed === undefined) return line;
   const rewritten = rewriteModelJson(parsed, hearthId);
   if (rewritten === parsed) return line;
-  const space = raw.startsWith(' ') ? ' ' : '';
+  const space = line.startsWith('data: ') ? ' ' : '';
+  const cr = line.endsWith('\r') ? '\r' : '';
   return `data:${space}${JSON.stringify(rewritten)}${cr}`;
 }
 
-function rewriteLines(text: string, hearthId: string): string {
-  if (!text.includes('"model"')) return text;
-  return text
-    .split('\n')
-    .map((line) => rewriteLine(line, hearthId))
-    .join('\n');
+/**
+ * The relay's hook (relay.ts) that rewrites `"model"` in every `data:` JSON line of an event
+ * stream to Hearth's id; `[DONE]`, comments, other fields and non-JSON lines pass unchanged.
+ */
+export function modelRewrite(hearthId: string): LineHook {
+  return { rewrites: true, line: (line) => rewriteLine(line, hearthId) };
 }
 
 /**
- * Rewrites `"model"` in every `data:` JSON line of an SSE byte stream. Lines are
- * buffered across chunk boundaries (only an unfinished line is held back, so events
- * are not delayed); `[DONE]`, comments, other fields and non-JSON lines pass through
- * unchanged. Cancelling the returned stream cancels `body` (which closes the
- * upstream connection of a fetch body).
+ * The model rewrite over an SSE byte stream of its own, cut into lines by the one reader
+ * (sse-reader.ts: only an unfinished line is held back, so events are not delayed; a line past
+ * MAX_LINE_BYTES errors the stream with LineTooLong). Cancelling the returned stream cancels
+ * `body` (which closes the upstream connection of a fetch body).
  */
 export function rewriteModelStream(body: ReadableStream<Uint8Array>, hearthId: string): ReadableStream<Uint8Array> {
-  const decoder = new TextDecoder();
+  const lines = new EventLines();
   const encoder = new TextEncoder();
-  let pending = '';
+  const rewritten = (complete: CompleteLines) => complete.lines.map((line) => rewriteLine(line, hearthId)).join('\n');
   const transform = new TransformStream<Uint8Array, Uint8Array>({
     transform(chunk, controller) {
-      // Only the new text is searched for a line end: a long line costs its length once, not once per chunk.
-      const text = decoder.decode(chunk, { stream: true });
-      const end = text.lastIndexOf('\n');
-      if (end < 0) {
-        pending += text;
-        return;
-      }
-      const complete = pending + text.slice(0, end + 1);
-      pending = text.slice(end + 1);
-      controller.enqueue(encoder.encode(rewriteLines(complete, hearthId)));
+      const complete = lines.push(chunk);
+      if (complete) controller.enqueue(encoder.encode(`${rewritten(complete)}\n`));
     },
     flush(controller) {
-      const rest = pending + decoder.decode();
-      pending = '';
-      if (rest) controller.enqueue(encoder.encode(rewriteLines(rest, hearthId)));
+      const rest = lines.end();
+      if (rest) controller.enqueue(encoder.encode(rewritten(rest)));
     },
   });
   return body.pipeThrough(transform);

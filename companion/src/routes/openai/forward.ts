@@ -2,8 +2,8 @@ import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HearthError } from '../../errors.js';
 import { clientGone } from '../../http/sse.js';
-import { answerText, captureStreamText } from '../../providers/capture.js';
-import { rewriteModelJson, rewriteModelStream, type ForwardPath } from '../../providers/client.js';
+import { answerText, textCapture } from '../../providers/capture.js';
+import { modelRewrite, rewriteModelJson, type ForwardPath } from '../../providers/client.js';
 import { readAnswer } from '../../providers/read-body.js';
 import type { OpenaiContext } from '../contexts.js';
 
@@ -17,7 +17,11 @@ export interface Forward {
   observe?: (text: string) => void;
 }
 
-/** Proxies a request to a model provider; streams pass through as they arrive. */
+/**
+ * Proxies a request to a model provider; streams pass through as they arrive, their lines read
+ * once by the relay (providers/relay.ts) with the model id rewritten and, for attribution, the
+ * assistant's text captured.
+ */
 export async function forwardToProvider(
   context: Pick<OpenaiContext, 'providers' | 'shutdown'>,
   forward: Forward,
@@ -26,7 +30,10 @@ export async function forwardToProvider(
 ): Promise<unknown> {
   const { modelId, observe } = forward;
   const signal = clientGone(request, reply, context.shutdown);
-  const upstream = await context.providers().forward(forward.path, modelId, forward.body, signal, { affinity: affinityOf(request, reply, forward.body) });
+  const hooks = [modelRewrite(modelId), ...(observe ? [textCapture(observe)] : [])];
+  const upstream = await context
+    .providers()
+    .forward(forward.path, modelId, forward.body, signal, { affinity: affinityOf(request, reply, forward.body), hooks });
   if (upstream.status === 401 || upstream.status === 403) {
     // The provider refused Hearth's key for it: that is not the client's key to Hearth.
     await upstream.body?.cancel();
@@ -40,9 +47,7 @@ export async function forwardToProvider(
   void reply.status(upstream.status).header('content-type', type);
   if (type.includes('text/event-stream') && upstream.body) {
     void reply.header('cache-control', 'no-cache');
-    const relayed = rewriteModelStream(upstream.body, modelId);
-    const watched = observe && upstream.ok ? captureStreamText(relayed, observe) : relayed;
-    return reply.send(Readable.fromWeb(watched as never));
+    return reply.send(Readable.fromWeb(upstream.body as never));
   }
   // A JSON answer is read whole to rewrite its model, so only up to a limit (read-body.ts).
   const text = await readAnswer(upstream, modelId.split('/')[0]!);
