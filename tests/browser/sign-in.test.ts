@@ -173,6 +173,23 @@ describe('signed in without a typed step', () => {
   });
 });
 
+describe('one address', () => {
+  // Conversations (IndexedDB) and the session's proof (localStorage) belong to an origin: the same
+  // companion at localhost would look empty and signed out, so Hearth sends the browser on.
+  it('a browser signed in at 127.0.0.1 that opens localhost lands at 127.0.0.1, still signed in', async () => {
+    const context = await browser.newContext({ viewport: DESKTOP });
+    try {
+      const page = await context.newPage();
+      await signIn(page, await newSignInLink(server));
+      await page.goto(`http://localhost:${new URL(server.url).port}/server?from=bookmark`);
+      expect(page.url()).toBe(`${server.url}/server?from=bookmark`);
+      await page.getByTestId('signed-in').waitFor();
+    } finally {
+      await context.close();
+    }
+  });
+});
+
 describe('signed out', () => {
   const SCREENS: [string, string][] = [
     ['/server', 'server'],
