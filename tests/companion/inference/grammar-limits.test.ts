@@ -13,6 +13,7 @@ import { generateOnServer, type ServerRuntime } from '../../../companion/src/inf
 import type { ServerClient } from '../../../companion/src/inference/server/client.js';
 import { toolCallGrammar, type CallSyntax } from '../../../companion/src/inference/server/tool-syntax.js';
 import type { GenerationRequest } from '../../../companion/src/inference/types.js';
+import { generationRequest } from '../../helpers/models.js';
 
 const deep = (levels: number) => {
   let schema: Record<string, unknown> = { type: 'string' };
@@ -94,17 +95,7 @@ const syntax: CallSyntax = {
   emptyParams: '',
 };
 
-const request = (overrides: Partial<GenerationRequest>): GenerationRequest => ({
-  model: 'tiny',
-  history: [{ role: 'user', text: 'Hello' }],
-  sampling: {},
-  stop: [],
-  tools: [],
-  toolMode: { type: 'auto' },
-  output: { type: 'text' },
-  signal: new AbortController().signal,
-  ...overrides,
-});
+const request = (overrides: Partial<GenerationRequest>): GenerationRequest => generationRequest('tiny', { toolMode: { type: 'auto' }, ...overrides });
 
 /** Nothing of the model is reached: a mistake is refused before the prompt is rendered. */
 const untouched = new Proxy(

@@ -2,17 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { GeneratedTokens } from '../../../companion/src/inference/generated-tokens.js';
 import { GenerationText, type ModelRequest } from '../../../companion/src/inference/text-pipeline.js';
 import type { GenerationResult } from '../../../companion/src/inference/types.js';
+import { generationRequest } from '../../helpers/models.js';
 
-const request: ModelRequest = {
-  model: 'tiny',
-  history: [{ role: 'user', text: 'Hello' }],
-  sampling: {},
-  stop: [],
-  tools: [],
-  toolMode: { type: 'auto' },
-  output: { type: 'text' },
-  signal: new AbortController().signal,
-};
+const request: ModelRequest = generationRequest('tiny', { toolMode: { type: 'auto' } });
 
 const result = (completionTokens: number): GenerationResult => ({ text: '', toolCalls: [], finishReason: 'stop', promptTokens: 3, completionTokens });
 
