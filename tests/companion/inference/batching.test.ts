@@ -8,8 +8,8 @@ import type { BatchStep } from '../../../companion/src/inference/in-process/batc
 import { Engine } from '../../../companion/src/inference/engine.js';
 import type { GenerationRequest, GenerationResult, HistoryItem, ModelFile } from '../../../companion/src/inference/types.js';
 import { HearthError } from '../../../companion/src/errors.js';
-import { silentLogger } from '../../../companion/src/logger.js';
 import { generationRequest, tinyModelPath } from '../../helpers/models.js';
+import { engineOptions } from '../../helpers/engine.js';
 
 const PARALLEL = 4;
 let engine: Engine;
@@ -19,16 +19,7 @@ const steps: BatchStep[] = [];
 beforeAll(async () => {
   const path = await tinyModelPath();
   model = { id: 'tiny', path, sizeBytes: statSync(path).size, capabilities: ['chat'] };
-  engine = new Engine({
-    gpu: 'cpu',
-    threads: 1,
-    contextSize: 1024,
-    parallel: PARALLEL,
-    queueLimit: 8,
-    idleUnloadSeconds: 0,
-    memoryBudgetBytes: 2 ** 31,
-    log: silentLogger,
-  });
+  engine = new Engine(engineOptions({ parallel: PARALLEL }));
   await engine.load(model);
   engine.observeSteps(model.id, (step) => steps.push(step));
   // Give every sequence a conversation first, so later requests reuse sequences whose old tokens
@@ -163,16 +154,7 @@ describe('continuous batching', () => {
   });
 
   it('queues beyond its sequences in arrival order, and refuses past the queue with a Retry-After', async () => {
-    const small = new Engine({
-      gpu: 'cpu',
-      threads: 1,
-      contextSize: 512,
-      parallel: 1,
-      queueLimit: 1,
-      idleUnloadSeconds: 0,
-      memoryBudgetBytes: 2 ** 31,
-      log: silentLogger,
-    });
+    const small = new Engine(engineOptions({ contextSize: 512, queueLimit: 1 }));
     const request = (text: string, maxTokens: number, signal = new AbortController().signal): GenerationRequest =>
       generationRequest(model.id, { text, maxTokens, sampling: { temperature: 0.8, seed: 3 }, signal });
     try {

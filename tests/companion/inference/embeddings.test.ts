@@ -5,6 +5,7 @@ import { Engine, estimateBytes } from '../../../companion/src/inference/engine.j
 import type { ModelFile } from '../../../companion/src/inference/types.js';
 import { silentLogger } from '../../../companion/src/logger.js';
 import { generationRequest, tinyEmbeddingModelPath, tinyModelPath } from '../../helpers/models.js';
+import { engineOptions } from '../../helpers/engine.js';
 
 async function modelFile(id: string, path: Promise<string>, capabilities: ModelFile['capabilities']): Promise<ModelFile> {
   const resolved = await path;
@@ -17,16 +18,7 @@ afterEach(async () => {
 });
 
 function setUp(memoryBudgetBytes: number) {
-  const engine = new Engine({
-    gpu: 'cpu',
-    threads: 1,
-    contextSize: 256,
-    parallel: 2,
-    queueLimit: 8,
-    idleUnloadSeconds: 0,
-    memoryBudgetBytes,
-    log: silentLogger,
-  });
+  const engine = new Engine(engineOptions({ contextSize: 256, parallel: 2, memoryBudgetBytes }));
   engines.push(engine);
   const embeddings = new Embeddings(engine, () => ({ threads: 1, contextSize: 256, parallel: 2, queueLimit: 8, idleUnloadSeconds: 0 }), silentLogger);
   return { engine, embeddings };

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Engine, type EngineOptions } from '../../../companion/src/inference/engine.js';
 import type { GenerationRequest, ModelFile } from '../../../companion/src/inference/types.js';
-import { silentLogger } from '../../../companion/src/logger.js';
 import { generationRequest, tinyModelPath } from '../../helpers/models.js';
+import { engineOptions } from '../../helpers/engine.js';
 
 const MiB = 2 ** 20;
 
@@ -19,17 +19,7 @@ async function twoModels(): Promise<[ModelFile, ModelFile]> {
 }
 
 function engine(options: Partial<EngineOptions>): Engine {
-  return new Engine({
-    gpu: 'cpu',
-    threads: 1,
-    contextSize: 256,
-    parallel: 1,
-    queueLimit: 4,
-    idleUnloadSeconds: 0,
-    memoryBudgetBytes: 2 ** 31,
-    log: silentLogger,
-    ...options,
-  });
+  return new Engine(engineOptions({ contextSize: 256, queueLimit: 4, ...options }));
 }
 
 const ask = (model: string): GenerationRequest => generationRequest(model);

@@ -7,32 +7,17 @@
 import { statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../../companion/src/inference/engine.js';
-import { ServerBuild } from '../../../companion/src/inference/server/build-service.js';
 import type { ServerModel } from '../../../companion/src/inference/server/model.js';
 import type { GenerationRequest, HistoryItem, ModelFile } from '../../../companion/src/inference/types.js';
 import { HearthError } from '../../../companion/src/errors.js';
-import { silentLogger } from '../../../companion/src/logger.js';
 import { generationRequest, tinyModelPath } from '../../helpers/models.js';
-import { tempFolder } from '../../helpers/temp.js';
+import { serverEngineOptions } from '../../helpers/engine.js';
 
 let model: ModelFile;
 const engines: Engine[] = [];
 
 function engine(parallel: number, healthCheckMs?: number): Engine {
-  const created = new Engine({
-    healthCheckMs,
-    gpu: 'cpu',
-    threads: 1,
-    contextSize: 1024,
-    parallel,
-    queueLimit: 8,
-    idleUnloadSeconds: 0,
-    memoryBudgetBytes: 2 ** 31,
-    engine: 'server',
-    build: new ServerBuild(),
-    runDir: tempFolder('engine-run'),
-    log: silentLogger,
-  });
+  const created = new Engine(serverEngineOptions({ parallel, healthCheckMs }));
   engines.push(created);
   return created;
 }

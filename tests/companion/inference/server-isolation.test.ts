@@ -20,25 +20,13 @@ import type { ModelFile } from '../../../companion/src/inference/types.js';
 import { silentLogger } from '../../../companion/src/logger.js';
 import { generationRequest, tinyModelPath } from '../../helpers/models.js';
 import { tempFolder } from '../../helpers/temp.js';
+import { serverEngineOptions } from '../../helpers/engine.js';
 
 let model: ModelFile;
 const engines: Engine[] = [];
 
 function engine(extra: Partial<EngineOptions> = {}): Engine {
-  const created = new Engine({
-    gpu: 'cpu',
-    threads: 1,
-    contextSize: 1024,
-    parallel: 1,
-    queueLimit: 8,
-    idleUnloadSeconds: 0,
-    memoryBudgetBytes: 2 ** 31,
-    engine: 'server',
-    build: new ServerBuild(),
-    runDir: tempFolder('engine-run'),
-    log: silentLogger,
-    ...extra,
-  });
+  const created = new Engine(serverEngineOptions(extra));
   engines.push(created);
   return created;
 }
