@@ -16,13 +16,15 @@ const STRING = 8;
 const ARRAY = 9;
 const UINT64 = 10;
 
-function u32(value: number): Buffer {
+/** A little-endian uint32, as GGUF writes it (for tests that build headers by hand). */
+export function u32(value: number): Buffer {
   const buffer = Buffer.alloc(4);
   buffer.writeUInt32LE(value);
   return buffer;
 }
 
-function u64(value: number | bigint): Buffer {
+/** A little-endian uint64, as GGUF writes it. */
+export function u64(value: number | bigint): Buffer {
   const buffer = Buffer.alloc(8);
   buffer.writeBigUInt64LE(BigInt(value));
   return buffer;

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { readGgufFileInfo } from 'node-llama-cpp';
 import { describe, expect, it } from 'vitest';
 import { GGUF_HEADER_LIMITS, readGgufHeader } from '../../../companion/src/models/gguf-header.js';
-import { chatMetadata, ggufArrayBomb, ggufHeader, writeGgufHeader } from '../../helpers/gguf-header.js';
+import { chatMetadata, ggufArrayBomb, ggufHeader, u32, u64, writeGgufHeader } from '../../helpers/gguf-header.js';
 import { tinyModelPath } from '../../helpers/models.js';
 import { tempFolder } from '../../helpers/temp.js';
 
@@ -18,18 +18,6 @@ async function file(bytes: Buffer): Promise<string> {
   const path = join(folder, `case-${++counter}.gguf`);
   await writeFile(path, bytes);
   return path;
-}
-
-function u32(value: number): Buffer {
-  const buffer = Buffer.alloc(4);
-  buffer.writeUInt32LE(value);
-  return buffer;
-}
-
-function u64(value: bigint | number): Buffer {
-  const buffer = Buffer.alloc(8);
-  buffer.writeBigUInt64LE(BigInt(value));
-  return buffer;
 }
 
 /** "GGUF", version 3, the tensor and key counts, then `rest`. */
