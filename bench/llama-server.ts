@@ -125,3 +125,12 @@ export async function hearthServerArgs(url: string, folder: string, model = 'sma
   if (!pid) throw new Error(`Hearth did not start llama-server for the ${model} model.`);
   return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).slice(1);
 }
+
+/** The engine's flags made to listen on 127.0.0.1:`port` instead of its Unix socket (a stand-alone peer needs a TCP port). */
+export function onTcpPort(args: string[], port: number): void {
+  for (const flag of ['--host', '--port']) {
+    const at = args.indexOf(flag);
+    if (at >= 0) args.splice(at, 2);
+  }
+  args.push('--host', '127.0.0.1', '--port', String(port));
+}

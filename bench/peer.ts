@@ -14,7 +14,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { writeTinyModel } from '../scripts/gguf/write-model.js';
 import { directRun, openDirect } from './direct.js';
-import { engineServer, hearthServerArgs, llamaServer, startHearthProcess, startServer, type RunningServer } from './llama-server.js';
+import { engineServer, hearthServerArgs, llamaServer, onTcpPort, startHearthProcess, startServer, type RunningServer } from './llama-server.js';
 import { median, streamsRun, uniquePrompt, type StreamsRun } from './streams.js';
 
 const TOKENS = 128;
@@ -114,7 +114,7 @@ if ('paths' in engineBuild && engineArgs) {
   const { libraries, binary } = engineBuild.paths;
   const port = 19000 + Math.floor(Math.random() * 1000);
   const args = [...engineArgs];
-  args[args.indexOf('--port') + 1] = String(port);
+  onTcpPort(args, port);
   print(`engine llama-server stand-alone: ${args.join(' ')}`);
   const running = await startServer(binary, args, port, { ...process.env, LD_LIBRARY_PATH: libraries.dir }, libraries.dir);
   started.push(running);

@@ -27,7 +27,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { engineServer, hearthServerArgs, llamaServer, startHearthProcess, startServer, type RunningServer } from './llama-server.js';
+import { engineServer, hearthServerArgs, llamaServer, onTcpPort, startHearthProcess, startServer, type RunningServer } from './llama-server.js';
 import { chatBody, median, streamChat } from './streams.js';
 
 const SEQUENCES = 4;
@@ -149,7 +149,7 @@ async function startHearth(engine: 'in-process' | 'server'): Promise<string[] | 
 async function startLlamaServer(label: string, binary: string, libraries?: string, flags?: string[]): Promise<void> {
   const port = 19000 + Math.floor(Math.random() * 1000);
   const args = flags ? [...flags] : ['-m', modelPath, '--host', '127.0.0.1', '--port', '', '-np', String(SEQUENCES), '-c', String(CONTEXT * SEQUENCES)];
-  args[args.indexOf('--port') + 1] = String(port);
+  onTcpPort(args, port);
   const env = libraries ? { ...process.env, LD_LIBRARY_PATH: libraries } : process.env;
   const server = await startServer(binary, args, port, env, libraries);
   started.push(server);
