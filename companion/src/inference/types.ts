@@ -14,7 +14,8 @@ export interface ModelFile {
 export type HistoryItem =
   | { role: 'system'; text: string }
   | { role: 'user'; text: string }
-  | { role: 'assistant'; text: string; toolCalls: ToolCallRecord[] }
+  /** `reasoning`: an earlier turn's thought sent back by a client; each chat format decides (most drop it from the prompt). */
+  | { role: 'assistant'; text: string; toolCalls: ToolCallRecord[]; reasoning?: string }
   | { role: 'tool'; callId: string; output: string };
 
 export interface ToolCallRecord {
@@ -40,6 +41,25 @@ export interface Sampling {
   seed?: number;
   presencePenalty?: number;
   frequencyPenalty?: number;
+  /** Only the k most likely tokens are sampled (Anthropic's and Ollama's top_k). */
+  topK?: number;
+}
+
+/** How a model whose chat format has a thought segment thinks (reasoning_effort, Anthropic's thinking, Ollama's think). */
+export interface ReasoningControl {
+  /** false: no thought (the template's own switch where it has one, else the thought is closed at once). */
+  enabled: boolean;
+  /** Tokens the thought may take; then it is closed and the answer starts. */
+  budgetTokens?: number;
+}
+
+/** A prompt sent as it is, without the chat template (completions, fill-in-the-middle). */
+export interface RawPrompt {
+  prompt: string;
+  /** Text after the cursor: the prompt is rendered with the model's own fill-in-the-middle tokens (400 when it has none). */
+  suffix?: string;
+  /** Other files given as context for fill-in-the-middle (llama.cpp's /infill `input_extra`). */
+  extra?: { name: string; text: string }[];
 }
 
 export interface GenerationRequest {
@@ -54,6 +74,12 @@ export interface GenerationRequest {
   signal: AbortSignal;
   /** Called with each piece of generated text as it is produced. */
   onText?: (delta: string) => void;
+  /** Set: `history` and `tools` are ignored and this text is the whole prompt (no chat template). */
+  raw?: RawPrompt;
+  /** Left out: the model's own default (thinking on where its format has a thought segment). */
+  reasoning?: ReasoningControl;
+  /** Called with each piece of the model's thought as it is produced (never part of `onText`). */
+  onReasoning?: (delta: string) => void;
   /** The request's field names, for error messages: they differ between the protocols (default: chat). */
   fields?: RequestFields;
 }
@@ -80,4 +106,10 @@ export interface GenerationResult {
   finishReason: StopReason;
   promptTokens: number;
   completionTokens: number;
+  /** The model's thought, when its format has a thought segment (not part of `text`). */
+  reasoning?: string;
+  /** Of `completionTokens`, those spent on the thought. */
+  reasoningTokens?: number;
+  /** Of `promptTokens`, those reused from the engine's cache instead of evaluated. */
+  cachedTokens?: number;
 }

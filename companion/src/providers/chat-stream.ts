@@ -18,6 +18,8 @@ export interface ChatTurn {
   promptTokens: number;
   completionTokens: number;
   finishReason: string | null;
+  /** The provider's streamed thought (`reasoning_content`, or `reasoning` as vLLM and OpenRouter name it). */
+  reasoning: string;
 }
 
 /** Protocol-neutral history as chat-completions messages. */
@@ -54,14 +56,19 @@ interface Accumulating {
   arguments: string;
 }
 
-/** Reads a provider's answer, SSE chunks or one JSON completion, into a turn; text deltas go to onText as they arrive. */
-export async function readChatAnswer(response: Response, onText: (delta: string) => void, provider: string): Promise<ChatTurn> {
+/** Reads a provider's answer, SSE chunks or one JSON completion, into a turn; text (and thought) deltas go to onText (onReasoning) as they arrive. */
+export async function readChatAnswer(
+  response: Response,
+  onText: (delta: string) => void,
+  provider: string,
+  onReasoning?: (delta: string) => void,
+): Promise<ChatTurn> {
   const type = response.headers.get('content-type') ?? '';
   if (!type.includes('text/event-stream')) return completionTurn(await readAnswerJson(response, provider), provider);
-  const turn: ChatTurn = { text: '', toolCalls: [], promptTokens: 0, completionTokens: 0, finishReason: null };
+  const turn: ChatTurn = { text: '', toolCalls: [], promptTokens: 0, completionTokens: 0, finishReason: null, reasoning: '' };
   const calls = new Map<number, Accumulating>();
   try {
-    await readChunks(response, onText, provider, turn, calls);
+    await readChunks(response, { onText, onReasoning }, provider, turn, calls);
   } catch (error) {
     if (!(error instanceof LineTooLong)) throw error;
     throw new HearthError('provider_interrupted', `Hearth stopped reading provider "${provider}": ${error.message}; the answer is incomplete.`);
@@ -75,7 +82,7 @@ export async function readChatAnswer(response: Response, onText: (delta: string)
 /** The SSE chunks of a streamed answer into `turn` and `calls`. */
 async function readChunks(
   response: Response,
-  onText: (delta: string) => void,
+  sinks: { onText: (delta: string) => void; onReasoning?: (delta: string) => void },
   provider: string,
   turn: ChatTurn,
   calls: Map<number, Accumulating>,
@@ -97,7 +104,12 @@ async function readChunks(
     const delta = isObject(choice.delta) ? choice.delta : {};
     if (typeof delta.content === 'string' && delta.content) {
       turn.text += delta.content;
-      onText(delta.content);
+      sinks.onText(delta.content);
+    }
+    const thought = reasoningOf(delta);
+    if (thought) {
+      turn.reasoning += thought;
+      sinks.onReasoning?.(thought);
     }
     for (const part of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
       if (!isObject(part)) continue;
@@ -129,6 +141,7 @@ function completionTurn(json: unknown, provider: string): ChatTurn {
     promptTokens: 0,
     completionTokens: 0,
     finishReason: typeof choice?.finish_reason === 'string' ? choice.finish_reason : null,
+    reasoning: reasoningOf(message),
   };
   readUsage(isObject(json) ? json.usage : undefined, turn);
   return turn;
@@ -138,4 +151,10 @@ function readUsage(usage: unknown, turn: ChatTurn): void {
   if (!isObject(usage)) return;
   if (typeof usage.prompt_tokens === 'number') turn.promptTokens = usage.prompt_tokens;
   if (typeof usage.completion_tokens === 'number') turn.completionTokens = usage.completion_tokens;
+}
+
+/** A message's or delta's thought: `reasoning_content` (DeepSeek, llama-server) or `reasoning` (vLLM, OpenRouter). */
+function reasoningOf(part: Record<string, unknown>): string {
+  const value = part.reasoning_content ?? part.reasoning;
+  return typeof value === 'string' ? value : '';
 }
