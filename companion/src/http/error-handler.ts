@@ -5,8 +5,21 @@ import { explainSchemaErrors, problemAt, type SchemaError } from '../schema-mess
 import { noteErrorCode } from './request-metrics.js';
 import type { ErrorCode } from '#shared/api/errors.js';
 
-/** Renders every error, ours or Fastify's, in the OpenAI shape with the status from the table. */
-export function installErrorHandling(app: FastifyInstance): void {
+/**
+ * How a family's errors look on the wire: the body for an error of the table (its status is the
+ * table's). The OpenAI shape everywhere, unless a family speaking another protocol installs its
+ * own for its routes (Anthropic's on /v1/messages).
+ */
+export type ErrorShape = (error: HearthError) => unknown;
+
+const OPENAI_SHAPE: ErrorShape = (error) => error.toBody();
+
+/**
+ * Renders every error, ours or Fastify's, with the status from the table, in `shape`. Called once
+ * on the app (the OpenAI shape), and again inside a family's plugin with that protocol's shape:
+ * Fastify then uses it for the family's routes only, their perimeter refusals and bad bodies included.
+ */
+export function installErrorHandling(app: FastifyInstance, shape: ErrorShape = OPENAI_SHAPE): void {
   app.setErrorHandler(async (error: FastifyError | HearthError, request, reply) => {
     const hearth = error instanceof HearthError ? error : translate(error as FastifyError, request);
     if (hearth.code === 'internal_error') request.log.error({ err: error }, 'unexpected error');
@@ -14,7 +27,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (hearth.retryAfter !== undefined) void reply.header('retry-after', String(hearth.retryAfter));
     // The connection closes after a refused body; a client still sending would see a broken pipe, not the 413.
     if (hearth.code === 'request_too_large') await discardBody(request.raw);
-    return reply.status(hearth.status).send(hearth.toBody());
+    return reply.status(hearth.status).send(shape(hearth));
   });
 }
 
