@@ -15,7 +15,7 @@ describe('hearth serve with the official openai client', () => {
   it('lists the tiny model with the extra fields', async () => {
     const page = await hearth.client.models.list();
     const tiny = page.data.find((model) => model.id === 'tiny') as unknown as Record<string, unknown>;
-    expect(tiny).toMatchObject({ object: 'model', source: 'local', context_length: 2048, capabilities: ['chat', 'tools'] });
+    expect(tiny).toMatchObject({ object: 'model', source: 'local', context_length: 2048, capabilities: ['chat', 'completion', 'tools'] });
     expect(tiny.size_bytes).toBeGreaterThan(100_000);
   });
 

@@ -47,7 +47,7 @@ describe('/v1/embeddings with the official openai client', () => {
   it('lists the tiny embedding model with the embedding capability only', async () => {
     const list = (await (await fetch(`${server.url}/v1/models`)).json()) as ModelList;
     expect(list.data.find((model) => model.id === 'tiny-embed')?.capabilities).toEqual(['embedding']);
-    expect(list.data.find((model) => model.id === 'tiny')?.capabilities).toEqual(['chat', 'tools']);
+    expect(list.data.find((model) => model.id === 'tiny')?.capabilities).toEqual(['chat', 'completion', 'tools']);
   });
 
   it('embeds a string in base64 (the client default) and as floats, the same unit vector', async () => {

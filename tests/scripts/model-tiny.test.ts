@@ -156,7 +156,7 @@ describe('tiny embedding model (--embedding)', () => {
     expect(info.metadata.tokenizer.chat_template).toBeUndefined();
     const { size, mtimeMs } = await stat(path);
     expect((await readGgufSummary(path, size, mtimeMs)).capabilities).toEqual(['embedding']);
-    expect((await readGgufSummary(await tinyModelPath(), (await stat(await tinyModelPath())).size, 0)).capabilities).toEqual(['chat', 'tools']);
+    expect((await readGgufSummary(await tinyModelPath(), (await stat(await tinyModelPath())).size, 0)).capabilities).toEqual(['chat', 'completion', 'tools']);
   });
 
   it('gives one vector per text from node-llama-cpp’s embedding context: the same text alike, others apart', async () => {

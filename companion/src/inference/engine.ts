@@ -10,9 +10,11 @@ import { loadOptionsFor, type ModelOverrides } from './load-options.js';
 import { loadLlama, type GpuSetting } from './llama.js';
 import type { LoadedModel, LoadedStatus } from './loaded-model.js';
 import { fileStamp as stamp, MemoryBudget } from './memory-budget.js';
+import { GrammarCache } from './grammar-cache.js';
 import type { ServerBuild } from './server/build-service.js';
 import { ServerModel, serverIncompatibility } from './server/model.js';
 import { GenerationText, type GenerationObserver } from './text-pipeline.js';
+import { countPromptTokens } from './token-count.js';
 import type { GenerationRequest, GenerationResult, ModelFile } from './types.js';
 
 export type { LoadedStatus } from './loaded-model.js';
@@ -93,11 +95,11 @@ export class Engine extends MemoryBudget {
     return [...this.loaded.values()].map((entry) => entry.status()).concat(this.residentStatus());
   }
 
-  /** Runs a request on its model, loaded on first use; its text reaches `request.onText` through the pipeline (text-pipeline.ts). */
+  /** Runs a request on its model, loaded on first use; its text and thought reach `onText` / `onReasoning` through the pipeline (text-pipeline.ts). */
   async run(info: ModelFile, request: GenerationRequest): Promise<GenerationResult> {
-    const { onText, ...rest } = request;
+    const { onText, onReasoning, ...rest } = request;
     const observer = this.options.observer;
-    const text = GenerationText.open(onText, observer && ((seconds) => observer.firstToken(info.id, seconds)));
+    const text = GenerationText.open(onText, observer && ((seconds) => observer.firstToken(info.id, seconds)), onReasoning);
     if (!info.capabilities.includes('chat')) throw new HearthError('model_not_chat', `${info.id} is an embedding model and cannot chat.`, { param: 'model' });
     const entry = await this.load(info);
     this.touch(entry);
@@ -112,6 +114,24 @@ export class Engine extends MemoryBudget {
     }
     observer?.generated(info.id, result.promptTokens, result.completionTokens);
     return result;
+  }
+
+  /**
+   * The request's prompt tokens as `run` would render them (chat template and tools, or raw). A
+   * loaded model counts with its own tokenizer; otherwise the file is opened for its vocabulary
+   * only (no weights, no context) and closed again, which does not load the model.
+   */
+  async countTokens(info: ModelFile, request: GenerationRequest): Promise<number> {
+    if (!info.capabilities.includes('chat')) throw new HearthError('model_not_chat', `${info.id} is an embedding model and cannot chat.`, { param: 'model' });
+    const { onText: _onText, ...rest } = request;
+    const loaded = this.loaded.get(info.id);
+    if (loaded) return loaded.countTokens(rest);
+    const { llama, model } = await this.openFile(info, { vocabOnly: true, signal: request.signal });
+    try {
+      return await countPromptTokens({ llama, model, wrapper: resolveChatWrapper(model), contextSize: Infinity, grammars: new GrammarCache(llama) }, rest);
+    } finally {
+      await model.dispose();
+    }
   }
 
   /** Calls `listener` after every decode step of a model loaded in process, with the ids of the sequences it advanced. */

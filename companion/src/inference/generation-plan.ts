@@ -11,6 +11,7 @@ import { readForcedCall } from './forced-call.js';
 import type { GrammarCache } from './grammar-cache.js';
 import { toGrammarSchema } from './json-schema.js';
 import { hasLoneSurrogate } from './surrogates.js';
+import { thoughtBudget, thoughtMarks, wrapperFor, type ThoughtMarks } from './thinking.js';
 import { CHAT_FIELDS, type GenerationRequest, type GenerationResult, type StopReason, type ToolSpec } from './types.js';
 
 export interface ModelRuntime {
@@ -24,6 +25,12 @@ export interface ModelRuntime {
 /** A request turned into what either engine runs: the rendered prompt, its budget and its grammar. */
 export interface GenerationPlan {
   history: ChatHistoryItem[];
+  /** The chat wrapper the prompt was rendered with (the model's own, or with its thinking switched off). */
+  wrapper: ChatWrapper;
+  /** The format's thought segment when the model may think in this request (no grammar from the first token). */
+  thought?: ThoughtMarks;
+  /** Tokens the thought may take (0: thinking off); undefined: no limit. */
+  thoughtBudget?: number;
   /** Tool calls forced by tool_choice (required or named): one call, under a grammar, no text. */
   forced: boolean;
   /** Tools the model may call on its own (tool_choice auto). */
@@ -50,13 +57,20 @@ export async function planGeneration(runtime: ModelRuntime, request: GenerationR
   const outputSchema = request.output.type === 'json' && request.output.schema ? toGrammarSchema(request.output.schema, fields.schema) : undefined;
   const forced = request.tools.length > 0 && (request.toolMode.type === 'required' || request.toolMode.type === 'named');
   const offered = request.tools.length > 0 && request.toolMode.type === 'auto' ? toFunctions(request.tools, schemas) : undefined;
-  let history = toChatHistory(request.history, fields.history);
+  const wrapper = wrapperFor(runtime.model, runtime.wrapper, request.reasoning);
+  const marks = thoughtMarks(wrapper);
+  let history = toChatHistory(request.history, fields.history, { thoughts: marks !== undefined });
   if (forced) history = [{ type: 'system', text: describeTools(chosenTools(request).map((index) => request.tools[index]!)) }, ...history];
   if (history.length === 0 || history.every((item) => item.type === 'system')) {
     throw new HearthError('invalid_request_error', `${fields.history} must contain at least one user or assistant message.`, { param: fields.history });
   }
 
-  const state = runtime.wrapper.generateContextState({ chatHistory: history, availableFunctions: offered, documentFunctionParams: true });
+  // Rendered as the engines generate: with the model's turn begun (an empty model response last).
+  const state = wrapper.generateContextState({
+    chatHistory: [...history, { type: 'model', response: [] }],
+    availableFunctions: offered,
+    documentFunctionParams: true,
+  });
   const promptTokens = state.contextText.tokenize(runtime.model.tokenizer);
   const room = runtime.contextSize - promptTokens.length;
   if (room <= 0) {
@@ -70,11 +84,24 @@ export async function planGeneration(runtime: ModelRuntime, request: GenerationR
   const grammar = forced
     ? await runtime.grammars.forTools(chosenTools(request).map((index) => [request.tools[index]!.name, schemas[index]]))
     : await grammarForOutput(runtime, request, outputSchema);
-  return { history, forced, offered, schemas, promptTokens, stopTriggers: state.stopGenerationTriggers, maxTokens, grammar };
+  const thought = marks && !forced && !grammar ? marks : undefined;
+  return {
+    history,
+    wrapper,
+    thought,
+    thoughtBudget: thought ? thoughtBudget(request.reasoning) : undefined,
+    forced,
+    offered,
+    schemas,
+    promptTokens,
+    stopTriggers: state.stopGenerationTriggers,
+    maxTokens,
+    grammar,
+  };
 }
 
 /** Stop texts are matched against generated text (and sent on to llama-server): half a surrogate pair is no text either can take. */
-function checkStops(stop: string[]): void {
+export function checkStops(stop: string[]): void {
   const index = stop.findIndex(hasLoneSurrogate);
   if (index < 0) return;
   const param = stop.length === 1 ? 'stop' : `stop[${index}]`;

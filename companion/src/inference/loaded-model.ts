@@ -40,6 +40,8 @@ export interface LoadedModel {
   idleTimer?: NodeJS.Timeout;
   /** Waits for a sequence (or slot), generates with its text through the pipeline (text-pipeline.ts), and frees it. */
   run(request: ModelRequest, text: GenerationText<'timed'>): Promise<GenerationResult>;
+  /** The request's prompt tokens as `run` would render them (token-count.ts). */
+  countTokens(request: ModelRequest): Promise<number>;
   status(): LoadedStatus;
   /** Fails every request waiting for a sequence (the model is being unloaded). */
   rejectWaiting(error: unknown): void;

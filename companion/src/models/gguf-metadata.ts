@@ -1,6 +1,6 @@
 /**
  * What the registry needs from a GGUF header (architecture, context length, whether it
- * is an embedding model), checked and read on the header thread (gguf-thread.ts) and cached
+ * is an embedding model, what else it can do), checked and read on the header thread (gguf-thread.ts) and cached
  * by (path, size, mtime).
  */
 import type { Capability } from '#shared/api/openai.js';
@@ -86,6 +86,29 @@ export function summarize(metadata: Flat): GgufSummary {
   const pooling = architecture ? toNumber(metadata[`${architecture}.pooling_type`]) : null;
   // pooling_type 0 is llama.cpp's LLAMA_POOLING_TYPE_NONE: no pooling, so not an embedding model.
   const embedding = (architecture !== null && EMBEDDING_ARCHITECTURES.has(architecture)) || (pooling !== null && pooling !== 0 && !hasChatTemplate);
-  const capabilities: Capability[] = embedding ? ['embedding'] : ['chat', 'tools'];
+  const capabilities: Capability[] = embedding ? ['embedding'] : generativeCapabilities(metadata);
   return { architecture, contextLength, capabilities, kind };
+}
+
+/** The FIM token ids' keys: today's names, then the older ones (both are read by llama.cpp). */
+const FIM_KEYS = [
+  ['tokenizer.ggml.fim_pre_token_id', 'tokenizer.ggml.fim_suf_token_id', 'tokenizer.ggml.fim_mid_token_id'],
+  ['tokenizer.ggml.prefix_token_id', 'tokenizer.ggml.suffix_token_id', 'tokenizer.ggml.middle_token_id'],
+];
+
+/** Marks of a chat template whose format has a thought segment (Qwen3, DeepSeek-R1, gpt-oss's analysis channel). */
+const THOUGHT_MARKS = ['<think>', 'enable_thinking', '<|channel|>analysis'];
+
+/**
+ * What a model that is not an embedding model can do: chat (with tools) and raw completions always;
+ * fill-in-the-middle when its file names the three FIM tokens; reasoning when its chat template
+ * has a thought segment.
+ */
+function generativeCapabilities(metadata: Flat): Capability[] {
+  const capabilities: Capability[] = ['chat', 'completion'];
+  if (FIM_KEYS.some((keys) => keys.every((key) => toNumber(metadata[key]) !== null))) capabilities.push('fim');
+  capabilities.push('tools');
+  const template = typeof metadata['tokenizer.chat_template'] === 'string' ? metadata['tokenizer.chat_template'] : '';
+  if (THOUGHT_MARKS.some((mark) => template.includes(mark))) capabilities.push('reasoning');
+  return capabilities;
 }

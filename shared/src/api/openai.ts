@@ -1,6 +1,11 @@
 /** Wire types of the OpenAI-compatible routes (/v1/models, /v1/chat/completions, /v1/embeddings). */
 
-export type Capability = 'chat' | 'embedding' | 'tools';
+/**
+ * What a model can do. `completion`: raw prompts (POST /v1/completions); `fim`: fill-in-the-middle
+ * (a suffix, POST /infill), from the file's FIM tokens; `reasoning`: a chat format with a thought
+ * segment; `vision` and `audio`: media input (a projector).
+ */
+export type Capability = 'chat' | 'completion' | 'fim' | 'tools' | 'vision' | 'audio' | 'reasoning' | 'embedding';
 
 /** Where a model runs: `local` on this machine, `provider` at a configured model provider (`<provider>/<model>`). */
 export type ModelSource = 'local' | 'provider';

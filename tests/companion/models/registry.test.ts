@@ -114,7 +114,7 @@ describe('scanModels: models folder', () => {
         sizeBytes: size,
         contextLength: 2048,
         architecture: 'llama',
-        capabilities: ['chat', 'tools'],
+        capabilities: ['chat', 'completion', 'tools'],
       },
     ]);
   });
@@ -145,7 +145,7 @@ describe('scanModels: models folder', () => {
       path: join(models, 'big', 'Big-Model-Q8_0-00001-of-00003.gguf'),
       sizeBytes: 6000,
       contextLength: 65536,
-      capabilities: ['chat', 'tools'],
+      capabilities: ['chat', 'completion', 'tools'],
     });
     expect(models_.get('big-model-q8_0')!.error).toBeUndefined();
     expect(models_.get('half')).toMatchObject({ capabilities: [], error: expect.stringContaining('1 of 2 parts') });

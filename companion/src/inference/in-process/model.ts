@@ -15,6 +15,7 @@ import { threadCandidates } from '../llama.js';
 import type { LoadedModel, LoadedStatus } from '../loaded-model.js';
 import { bytesPerSequence, defaultParallel, fittingParallel } from '../parallel.js';
 import type { GenerationText, ModelRequest } from '../text-pipeline.js';
+import { countPromptTokens } from '../token-count.js';
 import type { GenerationResult, ModelFile } from '../types.js';
 import { secondsUntilFirstFree } from '../waiting-line.js';
 import { BatchSteps, type StepListener } from './batch-steps.js';
@@ -134,6 +135,10 @@ export class InProcessModel implements LoadedModel {
       this.running.delete(running);
       this.pool.release(sequence);
     }
+  }
+
+  countTokens(request: ModelRequest): Promise<number> {
+    return countPromptTokens(this.runtime, request);
   }
 
   status(): LoadedStatus {

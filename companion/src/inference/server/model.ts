@@ -17,6 +17,7 @@ import { GrammarCache } from '../grammar-cache.js';
 import type { LoadedModel, LoadedStatus } from '../loaded-model.js';
 import { bytesPerSequence, defaultParallel, fittingParallel } from '../parallel.js';
 import type { GenerationText, ModelRequest } from '../text-pipeline.js';
+import { countPromptTokens } from '../token-count.js';
 import type { GenerationResult, ModelFile } from '../types.js';
 import { secondsUntilFirstFree } from '../waiting-line.js';
 import type { ServerBuildPaths } from './build.js';
@@ -295,6 +296,10 @@ export class ServerModel implements LoadedModel {
       this.running.delete(running);
       this.queue.release();
     }
+  }
+
+  countTokens(request: ModelRequest): Promise<number> {
+    return countPromptTokens(this.runtime, request);
   }
 
   status(): LoadedStatus {
