@@ -6,6 +6,7 @@ import { command } from '../invocation.js';
 import { checkDocument } from './document.js';
 import { renameLegacyKeys } from './legacy-keys.js';
 import { isObject } from '../json.js';
+import { lockoutProblems } from './lockout.js';
 import { changedFields, desiredDocument, NAMED_LISTS } from './merge.js';
 import { missingModelWarnings, modelReferences } from './model-references.js';
 import { reloadRequired } from './model-overrides.js';
@@ -43,7 +44,7 @@ export function planChange(
   const problems = [
     ...invalid.map(splitProblem),
     ...references(desired, context),
-    ...(document ? [...exposure(document, context), ...workspaces(document)] : []),
+    ...(document ? [...exposure(document, context), ...workspaces(document), ...lockoutProblems(context.current, document, context.activeKeys)] : []),
   ];
   if (!document || problems.length > 0) return { problems };
   const changes = diff(context.current, document);

@@ -80,6 +80,8 @@ describe('4: exposure is judged on the address actually bound', () => {
   });
 
   it('allows it while listening on loopback (the document and the socket agree)', async () => {
+    // A key to use: requiring keys with none is refused (lockout.ts).
+    hearth.services.keys.create({ label: 'to use' });
     await applied({ server: { auth: { required: true } } });
     expect(await risksOf({ server: { auth: { required: false } } })).toEqual(['auth_disabled']);
   });
