@@ -15,6 +15,7 @@ import type { AgentDispatcher } from '../agents/dispatcher.js';
 import type { AgentService } from '../agents/service.js';
 import type { PairedHosts } from '../channel/device/hosts.js';
 import type { ChannelHost } from '../channel/host/service.js';
+import type { GenerationSources } from '../generation/generate.js';
 import type { ImageService } from '../images/service.js';
 import type { Embeddings } from '../inference/embeddings.js';
 import type { Engine } from '../inference/engine.js';
@@ -55,6 +56,33 @@ export interface OpenaiContext {
   /** An attributed exchange becomes a turn of the agent's conversation. */
   agents: Pick<AgentService, 'attribute'>;
   /** Aborted when the server shuts down: streams and generations stop. */
+  shutdown: AbortSignal;
+}
+
+/** Anthropic's Messages API (/v1/messages): local models and provider models through the one generation path. */
+export interface AnthropicContext {
+  /** X-Service-Agent-Id names one of its agents. */
+  config: Config;
+  /** What `resolveGenerator` runs a model with; its engine also counts a prompt's tokens. */
+  generation: GenerationSources;
+  /** An attributed exchange becomes a turn of the agent's conversation. */
+  agents: Pick<AgentService, 'attribute'>;
+  /** Aborted when the server shuts down: streams and generations stop. */
+  shutdown: AbortSignal;
+}
+
+/** Ollama's API (/api): local models and provider models through the one generation path, embeddings, pulls from Hugging Face. */
+export interface OllamaContext {
+  version: string;
+  /** models.idle_unload_seconds: when a loaded model is unloaded (GET /api/ps). */
+  config: Config;
+  catalog: Pick<ModelCatalog, 'list' | 'local' | 'resolve' | 'advice'>;
+  /** What `resolveGenerator` runs a model with. */
+  generation: GenerationSources;
+  engine: Pick<Engine, 'status' | 'load' | 'unload' | 'loadedModel'>;
+  embeddings: Pick<Embeddings, 'embed'>;
+  /** An `hf.co/…` name pulled; a pulled name resolves to the model its download produced. */
+  downloads: Pick<DownloadManager, 'create' | 'get' | 'list' | 'subscribe'>;
   shutdown: AbortSignal;
 }
 
@@ -144,6 +172,8 @@ export interface RouteContexts {
   health: HealthContext;
   metrics: MetricsContext;
   openai: OpenaiContext;
+  anthropic: AnthropicContext;
+  ollama: OllamaContext;
   images: ImagesContext;
   media: MediaContext;
   agents: AgentsContext;
@@ -169,6 +199,17 @@ export function routeContexts(services: Services, webRoot = ''): RouteContexts {
       providers: () => services.providers,
       responses: services.responses,
       agents,
+      shutdown,
+    },
+    anthropic: { config, generation: { catalog, engine, providers: () => services.providers }, agents, shutdown },
+    ollama: {
+      version,
+      config,
+      catalog,
+      generation: { catalog, engine, providers: () => services.providers },
+      engine,
+      embeddings: services.embeddings,
+      downloads: services.downloads,
       shutdown,
     },
     images: { config, images: services.images, shutdown },

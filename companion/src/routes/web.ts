@@ -10,8 +10,6 @@ import { familyOf } from '../http/perimeter.js';
 import type { WebContext } from './contexts.js';
 import type { RoutePlugin } from './plugin.js';
 
-/** Ollama's own API, which some clients speak by default (the route table leaves /api/ to the server, for this answer). */
-const OLLAMA_PATHS = /^\/api\/(chat|generate|tags|embed|embeddings|show|pull|push|ps|version|create|copy|delete)$/;
 /** OpenAI's routes that some clients call without the /v1 prefix. */
 const WITHOUT_V1 = /^\/(chat\/completions|completions|responses|models|embeddings|images\/[a-z]+)$/;
 
@@ -59,8 +57,7 @@ export const webRoutes: RoutePlugin<WebContext> = async (app, { webRoot }) => {
   }
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!;
-    // `/api/…` is no page: Ollama clients get the JSON answer that says to use /v1.
-    const isPage = request.method === 'GET' && familyOf(path) === 'web' && !path.startsWith('/api/') && !/\.[a-z0-9]+$/i.test(path);
+    const isPage = request.method === 'GET' && familyOf(path) === 'web' && !/\.[a-z0-9]+$/i.test(path);
     const shell = isPage ? prerendered.get(path.replace(/\/+$/, '')) : undefined;
     const page = shell ?? (isPage && hasFallback ? '200.html' : undefined);
     if (page)
@@ -76,8 +73,9 @@ export const webRoutes: RoutePlugin<WebContext> = async (app, { webRoot }) => {
 };
 
 /**
- * A 404 that says what to do for the mistakes clients make most: a doubled /v1, a missing /v1,
- * Ollama's API. A hint names another path only where `served` says this app answers it.
+ * A 404 that says what to do for the mistakes clients make most: a doubled /v1, a missing /v1.
+ * Paths under /api are Ollama's API, with its own 404 (routes/ollama.ts). A hint names another
+ * path only where `served` says this app answers it.
  */
 export function notFoundMessage(method: string, path: string, served: (method: string, path: string) => boolean): string {
   const missing = `No route for ${method} ${path}.`;
@@ -85,10 +83,6 @@ export function notFoundMessage(method: string, path: string, served: (method: s
   if (/^\/v1\/v1(\/|$)/.test(path) && served(method, single)) {
     return `${missing} Remove the extra /v1: the client's base URL already ends in /v1 and the client adds another (use ${single}).`;
   }
-  if (OLLAMA_PATHS.test(path)) {
-    return `${missing} That is Ollama's API; Hearth speaks the OpenAI API under /v1. Point the client at this server's /v1 as an OpenAI-compatible endpoint: POST /v1/chat/completions to chat, GET /v1/models for the models.`;
-  }
-  if (path.startsWith('/api/')) return `${missing} Hearth speaks the OpenAI API under /v1 (for example POST /v1/chat/completions), not under /api.`;
   if (WITHOUT_V1.test(path) && served(method, `/v1${path}`)) {
     return `${missing} Add /v1: the OpenAI API is served under /v1 (use /v1${path}), so a client's base URL ends in /v1.`;
   }

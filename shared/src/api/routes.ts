@@ -33,6 +33,8 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
   { family: 'images', pattern: /^\/v1\/images\// },
   { family: 'images', pattern: /^\/v1\/media\// },
   { family: 'inference', pattern: /^\/v1(?:[/?]|$)/ },
+  // Ollama's API, for apps that have only an "Ollama" provider (the app itself uses no /api path).
+  { family: 'inference', pattern: /^\/api(?:[/?]|$)/ },
   { family: 'agents', pattern: /^\/agents(?:[/?]|$)/ },
   { family: 'tools', pattern: /^\/mcp(?:[/?]|$)/ },
   // Below /memory/ only: /memory itself is the app's Memory screen.

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useInvocation } from '../../../companion/src/invocation.js';
 import { closestModel, unknownModelAdvice } from '../../../companion/src/models/suggest.js';
-import { testApp, type TestApp } from '../../helpers/app.js';
+import { asOwner, testApp, type TestApp } from '../../helpers/app.js';
 import { tinyModelPath } from '../../helpers/models.js';
 
 /*
@@ -65,15 +65,11 @@ describe('a wrong path', () => {
     expect(message(response)).toMatch(/Remove the extra \/v1: .* \(use \/v1\/chat\/completions\)\./);
   });
 
-  it.each([
-    ['POST', '/api/chat'],
-    ['POST', '/api/generate'],
-    ['GET', '/api/tags'],
-  ] as const)("Ollama's %s %s says Hearth speaks the OpenAI API under /v1", async (method, url) => {
-    const response = await test.app.inject({ method, url, ...(method === 'POST' ? { payload: {} } : {}) });
+  it("a path under /api that Ollama's API does not have names the ones Hearth answers, in Ollama's shape", async () => {
+    const response = await test.app.inject({ method: 'GET', url: '/api/nothing' });
     expect(response.statusCode).toBe(404);
     expect(response.headers['content-type']).toMatch(/json/);
-    expect(message(response)).toMatch(/That is Ollama's API; Hearth speaks the OpenAI API under \/v1\./);
+    expect((response.json() as { error: string }).error).toMatch(/^No route for GET \/api\/nothing\. Hearth answers Ollama's \/api\/version, .*\/api\/chat/);
   });
 
   it('an OpenAI route without /v1 says to add it', async () => {
@@ -122,7 +118,9 @@ describe('a body over the limit', () => {
 
 describe('a used sign-in link', () => {
   it('says how to get a new one, spelled as the command runs here', async () => {
-    const response = await test.app.inject({ method: 'POST', url: '/admin/session', headers: { authorization: '' }, payload: { code: 'used-or-made-up' } });
+    const response = await test.app.inject(
+      asOwner({ method: 'POST', url: '/admin/session', headers: { authorization: '' }, payload: { code: 'used-or-made-up' } }),
+    );
     expect(response.statusCode).toBe(401);
     expect(message(response)).toBe(
       'This sign-in link was already used or has expired. For a new one, run npm run hearth -- open on the machine Hearth runs on, or restart Hearth.',

@@ -1,0 +1,106 @@
+import type { OllamaFormat, OllamaMessage, OllamaOptions, OllamaThink, OllamaTool } from '#shared/api/ollama.js';
+import { HearthError } from '../../errors.js';
+import type { HistoryItem, OutputFormat, ReasoningControl, RequestFields, Sampling, ToolSpec } from '../../inference/types.js';
+
+/** Ollama's field names, for the generation's error messages. */
+export const OLLAMA_FIELDS: RequestFields = {
+  history: 'messages',
+  toolParameters: (index) => `tools[${index}].function.parameters`,
+  schema: 'format',
+};
+
+/**
+ * Thought budgets of `think`'s effort words, in tokens: "high" leaves the thought unbounded (the
+ * model's own length), as `think: true` does.
+ */
+const EFFORT_BUDGETS: Record<'low' | 'medium', number> = { low: 1024, medium: 4096 };
+
+/** `options` as sampling settings. num_ctx is not among them: a loaded model's context is its load setting's. */
+export function samplingOf(options: OllamaOptions | undefined): Sampling {
+  return {
+    temperature: options?.temperature,
+    topP: options?.top_p,
+    topK: options?.top_k,
+    seed: options?.seed,
+    presencePenalty: options?.presence_penalty,
+    frequencyPenalty: options?.frequency_penalty,
+  };
+}
+
+/** num_predict: a positive count, else (-1, -2, 0 or left out) as many as the context holds. */
+export function maxTokensOf(options: OllamaOptions | undefined): number | undefined {
+  const limit = options?.num_predict;
+  return limit !== undefined && limit > 0 ? limit : undefined;
+}
+
+export function outputOf(format: OllamaFormat | '' | undefined): OutputFormat {
+  if (format === undefined || format === '') return { type: 'text' };
+  if (format === 'json') return { type: 'json' };
+  return { type: 'json', schema: format };
+}
+
+export function reasoningOf(think: OllamaThink | undefined): ReasoningControl | undefined {
+  if (think === undefined) return undefined;
+  if (typeof think === 'boolean') return { enabled: think };
+  return think === 'high' ? { enabled: true } : { enabled: true, budgetTokens: EFFORT_BUDGETS[think] };
+}
+
+export function toolsOf(tools: OllamaTool[] | undefined): ToolSpec[] {
+  return (tools ?? []).map((tool) => ({ name: tool.function.name, description: tool.function.description, parameters: tool.function.parameters }));
+}
+
+/** Images are refused by name: Hearth's models take text here for now. */
+export function refuseImages(images: string[] | undefined, param: string): void {
+  if (images && images.length > 0)
+    throw new HearthError(
+      'invalid_request_error',
+      `${param} is not supported yet: Hearth's Ollama API takes text only. Send the message without images, or describe the image in words.`,
+      { param },
+    );
+}
+
+/**
+ * Ollama's messages as the neutral history. Ollama's tool calls carry no id (newer clients may send
+ * one): each assistant call gets one, and a tool message answers the call it names by
+ * `tool_call_id`, else the first call of that `tool_name` not answered yet, else the first call
+ * not answered yet.
+ */
+export function historyOf(messages: OllamaMessage[]): HistoryItem[] {
+  const unanswered: { id: string; name: string }[] = [];
+  return messages.map((message, index): HistoryItem => {
+    refuseImages(message.images, `messages[${index}].images`);
+    switch (message.role) {
+      case 'system':
+        return { role: 'system', text: message.content };
+      case 'user':
+        return { role: 'user', text: message.content };
+      case 'assistant': {
+        const toolCalls = (message.tool_calls ?? []).map((call, position) => ({
+          id: call.id ?? `call_${index}_${position}`,
+          name: call.function.name,
+          arguments: JSON.stringify(call.function.arguments ?? {}),
+        }));
+        unanswered.push(...toolCalls.map((call) => ({ id: call.id, name: call.name })));
+        return { role: 'assistant', text: message.content, toolCalls, ...(message.thinking ? { reasoning: message.thinking } : {}) };
+      }
+      case 'tool': {
+        const at = Math.max(
+          0,
+          unanswered.findIndex((call) => (message.tool_call_id ? call.id === message.tool_call_id : call.name === message.tool_name)),
+        );
+        const answered = unanswered.splice(at, 1)[0];
+        return { role: 'tool', callId: message.tool_call_id ?? answered?.id ?? `call_${index}`, output: message.content };
+      }
+    }
+  });
+}
+
+/** A tool call's arguments (JSON text) as Ollama's object; text that is not a JSON object gives {}. */
+export function argumentsOf(text: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
