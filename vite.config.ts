@@ -54,7 +54,13 @@ const generationFiles = [
   'tests/e2e/shutdown.test.ts',
   'tests/companion/agents/local-model.test.ts',
   'tests/companion/memory/tiny-model.test.ts',
+  'tests/companion/inference/raw.test.ts',
+  'tests/companion/inference/reasoning.test.ts',
+  'tests/e2e/reasoning.test.ts',
 ];
+
+/** Builds build/companion when stale, so the `hearth` processes the tests start skip compiling TypeScript. */
+const COMPANION_BUILD = 'tests/helpers/companion-build.ts';
 
 const path = (relative: string) => fileURLToPath(new URL(relative, import.meta.url));
 /** How long expect.poll waits for a condition in every test project (see `test` below). */
@@ -104,6 +110,7 @@ export default defineConfig({
           // The in-process engine here; the server-engine project runs the generation files again on llama-server.
           env: { HEARTH_ENGINE: 'in-process' },
           fileParallelism: false,
+          globalSetup: [COMPANION_BUILD],
           setupFiles: ['tests/helpers/clone-path.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
@@ -117,7 +124,7 @@ export default defineConfig({
           include: [...serverEngineOnly, ...generationFiles],
           env: { HEARTH_ENGINE: 'server' },
           // Builds llama-server once (cached outside the clone) unless it is built.
-          globalSetup: ['tests/helpers/engine-build.ts'],
+          globalSetup: ['tests/helpers/engine-build.ts', COMPANION_BUILD],
           fileParallelism: false,
           sequence: { groupOrder: 1 },
           testTimeout: 60_000,
@@ -150,7 +157,7 @@ export default defineConfig({
           env: { HEARTH_ENGINE: 'in-process' },
           fileParallelism: false,
           sequence: { groupOrder: 2 },
-          globalSetup: ['tests/browser/global-setup.ts'],
+          globalSetup: ['tests/browser/global-setup.ts', COMPANION_BUILD],
           setupFiles: ['tests/helpers/clone-path.ts'],
           testTimeout: 180_000,
           hookTimeout: 300_000,

@@ -12,6 +12,19 @@ export interface TinyModelOptions {
    * one vector per input, and Hearth lists the model with the embedding capability only.
    */
   embedding?: boolean;
+  /**
+   * A chat format with a thought segment (Qwen3's shape): `<think>` and `</think>` join the
+   * vocabulary as control tokens (never sampled), and the generation prompt opens the thought
+   * (`enable_thinking: false` renders it closed and empty instead). The random weights never close
+   * it, so a test ends the thought with a token budget.
+   */
+  thinking?: boolean;
+  /**
+   * Fill-in-the-middle tokens (Qwen2.5-Coder's names): `<|fim_prefix|>`, `<|fim_suffix|>` and
+   * `<|fim_middle|>` join the vocabulary as control tokens (never sampled) and their ids the
+   * metadata (`tokenizer.ggml.fim_pre_token_id` ...), so llama.cpp renders infill prompts with them.
+   */
+  fim?: boolean;
 }
 
 interface Shape {
@@ -51,6 +64,18 @@ const chatTemplate =
   "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}" +
   "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
+/** Qwen3's template, reduced: an earlier turn's `reasoning_content` is dropped, the last assistant turn keeps it. */
+const thinkingTemplate =
+  '{%- for message in messages -%}' +
+  "{%- if message.role == 'assistant' -%}{{- '<|im_start|>assistant\\n' -}}" +
+  "{%- if loop.last and message.reasoning_content -%}{{- '<think>\\n' + message.reasoning_content + '\\n</think>\\n\\n' -}}{%- endif -%}" +
+  "{{- message.content + '<|im_end|>\\n' -}}" +
+  "{%- else -%}{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' -}}{%- endif -%}" +
+  '{%- endfor -%}' +
+  "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}" +
+  "{%- if enable_thinking is defined and enable_thinking is false -%}{{- '<think>\\n\\n</think>\\n\\n' -}}{%- else -%}{{- '<think>\\n' -}}{%- endif -%}" +
+  '{%- endif -%}';
+
 const words = `the of and to in is you that it he was for on are as with his they at be this have from
 or one had by word but not what all were we when your can said there use an each which she do how
 their if will up other about out many then them these so some her would make like him into time has
@@ -71,9 +96,11 @@ interface Vocabulary {
   unknown: number;
   begin: number;
   end: number;
+  /** The fill-in-the-middle tokens' ids (option `fim`). */
+  fim?: { prefix: number; suffix: number; middle: number };
 }
 
-function buildVocabulary(): Vocabulary {
+function buildVocabulary(thinking: boolean, withFim = false): Vocabulary {
   const tokens: string[] = [];
   const types: number[] = [];
   const add = (text: string, type: number) => {
@@ -86,6 +113,13 @@ function buildVocabulary(): Vocabulary {
   add('</s>', tokenType.control);
   add('<|im_start|>', tokenType.control);
   const end = add('<|im_end|>', tokenType.control);
+  if (thinking) {
+    add('<think>', tokenType.control);
+    add('</think>', tokenType.control);
+  }
+  const fim = withFim
+    ? { prefix: add('<|fim_prefix|>', tokenType.control), suffix: add('<|fim_suffix|>', tokenType.control), middle: add('<|fim_middle|>', tokenType.control) }
+    : undefined;
   for (let byte = 0; byte < 256; byte++) {
     add(`<0x${byte.toString(16).toUpperCase().padStart(2, '0')}>`, tokenType.byte);
   }
@@ -109,7 +143,7 @@ function buildVocabulary(): Vocabulary {
       if (!ordinary.has(prefix) && !tokens.includes(prefix)) quiet.add(add(prefix, tokenType.normal));
     }
   }
-  return { tokens, scores: tokens.map(() => 0), types, quiet, unknown, begin, end };
+  return { tokens, scores: tokens.map(() => 0), types, quiet, unknown, begin, end, ...(fim ? { fim } : {}) };
 }
 
 type MetadataValue = { string: string } | { uint32: number } | { float32: number } | { strings: string[] } | { float32s: number[] } | { int32s: number[] };
@@ -161,10 +195,11 @@ function encodeValue(value: MetadataValue): Buffer {
 /** llama.cpp's LLAMA_POOLING_TYPE_MEAN. */
 const meanPooling = 1;
 
-function metadata(size: ModelSize, shape: Shape, vocabulary: Vocabulary, embedding: boolean): Record<string, MetadataValue> {
+function metadata(size: ModelSize, shape: Shape, vocabulary: Vocabulary, options: TinyModelOptions): Record<string, MetadataValue> {
+  const embedding = options.embedding ?? false;
   const kind: Record<string, MetadataValue> = embedding
     ? { 'llama.pooling_type': { uint32: meanPooling } }
-    : { 'tokenizer.chat_template': { string: chatTemplate } };
+    : { 'tokenizer.chat_template': { string: options.thinking ? thinkingTemplate : chatTemplate } };
   return {
     'general.architecture': { string: 'llama' },
     'general.name': { string: `Hearth ${size} test ${embedding ? 'embedding ' : ''}model` },
@@ -187,6 +222,17 @@ function metadata(size: ModelSize, shape: Shape, vocabulary: Vocabulary, embeddi
     'tokenizer.ggml.unknown_token_id': { uint32: vocabulary.unknown },
     'tokenizer.ggml.padding_token_id': { uint32: vocabulary.unknown },
     ...kind,
+    ...fimIds(vocabulary),
+  };
+}
+
+function fimIds(vocabulary: Vocabulary): Record<string, MetadataValue> {
+  const fim = vocabulary.fim;
+  if (!fim) return {};
+  return {
+    'tokenizer.ggml.fim_pre_token_id': { uint32: fim.prefix },
+    'tokenizer.ggml.fim_suf_token_id': { uint32: fim.suffix },
+    'tokenizer.ggml.fim_mid_token_id': { uint32: fim.middle },
   };
 }
 
@@ -285,14 +331,14 @@ function layout(options: TinyModelOptions): Layout {
   const size = options.size ?? 'tiny';
   if (!modelSizes.includes(size)) throw new Error(`Unknown model size "${size}" (expected ${modelSizes.join(' or ')})`);
   const shape = shapes[size];
-  const vocabulary = buildVocabulary();
+  const vocabulary = buildVocabulary(options.thinking ?? false, options.fim);
   let dataBytes = 0;
   const placed = tensors(shape, vocabulary, options.embedding ?? false).map((tensor) => {
     const offset = alignUp(dataBytes);
     dataBytes = offset + elementCount(tensor) * 4;
     return { tensor, offset };
   });
-  const entries = Object.entries(metadata(size, shape, vocabulary, options.embedding ?? false));
+  const entries = Object.entries(metadata(size, shape, vocabulary, options));
   const header = Buffer.concat([
     Buffer.from('GGUF', 'latin1'),
     uint32(3),

@@ -1,42 +1,65 @@
 import { join } from 'node:path';
 import type { GenerationRequest } from '../../companion/src/inference/types.js';
-import { writeTinyModel } from '../../scripts/gguf/write-model.js';
+import { writeTinyModel, type TinyModelOptions } from '../../scripts/gguf/write-model.js';
 import { tempFolder } from './temp.js';
 
 const seed = 1;
 const pending = new Map<string, Promise<string>>();
 
+/** The generated test models: the chat model, and the same network in other shapes. */
+const variants = {
+  chat: {},
+  embedding: { embedding: true },
+  fim: { fim: true },
+  thinking: { thinking: true },
+} satisfies Record<string, TinyModelOptions>;
+
+type Variant = keyof typeof variants;
+
 /*
  * Generated once per test file (a few milliseconds) into a folder removed after it, so a change
  * to the generator can never leave tests on a stale file and no run leaves models behind.
  */
-async function generateTinyModel(embedding: boolean): Promise<string> {
-  const path = join(tempFolder('models'), `tiny-${embedding ? 'embedding-' : ''}${seed}.gguf`);
-  await writeTinyModel(path, { size: 'tiny', seed, embedding });
+async function generateTinyModel(variant: Variant): Promise<string> {
+  const path = join(tempFolder('models'), `tiny-${variant === 'chat' ? '' : `${variant}-`}${seed}.gguf`);
+  await writeTinyModel(path, { size: 'tiny', seed, ...variants[variant] });
   return path;
 }
 
-function generated(embedding: boolean): Promise<string> {
-  const key = embedding ? 'embedding' : 'chat';
-  let path = pending.get(key);
+function generated(variant: Variant): Promise<string> {
+  let path = pending.get(variant);
   if (!path) {
-    path = generateTinyModel(embedding).catch((error: unknown) => {
-      pending.delete(key);
+    path = generateTinyModel(variant).catch((error: unknown) => {
+      pending.delete(variant);
       throw error;
     });
-    pending.set(key, path);
+    pending.set(variant, path);
   }
   return path;
 }
 
 /** Path of the deterministic tiny GGUF test model. */
 export function tinyModelPath(): Promise<string> {
-  return generated(false);
+  return generated('chat');
 }
 
 /** Path of the deterministic tiny GGUF embedding model (`npm run model:tiny -- OUT --embedding`). */
 export function tinyEmbeddingModelPath(): Promise<string> {
-  return generated(true);
+  return generated('embedding');
+}
+
+/** Path of the tiny chat model with fill-in-the-middle tokens (`<|fim_prefix|>` ..., their ids in the metadata). */
+export function tinyFimModelPath(): Promise<string> {
+  return generated('fim');
+}
+
+/**
+ * Path of the tiny model whose chat format has a thought segment (`writeTinyModel`'s `thinking`):
+ * the generation prompt opens `<think>`, and its random weights never close it, so a test ends the
+ * thought with a token budget.
+ */
+export function tinyThinkingModelPath(): Promise<string> {
+  return generated('thinking');
 }
 
 /** A plain text generation on `model`: one user message (`text`, default "Hello"), 4 tokens, no tools, no stop words; `extra` overrides. */

@@ -1,5 +1,5 @@
 /** One generation in process: node-llama-cpp's LlamaChat on a sequence the model's pool handed out. */
-import { LlamaChat, type LlamaContextSequence } from 'node-llama-cpp';
+import { LlamaChat, type LlamaChatResponseChunk, type LlamaContextSequence } from 'node-llama-cpp';
 import { newId } from '../../ids.js';
 import { forcedCall, planGeneration, type GenerationPlan, type ModelRuntime } from '../generation-plan.js';
 import { resolveSampling, type ResolvedSampling } from '../sampling.js';
@@ -15,8 +15,9 @@ export async function generate(
   request: GenerationRequest,
   plan?: GenerationPlan,
 ): Promise<GenerationResult> {
-  const { history, forced, offered, promptTokens, maxTokens, grammar } = plan ?? (await planGeneration(runtime, request));
-  const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: runtime.wrapper });
+  const { history, wrapper, thought, thoughtBudget, forced, offered, promptTokens, maxTokens, grammar } = plan ?? (await planGeneration(runtime, request));
+  const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: wrapper });
+  const reasoning = { text: '', tokens: 0 };
   const outputBefore = sequence.tokenMeter.usedOutputTokens;
   try {
     const sampling = resolveSampling(request.sampling);
@@ -31,8 +32,16 @@ export async function generate(
       seed: sampling.seed,
       repeatPenalty: repeatPenalty(sampling),
       customStopTriggers: request.stop.length > 0 ? request.stop : undefined,
-      // The response segment's text only (a model's thoughts come through onResponseChunk, unused): visible text.
+      // The response segment's text only: visible text. The thought comes through onResponseChunk.
       onTextChunk: forced ? undefined : request.onText,
+      onResponseChunk: (chunk: LlamaChatResponseChunk) => {
+        if (chunk.type !== 'segment' || chunk.segmentType !== 'thought') return;
+        reasoning.text += chunk.text;
+        reasoning.tokens += chunk.tokens.length;
+        if (chunk.text && !forced) request.onReasoning?.(chunk.text);
+      },
+      // A thought budget (0: thinking off) closes the thought after that many tokens and the answer starts.
+      budgets: thought && thoughtBudget !== undefined ? { thoughtTokens: thoughtBudget } : undefined,
     } as const;
     const response = offered
       ? await chat.generateResponse(history, { ...common, functions: offered, documentFunctionParams: true, maxParallelFunctionCalls: undefined })
@@ -53,6 +62,7 @@ export async function generate(
       finishReason: calls.length > 0 ? 'tool_calls' : finishReason,
       promptTokens: promptTokens.length,
       completionTokens,
+      ...(thought ? { reasoning: reasoning.text, reasoningTokens: Math.min(reasoning.tokens, completionTokens) } : {}),
     };
   } finally {
     chat.dispose({ disposeSequence: false });
@@ -60,7 +70,7 @@ export async function generate(
 }
 
 /** node-llama-cpp's repeat penalty: off unless a presence or frequency penalty is set. */
-function repeatPenalty(sampling: ResolvedSampling) {
+export function repeatPenalty(sampling: ResolvedSampling) {
   const { presencePenalty, frequencyPenalty } = sampling;
   if (!presencePenalty && !frequencyPenalty) return false as const;
   return { penalty: sampling.repeatPenalty, presencePenalty, frequencyPenalty };

@@ -13,6 +13,7 @@ import { GrammarCache } from '../grammar-cache.js';
 import { planGeneration, type ModelRuntime } from '../generation-plan.js';
 import { threadCandidates } from '../llama.js';
 import type { LoadedModel, LoadedStatus } from '../loaded-model.js';
+import { planRaw } from '../raw-prompt.js';
 import { bytesPerSequence, defaultParallel, fittingParallel } from '../parallel.js';
 import type { GenerationText, ModelRequest } from '../text-pipeline.js';
 import { countPromptTokens } from '../token-count.js';
@@ -20,6 +21,7 @@ import type { GenerationResult, ModelFile } from '../types.js';
 import { secondsUntilFirstFree } from '../waiting-line.js';
 import { BatchSteps, type StepListener } from './batch-steps.js';
 import { generate } from './generate.js';
+import { generateRaw } from './raw.js';
 import { SequencePool } from './pool.js';
 import { ThreadTuner } from './thread-tuner.js';
 
@@ -121,13 +123,16 @@ export class InProcessModel implements LoadedModel {
 
   async run(request: ModelRequest, text: GenerationText<'timed'>): Promise<GenerationResult> {
     // The prompt is rendered first: the pool gives the request the sequence that already holds its conversation.
-    const plan = await planGeneration(this.runtime, request);
+    const plan = request.raw ? planRaw(this.model, this.runtime.contextSize, request) : await planGeneration(this.runtime, request);
     const sequence = await this.pool.acquire(request.signal, plan.promptTokens);
     const running: Running = { sequence, outputBefore: sequence.tokenMeter.usedOutputTokens, limit: request.maxTokens ?? this.runtime.contextSize };
     this.running.add(running);
     const counted = text.counted(this.tokens);
     try {
-      const result = await generate(this.runtime, sequence, counted.request(request), plan);
+      const result =
+        'raw' in plan
+          ? await generateRaw(this.model, sequence, counted.request(request), plan)
+          : await generate(this.runtime, sequence, counted.request(request), plan);
       counted.finish(result);
       return result;
     } finally {

@@ -28,8 +28,12 @@ export interface PromptCounters {
   reused: number;
 }
 
-interface CompletionEvent {
+export interface CompletionEvent {
   content?: string;
+  /** The tokens of `content` (`return_tokens`). */
+  tokens?: number[];
+  /** The stop text that ended the generation (stop_type `word`). */
+  stopping_word?: string;
   stop?: boolean;
   tokens_predicted?: number;
   stop_type?: 'eos' | 'word' | 'limit' | 'none';
@@ -38,7 +42,14 @@ interface CompletionEvent {
   'timings/cache_n'?: number;
 }
 
-/** Streams the answer into `request.onText` and resolves with the result; `counters` hears the prompt's cache use. */
+/**
+ * Streams the answer into `request.onText` (and the thought into `request.onReasoning`) and
+ * resolves with the result; `counters` hears the prompt's cache use. A thought budget runs the
+ * generation in rounds on the same slot: the thought with `n_predict` = what is left of the budget,
+ * then the prompt plus what was generated plus the thought's close mark, whose prefix the slot
+ * reuses (`cache_prompt`), for the answer. With a budget, an answer that opens a thought stops at
+ * its mark, so that thought is bounded too (0: closed at once).
+ */
 export async function generateOnServer(
   runtime: ServerRuntime,
   client: ServerClient,
@@ -49,15 +60,33 @@ export async function generateOnServer(
   const names = request.tools.map((tool) => tool.name);
   const lazy = plan.offered ? await lazyToolGrammar(runtime, plan, names) : undefined;
   const grammar = plan.grammar;
+  const marks = plan.thought;
+  // The request's thought span replaces the format's hidden one: its text is streamed as reasoning.
+  const spans: HiddenSpan[] = marks
+    ? [...runtime.hidden.filter((span) => !span.thought), { open: marks.open, close: marks.close, openAtStart: marks.atStart, thought: true }]
+    : runtime.hidden;
   const output = { text: '', tokens: 0, stop: 'none' as CompletionEvent['stop_type'] };
-  // Stage 1 of the text pipeline (text-pipeline.ts): only what the client may see goes on to request.onText.
-  const filter = new OutputFilter(lazy ? runtime.syntax.triggers : [], runtime.hidden, (text) => request.onText?.(text));
+  const reasoning = { text: '', tokens: 0 };
+  // Stage 1 of the text pipeline (text-pipeline.ts): only what the client may see goes on to request.onText, the thought to onReasoning.
+  const filter = new OutputFilter(
+    lazy ? runtime.syntax.triggers : [],
+    spans,
+    (text) => request.onText?.(text),
+    (text) => {
+      reasoning.text += text;
+      request.onReasoning?.(text);
+    },
+  );
   const sampling = resolveSampling(request.sampling);
+  const tokens = (text: string) => runtime.model.tokenizer(text, true);
+  // The engine opens the thought the format opens at the model's turn (node-llama-cpp does the same in process).
+  const opening = marks?.atStart && marks.open ? tokens(marks.open) : [];
+  const stops = [...request.stop, ...stopTexts(plan, grammar)];
   const body = {
-    prompt: plan.promptTokens,
     n_predict: plan.maxTokens,
     cache_prompt: true,
     stream: true,
+    return_tokens: true,
     temperature: sampling.temperature,
     top_p: sampling.topP,
     top_k: sampling.topK,
@@ -66,22 +95,62 @@ export async function generateOnServer(
     presence_penalty: sampling.presencePenalty,
     frequency_penalty: sampling.frequencyPenalty,
     repeat_penalty: sampling.repeatPenalty,
-    stop: [...request.stop, ...stopTexts(plan, grammar)],
+    stop: stops,
     ...(grammar ? { grammar: grammar.grammar } : {}),
     ...(lazy ? { grammar: lazy.grammar, grammar_lazy: true, grammar_triggers: lazy.triggers, preserved_tokens: lazy.preserved } : {}),
-    response_fields: ['content', 'stop', 'stop_type', 'tokens_predicted', 'timings/prompt_n', 'timings/cache_n'],
+    response_fields: ['content', 'tokens', 'stop', 'stop_type', 'stopping_word', 'tokens_predicted', 'timings/prompt_n', 'timings/cache_n'],
+  };
+  const budget = marks ? plan.thoughtBudget : undefined;
+  /** A mark the engine writes itself (the thought's open or close): it joins the output as if generated. */
+  const insert = (mark: string) => {
+    output.text += mark;
+    filter.push(mark);
   };
   try {
-    for await (const event of client.events<CompletionEvent>('/completion', body, request.signal)) {
-      if (event.content) {
-        output.text += event.content;
-        if (!plan.forced) filter.push(event.content);
+    for (;;) {
+      const left = plan.maxTokens - output.tokens;
+      if (left <= 0) break;
+      const thinking = filter.thinking;
+      const thoughtLeft = thinking && budget !== undefined ? budget - reasoning.tokens : undefined;
+      if (thoughtLeft !== undefined && thoughtLeft <= 0) {
+        insert(marks!.close);
+        continue;
       }
-      if (event.tokens_predicted !== undefined) output.tokens = event.tokens_predicted;
-      if (event.stop) {
-        output.stop = event.stop_type;
-        counters?.({ evaluated: event['timings/prompt_n'] ?? 0, reused: event['timings/cache_n'] ?? 0 });
+      const watchOpen = !thinking && budget !== undefined && marks !== undefined && marks.open !== '';
+      const round = {
+        ...body,
+        prompt: [...plan.promptTokens, ...opening, ...(output.text ? tokens(output.text) : [])],
+        n_predict: thoughtLeft !== undefined ? Math.min(thoughtLeft, left) : left,
+        stop: watchOpen ? [...stops, marks.open] : stops,
+      };
+      let word = '';
+      let predicted = 0;
+      for await (const event of client.events<CompletionEvent>('/completion', round, request.signal)) {
+        if (event.content) {
+          if (filter.thinking) reasoning.tokens += event.tokens?.length || 1;
+          output.text += event.content;
+          if (!plan.forced) filter.push(event.content);
+        }
+        if (event.tokens_predicted !== undefined) predicted = event.tokens_predicted;
+        if (event.stop) {
+          output.stop = event.stop_type;
+          word = event.stopping_word ?? '';
+          counters?.({ evaluated: event['timings/prompt_n'] ?? 0, reused: event['timings/cache_n'] ?? 0 });
+        }
       }
+      output.tokens += predicted;
+      if (plan.maxTokens - output.tokens <= 0 || request.signal.aborted) break;
+      // The answer opened a thought: it goes on inside it, under the budget.
+      if (watchOpen && output.stop === 'word' && word === marks.open) {
+        insert(marks.open);
+        continue;
+      }
+      // The thought used its budget (the round's limit was what the budget left): closed, and the answer starts.
+      if (output.stop === 'limit' && filter.thinking && thoughtLeft !== undefined) {
+        insert(marks!.close);
+        continue;
+      }
+      break;
     }
   } catch (error) {
     if (!request.signal.aborted) throw engineFailure(error);
@@ -92,8 +161,9 @@ export async function generateOnServer(
   let text = output.text;
   if (grammar?.trimWhitespaceSuffix) text = text.trimEnd();
   if (plan.forced) return forcedCall(text, request, finishReason, plan.promptTokens.length, output.tokens);
-  text = withoutHidden(text, runtime.hidden);
-  if (!lazy) return { text, toolCalls: [], finishReason, promptTokens: plan.promptTokens.length, completionTokens: output.tokens };
+  text = withoutHidden(text, spans);
+  const thought = marks ? { reasoning: reasoning.text, reasoningTokens: Math.min(reasoning.tokens, output.tokens) } : {};
+  if (!lazy) return { text, toolCalls: [], finishReason, promptTokens: plan.promptTokens.length, completionTokens: output.tokens, ...thought };
   const parsed = parseCalls(text, runtime.syntax, names);
   const calls: ToolCallRecord[] = parsed.complete
     ? parsed.calls.map((call) => ({ id: newId('call_'), name: call.name, arguments: JSON.stringify(call.params ?? {}) }))
@@ -104,6 +174,7 @@ export async function generateOnServer(
     finishReason: calls.length > 0 ? 'tool_calls' : finishReason === 'stop' && !parsed.complete ? 'length' : finishReason,
     promptTokens: plan.promptTokens.length,
     completionTokens: output.tokens,
+    ...thought,
   };
 }
 

@@ -15,6 +15,7 @@ import type { Logger } from '../../logger.js';
 import { blend, GeneratedTokens } from '../generated-tokens.js';
 import { GrammarCache } from '../grammar-cache.js';
 import type { LoadedModel, LoadedStatus } from '../loaded-model.js';
+import { planRaw } from '../raw-prompt.js';
 import { bytesPerSequence, defaultParallel, fittingParallel } from '../parallel.js';
 import type { GenerationText, ModelRequest } from '../text-pipeline.js';
 import { countPromptTokens } from '../token-count.js';
@@ -22,7 +23,8 @@ import type { GenerationResult, ModelFile } from '../types.js';
 import { secondsUntilFirstFree } from '../waiting-line.js';
 import type { ServerBuildPaths } from './build.js';
 import type { ServerClient } from './client.js';
-import { generateOnServer, type ServerRuntime } from './generate.js';
+import { generateOnServer, type PromptCounters, type ServerRuntime } from './generate.js';
+import { generateRawOnServer } from './raw.js';
 import type { HiddenSpan } from './output-filter.js';
 import type { GpuVariant } from './prebuilt.js';
 import { ServerProcess, type ServerExit } from './process.js';
@@ -104,14 +106,17 @@ function residentBytes(pid: number): number | undefined {
 function hiddenSpans(wrapper: ChatWrapper): HiddenSpan[] {
   const segments = wrapper.settings.segments;
   const spans: HiddenSpan[] = [];
-  for (const segment of [segments?.thought, segments?.comment]) {
+  for (const [segment, thought] of [
+    [segments?.thought, true],
+    [segments?.comment, false],
+  ] as const) {
     if (!segment) continue;
     const close = plainText(segment.suffix) ?? '';
     if (typeof segment.prefix === 'object' && 'type' in segment.prefix && segment.prefix.type === 'openedOnStart')
-      spans.push({ open: '', close, openAtStart: true });
+      spans.push({ open: '', close, openAtStart: true, thought });
     else {
       const open = plainText(segment.prefix as never);
-      if (open) spans.push({ open, close });
+      if (open) spans.push({ open, close, thought });
     }
   }
   return spans;
@@ -271,6 +276,8 @@ export class ServerModel implements LoadedModel {
   }
 
   async run(request: ModelRequest, text: GenerationText<'timed'>): Promise<GenerationResult> {
+    // A raw prompt is rendered (and refused when it cannot run) before it waits for a slot.
+    const raw = request.raw && planRaw(this.runtime.model, this.runtime.contextSize, request);
     await this.queue.acquire(request.signal);
     const running: Running = { text: text.counted(this.tokens), limit: request.maxTokens ?? this.runtime.contextSize };
     this.running.add(running);
@@ -278,10 +285,13 @@ export class ServerModel implements LoadedModel {
     try {
       await this.restarting;
       if (this.failure) throw new HearthError('model_load_failed', this.failure, { param: 'model' });
-      const result = await generateOnServer(this.runtime, this.client, running.text.request(request), (counts) => {
+      const counters = (counts: PromptCounters) => {
         this.prompt.evaluated += counts.evaluated;
         this.prompt.reused += counts.reused;
-      });
+      };
+      const result = raw
+        ? await generateRawOnServer(this.client, running.text.request(request), raw, counters)
+        : await generateOnServer(this.runtime, this.client, running.text.request(request), counters);
       running.text.finish(result);
       if (result.finishReason !== 'cancelled' && result.completionTokens > 0) {
         this.msPerToken = blend(this.msPerToken, (performance.now() - started) / result.completionTokens);

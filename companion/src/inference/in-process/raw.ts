@@ -1,0 +1,47 @@
+/** One raw generation in process (completions, fill-in-the-middle): node-llama-cpp's LlamaCompletion on the prompt's tokens. */
+import { LlamaCompletion, type LlamaContextSequence, type LlamaModel, type Token } from 'node-llama-cpp';
+import type { RawPlan } from '../raw-prompt.js';
+import { resolveSampling } from '../sampling.js';
+import type { GenerationRequest, GenerationResult } from '../types.js';
+import { repeatPenalty } from './generate.js';
+
+/** Generates from a raw plan on a sequence the caller owns; the sequence keeps what it matches of an earlier prompt. */
+export async function generateRaw(model: LlamaModel, sequence: LlamaContextSequence, request: GenerationRequest, plan: RawPlan): Promise<GenerationResult> {
+  const completion = new LlamaCompletion({ contextSequence: sequence });
+  const outputBefore = sequence.tokenMeter.usedOutputTokens;
+  try {
+    const sampling = resolveSampling(request.sampling);
+    const { metadata, response } = await completion.generateCompletionWithMeta(withoutOwnBos(model, plan.promptTokens), {
+      maxTokens: plan.maxTokens,
+      signal: request.signal,
+      stopOnAbortSignal: true,
+      temperature: sampling.temperature,
+      topP: sampling.topP,
+      topK: sampling.topK,
+      minP: sampling.minP,
+      seed: sampling.seed,
+      repeatPenalty: repeatPenalty(sampling),
+      customStopTriggers: request.stop.length > 0 ? request.stop : undefined,
+      onTextChunk: request.onText,
+      // The plan measured the prompt against the context: nothing is cut from it or shifted out.
+      disableContextShift: true,
+      contextShiftSize: 1,
+    });
+    const stop = metadata.stopReason;
+    return {
+      text: response,
+      toolCalls: [],
+      finishReason: stop === 'abort' ? 'cancelled' : stop === 'maxTokens' ? 'length' : 'stop',
+      promptTokens: plan.promptTokens.length,
+      completionTokens: sequence.tokenMeter.usedOutputTokens - outputBefore,
+    };
+  } finally {
+    completion.dispose({ disposeSequence: false });
+  }
+}
+
+/** LlamaCompletion puts the model's BOS in front of its input itself: the plan's own goes. */
+function withoutOwnBos(model: LlamaModel, tokens: Token[]): Token[] {
+  const bos = model.tokens.bos;
+  return model.tokens.shouldPrependBosToken && bos !== null && tokens[0] === bos ? tokens.slice(1) : tokens;
+}

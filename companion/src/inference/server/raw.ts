@@ -1,0 +1,53 @@
+/**
+ * One raw generation on llama-server (completions, fill-in-the-middle): the plan's tokens (rendered
+ * here, as in process) go to /completion as they are, with `cache_prompt`; no chat format, no
+ * grammar, nothing held back from the client.
+ */
+import type { RawPlan } from '../raw-prompt.js';
+import { resolveSampling } from '../sampling.js';
+import type { GenerationRequest, GenerationResult } from '../types.js';
+import type { ServerClient } from './client.js';
+import { engineFailure, type CompletionEvent, type PromptCounters } from './generate.js';
+
+export async function generateRawOnServer(
+  client: ServerClient,
+  request: GenerationRequest,
+  plan: RawPlan,
+  counters?: (counts: PromptCounters) => void,
+): Promise<GenerationResult> {
+  const sampling = resolveSampling(request.sampling);
+  const body = {
+    prompt: plan.promptTokens,
+    n_predict: plan.maxTokens,
+    cache_prompt: true,
+    stream: true,
+    temperature: sampling.temperature,
+    top_p: sampling.topP,
+    top_k: sampling.topK,
+    min_p: sampling.minP,
+    ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
+    presence_penalty: sampling.presencePenalty,
+    frequency_penalty: sampling.frequencyPenalty,
+    repeat_penalty: sampling.repeatPenalty,
+    stop: request.stop,
+    response_fields: ['content', 'stop', 'stop_type', 'tokens_predicted', 'timings/prompt_n', 'timings/cache_n'],
+  };
+  const output = { text: '', tokens: 0, stop: 'none' as CompletionEvent['stop_type'] };
+  try {
+    for await (const event of client.events<CompletionEvent>('/completion', body, request.signal)) {
+      if (event.content) {
+        output.text += event.content;
+        request.onText?.(event.content);
+      }
+      if (event.tokens_predicted !== undefined) output.tokens = event.tokens_predicted;
+      if (event.stop) {
+        output.stop = event.stop_type;
+        counters?.({ evaluated: event['timings/prompt_n'] ?? 0, reused: event['timings/cache_n'] ?? 0 });
+      }
+    }
+  } catch (error) {
+    if (!request.signal.aborted) throw engineFailure(error);
+  }
+  const finishReason = request.signal.aborted ? 'cancelled' : output.stop === 'limit' ? 'length' : 'stop';
+  return { text: output.text, toolCalls: [], finishReason, promptTokens: plan.promptTokens.length, completionTokens: output.tokens };
+}
