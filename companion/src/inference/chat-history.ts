@@ -1,12 +1,15 @@
-import type { ChatHistoryItem, ChatModelFunctionCall } from 'node-llama-cpp';
+import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelResponse } from 'node-llama-cpp';
 import { HearthError } from '../errors.js';
 import type { HistoryItem, ToolSpec } from './types.js';
 
 /**
  * Converts protocol-neutral history into node-llama-cpp's chat history. Tool results are folded
- * into the assistant turn that called them, which is how the chat wrappers render them.
+ * into the assistant turn that called them, which is how the chat wrappers render them. An
+ * assistant turn's `reasoning` becomes a thought segment when the format has one (`thoughts`):
+ * the wrapper then renders it as its template does (most drop earlier turns' thoughts); else it is
+ * dropped.
  */
-export function toChatHistory(history: HistoryItem[], param: string): ChatHistoryItem[] {
+export function toChatHistory(history: HistoryItem[], param: string, options: { thoughts?: boolean } = {}): ChatHistoryItem[] {
   const items: ChatHistoryItem[] = [];
   const pendingCalls = new Map<string, ChatModelFunctionCall>();
   history.forEach((item, index) => {
@@ -18,7 +21,9 @@ export function toChatHistory(history: HistoryItem[], param: string): ChatHistor
         items.push({ type: 'user', text: item.text });
         break;
       case 'assistant': {
-        const response: (string | ChatModelFunctionCall)[] = item.text ? [item.text] : [];
+        const response: ChatModelResponse['response'] = [];
+        if (options.thoughts && item.reasoning) response.push({ type: 'segment', segmentType: 'thought', text: item.reasoning, ended: true });
+        if (item.text) response.push(item.text);
         for (const call of item.toolCalls) {
           const functionCall: ChatModelFunctionCall = { type: 'functionCall', name: call.name, params: parseArguments(call.arguments), result: '' };
           pendingCalls.set(call.id, functionCall);

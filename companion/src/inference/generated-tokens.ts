@@ -5,6 +5,8 @@ export interface CountedRequest {
   /** Pieces streamed so far. */
   generated: number;
   onText?: (delta: string) => void;
+  /** The same for the pieces of the model's thought (they are generated tokens too). */
+  onReasoning?: (delta: string) => void;
   /** The request ended with this result: its exact token count replaces its pieces. */
   finish(result: GenerationResult): void;
   /** Always called last: the pieces of a request that failed are taken back out. */
@@ -21,17 +23,19 @@ export class GeneratedTokens {
   /** Typical completion length of recent requests that were not cancelled. */
   typical?: number;
 
-  count(forward: ((delta: string) => void) | undefined): CountedRequest {
+  count(forward: ((delta: string) => void) | undefined, forwardThought?: (delta: string) => void): CountedRequest {
     let settled = false;
+    const counting = (sink: ((delta: string) => void) | undefined) =>
+      sink &&
+      ((delta: string) => {
+        counted.generated++;
+        this.total++;
+        sink(delta);
+      });
     const counted: CountedRequest = {
       generated: 0,
-      onText: forward
-        ? (delta) => {
-            counted.generated++;
-            this.total++;
-            forward(delta);
-          }
-        : undefined,
+      onText: counting(forward),
+      onReasoning: counting(forwardThought),
       finish: (result) => {
         this.total += result.completionTokens - counted.generated;
         settled = true;

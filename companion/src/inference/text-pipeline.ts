@@ -9,6 +9,9 @@
  *   3. timed: the first piece reports the time since the engine was asked (loading and waiting
  *      included) to the observer, `GET /metrics`' first-token figure;
  *   4. the request's own `onText`.
+ * A model's thought takes the same stages beside the text, into the request's `onReasoning`: stage 1
+ * routes it there (llama-server: the filter's thought spans; in process: `onResponseChunk`'s thought
+ * segment), it counts as generated tokens, and its first piece may be the first-token time.
  * The stages are one `GenerationText`, typed by the stage it has reached: the Engine opens it at
  * `'timed'` and keeps the request's `onText` to itself (a loaded model gets a `ModelRequest`,
  * which has none); a loaded model can reach the `'counted'` stage only through `counted()`, and
@@ -25,8 +28,8 @@ export interface GenerationObserver {
   generated(model: string, promptTokens: number, completionTokens: number): void;
 }
 
-/** A request as a loaded model gets it: without the client's `onText`, which only the pipeline reaches. */
-export type ModelRequest = Omit<GenerationRequest, 'onText'>;
+/** A request as a loaded model gets it: without the client's `onText` and `onReasoning`, which only the pipeline reaches. */
+export type ModelRequest = Omit<GenerationRequest, 'onText' | 'onReasoning'>;
 
 type Sink = (delta: string) => void;
 
@@ -38,32 +41,38 @@ export class GenerationText<Stage extends TextStage> {
     readonly stage: Stage,
     private readonly sink: Sink | undefined,
     private readonly count: CountedRequest | undefined,
+    private readonly thought: Sink | undefined = undefined,
   ) {}
 
-  /** Stage 3 over the client's `onText`: opened when the engine is asked, so the first-token time includes loading and waiting. */
-  static open(client: Sink | undefined, firstPiece: ((seconds: number) => void) | undefined): GenerationText<'timed'> {
-    if (!client || !firstPiece) return new GenerationText('timed', client, undefined);
+  /**
+   * Stage 3 over the client's `onText` (and `onReasoning`): opened when the engine is asked, so the
+   * first-token time includes loading and waiting; the first piece of either counts.
+   */
+  static open(client: Sink | undefined, firstPiece: ((seconds: number) => void) | undefined, thought?: Sink): GenerationText<'timed'> {
+    if (!firstPiece) return new GenerationText('timed', client, undefined, thought);
     const started = performance.now();
     let first = true;
-    const timed: Sink = (delta) => {
-      if (first && delta) {
-        first = false;
-        firstPiece((performance.now() - started) / 1000);
-      }
-      client(delta);
-    };
-    return new GenerationText('timed', timed, undefined);
+    const timed = (sink: Sink | undefined): Sink | undefined =>
+      sink &&
+      ((delta) => {
+        if (first && delta) {
+          first = false;
+          firstPiece((performance.now() - started) / 1000);
+        }
+        sink(delta);
+      });
+    return new GenerationText('timed', timed(client), undefined, timed(thought));
   }
 
   /** Stage 2 in front of stage 3: each piece counted into the model's tokens. End it with `finish` and `end`. */
   counted(this: GenerationText<'timed'>, tokens: GeneratedTokens): GenerationText<'counted'> {
-    const count = tokens.count(this.sink);
-    return new GenerationText('counted', count.onText, count);
+    const count = tokens.count(this.sink, this.thought);
+    return new GenerationText('counted', count.onText, count, count.onReasoning);
   }
 
-  /** The request an engine's generator runs: its `onText` (stage 1's output) goes through every stage. */
+  /** The request an engine's generator runs: its `onText` and `onReasoning` (stage 1's output) go through every stage. */
   request(this: GenerationText<'counted'>, request: ModelRequest): GenerationRequest {
-    return { ...request, onText: this.sink };
+    return { ...request, onText: this.sink, onReasoning: this.thought };
   }
 
   /** Pieces streamed so far (the wait estimate's progress). */

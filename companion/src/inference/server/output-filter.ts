@@ -1,32 +1,40 @@
 /**
  * What of the server's streamed output a client sees: text, but not a tool call (from its trigger
- * on) nor a hidden segment such as a model's thoughts, and not the start of either while it is
- * still uncertain (a chunk ending in `||ca` is held until the next one shows whether `||call:`
- * follows).
+ * on) nor a hidden segment, and not the start of either while it is still uncertain (a chunk
+ * ending in `||ca` is held until the next one shows whether `||call:` follows). A thought span's
+ * text goes to its own sink (the request's `onReasoning`) instead of being dropped.
  */
 export interface HiddenSpan {
   open: string;
   close: string;
-  /** The model starts inside the span (the template opened it). */
+  /** The model starts inside the span (the template opened it, or the engine did). */
   openAtStart?: boolean;
+  /** The format's thought segment: its text is the model's reasoning. */
+  thought?: boolean;
 }
 
 export class OutputFilter {
   private pending = '';
-  private state: { mode: 'text' } | { mode: 'hidden'; close: string } | { mode: 'call' } = { mode: 'text' };
+  private state: { mode: 'text' } | { mode: 'hidden'; close: string; thought: boolean } | { mode: 'call' } = { mode: 'text' };
 
   constructor(
     private readonly triggers: string[],
     private readonly hidden: HiddenSpan[],
     private readonly emit: (text: string) => void,
+    private readonly emitThought: (text: string) => void = () => {},
   ) {
     const first = hidden.find((span) => span.openAtStart);
-    if (first) this.state = { mode: 'hidden', close: first.close };
+    if (first) this.state = { mode: 'hidden', close: first.close, thought: first.thought === true };
   }
 
   /** Whether a tool call has started. */
   get calling(): boolean {
     return this.state.mode === 'call';
+  }
+
+  /** Whether the output is inside the thought now. */
+  get thinking(): boolean {
+    return this.state.mode === 'hidden' && this.state.thought;
   }
 
   push(delta: string): void {
@@ -40,9 +48,12 @@ export class OutputFilter {
       if (state.mode === 'hidden') {
         const end = this.pending.indexOf(state.close);
         if (end < 0) {
-          this.pending = this.pending.slice(Math.max(0, this.pending.length - state.close.length + 1));
+          const keep = uncertainTail(this.pending, [state.close]);
+          if (state.thought) this.sendThought(this.pending.slice(0, this.pending.length - keep));
+          this.pending = this.pending.slice(this.pending.length - keep);
           return;
         }
+        if (state.thought) this.sendThought(this.pending.slice(0, end));
         this.pending = this.pending.slice(end + state.close.length);
         this.state = { mode: 'text' };
         continue;
@@ -56,13 +67,14 @@ export class OutputFilter {
       }
       this.send(this.pending.slice(0, next.index));
       this.pending = this.pending.slice(next.index + next.mark.length);
-      this.state = next.close === undefined ? { mode: 'call' } : { mode: 'hidden', close: next.close };
+      this.state = next.close === undefined ? { mode: 'call' } : { mode: 'hidden', close: next.close, thought: next.thought === true };
     }
   }
 
   /** The output ended: text held back for being uncertain is text after all. */
   finish(): void {
     if (this.state.mode === 'text') this.send(this.pending);
+    if (this.thinking) this.sendThought(this.pending);
     this.pending = '';
   }
 
@@ -70,12 +82,18 @@ export class OutputFilter {
     if (text) this.emit(text);
   }
 
-  private marks(): { mark: string; close?: string }[] {
-    return [...this.triggers.map((mark) => ({ mark })), ...this.hidden.map((span) => ({ mark: span.open, close: span.close }))].filter((entry) => entry.mark);
+  private sendThought(text: string): void {
+    if (text) this.emitThought(text);
   }
 
-  private nextMark(): { index: number; mark: string; close?: string } | undefined {
-    let best: { index: number; mark: string; close?: string } | undefined;
+  private marks(): { mark: string; close?: string; thought?: boolean }[] {
+    return [...this.triggers.map((mark) => ({ mark })), ...this.hidden.map((span) => ({ mark: span.open, close: span.close, thought: span.thought }))].filter(
+      (entry) => entry.mark,
+    );
+  }
+
+  private nextMark(): { index: number; mark: string; close?: string; thought?: boolean } | undefined {
+    let best: { index: number; mark: string; close?: string; thought?: boolean } | undefined;
     for (const entry of this.marks()) {
       const index = this.pending.indexOf(entry.mark);
       if (index >= 0 && (!best || index < best.index)) best = { index, ...entry };
@@ -83,19 +101,26 @@ export class OutputFilter {
     return best;
   }
 
-  /** The longest end of the pending text that could begin a mark. */
   private uncertainTail(): number {
-    let keep = 0;
-    for (const { mark } of this.marks()) {
-      for (let length = Math.min(mark.length - 1, this.pending.length); length > keep; length--) {
-        if (this.pending.endsWith(mark.slice(0, length))) {
-          keep = length;
-          break;
-        }
+    return uncertainTail(
+      this.pending,
+      this.marks().map((entry) => entry.mark),
+    );
+  }
+}
+
+/** The longest end of `text` that could begin one of `marks`. */
+function uncertainTail(text: string, marks: string[]): number {
+  let keep = 0;
+  for (const mark of marks) {
+    for (let length = Math.min(mark.length - 1, text.length); length > keep; length--) {
+      if (text.endsWith(mark.slice(0, length))) {
+        keep = length;
+        break;
       }
     }
-    return keep;
   }
+  return keep;
 }
 
 /** The text without its hidden spans (a span left open runs to the end). */
