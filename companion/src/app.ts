@@ -2,7 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { installDrain } from './http/drain.js';
 import { frameworkError, installErrorHandling } from './http/error-handler.js';
 import { installJsonBodies } from './http/json-body.js';
-import { installPerimeter } from './http/perimeter.js';
+import { installPerimeter, type PerimeterInputs } from './http/perimeter.js';
 import { installRequestMetrics } from './http/request-metrics.js';
 import { RequestLog } from './http/request-log.js';
 import { adminRoutes } from './routes/admin.js';
@@ -18,6 +18,7 @@ import { ollamaRoutes } from './routes/ollama.js';
 import { openaiRoutes } from './routes/openai.js';
 import { routeContexts } from './routes/contexts.js';
 import { webRoutes } from './routes/web.js';
+import type { OllamaListenerStatus } from '#shared/api/admin.js';
 import type { Services } from './services.js';
 
 export interface AppOptions {
@@ -26,6 +27,8 @@ export interface AppOptions {
   webRoot: string;
   /** A pino logger; none means silent. */
   logger?: FastifyBaseLogger;
+  /** The Ollama listener, whose state the Server screen shows (none: off). */
+  ollamaListener?: { status(): OllamaListenerStatus };
 }
 
 /** Builds the HTTP app; the order of registration below is the route table. */
@@ -39,15 +42,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // First of the hooks: a request the perimeter refuses is counted too.
   installRequestMetrics(app, () => services.metrics);
   installDrain(app, () => services.stopWork());
-  installPerimeter(app, {
-    server: () => services.config.server,
-    keys: services.keys,
-    admin: services.admin,
-    agents: services.dispatcher,
-    channel: () => services.channel.status(),
-  });
+  installPerimeter(app, perimeterInputs(services));
   // Each family gets only its own context (routes/contexts.ts), never the whole of Services.
-  const contexts = routeContexts(services, options.webRoot);
+  const listener = options.ollamaListener;
+  const contexts = routeContexts(services, options.webRoot, listener && (() => listener.status()));
   await app.register(healthRoutes, contexts.health);
   await app.register(metricsRoutes, contexts.metrics);
   await app.register(openaiRoutes, contexts.openai);
@@ -61,6 +59,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(mcpRoutes, contexts.mcp);
   await app.register(webRoutes, contexts.web);
   return app;
+}
+
+/** What the perimeter reads of the running server; the Ollama listener guards with the same. */
+export function perimeterInputs(services: Services): PerimeterInputs {
+  return {
+    server: () => services.config.server,
+    keys: services.keys,
+    admin: services.admin,
+    agents: services.dispatcher,
+    channel: () => services.channel.status(),
+  };
 }
 
 /** How request schemas are applied: clients must get 400 for wrong types, not a silent coercion of "5" into 5. */

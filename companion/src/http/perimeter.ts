@@ -34,7 +34,8 @@ export function familyOf(path: string): RouteFamily {
   return ROUTE_TABLE.find((route) => route.pattern.test(path))?.family ?? 'web';
 }
 
-const ALLOWED_HEADERS = 'authorization, content-type, x-service-agent-id, x-service-conversation-id, mcp-session-id, mcp-protocol-version, last-event-id';
+const ALLOWED_HEADERS =
+  'authorization, x-api-key, anthropic-version, anthropic-beta, content-type, x-service-agent-id, x-service-conversation-id, mcp-session-id, mcp-protocol-version, last-event-id';
 
 /** What the perimeter needs of the running server. */
 export interface PerimeterInputs {
@@ -168,6 +169,20 @@ function loopbackBound(request: FastifyRequest): boolean {
   return loopback;
 }
 
+/**
+ * The key a request presents, read the same way on every family that takes keys: `Authorization:
+ * Bearer <key>` (OpenAI's clients) or `x-api-key: <key>` (Anthropic's SDK, Claude Code). Clients
+ * send a token of their own in one of them whether or not one is needed, so a Hearth key in
+ * either wins over a token that is not one. Never logged (log-format.ts redacts both headers).
+ */
+function presentedKey(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  const bearer = /^bearer\s+/i.test(header ?? '') ? header!.replace(/^bearer\s+/i, '').trim() : undefined;
+  const apiKey = request.headers['x-api-key'];
+  const given = [bearer, typeof apiKey === 'string' ? apiKey.trim() : undefined].filter((token): token is string => !!token);
+  return given.find((token) => token.startsWith(KEY_PREFIX)) ?? given[0];
+}
+
 /** `required` is true when auth is on, and for every request that came through a proxy (named by `proxyHeader`). */
 function authenticate(
   request: FastifyRequest,
@@ -176,8 +191,7 @@ function authenticate(
   required: boolean,
   proxyHeader: string | undefined,
 ): KeyGrant | null {
-  const header = request.headers.authorization;
-  const token = /^bearer\s+/i.test(header ?? '') ? header!.replace(/^bearer\s+/i, '').trim() : undefined;
+  const token = presentedKey(request);
   // With auth off, tokens that are not Hearth keys are ignored: OpenAI clients always send one.
   if (!token || (!required && !token.startsWith(KEY_PREFIX))) {
     if (!required) return null;
@@ -215,8 +229,7 @@ function metricsGrant(
   proxyHeader: string | undefined,
 ): KeyGrant | null {
   const local = peerIsLoopback && proxyHeader === undefined;
-  const header = request.headers.authorization;
-  const presentsKey = /^bearer\s+hth_/i.test(header ?? '');
+  const presentsKey = presentedKey(request)?.startsWith(KEY_PREFIX) === true;
   if (!presentsKey && !local)
     throw new HearthError(
       'permission_denied',

@@ -9,6 +9,7 @@
  */
 import type { ConfigTarget } from '../config/apply.js';
 import type { ConfigDocument } from '#shared/api/config.js';
+import type { OllamaListenerStatus } from '#shared/api/admin.js';
 import type { AdminCredential } from '../access/admin-credential.js';
 import type { KeyStore } from '../access/keys.js';
 import type { AgentDispatcher } from '../agents/dispatcher.js';
@@ -49,6 +50,8 @@ export interface OpenaiContext {
   config: Config;
   catalog: Pick<ModelCatalog, 'list' | 'resolve' | 'localRecord'>;
   engine: Pick<Engine, 'run'>;
+  /** What `resolveGenerator` runs a model with (raw completions and /infill). */
+  generation: GenerationSources;
   embeddings: Pick<Embeddings, 'embed'>;
   /** The model providers in force. */
   providers(): Pick<ProviderClient, 'forward'>;
@@ -132,6 +135,8 @@ export interface AdminContext {
   cloud: Services['cloud'];
   downloads: Pick<DownloadManager, 'list' | 'get' | 'create' | 'pause' | 'resume' | 'cancel' | 'subscribe'>;
   monitor: Pick<EngineMonitor, 'snapshot' | 'subscribe'>;
+  /** The Ollama listener's state (server.ollama): off, listening, or refused and why. */
+  ollamaListener(): OllamaListenerStatus;
   shutdown: AbortSignal;
 }
 
@@ -185,7 +190,7 @@ export interface RouteContexts {
 }
 
 /** Every family's context, from the services of this process. */
-export function routeContexts(services: Services, webRoot = ''): RouteContexts {
+export function routeContexts(services: Services, webRoot = '', ollamaListener: () => OllamaListenerStatus = () => ({ state: 'off' })): RouteContexts {
   const { version, shutdown, catalog, engine, agents, mcp } = services;
   const config = () => services.config;
   return {
@@ -195,6 +200,7 @@ export function routeContexts(services: Services, webRoot = ''): RouteContexts {
       config,
       catalog,
       engine,
+      generation: { catalog, engine, providers: () => services.providers },
       embeddings: services.embeddings,
       providers: () => services.providers,
       responses: services.responses,
@@ -232,6 +238,7 @@ export function routeContexts(services: Services, webRoot = ''): RouteContexts {
       cloud: services.cloud,
       downloads: services.downloads,
       monitor: services.monitor,
+      ollamaListener,
       shutdown,
     },
     memory: { config, memory: services.memory },

@@ -65,7 +65,7 @@ export async function forwardToProvider(
  * first: the Responses chain it continues, the conversation (`X-Service-Conversation-Id`, the one
  * attribution answered with when it made a new one), then `prompt_cache_key` and `user`.
  */
-function affinityOf(request: FastifyRequest, reply: FastifyReply, body: Record<string, unknown>): string[] {
+export function affinityOf(request: FastifyRequest, reply: FastifyReply, body: Record<string, unknown>): string[] {
   const keys: string[] = [];
   if (typeof body.previous_response_id === 'string' && body.previous_response_id) keys.push(`response:${body.previous_response_id}`);
   const conversation = reply.getHeader('x-service-conversation-id') ?? request.headers['x-service-conversation-id'];

@@ -1,0 +1,154 @@
+import type { LightMyRequestResponse } from 'fastify';
+import { describe, expect, it } from 'vitest';
+import type { AnthropicErrorBody, CountTokensResponse, Message } from '#shared/api/anthropic.js';
+import type { ErrorBody } from '#shared/api/errors.js';
+import { sharedApp } from '../../helpers/app.js';
+
+const hearth = sharedApp();
+
+const user = [{ role: 'user', content: 'Hello' }];
+const weather = { name: 'get_weather', description: 'The weather in a city.', input_schema: { type: 'object', properties: { city: { type: 'string' } } } };
+
+function post(url: string, body: unknown, headers: Record<string, string> = {}) {
+  return hearth.app.inject({ method: 'POST', url, payload: body as object, headers });
+}
+
+const messages = (body: unknown) => post('/v1/messages', body);
+
+/** Anthropic's error shape, exactly: `{type: 'error', error: {type, message}}`, with the status and what the message names. */
+function expectAnthropicError(response: LightMyRequestResponse, status: number, type: string, mention?: string | RegExp): string {
+  expect(response.statusCode, response.body).toBe(status);
+  expect(response.headers['content-type']).toMatch(/^application\/json/);
+  const body = response.json() as AnthropicErrorBody;
+  expect(Object.keys(body).sort()).toEqual(['error', 'type']);
+  expect(body.type).toBe('error');
+  expect(Object.keys(body.error).sort()).toEqual(['message', 'type']);
+  expect(body.error.type).toBe(type);
+  if (typeof mention === 'string') expect(body.error.message).toContain(mention);
+  else if (mention) expect(body.error.message).toMatch(mention);
+  return body.error.message;
+}
+
+const refused = async (body: unknown, mention: string | RegExp) => expectAnthropicError(await messages(body), 400, 'invalid_request_error', mention);
+
+describe('POST /v1/messages refuses bad input in Anthropic’s error shape', () => {
+  it('a missing max_tokens is 400 naming it', async () => {
+    await refused({ model: 'tiny', messages: user }, 'max_tokens');
+  });
+
+  it('malformed JSON and a form body are refused in the same shape', async () => {
+    const json = await hearth.app.inject({ method: 'POST', url: '/v1/messages', payload: '{"model": ', headers: { 'content-type': 'application/json' } });
+    expectAnthropicError(json, 400, 'invalid_request_error', /JSON/);
+    const form = await hearth.app.inject({
+      method: 'POST',
+      url: '/v1/messages',
+      payload: 'a=b',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expectAnthropicError(form, 415, 'invalid_request_error', 'application/json');
+  });
+
+  it('an unknown block type is 400 naming the block', async () => {
+    const content = [
+      { type: 'text', text: 'Read this' },
+      { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'x' } },
+    ];
+    await refused({ model: 'tiny', max_tokens: 4, messages: [{ role: 'user', content }] }, 'messages[0].content[1].type "document"');
+  });
+
+  it('a tool_result for a tool_use id no assistant message holds is 400', async () => {
+    const content = [{ type: 'tool_result', tool_use_id: 'toolu_nowhere', content: 'sunny' }];
+    await refused({ model: 'tiny', max_tokens: 4, messages: [{ role: 'user', content }] }, 'toolu_nowhere');
+  });
+
+  it('an image is 400 saying images are not read yet', async () => {
+    const content = [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }];
+    await refused({ model: 'tiny', max_tokens: 4, messages: [{ role: 'user', content }] }, /messages\[0\]\.content\[0\] is an image/);
+  });
+
+  it('a server tool is 400 naming it; tool_choice any without tools and a named tool not in tools are 400', async () => {
+    await refused({ model: 'tiny', max_tokens: 4, messages: user, tools: [{ type: 'web_search_20250305', name: 'web_search' }] }, 'server tool');
+    await refused({ model: 'tiny', max_tokens: 4, messages: user, tool_choice: { type: 'any' } }, 'tools is empty');
+    await refused({ model: 'tiny', max_tokens: 4, messages: user, tools: [weather], tool_choice: { type: 'tool', name: 'nope' } }, '"nope"');
+  });
+
+  it('a thinking block in a user message is 400; thinking enabled without budget_tokens is 400', async () => {
+    await refused({ model: 'tiny', max_tokens: 4, messages: [{ role: 'user', content: [{ type: 'thinking', thinking: 'hm', signature: 's' }] }] }, 'thinking');
+    await refused({ model: 'tiny', max_tokens: 4, messages: user, thinking: { type: 'enabled' } }, 'budget_tokens');
+  });
+
+  it('an unknown model is 404 not_found_error listing the models and the Claude Code settings', async () => {
+    const message = expectAnthropicError(await messages({ model: 'claude-sonnet-4-5', max_tokens: 4, messages: user }), 404, 'not_found_error');
+    expect(message).toContain('tiny');
+    expect(message).toContain('ANTHROPIC_MODEL');
+    expect(message).toContain('ANTHROPIC_DEFAULT_HAIKU_MODEL');
+    expect(message).toContain('ANTHROPIC_BASE_URL');
+  });
+
+  it('other families keep the OpenAI shape', async () => {
+    const response = await post('/v1/chat/completions', { model: 'claude-sonnet-4-5', messages: user });
+    expect(response.statusCode).toBe(404);
+    expect((response.json() as ErrorBody).error.code).toBe('model_not_found');
+  });
+});
+
+describe('POST /v1/messages on a local model', () => {
+  it('accepts what Claude Code sends (?beta=true, system blocks with cache_control, thinking, metadata, fields it does not read) and answers a Message', async () => {
+    const response = await post('/v1/messages?beta=true', {
+      model: 'tiny',
+      max_tokens: 32000,
+      system: [
+        { type: 'text', text: 'x-anthropic-billing-header: cc_version=2.1.0.abc; cc_entrypoint=cli; cch=12345;' },
+        { type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } },
+      ],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi', cache_control: { type: 'ephemeral', ttl: '1h' } }] }],
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      metadata: { user_id: 'user_abc_session_1' },
+      temperature: 1,
+      context_management: { edits: [] },
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    const message = response.json() as Message;
+    expect(message.id).toMatch(/^msg_/);
+    expect(message).toMatchObject({ type: 'message', role: 'assistant', model: 'tiny', stop_sequence: null });
+    // max_tokens beyond what the context leaves is a ceiling: the reply stops at the context's end.
+    expect(['end_turn', 'max_tokens']).toContain(message.stop_reason);
+    expect(message.usage.input_tokens + message.usage.cache_read_input_tokens).toBeGreaterThan(0);
+    expect(message.usage.cache_creation_input_tokens).toBe(0);
+  });
+});
+
+describe('POST /v1/messages/count_tokens', () => {
+  const count = async (body: unknown, url = '/v1/messages/count_tokens') => {
+    const response = await post(url, body);
+    expect(response.statusCode, response.body).toBe(200);
+    return (response.json() as CountTokensResponse).input_tokens;
+  };
+
+  it('counts the prompt with the model’s template: more words, system and tools each count', async () => {
+    const plain = await count({ model: 'tiny', messages: user });
+    expect(plain).toBeGreaterThan(0);
+    expect(await count({ model: 'tiny', messages: [{ role: 'user', content: 'Hello there, how is the weather today?' }] })).toBeGreaterThan(plain);
+    expect(await count({ model: 'tiny', messages: user, system: 'You are terse.' })).toBeGreaterThan(plain);
+    expect(await count({ model: 'tiny', messages: user, tools: [weather] }, '/v1/messages/count_tokens?beta=true')).toBeGreaterThan(plain);
+  });
+
+  it('leaves out Claude Code’s per-request stamp: two stamps count the same as none', async () => {
+    const stamped = (cch: string) => ({
+      model: 'tiny',
+      messages: user,
+      system: [
+        { type: 'text', text: `x-anthropic-billing-header: cc_version=2.1.37.${cch.slice(0, 3)}; cc_entrypoint=cli; cch=${cch};` },
+        { type: 'text', text: 'You are Claude Code.' },
+      ],
+    });
+    const first = await count(stamped('fa690'));
+    expect(await count(stamped('0aaa9'))).toBe(first);
+    expect(await count({ model: 'tiny', messages: user, system: 'You are Claude Code.' })).toBe(first);
+  });
+
+  it('refuses an unknown model (404) and bad input (400) in Anthropic’s shape', async () => {
+    expectAnthropicError(await post('/v1/messages/count_tokens', { model: 'claude-haiku-4-5', messages: user }), 404, 'not_found_error', 'ANTHROPIC_MODEL');
+    expectAnthropicError(await post('/v1/messages/count_tokens', { model: 'tiny' }), 400, 'invalid_request_error', 'messages');
+  });
+});
