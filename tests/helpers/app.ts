@@ -3,18 +3,27 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { afterEach } from 'vitest';
 import { buildApp } from '../../companion/src/app.js';
 import { silentLogger, type Logger } from '../../companion/src/logger.js';
-import { familyOf } from '../../companion/src/http/perimeter.js';
 import { createServices, type Services } from '../../companion/src/services.js';
 import { perFile } from './per-file.js';
 import { newDataDir } from './server.js';
 
 export interface TestApp {
-  /** The app; its `inject` adds the local admin credential to admin-guarded requests (/admin, /agents/approvals) that carry no Authorization. */
+  /**
+   * The app. Its `inject` sends a request exactly as given (another local process, an attacker),
+   * except one wrapped in `asOwner(...)`, which carries the local admin credential as the app's
+   * owner would: a test that needs the credential asks for it, whatever family its path is in.
+   */
   app: FastifyInstance;
   services: Services;
-  /** inject exactly as given: no admin credential added (another local process, an attacker). */
-  injectWithoutAdmin(options: InjectOptions): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
+}
+
+const OWNER = Symbol('owner');
+type OwnerRequest = InjectOptions & { [OWNER]?: true };
+
+/** `request` sent with the local admin credential (`Authorization: Bearer` the admin token), as the machine's owner. */
+export function asOwner<T extends InjectOptions>(request: T): T {
+  return { ...request, [OWNER]: true };
 }
 
 export interface TestAppOptions {
@@ -34,21 +43,16 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   const services = await createServices({ dataDir, externalSources: false, engine, log: options.log ?? silentLogger, version: 'test' });
   const app = await buildApp({ services, webRoot: options.webRoot ?? '/nonexistent' });
   const raw = app.inject.bind(app) as (options?: InjectOptions | string) => Promise<LightMyRequestResponse>;
-  const adminToken = (services as Partial<Services> & { admin?: { token: string } }).admin?.token;
-  const withAdmin = (request: InjectOptions | string): InjectOptions | string => {
-    const target = typeof request === 'string' ? { url: request } : request;
-    const url = typeof target.url === 'string' ? target.url : (target.path as string | undefined);
-    const headers = { ...target.headers };
-    const guarded = url !== undefined && familyOf(url.split('?')[0]!) === 'admin';
-    if (!adminToken || !guarded || Object.keys(headers).some((name) => name.toLowerCase() === 'authorization')) return request;
-    return { ...target, headers: { ...headers, authorization: `Bearer ${adminToken}` } } as InjectOptions;
+  const withOwner = (request: InjectOptions | string): InjectOptions | string => {
+    if (typeof request === 'string' || !(request as OwnerRequest)[OWNER]) return request;
+    const { [OWNER]: _owner, ...rest } = request as OwnerRequest;
+    return { ...rest, headers: { ...rest.headers, authorization: `Bearer ${services.admin.token}` } };
   };
   // The chained form (app.inject() with no options) is passed through untouched.
-  (app as { inject: unknown }).inject = (request?: InjectOptions | string) => (request === undefined ? raw() : raw(withAdmin(request)));
+  (app as { inject: unknown }).inject = (request?: InjectOptions | string) => (request === undefined ? raw() : raw(withOwner(request)));
   return {
     app,
     services,
-    injectWithoutAdmin: (request) => raw(request),
     async close() {
       await app.close();
       await services.close();
@@ -93,7 +97,6 @@ export function sharedApp(options: TestAppOptions & { prepare?: () => Promise<Te
     get baseline() {
       return shared.value.config;
     },
-    injectWithoutAdmin: (request) => shared.value.built.injectWithoutAdmin(request),
     close: () => shared.value.built.close(),
   };
 }

@@ -8,7 +8,7 @@ import { FailureLimiter } from '../../../companion/src/access/failures.js';
 import { HearthError } from '../../../companion/src/errors.js';
 import { openDatabase, type Db } from '../../../companion/src/store/database.js';
 import type { AccessKeyRecord, CreatedKey } from '#shared/api/access.js';
-import { sharedApp, testApp } from '../../helpers/app.js';
+import { asOwner, sharedApp, testApp } from '../../helpers/app.js';
 import { runHearth } from '../../helpers/hearth-cli.js';
 
 const ALL_SCOPES = ['agents', 'images', 'inference', 'memory', 'tools'];
@@ -168,14 +168,14 @@ describe('/admin/keys', () => {
   });
 
   async function create(body: Record<string, unknown>): Promise<CreatedKey> {
-    const response = await hearth.app.inject({ method: 'POST', url: '/admin/keys', payload: body });
+    const response = await hearth.app.inject(asOwner({ method: 'POST', url: '/admin/keys', payload: body }));
     expect(response.statusCode, response.body).toBe(201);
     expect(response.headers['cache-control']).toBe('no-store');
     return response.json() as CreatedKey;
   }
 
   async function list(): Promise<AccessKeyRecord[]> {
-    const response = await hearth.app.inject({ method: 'GET', url: '/admin/keys' });
+    const response = await hearth.app.inject(asOwner({ method: 'GET', url: '/admin/keys' }));
     expect(response.statusCode, response.body).toBe(200);
     return (response.json() as { data: AccessKeyRecord[] }).data;
   }
@@ -200,7 +200,7 @@ describe('/admin/keys', () => {
     expect(entry.last_used_at).not.toBeNull(); // the verify above used it
     expect(JSON.stringify(listed)).not.toContain(created.key);
 
-    const revoked = await hearth.app.inject({ method: 'DELETE', url: `/admin/keys/${created.id}` });
+    const revoked = await hearth.app.inject(asOwner({ method: 'DELETE', url: `/admin/keys/${created.id}` }));
     expect(revoked.statusCode).toBe(200);
     expect((revoked.json() as AccessKeyRecord).revoked_at).not.toBeNull();
     expect(hearth.services.keys.verify(created.key)).toEqual({ ok: false, reason: 'revoked' });
@@ -239,7 +239,7 @@ describe('/admin/keys', () => {
     ];
     const before = hearth.services.keys.list().length;
     for (const [body, param] of cases) {
-      const response = await hearth.app.inject({ method: 'POST', url: '/admin/keys', payload: body });
+      const response = await hearth.app.inject(asOwner({ method: 'POST', url: '/admin/keys', payload: body }));
       expect(response.statusCode, JSON.stringify(body)).toBe(400);
       expect(response.json().error.param, JSON.stringify(body)).toBe(param);
     }
@@ -247,7 +247,7 @@ describe('/admin/keys', () => {
   });
 
   it('revoking an unknown id is 404 key_not_found', async () => {
-    const response = await hearth.app.inject({ method: 'DELETE', url: '/admin/keys/key_0123456789abcdef' });
+    const response = await hearth.app.inject(asOwner({ method: 'DELETE', url: '/admin/keys/key_0123456789abcdef' }));
     expect(response.statusCode).toBe(404);
     expect(response.json().error.code).toBe('key_not_found');
   });
@@ -256,9 +256,9 @@ describe('/admin/keys', () => {
     const { key, id } = hearth.services.keys.create({ label: 'remote' });
     const headers = { authorization: `Bearer ${key}`, 'x-forwarded-for': '127.0.0.1' };
     const responses = [
-      await hearth.app.inject({ method: 'POST', url: '/admin/keys', remoteAddress: '203.0.113.5', headers, payload: { label: 'sneaky' } }),
-      await hearth.app.inject({ method: 'GET', url: '/admin/keys', remoteAddress: '203.0.113.5', headers }),
-      await hearth.app.inject({ method: 'DELETE', url: `/admin/keys/${id}`, remoteAddress: '203.0.113.5', headers }),
+      await hearth.app.inject(asOwner({ method: 'POST', url: '/admin/keys', remoteAddress: '203.0.113.5', headers, payload: { label: 'sneaky' } })),
+      await hearth.app.inject(asOwner({ method: 'GET', url: '/admin/keys', remoteAddress: '203.0.113.5', headers })),
+      await hearth.app.inject(asOwner({ method: 'DELETE', url: `/admin/keys/${id}`, remoteAddress: '203.0.113.5', headers })),
     ];
     for (const response of responses) {
       expect(response.statusCode).toBe(403);
@@ -274,11 +274,11 @@ describe('/admin/keys with an out-of-range expiry', () => {
     // Its own app: if the key is stored anyway, listing breaks for everything after it.
     const { app, services, close } = await testApp({ withModel: false });
     try {
-      const response = await app.inject({ method: 'POST', url: '/admin/keys', payload: { label: 'forever', expires_in_days: 1e9 } });
+      const response = await app.inject(asOwner({ method: 'POST', url: '/admin/keys', payload: { label: 'forever', expires_in_days: 1e9 } }));
       expect(response.statusCode, response.body).toBe(400);
       expect(response.json().error.param).toBe('expires_in_days');
       // Whatever happened, listing keys keeps working and no unusable key was left behind.
-      const listing = await app.inject({ method: 'GET', url: '/admin/keys' });
+      const listing = await app.inject(asOwner({ method: 'GET', url: '/admin/keys' }));
       expect(listing.statusCode, listing.body).toBe(200);
       expect(services.db.prepare('SELECT COUNT(*) AS n FROM access_keys').get()).toEqual({ n: 0 });
     } finally {

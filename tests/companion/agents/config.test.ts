@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { checkDocument, loadConfigFile } from '../../../companion/src/config/document.js';
 import { checkAgentId } from '../../../companion/src/memory/validate.js';
-import { testApp } from '../../helpers/app.js';
+import { asOwner, testApp } from '../../helpers/app.js';
 import { newDataDir } from '../../helpers/server.js';
 
 describe('agent definitions in the configuration document', () => {
@@ -77,7 +77,7 @@ describe('plan and apply of agents', () => {
   });
 
   const plan = (agents: Record<string, unknown>[]) =>
-    app.app.inject({ method: 'POST', url: '/admin/config/plan', payload: { document: { version: 1, agents } } }).then((response) => response.json());
+    app.app.inject(asOwner({ method: 'POST', url: '/admin/config/plan', payload: { document: { version: 1, agents } } })).then((response) => response.json());
 
   it('calls an override that allows or automates a write or exec tool high-risk, and a workspace the file tools reach', async () => {
     const result = await plan([
@@ -101,11 +101,13 @@ describe('plan and apply of agents', () => {
   });
 
   it('an applied agent is listed and runnable at once', async () => {
-    const applied = await app.app.inject({
-      method: 'POST',
-      url: '/admin/config/apply',
-      payload: { document: { version: 1, agents: [{ id: 'fresh', name: 'Fresh', tools: ['current_time'] }] } },
-    });
+    const applied = await app.app.inject(
+      asOwner({
+        method: 'POST',
+        url: '/admin/config/apply',
+        payload: { document: { version: 1, agents: [{ id: 'fresh', name: 'Fresh', tools: ['current_time'] }] } },
+      }),
+    );
     expect(applied.statusCode).toBe(200);
     expect((await app.app.inject({ method: 'GET', url: '/agents/fresh' })).json()).toMatchObject({ id: 'fresh', name: 'Fresh' });
   });
@@ -142,7 +144,7 @@ agents:
       { ...helper, instructions: 'Be very brief.', tool_overrides: {} },
       { id: 'second', name: 'Second', tools: ['current_time'], max_steps: 12 },
     ];
-    const applied = await app.app.inject({ method: 'POST', url: '/admin/config/apply', payload: { document: { ...current, agents }, prune: true } });
+    const applied = await app.app.inject(asOwner({ method: 'POST', url: '/admin/config/apply', payload: { document: { ...current, agents }, prune: true } }));
     expect(applied.statusCode, applied.body).toBe(200);
     const text = readFileSync(configFile, 'utf8');
     expect(text).toContain('# My agents.');

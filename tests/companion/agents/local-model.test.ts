@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentApprovalList, AgentRun } from '#shared/api/agents.js';
 import { agentDataDir, parseEvents, waitFor } from '../../helpers/agents.js';
-import { testApp } from '../../helpers/app.js';
+import { asOwner, testApp } from '../../helpers/app.js';
 
 /**
  * The tiny generated model through the real engine: with tool_choice `required` the first model
@@ -55,12 +55,12 @@ describe('an agent on a local model', () => {
   it('waits for an approval before running the forced call', async () => {
     const started = app.app.inject({ method: 'POST', url: '/agents/local-asker/run', payload: { input: 'Time, please.' } });
     const approval = await waitFor(
-      async () => ((await app.app.inject({ method: 'GET', url: '/agents/approvals' })).json() as AgentApprovalList).data[0],
+      async () => ((await app.app.inject(asOwner({ method: 'GET', url: '/agents/approvals' }))).json() as AgentApprovalList).data[0],
       60_000,
       'an approval',
     );
     expect(approval).toMatchObject({ agent_id: 'local-asker', name: 'current_time', class: 'read' });
-    await app.app.inject({ method: 'POST', url: `/agents/approvals/${approval.id}`, payload: { decision: 'approve' } });
+    await app.app.inject(asOwner({ method: 'POST', url: `/agents/approvals/${approval.id}`, payload: { decision: 'approve' } }));
     const run = (await started).json() as AgentRun;
     expect(run.status).toBe('completed');
     expect(run.steps[0]!.tool_calls[0]).toMatchObject({ decision: 'approved', approval_id: approval.id });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentRun } from '#shared/api/agents.js';
 import { startScriptedProvider, type ScriptedProvider } from '../../fixtures/scripted-provider.js';
 import { agentDataDir, parseEvents } from '../../helpers/agents.js';
-import { testApp } from '../../helpers/app.js';
+import { asOwner, testApp } from '../../helpers/app.js';
 
 let provider: ScriptedProvider;
 let app: Awaited<ReturnType<typeof testApp>>;
@@ -200,9 +200,13 @@ describe('host-only tools and external callers', () => {
   });
 
   it('the owner’s full catalog lists them with their class, loopback only', async () => {
-    const catalog = (await app.app.inject({ method: 'GET', url: '/admin/tools' })).json().data as { name: string; class: string; host_only: boolean }[];
+    const catalog = (await app.app.inject(asOwner({ method: 'GET', url: '/admin/tools' }))).json().data as {
+      name: string;
+      class: string;
+      host_only: boolean;
+    }[];
     expect(catalog.find((tool) => tool.name === 'shell')).toMatchObject({ class: 'exec', host_only: true, service: null });
     expect(catalog.find((tool) => tool.name === 'memory_pin')).toMatchObject({ class: 'write', host_only: false });
-    expect((await app.app.inject({ method: 'GET', url: '/admin/tools', remoteAddress: '10.0.0.9' })).statusCode).toBe(403);
+    expect((await app.app.inject(asOwner({ method: 'GET', url: '/admin/tools', remoteAddress: '10.0.0.9' }))).statusCode).toBe(403);
   });
 });

@@ -4,7 +4,7 @@ import type { AgentSettings } from '#shared/api/config.js';
 import { matchesToolPattern, toolDecision } from '../../../companion/src/tools/policy.js';
 import { startScriptedProvider, type ScriptedProvider } from '../../fixtures/scripted-provider.js';
 import { agentDataDir, waitFor } from '../../helpers/agents.js';
-import { testApp } from '../../helpers/app.js';
+import { asOwner, testApp } from '../../helpers/app.js';
 import { EVERYTHING } from '../../helpers/mcp.js';
 import { untilTrue } from '../../helpers/until.js';
 
@@ -100,8 +100,9 @@ describe('the policy matrix: auto / ask / deny × class × override, on a real M
     void started.then(() => (settled = true));
     // Approves what waits, again and again, until the run has ended.
     await untilTrue(async () => {
-      const pending = (await app.app.inject({ method: 'GET', url: '/agents/approvals' })).json() as AgentApprovalList;
-      for (const approval of pending.data) await app.app.inject({ method: 'POST', url: `/agents/approvals/${approval.id}`, payload: { decision: 'approve' } });
+      const pending = (await app.app.inject(asOwner({ method: 'GET', url: '/agents/approvals' }))).json() as AgentApprovalList;
+      for (const approval of pending.data)
+        await app.app.inject(asOwner({ method: 'POST', url: `/agents/approvals/${approval.id}`, payload: { decision: 'approve' } }));
       return settled;
     }, 'the run to end with every call approved');
     const run = (await started).json() as AgentRun;

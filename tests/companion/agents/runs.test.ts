@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentApprovalList, AgentRun, AgentRunEventList } from '#shared/api/agents.js';
 import { startScriptedProvider, type ScriptedProvider } from '../../fixtures/scripted-provider.js';
 import { agentDataDir, APPROVED_CALL_EVENTS, parseEvents, waitFor } from '../../helpers/agents.js';
-import { testApp } from '../../helpers/app.js';
+import { asOwner, testApp } from '../../helpers/app.js';
 
 let provider: ScriptedProvider;
 let app: Awaited<ReturnType<typeof testApp>>;
@@ -198,9 +198,9 @@ describe('a run against the scripted provider', () => {
 });
 
 describe('approvals', () => {
-  const pending = async () => (await app.app.inject({ method: 'GET', url: '/agents/approvals' })).json() as AgentApprovalList;
+  const pending = async () => (await app.app.inject(asOwner({ method: 'GET', url: '/agents/approvals' }))).json() as AgentApprovalList;
   const decide = (id: string, payload: Record<string, unknown>, remoteAddress?: string) =>
-    app.app.inject({ method: 'POST', url: `/agents/approvals/${id}`, payload, ...(remoteAddress ? { remoteAddress } : {}) });
+    app.app.inject(asOwner({ method: 'POST', url: `/agents/approvals/${id}`, payload, ...(remoteAddress ? { remoteAddress } : {}) }));
 
   it('waits for the owner: an approved write runs, and the run streams approval_required', async () => {
     provider.setScript([{ tool_calls: [{ name: 'write_file', arguments: { path: 'approved.txt', content: 'yes' } }] }, { content: 'Written.' }]);
@@ -214,19 +214,21 @@ describe('approvals', () => {
 
     // Not from another machine, not through a proxy, not without the admin credential, whatever key is sent.
     expect((await decide(approval.id, { decision: 'approve' }, '192.168.1.20')).statusCode).toBe(403);
-    const proxied = await app.app.inject({
-      method: 'POST',
-      url: `/agents/approvals/${approval.id}`,
-      headers: { 'x-forwarded-for': '10.0.0.1' },
-      payload: { decision: 'approve' },
-    });
+    const proxied = await app.app.inject(
+      asOwner({
+        method: 'POST',
+        url: `/agents/approvals/${approval.id}`,
+        headers: { 'x-forwarded-for': '10.0.0.1' },
+        payload: { decision: 'approve' },
+      }),
+    );
     expect(proxied.statusCode).toBe(403);
     const { key } = app.services.keys.create({ label: 'all scopes' });
     for (const headers of [{}, { authorization: `Bearer ${key}` }]) {
-      const anonymous = await app.injectWithoutAdmin({ method: 'POST', url: `/agents/approvals/${approval.id}`, headers, payload: { decision: 'approve' } });
+      const anonymous = await app.app.inject({ method: 'POST', url: `/agents/approvals/${approval.id}`, headers, payload: { decision: 'approve' } });
       expect(anonymous.statusCode).toBe(401);
       expect(anonymous.json().error.code).toBe('admin_credential_required');
-      expect((await app.injectWithoutAdmin({ method: 'GET', url: '/agents/approvals', headers })).statusCode).toBe(401);
+      expect((await app.app.inject({ method: 'GET', url: '/agents/approvals', headers })).statusCode).toBe(401);
     }
     const decided = await decide(approval.id, { decision: 'approve' });
     expect(decided.json()).toMatchObject({ id: approval.id, status: 'approved' });

@@ -6,7 +6,7 @@ import { parse } from 'yaml';
 import { loadConfigFile } from '../../../companion/src/config/document.js';
 import type { Services } from '../../../companion/src/services.js';
 import type { ApplyResult, ConfigPlan } from '#shared/api/admin-config.js';
-import { testApp } from '../../helpers/app.js';
+import { asOwner, testApp } from '../../helpers/app.js';
 import { newDataDir } from '../../helpers/server.js';
 
 /*
@@ -66,15 +66,17 @@ afterEach(() => {
 });
 
 async function send(action: 'plan' | 'apply', document: Record<string, unknown>, options: { prune?: boolean; confirm?: boolean } = {}) {
-  const response = await app.inject({
-    method: 'POST',
-    url: `/admin/config/${action}`,
-    payload: {
-      document: { version: 1, ...document },
-      prune: options.prune ?? false,
-      ...(action === 'apply' ? { confirm_high_risk: options.confirm ?? false } : {}),
-    },
-  });
+  const response = await app.inject(
+    asOwner({
+      method: 'POST',
+      url: `/admin/config/${action}`,
+      payload: {
+        document: { version: 1, ...document },
+        prune: options.prune ?? false,
+        ...(action === 'apply' ? { confirm_high_risk: options.confirm ?? false } : {}),
+      },
+    }),
+  );
   expect(response.statusCode, response.body).toBe(200);
   return response.json() as ConfigPlan & Partial<ApplyResult>;
 }
@@ -187,7 +189,7 @@ describe('config apply edits config.yaml in place', () => {
   it('applying the export changes no byte of the file', async () => {
     await send('apply', { memory: { salience_floor: 0.3 } });
     const before = readFileSync(configFile, 'utf8');
-    const exported = (await app.inject({ method: 'GET', url: '/admin/config/export?format=json' })).json() as Record<string, unknown>;
+    const exported = (await app.inject(asOwner({ method: 'GET', url: '/admin/config/export?format=json' }))).json() as Record<string, unknown>;
     const applied = await send('apply', exported, { prune: true });
     expect(applied.changes).toEqual([]);
     expect(readFileSync(configFile, 'utf8')).toBe(before);

@@ -5,7 +5,7 @@ import { parse } from 'yaml';
 import type { ModelEstimate, ServerStatus } from '#shared/api/admin.js';
 import type { ApplyResult, ConfigPlan } from '#shared/api/admin-config.js';
 import type { ConfigDocument } from '#shared/api/config.js';
-import { sharedApp } from '../../helpers/app.js';
+import { asOwner, sharedApp } from '../../helpers/app.js';
 
 /*
  * Per-model load settings (models.overrides): validated like the models section, merged by
@@ -21,7 +21,7 @@ afterEach(async () => {
 });
 
 const post = (url: string, payload?: unknown): Promise<LightMyRequestResponse> =>
-  hearth.app.inject({ method: 'POST', url, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
+  hearth.app.inject(asOwner({ method: 'POST', url, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) }));
 
 async function apply(document: Record<string, unknown>): Promise<ApplyResult> {
   const response = await post('/admin/config/apply', { document: { version: 1, ...document } });
@@ -42,7 +42,7 @@ async function estimate(body: Record<string, unknown> = {}, id = 'tiny'): Promis
 }
 
 const loadedTiny = async () =>
-  ((await hearth.app.inject({ method: 'GET', url: '/admin/status' })).json() as ServerStatus).loaded.find((model) => model.id === 'tiny');
+  ((await hearth.app.inject(asOwner({ method: 'GET', url: '/admin/status' }))).json() as ServerStatus).loaded.find((model) => model.id === 'tiny');
 
 describe('models.overrides in the configuration', () => {
   it('is saved to config.yaml through apply and refuses values the models section would refuse, in words', async () => {

@@ -11,7 +11,7 @@ import { SecretStore } from '../../../companion/src/store/secrets.js';
 import type { ApplyResult, ConfigChange, ConfigPlan, ConfigProblem, ConfigRisk } from '#shared/api/admin-config.js';
 import type { ConfigDocument } from '#shared/api/config.js';
 import type { ModelList } from '#shared/api/openai.js';
-import { testApp } from '../../helpers/app.js';
+import { asOwner, testApp } from '../../helpers/app.js';
 import { startMockProvider, type MockProvider } from '../../helpers/mock-provider.js';
 import { tinyModelPath } from '../../helpers/models.js';
 import { newDataDir } from '../../helpers/server.js';
@@ -62,7 +62,7 @@ afterEach(() => {
 type ErrorWith<T> = { message: string; type: string; code: string; param: string | null } & T;
 
 async function post(path: '/admin/config/plan' | '/admin/config/apply', body: Record<string, unknown>): Promise<LightMyRequestResponse> {
-  return app.inject({ method: 'POST', url: path, payload: body });
+  return app.inject(asOwner({ method: 'POST', url: path, payload: body }));
 }
 
 async function plan(document: Record<string, unknown>, prune = false): Promise<ConfigPlan> {
@@ -82,7 +82,7 @@ async function apply(document: Record<string, unknown>, options: { prune?: boole
 }
 
 async function exported(format: 'yaml' | 'json' = 'json'): Promise<string> {
-  const response = await app.inject({ method: 'GET', url: `/admin/config/export?format=${format}` });
+  const response = await app.inject(asOwner({ method: 'GET', url: `/admin/config/export?format=${format}` }));
   expect(response.statusCode).toBe(200);
   return response.body;
 }
@@ -112,11 +112,11 @@ const riskCodes = (risks: ConfigRisk[]) => risks.map((risk) => risk.code).sort()
 
 describe('GET /admin/config/export and /admin/config/schema', () => {
   it('exports the whole effective configuration as YAML or JSON, the same document either way', async () => {
-    const yamlResponse = await app.inject({ method: 'GET', url: '/admin/config/export' });
+    const yamlResponse = await app.inject(asOwner({ method: 'GET', url: '/admin/config/export' }));
     expect(yamlResponse.statusCode).toBe(200);
     expect(yamlResponse.headers['content-type']).toMatch(/yaml/);
     expect(yamlResponse.headers['cache-control']).toBe('no-store');
-    const jsonResponse = await app.inject({ method: 'GET', url: '/admin/config/export?format=json' });
+    const jsonResponse = await app.inject(asOwner({ method: 'GET', url: '/admin/config/export?format=json' }));
     expect(jsonResponse.headers['content-type']).toMatch(/json/);
     const fromYaml = parse(yamlResponse.body) as ConfigDocument;
     const fromJson = jsonResponse.json() as ConfigDocument;
@@ -132,12 +132,12 @@ describe('GET /admin/config/export and /admin/config/schema', () => {
       episode_retention_days: 365,
     });
 
-    const bad = await app.inject({ method: 'GET', url: '/admin/config/export?format=toml' });
+    const bad = await app.inject(asOwner({ method: 'GET', url: '/admin/config/export?format=toml' }));
     expect(bad.statusCode).toBe(400);
   });
 
   it('serves a JSON Schema that the exported document satisfies and that refuses unknown keys', async () => {
-    const response = await app.inject({ method: 'GET', url: '/admin/config/schema' });
+    const response = await app.inject(asOwner({ method: 'GET', url: '/admin/config/schema' }));
     expect(response.statusCode).toBe(200);
     const schema = response.json() as Record<string, unknown>;
     const validate = new Ajv({ strict: false, allErrors: true }).compile(schema);
@@ -161,7 +161,7 @@ describe('GET /admin/config/export and /admin/config/schema', () => {
     const texts = {
       yaml: await exported('yaml'),
       json: await exported('json'),
-      status: (await app.inject({ method: 'GET', url: '/admin/status' })).body,
+      status: (await app.inject(asOwner({ method: 'GET', url: '/admin/status' }))).body,
       file: readFileSync(configFile, 'utf8'),
       plan: (await post('/admin/config/plan', { document: { version: 1 } })).body,
     };
@@ -636,7 +636,7 @@ describe('POST /admin/config/apply', () => {
     await apply({ models: { parallel: 2 } });
     await apply({}, { prune: true, confirm: true });
     // Refused by the perimeter before it is an attempt: no row.
-    await app.inject({ method: 'POST', url: '/admin/config/apply', remoteAddress: '203.0.113.9', payload: { document: { version: 1 } } });
+    await app.inject(asOwner({ method: 'POST', url: '/admin/config/apply', remoteAddress: '203.0.113.9', payload: { document: { version: 1 } } }));
     const rows = auditRows().slice(start);
     expect(rows.map((row) => [row.outcome, row.confirmed, row.prune])).toEqual([
       ['invalid', 0, 0],

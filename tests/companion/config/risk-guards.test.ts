@@ -3,7 +3,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { dataPaths } from '../../../companion/src/store/data-dir.js';
 import { SecretStore } from '../../../companion/src/store/secrets.js';
-import { sharedApp, testApp } from '../../helpers/app.js';
+import { asOwner, sharedApp, testApp } from '../../helpers/app.js';
 import { newDataDir } from '../../helpers/server.js';
 
 /*
@@ -27,11 +27,13 @@ const hearth = sharedApp({
 });
 
 async function post(path: 'plan' | 'apply', document: Record<string, unknown>, confirm = false): Promise<LightMyRequestResponse> {
-  return hearth.app.inject({
-    method: 'POST',
-    url: `/admin/config/${path}`,
-    payload: { document: { version: 1, ...document }, ...(path === 'apply' ? { confirm_high_risk: confirm } : {}) },
-  });
+  return hearth.app.inject(
+    asOwner({
+      method: 'POST',
+      url: `/admin/config/${path}`,
+      payload: { document: { version: 1, ...document }, ...(path === 'apply' ? { confirm_high_risk: confirm } : {}) },
+    }),
+  );
 }
 
 async function applied(document: Record<string, unknown>): Promise<void> {
@@ -53,20 +55,24 @@ describe('4: exposure is judged on the address actually bound', () => {
     const exposed = await testApp({ withModel: false });
     try {
       exposed.services.keys.create({ label: 'exposed' });
-      const turnOn = await exposed.app.inject({
-        method: 'POST',
-        url: '/admin/config/apply',
-        payload: { document: { version: 1, server: { auth: { required: true } } }, confirm_high_risk: true },
-      });
+      const turnOn = await exposed.app.inject(
+        asOwner({
+          method: 'POST',
+          url: '/admin/config/apply',
+          payload: { document: { version: 1, server: { auth: { required: true } } }, confirm_high_risk: true },
+        }),
+      );
       expect(turnOn.statusCode, turnOn.body).toBe(200);
       await exposed.app.listen({ host: '0.0.0.0', port: 0 });
       expect(exposed.services.config.server.host).toBe('127.0.0.1');
       for (const path of ['plan', 'apply'] as const) {
-        const response = await exposed.app.inject({
-          method: 'POST',
-          url: `/admin/config/${path}`,
-          payload: { document: { version: 1, server: { auth: { required: false } } }, ...(path === 'apply' ? { confirm_high_risk: true } : {}) },
-        });
+        const response = await exposed.app.inject(
+          asOwner({
+            method: 'POST',
+            url: `/admin/config/${path}`,
+            payload: { document: { version: 1, server: { auth: { required: false } } }, ...(path === 'apply' ? { confirm_high_risk: true } : {}) },
+          }),
+        );
         expect(response.statusCode, response.body).toBe(400);
         const error = (response.json() as { error: { code: string; problems: { path: string; message: string }[] } }).error;
         expect(error.code).toBe('config_invalid');

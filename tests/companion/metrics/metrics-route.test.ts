@@ -6,7 +6,7 @@ import { ImageJobStore } from '../../../companion/src/images/jobs/job-store.js';
 import type { Services } from '../../../companion/src/services.js';
 import { agentRun } from '../../helpers/agent-records.js';
 import { parsePrometheus, sampleValue } from '../../helpers/prometheus.js';
-import { testApp, type TestApp } from '../../helpers/app.js';
+import { asOwner, testApp, type TestApp } from '../../helpers/app.js';
 
 /*
  * GET /metrics through the real app (inject, with forged socket peers and headers): the guard
@@ -109,14 +109,14 @@ describe('what /metrics reports', () => {
     for (const state of ['running', 'awaiting_approval', 'completed', 'failed', 'cancelled'])
       expect(sampleValue(after, 'hearth_agent_runs', { state })).toBe(0);
     expect(sampleValue(after, 'hearth_image_jobs', { state: 'completed' })).toBe(0);
-    const status = (await built.app.inject({ method: 'GET', url: '/admin/status' })).json();
+    const status = (await built.app.inject(asOwner({ method: 'GET', url: '/admin/status' }))).json();
     const tiny = status.loaded.find((model: { id: string }) => model.id === 'tiny');
     expect(value(after, 'hearth_generated_tokens_total', { model: 'tiny' })).toBe(tiny.generated_tokens);
     expect(value(after, 'hearth_model_sequences', { model: 'tiny' })).toBe(tiny.sequences);
     expect(value(after, 'hearth_memory_budget_used_bytes', {})).toBe(tiny.memory_bytes);
 
     // Unloading is counted, and the loaded-model figures go away with the model.
-    await built.app.inject({ method: 'POST', url: '/admin/models/tiny/unload' });
+    await built.app.inject(asOwner({ method: 'POST', url: '/admin/models/tiny/unload' }));
     const unloaded = parsePrometheus((await scrape()).body);
     expect(sampleValue(unloaded, 'hearth_model_unloads_total', { model: 'tiny' })).toBe(1);
     expect(sampleValue(unloaded, 'hearth_model_sequences', { model: 'tiny' })).toBeUndefined();

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DownloadList, HubRepoFiles, HubSearchResponse, ModelDownload } from '#shared/api/model-library.js';
 import type { ModelList } from '#shared/api/openai.js';
 import { registerAdminServer } from '../../helpers/admin-fetch.js';
-import { testApp } from '../../helpers/app.js';
+import { asOwner, testApp } from '../../helpers/app.js';
 import { chatMetadata, ggufArrayBomb, ggufFile } from '../../helpers/gguf-header.js';
 import { closedPort } from '../../helpers/mock-provider.js';
 import { tinyModelPath } from '../../helpers/models.js';
@@ -58,7 +58,9 @@ async function app(dataDir?: string) {
 type App = Awaited<ReturnType<typeof app>>;
 
 async function call<T>(target: App, method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown): Promise<{ status: number; body: T }> {
-  const response = await target.app.inject({ method, url, remoteAddress: '127.0.0.1', ...(payload === undefined ? {} : { payload: payload as object }) });
+  const request = { method, url, remoteAddress: '127.0.0.1', ...(payload === undefined ? {} : { payload: payload as object }) };
+  // The admin routes as the machine's owner; the inference routes (/v1/models) as any local client.
+  const response = await target.app.inject(url.startsWith('/admin/') ? asOwner(request) : request);
   return { status: response.statusCode, body: response.json() as T };
 }
 
@@ -273,9 +275,9 @@ describe('downloads', () => {
       const unknown = await call<{ error: { code: string } }>(target, 'POST', '/admin/models/downloads/dl_nothing/resume');
       expect([unknown.status, unknown.body.error.code]).toEqual([404, 'download_not_found']);
       // Without the local admin credential, or not from loopback: refused like every admin route.
-      expect((await target.injectWithoutAdmin({ method: 'GET', url: '/admin/models/downloads', remoteAddress: '127.0.0.1' })).statusCode).toBe(401);
-      expect((await target.injectWithoutAdmin({ method: 'GET', url: '/admin/events', remoteAddress: '127.0.0.1' })).statusCode).toBe(401);
-      const remote = await target.app.inject({ method: 'GET', url: '/admin/models/downloads', remoteAddress: '192.168.1.9' });
+      expect((await target.app.inject({ method: 'GET', url: '/admin/models/downloads', remoteAddress: '127.0.0.1' })).statusCode).toBe(401);
+      expect((await target.app.inject({ method: 'GET', url: '/admin/events', remoteAddress: '127.0.0.1' })).statusCode).toBe(401);
+      const remote = await target.app.inject(asOwner({ method: 'GET', url: '/admin/models/downloads', remoteAddress: '192.168.1.9' }));
       expect(remote.statusCode).toBe(403);
     } finally {
       await target.close();

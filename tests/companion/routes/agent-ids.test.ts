@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { checkDocument } from '../../../companion/src/config/document.js';
-import { sharedApp } from '../../helpers/app.js';
+import { asOwner, sharedApp } from '../../helpers/app.js';
 
 /*
  * One agent-id rule everywhere (12): what ingest accepts, every /memory/agents/{id} route can
@@ -51,7 +51,7 @@ describe('agent ids', () => {
   it('config, keys and X-Service-Agent-Id follow the same rule', async () => {
     for (const id of ['.', '..', 'a'.repeat(101)]) {
       expect(checkDocument({ version: 1, agents: [{ id }] }).problems, id).toHaveLength(1);
-      expect((await hearth.app.inject({ method: 'POST', url: '/admin/keys', payload: { label: 'k', agent: id } })).statusCode, id).toBe(400);
+      expect((await hearth.app.inject(asOwner({ method: 'POST', url: '/admin/keys', payload: { label: 'k', agent: id } }))).statusCode, id).toBe(400);
       const header = await hearth.app.inject({ method: 'GET', url: '/agents', headers: { 'x-service-agent-id': id } });
       expect(errorOf(header, 400).param, id).toBe('X-Service-Agent-Id');
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sharedApp } from '../../helpers/app.js';
+import { asOwner, sharedApp } from '../../helpers/app.js';
 
 /*
  * Each route family has its own body limit (14): server.limits.memory_body_mb for /memory,
@@ -37,7 +37,7 @@ describe('body limits per family', () => {
   });
 
   it('/admin takes at most server.limits.admin_body_kb (512 KiB) on every route', async () => {
-    const response = await hearth.app.inject({ method: 'POST', url: '/admin/keys', payload: { label: 'x'.repeat(600 * 1024) } });
+    const response = await hearth.app.inject(asOwner({ method: 'POST', url: '/admin/keys', payload: { label: 'x'.repeat(600 * 1024) } }));
     expect(response.statusCode, response.body.slice(0, 300)).toBe(413);
   });
 });

@@ -2,7 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import type { ErrorBody } from '#shared/api/errors.js';
 import type { ModelList, ModelRecord } from '#shared/api/openai.js';
-import { sharedApp } from '../../helpers/app.js';
+import { asOwner, sharedApp } from '../../helpers/app.js';
 
 const hearth = sharedApp();
 
@@ -315,22 +315,24 @@ describe('routes and models', () => {
 
 describe('/admin is loopback only', () => {
   it('refuses /admin/status from a non-loopback socket peer with 403', async () => {
-    const response = await hearth.app.inject({ method: 'GET', url: '/admin/status', remoteAddress: '203.0.113.9' });
+    const response = await hearth.app.inject(asOwner({ method: 'GET', url: '/admin/status', remoteAddress: '203.0.113.9' }));
     expectError(response, 403, 'permission_denied', null, /loopback/);
   });
 
   it('refuses it even when forwarding headers claim loopback', async () => {
-    const response = await hearth.app.inject({
-      method: 'GET',
-      url: '/admin/status',
-      remoteAddress: '203.0.113.9',
-      headers: { 'x-forwarded-for': '127.0.0.1', 'x-real-ip': '127.0.0.1' },
-    });
+    const response = await hearth.app.inject(
+      asOwner({
+        method: 'GET',
+        url: '/admin/status',
+        remoteAddress: '203.0.113.9',
+        headers: { 'x-forwarded-for': '127.0.0.1', 'x-real-ip': '127.0.0.1' },
+      }),
+    );
     expectError(response, 403, 'permission_denied', null);
   });
 
   it('allows /admin/status from 127.0.0.1', async () => {
-    const response = await hearth.app.inject({ method: 'GET', url: '/admin/status', remoteAddress: '127.0.0.1' });
+    const response = await hearth.app.inject(asOwner({ method: 'GET', url: '/admin/status', remoteAddress: '127.0.0.1' }));
     expect(response.statusCode, response.body).toBe(200);
     const status = response.json() as { version: string; data_dir: string; loaded: unknown[]; providers: unknown[] };
     expect(status.version).toBe('test');

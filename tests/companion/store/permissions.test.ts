@@ -2,7 +2,7 @@ import { chmodSync, existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../companion/src/store/database.js';
-import { testApp } from '../../helpers/app.js';
+import { asOwner, testApp } from '../../helpers/app.js';
 import { newDataDir } from '../../helpers/server.js';
 
 /*
@@ -19,7 +19,7 @@ describe('data folder permissions', () => {
     const { app, services, close } = await testApp({ withModel: false });
     try {
       // A write, so the WAL and shared-memory files exist.
-      await app.inject({ method: 'POST', url: '/admin/keys', payload: { label: 'writes something' } });
+      await app.inject(asOwner({ method: 'POST', url: '/admin/keys', payload: { label: 'writes something' } }));
       expect(mode(services.paths.root)).toBe(0o700);
       for (const file of FILES) {
         expect(existsSync(join(services.paths.root, file)), file).toBe(true);
