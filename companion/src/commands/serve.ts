@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from '../app.js';
 import { buildChannelApp } from '../channel-app.js';
+import { OllamaListener } from '../ollama-app.js';
 import { ConfigError } from '../config/document.js';
 import { createServices, type Services } from '../services.js';
 import { isLoopbackBind } from '../access/hosts.js';
@@ -44,7 +45,8 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     }
     throw error;
   }
-  const app = await buildApp({ services, webRoot: WEB_ROOT, logger: log });
+  const ollama = new OllamaListener();
+  const app = await buildApp({ services, webRoot: WEB_ROOT, logger: log, ollamaListener: ollama });
   const host = options.host ?? services.config.server.host;
   const port = options.port ?? services.config.server.port;
   const refusal = exposureRefusal(host, services.config.server.auth.required, services.keys.activeCount());
@@ -59,7 +61,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
   const exit = stopOnSignals(log, async () => {
     // Open streams end first (closing the apps stops generations and waits for their responses),
     // then models are released and the database is closed.
-    await Promise.all([app.close(), channel?.close()]);
+    await Promise.all([app.close(), channel?.close(), ollama.close()]);
     rmSync(services.paths.server, { force: true });
     rmSync(signInPage, { force: true });
     await services.close();
@@ -91,6 +93,8 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     );
     return 1;
   }
+  // Refused (its port taken): the companion runs on without it, and the Server screen says why.
+  await ollama.open(services, log);
   const address = app.server.address();
   const shown =
     typeof address === 'object' && address

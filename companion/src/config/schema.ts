@@ -66,6 +66,16 @@ export const configSchema = {
             port: { type: 'integer', minimum: 0, maximum: 65535, default: 4778 },
           },
         },
+        // Ollama's API on 127.0.0.1 at Ollama's port, besides /api on the main listener: for apps that look for Ollama there.
+        ollama: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            enabled: { type: 'boolean', default: false },
+            port: { type: 'integer', minimum: 0, maximum: 65535, default: 11434 },
+          },
+        },
       },
     },
     models: {

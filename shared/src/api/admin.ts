@@ -85,6 +85,18 @@ export interface ServerStatus {
   memory_budget_bytes?: number;
   /** The engine setting in force and the state of the llama-server build. */
   engine: { setting: EngineSetting; build: EngineBuildStatus };
+  /** The listener for apps that expect Ollama (server.ollama); absent from companions before it. */
+  ollama_listener?: OllamaListenerStatus;
+}
+
+/**
+ * The Ollama listener: `off` (server.ollama.enabled is false), `listening` at `url`, or
+ * `refused` (it could not open; `problem` says why, such as the port being taken).
+ */
+export interface OllamaListenerStatus {
+  state: 'off' | 'listening' | 'refused';
+  url?: string;
+  problem?: string;
 }
 
 /** Load progress of one local model, as the status stream reports it. */

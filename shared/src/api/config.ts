@@ -23,6 +23,14 @@ export interface ServerSettings {
   };
   /** The secure channel: a second listener, TLS 1.3 only, for paired devices. */
   remote: RemoteChannelSettings;
+  /** A listener on 127.0.0.1 that answers Ollama's API (/api/…) on Ollama's port, for apps that expect Ollama there. */
+  ollama: OllamaListenerSettings;
+}
+
+export interface OllamaListenerSettings {
+  enabled: boolean;
+  /** Ollama's own port, 11434, unless set; 0 picks a free one. */
+  port: number;
 }
 
 export interface RemoteChannelSettings {

@@ -4,9 +4,9 @@ import type { RoutePlugin } from '../plugin.js';
 import type { ServerStatus } from '#shared/api/admin.js';
 
 /** Server status and model load/unload. */
-export const statusRoutes: RoutePlugin<AdminContext, 'version' | 'paths' | 'modelsDirs' | 'engine' | 'providers' | 'catalog'> = async (
+export const statusRoutes: RoutePlugin<AdminContext, 'version' | 'paths' | 'modelsDirs' | 'engine' | 'providers' | 'catalog' | 'ollamaListener'> = async (
   app,
-  { version, paths, modelsDirs, engine, providers, catalog },
+  { version, paths, modelsDirs, engine, providers, catalog, ollamaListener },
 ) => {
   app.get('/admin/status', async (request): Promise<ServerStatus> => {
     const address = request.server.server.address();
@@ -33,6 +33,7 @@ export const statusRoutes: RoutePlugin<AdminContext, 'version' | 'paths' | 'mode
       providers: providers().status(),
       memory_budget_bytes: engine.memoryBudgetBytes,
       engine: await engine.engineStatus(),
+      ollama_listener: ollamaListener(),
     };
   });
 
