@@ -57,6 +57,7 @@ const generationFiles = [
   'tests/companion/inference/raw.test.ts',
   'tests/companion/inference/reasoning.test.ts',
   'tests/e2e/reasoning.test.ts',
+  'tests/e2e/anthropic.test.ts',
 ];
 
 /** Builds build/companion when stale, so the `hearth` processes the tests start skip compiling TypeScript. */
