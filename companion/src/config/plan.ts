@@ -11,6 +11,7 @@ import { changedFields, desiredDocument, NAMED_LISTS } from './merge.js';
 import { missingModelWarnings, modelReferences } from './model-references.js';
 import { reloadRequired } from './model-overrides.js';
 import { findRisks } from './risks.js';
+import { effectOf } from './settings-table.js';
 
 export interface PlanContext {
   current: ConfigDocument;
@@ -49,28 +50,20 @@ export function planChange(
   if (!document || problems.length > 0) return { problems };
   const changes = diff(context.current, document);
   const risks: ConfigRisk[] = findRisks(context.current, document, changes, context.toolClass);
-  const restart = [
-    'server.host',
-    'server.port',
-    'server.body_limit_mb',
-    'server.limits.admin_body_kb',
-    'server.limits.tools_body_mb',
-    'server.limits.memory_body_mb',
-    'server.limits.images_body_mb',
-    'server.limits.request_timeout_seconds',
-    'server.remote.enabled',
-    'server.remote.host',
-    'server.remote.port',
-    // The llama.cpp binding (with or without its GPU backend) is loaded once per process.
-    'models.gpu',
-  ];
-  const restartRequired = changes.flatMap((change) => change.fields.map((field) => `${change.section}.${field}`)).filter((path) => restart.includes(path));
+  // What each change needs comes from the settings table; a path it does not cover is taken to need a restart.
+  const restartRequired = changedPaths(changes).filter((path) => (effectOf(path) ?? 'restart') === 'restart');
   const missing = missingModelWarnings(document as unknown as Record<string, unknown>, context.localModels);
   const reload = reloadRequired(context.current, document, context.loaded ?? []);
   return {
     plan: { valid: true, changes, risks, restart_required: restartRequired, reload_required: reload, warnings: [...warnings, ...missing], document },
     problems: [],
   };
+}
+
+/** The setting paths a change touches: `server.limits.admin_body_kb`, or a named list's section (`providers`). */
+export function changedPaths(changes: ConfigChange[]): string[] {
+  const paths = changes.flatMap((change) => (NAMED_LISTS[change.section] ? [change.section] : change.fields.map((field) => `${change.section}.${field}`)));
+  return [...new Set(paths)];
 }
 
 function splitProblem(text: string): ConfigProblem {
