@@ -18,6 +18,7 @@ import { ResponseStore } from './store/responses.js';
 import { AdminCredential } from './access/admin-credential.js';
 import { KeyStore } from './access/keys.js';
 import type { Logger } from './logger.js';
+import { Emitter } from './emitter.js';
 import { AgentDispatcher } from './agents/dispatcher.js';
 import { AgentService } from './agents/service.js';
 import { ImageService } from './images/service.js';
@@ -55,7 +56,7 @@ export interface Services {
   version: string;
   paths: DataPaths;
   /** The configuration in force; replaced as a whole when a change is applied. */
-  config: ConfigDocument;
+  readonly config: ConfigDocument;
   db: Db;
   secrets: SecretStore;
   keys: KeyStore;
@@ -69,7 +70,7 @@ export interface Services {
   /** Embedding models, loaded through the engine (one loader, one memory budget). */
   embeddings: Embeddings;
   /** The configured model providers (`<provider>/<model>`): listing, forwarding, status. */
-  providers: ProviderClient;
+  readonly providers: ProviderClient;
   /** Every provider's endpoints (a pool, or one): health checks, circuits, load, conversation affinity; kept across configuration changes. */
   pools: ProviderPools;
   /** What GET /metrics reports (Prometheus text format). */
@@ -100,183 +101,287 @@ export interface Services {
   stopWork(): void;
   /** The folders scanned for models, in order. */
   readonly modelsDirs: string[];
-  /** Puts a validated configuration in force without a restart (the listener's host and port excepted). */
+  /** The names of the parts in the order they were built; they close in the reverse order. */
+  readonly parts: readonly string[];
+  /**
+   * Puts a validated configuration in force: every part's `configure(next)`, in the order they were
+   * built (config/settings-table.ts says which settings wait for a model reload or a restart instead).
+   */
   reconfigure(next: ConfigDocument): void;
   close(): Promise<void>;
+}
+
+/** What a part of the running companion does besides being built: its share of a configuration change, of starting and of closing. */
+export interface PartHooks<T> {
+  /**
+   * Puts a configuration in force in what the part keeps (connections, pools, caches, engine options):
+   * the one way a live setting that is not read through `config()` at each use reaches a part.
+   */
+  configure?(part: T, next: ConfigDocument): void;
+  /** Background work begun once every part is built. */
+  start?(part: T): void;
+  close?(part: T): void | Promise<void>;
+}
+
+/**
+ * The parts of the running companion, in the order they are built: each is built after the parts
+ * it uses, reconfigured in that order, started in that order once all are built, and closed in the
+ * reverse order (a part closes before the parts it uses).
+ */
+export class Parts {
+  private readonly parts: { name: string; configure?(next: ConfigDocument): void; start?(): void; close?(): void | Promise<void> }[] = [];
+  private closing: Promise<void> | undefined;
+
+  add<T>(name: string, value: T, hooks: PartHooks<T> = {}): T {
+    if (this.closing) throw new Error(`The part ${name} was built after closing began.`);
+    const { configure, start, close } = hooks;
+    this.parts.push({
+      name,
+      configure: configure && ((next) => configure(value, next)),
+      start: start && (() => start(value)),
+      close: close && (() => close(value)),
+    });
+    return value;
+  }
+
+  /** The parts' names in the order they were built. */
+  names(): string[] {
+    return this.parts.map((part) => part.name);
+  }
+
+  configure(next: ConfigDocument): void {
+    for (const part of this.parts) part.configure?.(next);
+  }
+
+  start(): void {
+    for (const part of this.parts) part.start?.();
+  }
+
+  /** Closes every part, last built first; one that fails does not keep the others open (the first failure is thrown at the end). */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      let failure: { error: unknown } | undefined;
+      for (const part of [...this.parts].reverse()) {
+        try {
+          await part.close?.();
+        } catch (error) {
+          failure ??= { error };
+        }
+      }
+      if (failure) throw failure.error;
+    })();
+    return this.closing;
+  }
 }
 
 export async function createServices(options: ServiceOptions): Promise<Services> {
   const paths = dataPaths(options.dataDir);
   createDataDirectory(paths);
-  const unlock = lockDataDirectory(paths.root, paths.lock);
+  const parts = new Parts();
+  // Each part below is built from parts built above it, never from one built later; the lock is
+  // the first part and so the last released.
+  parts.add('lock', lockDataDirectory(paths.root, paths.lock), { close: (release) => release() });
   try {
-    const config = loadConfigFile(paths.config, (warning) => options.log.warn(warning));
-    const db = openDatabase(paths.database);
-    const secrets = new SecretStore(paths.secrets);
+    let current = loadConfigFile(paths.config, (warning) => options.log.warn(warning));
+    /** The configuration in force: live settings are read through it at each use, never copied. */
+    const config = (): ConfigDocument => current;
+    parts.add('config', config, { configure: (_config, next) => void (current = next) });
+    const db = parts.add('db', openDatabase(paths.database), { close: (database) => void database.close() });
+    const secrets = parts.add('secrets', new SecretStore(paths.secrets));
+    const keys = parts.add('keys', new KeyStore(db));
+    const admin = parts.add('admin', new AdminCredential(paths.adminToken, db));
     const threads = threadMemory(db);
-    const monitor: EngineMonitor = new EngineMonitor({ engine: (): Engine => engine });
-    const pools = new ProviderPools(secrets.resolve, { log: options.log });
-    const metrics: Metrics = new Metrics({
-      engine: () => engine,
-      pools: () => pools.list(),
-      stored: () => storedStates(db),
-      localModels: () => catalog.knownLocal(),
-      providerModel: (id) => services.providers.modelListed(id),
+    const pools = parts.add('pools', new ProviderPools(secrets.resolve, { log: options.log }), {
+      configure: (part, next) => part.configure(next.providers),
+      close: (part) => part.close(),
     });
-    pools.observe(metrics);
-    const onLoad = (event: LoadEvent): void => {
-      monitor.onLoad(event);
-      metrics.onLoad(event);
-    };
+    pools.configure(config().providers);
     // llama-server processes a killed companion left on this data folder end before any new one starts.
     const runDir = join(paths.root, 'engine');
     sweepOrphans(runDir, options.log);
     const engineOf = (document: ConfigDocument) => ({ ...engineSettings(document), engine: options.engine ?? document.models.engine });
-    const build = new ServerBuild(process.env, options.log);
+    const build = parts.add('build', new ServerBuild(process.env, options.log));
     // After the first start the llama-server engine is built in the background (models run in process meanwhile).
-    if (engineOf(config).engine !== 'in-process') build.startInBackground();
-    const engine = new Engine({
-      ...engineOf(config),
-      build,
-      runDir,
-      threadMemory: threads,
-      log: options.log,
-      onLoad,
-      observer: metrics,
+    if (engineOf(config()).engine !== 'in-process') build.startInBackground();
+    // What the engine reports goes to whoever listens: the metrics and the monitor, built after it.
+    const engineEvents = new Emitter<{ load: [LoadEvent]; firstToken: [string, number]; generated: [string, number, number] }>();
+    const engine = parts.add(
+      'engine',
+      new Engine({
+        ...engineOf(config()),
+        build,
+        runDir,
+        threadMemory: threads,
+        log: options.log,
+        onLoad: (event) => engineEvents.emit('load', event),
+        observer: {
+          firstToken: (model, seconds) => engineEvents.emit('firstToken', model, seconds),
+          generated: (model, prompt, completion) => engineEvents.emit('generated', model, prompt, completion),
+        },
+      }),
+      { configure: (part, next) => part.configure(engineOf(next)), close: (part) => part.close() },
+    );
+    // A provider client holds one configuration's providers (and their model lists): a new configuration gets a new client.
+    const providerClient = (document: ConfigDocument) => new ProviderClient(document.providers, secrets.resolve, undefined, pools);
+    let providerClientInForce = providerClient(config());
+    const providers = parts.add('providers', (): ProviderClient => providerClientInForce, {
+      configure: (_providers, next) => void (providerClientInForce = providerClient(next)),
     });
-    pools.configure(config.providers);
-    const providers = new ProviderClient(config.providers, secrets.resolve, undefined, pools);
     const scanOf = (document: ConfigDocument) => ({
       modelsDirs: [paths.models, ...(options.modelsDirs ?? document.models.dirs)],
       externalSources: options.externalSources ?? document.models.external_sources,
     });
-    const catalog = new ModelCatalog(scanOf(config), engine, providers);
-    const shutdown = new AbortController();
-    let closed = false;
-    const embeddings = new Embeddings(engine, () => engineSettings(services.config), options.log, threads);
-    const services: Services = {
-      version: options.version,
-      paths,
-      config,
-      db,
-      secrets,
-      keys: new KeyStore(db),
-      admin: new AdminCredential(paths.adminToken, db),
-      engine,
-      monitor,
-      downloads: new DownloadManager({
+    const catalog = parts.add('catalog', new ModelCatalog(scanOf(config()), engine, providers()), {
+      configure: (part, next) => part.configure(scanOf(next), providers()),
+    });
+    const metrics = parts.add(
+      'metrics',
+      new Metrics({
+        engine: () => engine,
+        pools: () => pools.list(),
+        stored: () => storedStates(db),
+        localModels: () => catalog.knownLocal(),
+        providerModel: (id) => providers().modelListed(id),
+      }),
+    );
+    pools.observe(metrics);
+    engineEvents.on('load', metrics.onLoad);
+    engineEvents.on('firstToken', (model, seconds) => metrics.firstToken(model, seconds));
+    engineEvents.on('generated', (model, prompt) => metrics.generated(model, prompt));
+    const monitor = parts.add('monitor', new EngineMonitor({ engine: () => engine }), { start: (part) => part.start(), close: (part) => part.stop() });
+    engineEvents.on('load', monitor.onLoad);
+    const embeddings = parts.add('embeddings', new Embeddings(engine, () => engineSettings(config()), options.log, threads));
+    const downloads = parts.add(
+      'downloads',
+      new DownloadManager({
         db,
         modelsDir: () => paths.models,
         identify: async (file) => (await catalog.local(true)).find((model) => model.path === file)?.id ?? null,
         log: options.log,
       }),
-      embeddings,
-      providers,
-      pools,
-      metrics,
-      catalog,
-      responses: new ResponseStore(db),
-      memory: new MemoryService({
+      { start: (part) => part.start(), close: (part) => part.close() },
+    );
+    const responses = parts.add('responses', new ResponseStore(db));
+    const memory = parts.add(
+      'memory',
+      new MemoryService({
         db,
-        settings: () => services.config.memory,
+        settings: () => config().memory,
         models: localMemoryModels({
           catalog,
           engine,
-          modelId: () => services.config.memory.model,
-          contextSize: () => modelLoadSettings(services.config.models, services.config.memory.model ?? '').context_size,
+          modelId: () => config().memory.model,
+          contextSize: () => modelLoadSettings(config().models, config().memory.model ?? '').context_size,
         }),
-        embeddings: localEmbeddingModels({ catalog, embeddings, modelId: () => services.config.memory.embedding_model, log: options.log }),
+        embeddings: localEmbeddingModels({ catalog, embeddings, modelId: () => config().memory.embedding_model, log: options.log }),
         log: options.log,
       }),
-      mcp: new McpManager({ services: config.mcp_services, secrets, log: options.log, version: options.version }),
-      channel: new ChannelHost({
+      { start: (part) => part.start(), close: (part) => part.close() },
+    );
+    const mcp = parts.add('mcp', new McpManager({ services: config().mcp_services, secrets, log: options.log, version: options.version }), {
+      configure: (part, next) => part.configure(next.mcp_services),
+      // Auto-connect services connect in the background; starting never waits for them.
+      start: (part) => part.start(),
+      // Every MCP connection and service process ends before the data directory is released.
+      close: (part) => part.close(),
+    });
+    const channel = parts.add(
+      'channel',
+      new ChannelHost({
         db,
         folder: paths.remote,
-        settings: () => services.config.server.remote,
-        agentIds: () => services.config.agents.map((agent) => agent.id),
+        settings: () => config().server.remote,
+        agentIds: () => config().agents.map((agent) => agent.id),
       }),
-      pairedHosts: new PairedHosts({ hosts: () => services.config.remote_hosts, secrets }),
-      cloud: cloudWorkspaces(() => services.config, secrets, options.log),
-      get agents(): AgentService {
-        return agents;
-      },
-      get dispatcher(): AgentDispatcher {
-        return dispatcher;
-      },
-      images: new ImageService({
+    );
+    const pairedHosts = parts.add('pairedHosts', new PairedHosts({ hosts: () => config().remote_hosts, secrets }), { close: (part) => part.close() });
+    const cloud = parts.add('cloud', cloudWorkspaces(config, secrets, options.log), { close: (part) => part.signIn.close() });
+    const images = parts.add(
+      'images',
+      new ImageService({
         db,
         imagesDir: paths.images,
-        folders: () => [...scanOf(services.config).modelsDirs, ...services.config.images.dirs],
-        providers: () => services.config.providers,
-        providerClient: () => services.providers,
+        folders: () => [...scanOf(config()).modelsDirs, ...config().images.dirs],
+        providers: () => config().providers,
+        providerClient: providers,
         memory: engine,
-        threads: () => services.config.models.threads,
+        threads: () => config().models.threads,
         log: options.log,
       }),
-      media: new MediaService({ db, mediaDir: paths.media, config: () => services.config, resolveSecret: secrets.resolve, log: options.log }),
-      shutdown: shutdown.signal,
-      stopWork() {
-        if (!shutdown.signal.aborted) shutdown.abort(new Error('server shutting down'));
-      },
-      get modelsDirs() {
-        return scanOf(services.config).modelsDirs;
-      },
-      reconfigure(next: ConfigDocument) {
-        services.config = next;
-        engine.configure(engineOf(next));
-        pools.configure(next.providers);
-        services.providers = new ProviderClient(next.providers, secrets.resolve, undefined, pools);
-        catalog.configure(scanOf(next), services.providers);
-        services.mcp.configure(next.mcp_services);
-        services.images.invalidate();
-        services.media.configure(next);
-      },
-      async close() {
-        if (closed) return;
-        closed = true;
-        services.stopWork();
-        // Runs end first: they still write their outcome, their conversation and memory.
-        await agents.close();
-        monitor.stop();
-        pools.close();
-        await services.downloads.close();
-        await services.memory.close();
-        // Every MCP connection and service process ends before the data directory is released.
-        await services.mcp.close();
-        services.pairedHosts.close();
-        services.cloud.signIn.close();
-        await services.images.close();
-        await services.media.close();
-        await engine.close();
-        db.close();
-        unlock();
-      },
-    };
-    const agents = new AgentService({
-      db,
-      config: () => services.config,
-      models: { catalog, engine, providers: () => services.providers },
-      tools: services.mcp,
-      memory: services.memory,
-      log: options.log,
+      { configure: (part) => part.invalidate(), close: (part) => part.close() },
+    );
+    const media = parts.add('media', new MediaService({ db, mediaDir: paths.media, config, resolveSecret: secrets.resolve, log: options.log }), {
+      configure: (part, next) => part.configure(next),
+      // Hosted media jobs left running by the last process are followed again (never resent).
+      start: (part) => part.start(),
+      close: (part) => part.close(),
     });
+    const agents = parts.add(
+      'agents',
+      new AgentService({ db, config, models: { catalog, engine, providers }, tools: mcp, memory, log: options.log }),
+      // Runs end first of the parts that do work: they still write their outcome, their conversation and memory.
+      { close: (part) => part.close() },
+    );
     agents.recover();
-    const dispatcher = new AgentDispatcher({
-      config: () => services.config,
-      local: agents,
-      hosts: new HostAgents({ config: () => services.config, runs: agents, hosts: services.pairedHosts, log: options.log }),
-      cloud: new CloudAgentSource({ config: () => services.config, runs: agents, cloud: services.cloud, artifacts: paths.artifacts, log: options.log }),
-    });
-    services.memory.start();
-    monitor.start();
-    services.downloads.start();
-    // Hosted media jobs left running by the last process are followed again (never resent).
-    services.media.start();
-    // Auto-connect services connect in the background; starting never waits for them.
-    services.mcp.start();
+    const dispatcher = parts.add(
+      'dispatcher',
+      new AgentDispatcher({
+        config,
+        local: agents,
+        hosts: new HostAgents({ config, runs: agents, hosts: pairedHosts, log: options.log }),
+        cloud: new CloudAgentSource({ config, runs: agents, cloud, artifacts: paths.artifacts, log: options.log }),
+      }),
+    );
+    // Built last, so closing begins with it: open streams and generations stop before any part closes.
+    const shutdown = new AbortController();
+    const stopWork = () => {
+      if (!shutdown.signal.aborted) shutdown.abort(new Error('server shutting down'));
+    };
+    parts.add('shutdown', shutdown, { close: () => stopWork() });
+    const services: Services = {
+      version: options.version,
+      paths,
+      get config() {
+        return config();
+      },
+      db,
+      secrets,
+      keys,
+      admin,
+      engine,
+      monitor,
+      downloads,
+      embeddings,
+      get providers() {
+        return providers();
+      },
+      pools,
+      metrics,
+      catalog,
+      responses,
+      memory,
+      mcp,
+      channel,
+      pairedHosts,
+      cloud,
+      agents,
+      dispatcher,
+      images,
+      media,
+      shutdown: shutdown.signal,
+      stopWork,
+      get modelsDirs() {
+        return scanOf(config()).modelsDirs;
+      },
+      parts: parts.names(),
+      reconfigure: (next) => parts.configure(next),
+      close: () => parts.close(),
+    };
+    parts.start();
     return services;
   } catch (error) {
-    unlock();
+    // What was built is closed again, last built first; the lock goes last.
+    await parts.close().catch(() => undefined);
     throw error;
   }
 }
