@@ -1,8 +1,10 @@
 import { AGENT_ID_PATTERN, AGENT_ID_RULE } from '#shared/api/agents.js';
 import { randomBytes } from 'node:crypto';
 
-/** Random ids with readable prefixes: chatcmpl-…, resp_…, call_…, msg_…, run_…, conv_…, appr_…, job_…, dl_…, quote_…. */
-export function newId(prefix: 'chatcmpl-' | 'resp_' | 'call_' | 'msg_' | 'fc_' | 'run_' | 'conv_' | 'appr_' | 'job_' | 'dl_' | 'quote_'): string {
+/** Random ids with readable prefixes: chatcmpl-…, cmpl-…, resp_…, call_…, msg_…, rs_…, run_…, conv_…, appr_…, job_…, dl_…, quote_…. */
+export function newId(
+  prefix: 'chatcmpl-' | 'cmpl-' | 'resp_' | 'call_' | 'msg_' | 'fc_' | 'rs_' | 'run_' | 'conv_' | 'appr_' | 'job_' | 'dl_' | 'quote_',
+): string {
   return prefix + randomBytes(12).toString('base64url');
 }
 

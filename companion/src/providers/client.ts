@@ -24,7 +24,7 @@ export interface ProviderModel {
   owned_by: string;
 }
 
-export type ForwardPath = '/chat/completions' | '/responses' | '/embeddings';
+export type ForwardPath = '/chat/completions' | '/completions' | '/responses' | '/embeddings';
 
 export interface ForwardOptions {
   /**

@@ -57,7 +57,8 @@ export interface ToolCall {
 export type ChatMessage =
   | { role: 'system' | 'developer'; content: string | TextPart[]; name?: string }
   | { role: 'user'; content: string | TextPart[]; name?: string }
-  | { role: 'assistant'; content?: string | TextPart[] | null; tool_calls?: ToolCall[]; name?: string }
+  /** `reasoning_content`: the thought of an earlier turn, sent back as a client received it; accepted, and left to the chat format (most drop it). */
+  | { role: 'assistant'; content?: string | TextPart[] | null; tool_calls?: ToolCall[]; name?: string; reasoning_content?: string | null }
   | { role: 'tool'; content: string | TextPart[]; tool_call_id: string };
 
 export interface FunctionTool {
@@ -73,6 +74,12 @@ export type ResponseFormat =
   | { type: 'text' }
   | { type: 'json_object' }
   | { type: 'json_schema'; json_schema: { name: string; description?: string; schema?: JsonSchema; strict?: boolean } };
+
+/**
+ * How much a reasoning model thinks (OpenAI's `reasoning_effort`; Responses' `reasoning.effort`):
+ * `none` turns thinking off; the others give the thought a budget (docs/api.md).
+ */
+export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high';
 
 export interface ChatCompletionRequest {
   model: string;
@@ -97,6 +104,9 @@ export interface ChatCompletionRequest {
   user?: string;
   /** Requests with the same key share a prompt cache (a provider pool keeps them on one endpoint); at most 256 characters. */
   prompt_cache_key?: string;
+  reasoning_effort?: ReasoningEffort | null;
+  /** llama-server's template arguments; of them, `enable_thinking` (false: no thought) applies to local models. */
+  chat_template_kwargs?: { enable_thinking?: boolean } | null;
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
@@ -105,6 +115,8 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** Of completion_tokens, those a reasoning model spent on its thought. */
+  completion_tokens_details?: { reasoning_tokens: number };
 }
 
 export interface ChatCompletion {
@@ -115,7 +127,8 @@ export interface ChatCompletion {
   system_fingerprint: string;
   choices: {
     index: number;
-    message: { role: 'assistant'; content: string | null; tool_calls?: ToolCall[]; refusal: null };
+    /** `reasoning_content`: the model's thought, when its chat format has one (not part of content). */
+    message: { role: 'assistant'; content: string | null; reasoning_content?: string; tool_calls?: ToolCall[]; refusal: null };
     finish_reason: FinishReason;
     logprobs: null;
   }[];
@@ -133,6 +146,8 @@ export interface ChatCompletionChunk {
     delta: {
       role?: 'assistant';
       content?: string | null;
+      /** A piece of the model's thought; it streams before the answer's content. */
+      reasoning_content?: string;
       tool_calls?: { index: number; id?: string; type?: 'function'; function: { name?: string; arguments: string } }[];
     };
     finish_reason: FinishReason | null;
@@ -171,4 +186,51 @@ export interface EmbeddingList {
   data: Embedding[];
   model: string;
   usage: { prompt_tokens: number; total_tokens: number };
+}
+
+/** POST /v1/completions: OpenAI's legacy completions, a prompt without the chat template. */
+export interface CompletionRequest {
+  model: string;
+  /** One prompt: a string, or an array of one string. */
+  prompt: string | string[];
+  /** Text after the completion: fill-in-the-middle with the model's FIM tokens. */
+  suffix?: string | null;
+  /** Default 16, as OpenAI's. */
+  max_tokens?: number | null;
+  temperature?: number | null;
+  top_p?: number | null;
+  seed?: number | null;
+  stop?: string | string[] | null;
+  presence_penalty?: number | null;
+  frequency_penalty?: number | null;
+  stream?: boolean | null;
+  stream_options?: { include_usage?: boolean } | null;
+  /** Only 1. */
+  n?: number | null;
+  /** Only false. */
+  echo?: boolean | null;
+  /** Not supported: only null. */
+  logprobs?: number | null;
+  /** Only 1. */
+  best_of?: number | null;
+  user?: string;
+}
+
+export interface CompletionChoice {
+  text: string;
+  index: number;
+  logprobs: null;
+  finish_reason: 'stop' | 'length' | null;
+}
+
+/** The answer of POST /v1/completions, and (object `text_completion` too) each streamed chunk. */
+export interface Completion {
+  id: string;
+  object: 'text_completion';
+  created: number;
+  model: string;
+  system_fingerprint: string;
+  choices: CompletionChoice[];
+  /** In the answer; in a stream only the last chunk's (with `stream_options.include_usage`), null before it. */
+  usage?: Usage | null;
 }

@@ -35,6 +35,8 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
   { family: 'inference', pattern: /^\/v1(?:[/?]|$)/ },
   // Ollama's API, for apps that have only an "Ollama" provider (the app itself uses no /api path).
   { family: 'inference', pattern: /^\/api(?:[/?]|$)/ },
+  // llama.cpp's fill-in-the-middle route, for editors that speak to a llama-server (llama.vscode, Tabby).
+  { family: 'inference', pattern: /^\/infill(?:[/?]|$)/ },
   { family: 'agents', pattern: /^\/agents(?:[/?]|$)/ },
   { family: 'tools', pattern: /^\/mcp(?:[/?]|$)/ },
   // Below /memory/ only: /memory itself is the app's Memory screen.
