@@ -55,6 +55,7 @@ const generationFiles = [
   'tests/companion/agents/local-model.test.ts',
   'tests/companion/memory/tiny-model.test.ts',
   'tests/companion/inference/raw.test.ts',
+  'tests/e2e/completions.test.ts',
   'tests/companion/inference/reasoning.test.ts',
   'tests/e2e/reasoning.test.ts',
   'tests/e2e/anthropic.test.ts',
