@@ -112,6 +112,10 @@ const REFUSALS = new Set([
   'origin_not_allowed',
   'upgrade_required',
   'internal_error',
+  // Anthropic's shape (the Messages routes) has no code: its error type stands for it.
+  'authentication_error',
+  'permission_error',
+  'api_error',
 ]);
 
 const examples = curlExamples();
@@ -140,7 +144,8 @@ afterAll(async () => {
 async function send(example: Example): Promise<LightMyRequestResponse> {
   const headers: Record<string, string> = {};
   for (const [name, value] of example.headers) {
-    if (name !== 'authorization') headers[name] = value;
+    if (name === 'x-api-key' && /\$HEARTH_KEY|hth_/.test(value)) headers[name] = key;
+    else if (name !== 'authorization') headers[name] = value;
     else if (value.includes('admin-token')) headers[name] = `Bearer ${app.services.admin.token}`;
     else if (/\$HEARTH_KEY|hth_/.test(value)) headers[name] = `Bearer ${key}`;
     else throw new Error(`${example.where}: an Authorization this test cannot stand in for: ${value}`);
@@ -203,7 +208,10 @@ describe('the curl examples of the README and docs/', () => {
     const problems: string[] = [];
     for (const example of examples) {
       const response = await send(example);
-      const code = response.headers['content-type']?.toString().includes('json') ? (response.json() as { error?: { code?: string } }).error?.code : undefined;
+      const answer = response.headers['content-type']?.toString().includes('json')
+        ? (response.json() as { type?: string; error?: { code?: string; type?: string } })
+        : undefined;
+      const code = answer?.error?.code ?? (answer?.type === 'error' ? answer.error?.type : undefined);
       const refused = code !== undefined && REFUSALS.has(code);
       if (example.documentedStatus !== undefined) {
         if (response.statusCode !== example.documentedStatus)

@@ -85,6 +85,13 @@ describe('POST /v1/messages refuses bad input in Anthropic’s error shape', () 
     expect(message).toContain('ANTHROPIC_BASE_URL');
   });
 
+  it('a prompt longer than the context is 400 in the words Claude Code reads to compact ("prompt is too long: N tokens > M maximum")', async () => {
+    const long = [{ role: 'user', content: 'word '.repeat(20_000) }];
+    const message = await refused({ model: 'tiny', max_tokens: 4, messages: long }, /^prompt is too long: \d+ tokens > \d+ maximum\. /);
+    const [, used, maximum] = /(\d+) tokens > (\d+)/.exec(message)!;
+    expect(Number(used)).toBeGreaterThan(Number(maximum));
+  });
+
   it('other families keep the OpenAI shape', async () => {
     const response = await post('/v1/chat/completions', { model: 'claude-sonnet-4-6', messages: user });
     expect(response.statusCode).toBe(404);

@@ -21,5 +21,15 @@ export function anthropicError(error: HearthError): AnthropicErrorBody {
   const status = error.status;
   const type = TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
   // The message as every shape words it (a `hearth <command>` spelled the way it runs here).
-  return { type: 'error', error: { type, message: error.toBody().error.message } };
+  const message = error.toBody().error.message;
+  return { type: 'error', error: { type, message: error.code === 'context_length_exceeded' ? tooLong(message) : message } };
+}
+
+/**
+ * A prompt longer than the context, opened with the words Anthropic's API uses for it ("prompt is
+ * too long: N tokens > M maximum"): Claude Code reads them to compact the conversation.
+ */
+function tooLong(message: string): string {
+  const counts = /(\d+) tokens, but .* context of (\d+) tokens/.exec(message);
+  return counts ? `prompt is too long: ${counts[1]} tokens > ${counts[2]} maximum. ${message}` : `prompt is too long. ${message}`;
 }
