@@ -78,13 +78,22 @@ async function send(app: FastifyInstance, route: ListedRoute, headers: Record<st
   });
   const code = (() => {
     try {
-      return (response.json() as { error?: { code?: string } }).error?.code;
+      const body = response.json() as { type?: string; error?: { code?: string; type?: string } };
+      // Anthropic's shape (the Messages routes) has no code: its type and the status say which refusal it is.
+      return body.error?.code ?? (body.type === 'error' ? ANTHROPIC_REFUSALS[`${response.statusCode} ${body.error?.type}`] : undefined);
     } catch {
       return undefined;
     }
   })();
   return { status: response.statusCode, code };
 }
+
+/** The perimeter's refusals as Anthropic's shape words them (routes/anthropic/errors.ts). */
+const ANTHROPIC_REFUSALS: Record<string, string> = {
+  '401 authentication_error': 'invalid_api_key',
+  '403 permission_error': 'permission_denied',
+  '426 invalid_request_error': 'upgrade_required',
+};
 
 const keyScoped = (family: string): family is RouteScope => (ROUTE_SCOPES as readonly string[]).includes(family) && family !== 'metrics';
 
