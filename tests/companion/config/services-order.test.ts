@@ -135,6 +135,45 @@ describe('createServices', () => {
     expect(messages.map((message) => `${message.line}: ${message.message}`)).toEqual([]);
   });
 
+  it('gives every part built from a setting value (config() read while building it) a configure hook, so a change reaches it', () => {
+    const source = readFileSync(new URL('../../../companion/src/services.ts', import.meta.url), 'utf8');
+    type Node = { type: string; [key: string]: unknown };
+    const isNode = (value: unknown): value is Node => typeof value === 'object' && value !== null && typeof (value as Node).type === 'string';
+    const children = (node: Node): Node[] =>
+      Object.entries(node)
+        .filter(([key]) => key !== 'parent')
+        .flatMap(([, value]) => (Array.isArray(value) ? value.filter(isNode) : isNode(value) ? [value] : []));
+    /** Whether `config()` is called in this expression outside any function (that is, while it is evaluated). */
+    const readsConfigNow = (node: Node): boolean => {
+      if (node.type === 'ArrowFunctionExpression' || node.type === 'FunctionExpression') return false;
+      if (node.type === 'CallExpression' && isNode(node.callee) && node.callee.type === 'Identifier' && node.callee.name === 'config') return true;
+      return children(node).some(readsConfigNow);
+    };
+    const adds: { name: string; readsConfig: boolean; configures: boolean }[] = [];
+    const walk = (node: Node): void => {
+      const callee = node.callee as Node | undefined;
+      if (
+        node.type === 'CallExpression' &&
+        callee?.type === 'MemberExpression' &&
+        (callee.object as Node).name === 'parts' &&
+        (callee.property as Node).name === 'add'
+      ) {
+        const [name, value, hooks] = node.arguments as Node[];
+        const properties = hooks?.type === 'ObjectExpression' ? (hooks.properties as Node[]) : [];
+        adds.push({
+          name: String(name!.value),
+          readsConfig: readsConfigNow(value!),
+          configures: properties.some((property) => (property.key as Node).name === 'configure'),
+        });
+      }
+      children(node).forEach(walk);
+    };
+    walk((tseslint.parser as unknown as { parseForESLint(code: string): { ast: unknown } }).parseForESLint(source).ast as Node);
+    expect(adds.length).toBeGreaterThan(20);
+    expect(adds.filter((part) => part.readsConfig).map((part) => part.name)).toEqual(expect.arrayContaining(['engine', 'catalog', 'mcp']));
+    expect(adds.filter((part) => part.readsConfig && !part.configures).map((part) => part.name)).toEqual([]);
+  });
+
   it('has every part of Services in place when it is returned, with accessors only over parts already built', async () => {
     const dataDir = await newDataDir(false);
     const services = await createServices({ dataDir, log: silentLogger, version: 'test' });
