@@ -62,15 +62,16 @@ export function originProblem(text: string, origins: string[]): string | null {
   return null;
 }
 
-/** A problem the companion found in the change, in words for this form, with the command that solves it when there is one. */
-export function problemText(problem: ConfigProblem, keyCommand: string): { text: string; command?: string } {
+/** A problem the companion found in the change, in words for this form (what to do in the app, never a command). */
+export function problemText(problem: ConfigProblem): { text: string; command?: string } {
+  if (problem.path === 'server.auth.required' && /no access key exists/.test(problem.message))
+    return {
+      text: 'An access key can be required only once one exists: otherwise every program, this app too, would be shut out. Create a key first (Access keys, below), then save again.',
+    };
   if (problem.path === 'server.auth.required')
     return { text: 'Other machines can be let in only when an access key is required: tick “Require an access key”, or keep Hearth on this machine only.' };
   if (problem.path === 'server.host' && /access key/.test(problem.message))
-    return {
-      text: 'Other machines can be let in only with an access key, and none exists yet. Create one on this machine first, then save again:',
-      command: keyCommand,
-    };
+    return { text: 'Other machines can be let in only with an access key, and none exists yet. Create one under Access keys below, then save again.' };
   if (/^server\.cors\.origins\[\d+\]$/.test(problem.path))
     return { text: 'One of the web pages is not written as an address such as http://localhost:5173 (scheme, host and port only).' };
   return { text: `The companion refused this change: ${problem.message}.` };

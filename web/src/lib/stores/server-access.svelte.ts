@@ -19,7 +19,9 @@ import {
 } from '$lib/settings/server-access';
 import type { ApplyResult, ConfigProblem } from '#shared/api/admin-config.js';
 import type { ServerSettings } from '#shared/api/config.js';
+import { accessKeys } from './access-keys.svelte';
 import { session } from './session.svelte';
+import { server } from './server.svelte';
 import { adminProblem } from './problems';
 
 const describe = (error: unknown) => adminProblem(error, 'change who may connect');
@@ -38,6 +40,12 @@ export class ServerAccessStore {
   risks = $state<string[] | null>(null);
   error = $state<string | null>(null);
   notice = $state<string | null>(null);
+  /**
+   * Turning "Require an access key" on, waiting for the person's choice: whether any key exists
+   * (none: the companion refuses it, and the only way on is to create one first), and whether this
+   * browser has one saved (none: the app's own chat would be refused).
+   */
+  enabling = $state<{ anyKey: boolean; browserKey: boolean } | null>(null);
   #pending: ConfigChange | null = null;
 
   changed = $derived(!!this.form && !!this.current && accessDiffers(this.form, this.current));
@@ -66,6 +74,7 @@ export class ServerAccessStore {
     this.error = null;
     this.risks = null;
     this.notice = null;
+    this.enabling = null;
     this.#pending = null;
   }
 
@@ -92,18 +101,51 @@ export class ServerAccessStore {
     this.edited();
     this.saving = true;
     try {
-      const plan = await planChange(change);
-      if (plan.risks.length > 0) {
-        this.#pending = change;
-        this.risks = plan.risks.map((risk) => riskText(risk, this.form!, this.#port()));
+      // Requiring keys is asked first, as its opposite is: it can shut out this app's own chat.
+      if (this.form.requireKeys && this.current && !this.current.auth.required) {
+        await accessKeys.refresh();
+        this.enabling = { anyKey: accessKeys.activeCount > 0, browserKey: !!server.keyPrefix };
         return;
       }
-      await this.#apply(change, false);
+      await this.#plan(change);
     } catch (error) {
       this.#failed(error);
     } finally {
       this.saving = false;
     }
+  }
+
+  /**
+   * Requires keys after the person chose how: with a key created and saved for this browser first
+   * (the app's chat keeps working), or as it is (another key exists, and this browser has one or
+   * will be given one).
+   */
+  async requireKeys(withBrowserKey: boolean): Promise<void> {
+    if (!this.form || !this.enabling) return;
+    const change = accessChange(this.form);
+    this.saving = true;
+    try {
+      if (withBrowserKey && !(await accessKeys.createForThisBrowser())) {
+        this.error = `No key was made for this browser, so nothing was changed: ${accessKeys.error ?? 'the companion refused it'}.`;
+        return;
+      }
+      this.enabling = null;
+      await this.#plan(change);
+    } catch (error) {
+      this.#failed(error);
+    } finally {
+      this.saving = false;
+    }
+  }
+
+  async #plan(change: ConfigChange): Promise<void> {
+    const plan = await planChange(change);
+    if (plan.risks.length > 0) {
+      this.#pending = change;
+      this.risks = plan.risks.map((risk) => riskText(risk, this.form!, this.#port()));
+      return;
+    }
+    await this.#apply(change, false);
   }
 
   /** Applies the change whose risks are shown. */
@@ -128,6 +170,7 @@ export class ServerAccessStore {
 
   cancel(): void {
     this.risks = null;
+    this.enabling = null;
     this.#pending = null;
   }
 
@@ -155,10 +198,9 @@ export class ServerAccessStore {
     this.risks = null;
     this.#pending = null;
     const problems = error instanceof ApiError && error.code === 'config_invalid' ? (error.details.problems as ConfigProblem[] | undefined) : undefined;
-    const keyCommand = session.commands?.key_command ?? 'npm run hearth -- keys create';
     if (problems?.length)
       this.problems = problems
-        .map((problem) => problemText(problem, keyCommand))
+        .map((problem) => problemText(problem))
         .filter((entry, index, all) => all.findIndex((other) => other.text === entry.text) === index);
     else this.error = describe(error);
   }
