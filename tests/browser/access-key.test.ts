@@ -30,8 +30,8 @@ beforeAll(async () => {
   key = created.stdout.trim();
   expect(key).toMatch(/^hth_[A-Za-z0-9_-]{40,}$/);
 
-  server = await startServer({ dataDir });
-  browser = await launch();
+  // Independent starts, overlapped.
+  [server, browser] = await Promise.all([startServer({ dataDir }), launch()]);
   context = await browser.newContext({ viewport: DESKTOP, colorScheme: 'light' });
   context.on('request', async (request) => {
     const url = new URL(request.url());

@@ -39,8 +39,8 @@ beforeAll(async () => {
     provider,
     agents: [{ id: 'greeter', name: 'Greeter', description: 'Says hello.', model: 'script/scripted', memory: { enabled: false } }],
   });
-  server = await startServer({ dataDir, withModel: false });
-  browser = await launch();
+  // Independent starts, overlapped.
+  [server, browser] = await Promise.all([startServer({ dataDir, withModel: false }), launch()]);
   const context = await browser.newContext({ viewport: DESKTOP, colorScheme: 'light' });
   page = await context.newPage();
   errors = watch(page);

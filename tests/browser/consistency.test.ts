@@ -29,8 +29,8 @@ beforeAll(async () => {
   copyFileSync(await tinyModelPath(), join(dataDir, 'models', 'tiny.gguf'));
   const agents = [{ id: 'helper', name: 'Helper', model: 'tiny', max_steps: 2, max_tokens: 24, memory: { enabled: false } }];
   writeFileSync(join(dataDir, 'config.yaml'), JSON.stringify({ version: 1, models: { threads: 1 }, agents }));
-  server = await startServer({ dataDir, withModel: false });
-  browser = await launch();
+  // Independent starts, overlapped.
+  [server, browser] = await Promise.all([startServer({ dataDir, withModel: false }), launch()]);
   ({ page, errors } = await open(browser, `${server.url}/server`, { colorScheme: 'light', signInLink: await newSignInLink(server) }));
 });
 

@@ -54,8 +54,8 @@ beforeAll(async () => {
   const whole = readFileSync(await tinyModelPath());
   writeFileSync(join(dataDir, 'models', 'broken.gguf'), whole.subarray(0, Math.floor(whole.length / 2)));
   copyFileSync(await tinyEmbeddingModelPath(), join(dataDir, 'models', 'tiny-embed.gguf'));
-  server = await startServer({ dataDir });
-  browser = await launch();
+  // Independent starts, overlapped.
+  [server, browser] = await Promise.all([startServer({ dataDir }), launch()]);
   ({ page, errors } = await open(browser, server.url, { colorScheme: 'light', signInLink: await newSignInLink(server) }));
   await chooseModel(page, 'companion:tiny');
 });

@@ -25,8 +25,8 @@ beforeAll(async () => {
       ],
     },
   });
-  device = await startServer({ withModel: false });
-  browser = await launch();
+  // Independent starts, overlapped.
+  [device, browser] = await Promise.all([startServer({ withModel: false }), launch()]);
 });
 
 afterAll(async () => {

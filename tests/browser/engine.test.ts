@@ -31,9 +31,8 @@ beforeAll(async () => {
     paths.state,
     JSON.stringify({ state: 'building', pid: process.pid, progress: 0.4, step: 'compiling (32 of 79 steps)', started_at: new Date().toISOString() }),
   );
-  building = await startServer({ env });
-  onServer = await startServer({ env: { HEARTH_ENGINE: 'server' } });
-  browser = await launch();
+  // Independent starts, overlapped.
+  [building, onServer, browser] = await Promise.all([startServer({ env }), startServer({ env: { HEARTH_ENGINE: 'server' } }), launch()]);
 });
 
 afterAll(async () => {

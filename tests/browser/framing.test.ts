@@ -18,8 +18,8 @@ let attacker: Server;
 let attackerUrl: string;
 
 beforeAll(async () => {
-  server = await startServer({ withModel: true });
-  browser = await launch();
+  // Independent starts, overlapped.
+  [server, browser] = await Promise.all([startServer({ withModel: true }), launch()]);
   // Another site (another port is another origin) that frames the app's server page.
   attacker = createServer((_request, response) => {
     response.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>bait</title><iframe id="app" src="${server.url}/server"></iframe>`);

@@ -35,8 +35,8 @@ media_providers:
       - { id: sora-2, usd_per_second: 0.1, seconds: [4, 8], sizes: ['1280x720', '720x1280'] }
 `,
   );
-  server = await startServer({ dataDir, withModel: false, env: { HEARTH_BROWSER_VIDEO_KEY: TOKEN } });
-  browser = await launch();
+  // Independent starts, overlapped.
+  [server, browser] = await Promise.all([startServer({ dataDir, withModel: false, env: { HEARTH_BROWSER_VIDEO_KEY: TOKEN } }), launch()]);
 });
 
 afterAll(async () => {

@@ -40,8 +40,8 @@ beforeAll(async () => {
   // An empty models folder and a memory budget small enough that a 40 MB file is "too big".
   const dataDir = await newDataDir(false);
   writeFileSync(join(dataDir, 'config.yaml'), 'version: 1\nmodels:\n  threads: 1\n  memory_budget_mb: 100\n');
-  server = await startServer({ dataDir, env: { HF_ENDPOINT: hub.url } });
-  browser = await launch();
+  // Independent starts, overlapped.
+  [server, browser] = await Promise.all([startServer({ dataDir, env: { HF_ENDPOINT: hub.url } }), launch()]);
   // Downloads are the companion owner's business: the app signs in through a link first.
   ({ context, page, errors } = await open(browser, server.url, { signInLink: await newSignInLink(server) }));
 });

@@ -13,8 +13,8 @@ let server: RunningServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  server = await startServer({ withModel: false });
-  browser = await launch();
+  // Independent starts, overlapped.
+  [server, browser] = await Promise.all([startServer({ withModel: false }), launch()]);
 });
 
 afterAll(async () => {

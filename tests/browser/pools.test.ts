@@ -36,8 +36,8 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
-  front = await startServer({ dataDir });
-  browser = await launch();
+  // Independent starts, overlapped.
+  [front, browser] = await Promise.all([startServer({ dataDir }), launch()]);
 });
 
 afterAll(async () => {

@@ -30,18 +30,29 @@ beforeAll(async () => {
         ? { content: 'The note is written on the host.' }
         : { content: 'Writing it.', tool_calls: [{ name: 'write_file', arguments: { path: 'note.txt', content: 'from the device' } }] },
   });
-  host = await startHost({
-    config: {
-      providers: [{ name: 'script', base_url: provider.baseUrl, models: ['scripted'] }],
-      agents: [
-        { id: 'scribe', name: 'Scribe', model: 'script/scripted', tools: ['write_file'], workspace, tool_policy: { write: 'ask' }, memory: { enabled: false } },
-      ],
-    },
-  });
-  device = await startServer({ withModel: false });
-  const added = await addRemote(device, 'home', await pairingCode(host, ['scribe']));
+  // Independent starts, overlapped; the device pairs with the host while Chromium starts.
+  let added: Awaited<ReturnType<typeof addRemote>>;
+  [host, device] = await Promise.all([
+    startHost({
+      config: {
+        providers: [{ name: 'script', base_url: provider.baseUrl, models: ['scripted'] }],
+        agents: [
+          {
+            id: 'scribe',
+            name: 'Scribe',
+            model: 'script/scripted',
+            tools: ['write_file'],
+            workspace,
+            tool_policy: { write: 'ask' },
+            memory: { enabled: false },
+          },
+        ],
+      },
+    }),
+    startServer({ withModel: false }),
+  ]);
+  [added, browser] = await Promise.all([pairingCode(host, ['scribe']).then((code) => addRemote(device, 'home', code)), launch()]);
   expect(added.code, added.stderr).toBe(0);
-  browser = await launch();
 });
 
 afterAll(async () => {

@@ -50,8 +50,8 @@ beforeAll(async () => {
     join(dataDir, 'config.yaml'),
     `version: 1\nmodels:\n  threads: 1\nproviders:\n  - name: hosted\n    base_url: ${provider.baseUrl}\n    models: [writer]\n`,
   );
-  server = await startServer({ dataDir });
-  browser = await launch();
+  // Independent starts, overlapped.
+  [server, browser] = await Promise.all([startServer({ dataDir }), launch()]);
   ({ context, page, errors } = await open(browser, server.url));
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
 });

@@ -21,6 +21,8 @@ import { newSignInLink, signIn } from './app-helpers.js';
 import { DESKTOP, PHONE, launch, screenshot, watch, SIZES, SCHEMES } from './harness.js';
 
 let server: RunningServer;
+/** A companion with no model: its empty states, then (stopped by that test) the banner of a stopped companion. */
+let empty: RunningServer;
 let browser: Browser;
 /** What the stand-in browser command was given, one line per start. */
 let opened: string;
@@ -31,13 +33,17 @@ beforeAll(async () => {
   const recorder = join(folder, 'record.mjs');
   // Records its whole command line, as `ps` would show it to any user of the machine.
   writeFileSync(recorder, "import { appendFileSync } from 'node:fs';\nappendFileSync(process.argv[2], JSON.stringify(process.argv.slice(3)) + '\\n');\n");
-  server = await startServer({ dataDir: await newDataDir(true), env: { HEARTH_BROWSER: `${process.execPath} ${recorder} ${opened} %s` } });
-  browser = await launch();
+  // Independent starts, overlapped.
+  [server, empty, browser] = await Promise.all([
+    newDataDir(true).then((dataDir) => startServer({ dataDir, env: { HEARTH_BROWSER: `${process.execPath} ${recorder} ${opened} %s` } })),
+    startServer({ withModel: false }),
+    launch(),
+  ]);
 });
 
 afterAll(async () => {
   await browser?.close();
-  await server?.stop();
+  await Promise.all([server?.stop(), empty?.stop()]);
 });
 
 /** Failing requests and console errors of a page (a 401 shows as both). */
@@ -265,46 +271,42 @@ describe('signed out', () => {
 
 describe('no model yet', () => {
   it('the Server and Models empty states name every way to get a model that works here', async () => {
-    const empty = await startServer({ withModel: false });
-    try {
-      for (const [name, viewport] of SIZES) {
-        for (const colorScheme of SCHEMES) {
-          const context = await browser.newContext({ viewport, colorScheme });
-          const page = await context.newPage();
-          const problems = problemsOf(page);
-          // The owner's browser: the folders are given only to a signed-in one.
-          await signIn(page, await newSignInLink(empty));
-          for (const screen of ['server', 'models']) {
-            await page.goto(`${empty.url}/${screen}`);
-            const help = page.getByTestId('no-models');
-            await help.getByText(`${empty.dataDir}/models`).waitFor();
-            const text = await help.innerText();
-            expect(text).toContain('Discover searches Hugging Face');
-            expect(text).toMatch(/LM Studio or Ollama/);
-            expect(await help.getByLabel('Test model command').innerText()).toBe(`npm run model:tiny -- --data-dir ${empty.dataDir}`);
-            expect(await help.getByRole('link', { name: 'Discover' }).getAttribute('href')).toBe('/models#discover');
-            await screenshot(page, `first-hour-empty-${screen}-${name}-${colorScheme}`, { fullPage: true });
-          }
-          expect(problems).toEqual([]);
-          await context.close();
+    for (const [name, viewport] of SIZES) {
+      for (const colorScheme of SCHEMES) {
+        const context = await browser.newContext({ viewport, colorScheme });
+        const page = await context.newPage();
+        const problems = problemsOf(page);
+        // The owner's browser: the folders are given only to a signed-in one.
+        await signIn(page, await newSignInLink(empty));
+        for (const screen of ['server', 'models']) {
+          await page.goto(`${empty.url}/${screen}`);
+          const help = page.getByTestId('no-models');
+          await help.getByText(`${empty.dataDir}/models`).waitFor();
+          const text = await help.innerText();
+          expect(text).toContain('Discover searches Hugging Face');
+          expect(text).toMatch(/LM Studio or Ollama/);
+          expect(await help.getByLabel('Test model command').innerText()).toBe(`npm run model:tiny -- --data-dir ${empty.dataDir}`);
+          expect(await help.getByRole('link', { name: 'Discover' }).getAttribute('href')).toBe('/models#discover');
+          await screenshot(page, `first-hour-empty-${screen}-${name}-${colorScheme}`, { fullPage: true });
         }
+        expect(problems).toEqual([]);
+        await context.close();
       }
-    } finally {
-      await empty.stop();
     }
   });
 });
 
 describe('the companion stopped', () => {
   it('the banner says how to start it, as it was started on that machine', async () => {
-    const other = await startServer({ withModel: false });
     const context = await browser.newContext({ viewport: PHONE });
     const page = await context.newPage();
     try {
       // The companion told this browser how it is run there (while it answered; the folder only once signed in).
-      await signIn(page, await newSignInLink(other));
+      await signIn(page, await newSignInLink(empty));
       await page.getByTestId('signed-in').waitFor();
-      await other.stop();
+      await empty.stop();
+      // The app checks again every 10 s and whenever the browser comes back online: the event, rather than the timer.
+      await page.evaluate(() => window.dispatchEvent(new Event('online')));
       const banner = page.getByTestId('unreachable');
       await banner.waitFor({ timeout: 30_000 });
       expect(await banner.innerText()).toBe(
@@ -313,7 +315,7 @@ describe('the companion stopped', () => {
       await screenshot(page, 'first-hour-unreachable-phone-light');
     } finally {
       await context.close();
-      await other.stop();
+      await empty.stop();
     }
   });
 });
