@@ -12,11 +12,15 @@ import type {
   ChatCompletion,
   ChatCompletionChunk,
   ChatCompletionRequest,
+  Completion,
+  CompletionChoice,
+  CompletionRequest,
   Embedding,
   EmbeddingList,
   EmbeddingRequest,
   ModelList,
   ModelRecord,
+  Usage,
 } from '#shared/api/openai.js';
 import type { InputItem, InputItemList, ResponseCreateRequest, ResponseDeleted, ResponseObject, ResponseStreamEvent } from '#shared/api/responses.js';
 
@@ -45,6 +49,13 @@ export type Checks = [
   Assignable<ChatCompletionRequest, Optional<OpenAI.Chat.ChatCompletionCreateParams>>,
   Assignable<ChatCompletion, OpenAI.Chat.ChatCompletion>,
   Assignable<ChatCompletionChunk, OpenAI.Chat.ChatCompletionChunk>,
+  // POST /v1/completions: the answer is the SDK's Completion; a streamed chunk too, except that (as
+  // OpenAI's API does) it sends finish_reason and usage null until the end, which the SDK's type leaves out.
+  Assignable<CompletionRequest, Optional<OpenAI.CompletionCreateParams>>,
+  Assignable<
+    Omit<Completion, 'choices' | 'usage'> & { choices: (Omit<CompletionChoice, 'finish_reason'> & { finish_reason: 'stop' | 'length' })[]; usage?: Usage },
+    OpenAI.Completion
+  >,
   // POST/GET/DELETE /v1/responses
   // stream: boolean covers both of the SDK's overloads (ResponseCreateParamsStreaming and NonStreaming).
   Assignable<ResponseCreateRequest, Optional<ResponseCreateParamsBase>>,
