@@ -25,7 +25,7 @@ vi.mock('$lib/engines/gguf-files', () => ({
   },
 }));
 
-const { ModelsStore, formatBytes } = await import('$lib/stores/models.svelte');
+const { ModelsStore, capabilityWords, formatBytes } = await import('$lib/stores/models.svelte');
 
 const stored: BrowserModel = {
   engine: 'wllama',
@@ -154,7 +154,9 @@ describe('ModelsStore', () => {
     expect(models.preparing).toBeNull();
   });
 
-  it('formats sizes', () => {
+  it('formats sizes and capabilities', () => {
     expect([formatBytes(512), formatBytes(644096), formatBytes(1.2e9), formatBytes(null)]).toEqual(['512 B', '644.1 KB', '1.2 GB', 'size unknown']);
+    expect(capabilityWords(['chat', 'completion', 'fim', 'tools', 'reasoning'])).toBe('Chat, Text completion, Fill-in-the-middle, Tools, Thinking');
+    expect(capabilityWords(undefined)).toBe('');
   });
 });

@@ -3,7 +3,7 @@ import { modelKey, type ModelRef } from '$lib/chat/backends';
 import { saveGguf } from '$lib/engines/gguf-files';
 import { ENGINE_KINDS, engineHost, type EngineHost } from '$lib/engines/host';
 import { WLLAMA_CONTEXT, type BrowserModel, type EngineKind, type EngineStatus, type LoadProgress } from '$lib/engines/types';
-import type { ModelRecord } from '#shared/api/openai.js';
+import type { Capability, ModelRecord } from '#shared/api/openai.js';
 import { describe } from './problems';
 
 export interface ModelOption {
@@ -39,6 +39,22 @@ export interface Download {
 
 /** A model can chat unless it says otherwise. */
 const chats = (model: ModelRecord) => !model.capabilities || model.capabilities.length === 0 || model.capabilities.includes('chat');
+
+/** A model's capabilities in plain words, for its card. */
+const CAPABILITY_WORDS: Record<Capability, string> = {
+  chat: 'Chat',
+  completion: 'Text completion',
+  fim: 'Fill-in-the-middle',
+  tools: 'Tools',
+  vision: 'Images in',
+  audio: 'Audio in',
+  reasoning: 'Thinking',
+  embedding: 'Embeddings',
+};
+
+export function capabilityWords(capabilities: readonly Capability[] | undefined): string {
+  return (capabilities ?? []).map((capability) => CAPABILITY_WORDS[capability] ?? capability).join(', ');
+}
 
 export function formatBytes(bytes: number | null | undefined): string {
   if (bytes == null) return 'size unknown';
