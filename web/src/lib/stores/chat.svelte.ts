@@ -26,7 +26,7 @@ export type { Conversation, StoredMessage as Message, ChatSettings };
 
 export interface ChatProblem {
   /** `auth`: the companion wants an access key; `overflow`: the conversation is over the context and set to stop; `too_long`: one message is. */
-  kind: 'companion_lost' | 'auth' | 'failed' | 'overflow' | 'too_long';
+  kind: 'companion_lost' | 'auth' | 'failed' | 'overflow' | 'too_long' | 'interrupted';
   message: string;
   /** The reply it is about: the problem is shown there, once. */
   messageId: string | null;
@@ -35,7 +35,9 @@ export interface ChatProblem {
 }
 
 const NEW = '(new)';
-const SAVE_EVERY_MS = 1000;
+const SAVE_EVERY_MS = 500;
+const CUT_OFF =
+  'This reply was cut off when the page was reloaded or closed; what had arrived is kept. Continue asks for the reply again (this part stays as an earlier version).';
 /** Tries with a longer token estimate after the companion counted a prompt longer than estimated. */
 const FIT_ATTEMPTS = 4;
 
@@ -106,7 +108,25 @@ export class ChatStore {
     this.conversations = await listConversations();
     if (this.activeId && !this.conversations.some((conversation) => conversation.id === this.activeId)) this.activeId = null;
     this.activeId ??= this.conversations[0]?.id ?? null;
+    await this.#markCutOff();
     this.ready = true;
+  }
+
+  /**
+   * A reply still "streaming" in storage when the page starts was cut off by a reload or a closed
+   * tab (no reply streams before `init`): what had arrived is kept, marked interrupted, and the
+   * open conversation offers to continue.
+   */
+  async #markCutOff(): Promise<void> {
+    for (const conversation of this.conversations) {
+      const cut = conversation.messages.filter((message) => message.status === 'streaming');
+      if (cut.length === 0) continue;
+      for (const message of cut) Object.assign(message, { status: 'interrupted', error: CUT_OFF });
+      await this.#save(conversation, false);
+      const last = conversation.messages.at(-1);
+      if (conversation.id === this.activeId && last && cut.includes(last))
+        this.problem = { kind: 'interrupted', message: CUT_OFF, messageId: last.id, returned: false };
+    }
   }
 
   /** Opens an empty conversation view; the conversation is created by its first message. */
@@ -295,12 +315,23 @@ export class ChatStore {
     this.streaming = conversation.id;
     this.problem = null;
     const started = performance.now();
-    let lastSave = Date.now();
+    // Stored as it streams (at once, then at most every SAVE_EVERY_MS, the last part too), so a reload keeps what had arrived.
+    let lastSave = 0;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     const progress = () => {
-      if (Date.now() - lastSave < SAVE_EVERY_MS) return;
-      lastSave = Date.now();
-      void this.#save(conversation);
+      if (timer !== undefined) return;
+      timer = setTimeout(
+        () => {
+          timer = undefined;
+          lastSave = Date.now();
+          if (this.streaming === conversation.id) void this.#save(conversation);
+        },
+        Math.max(0, lastSave + SAVE_EVERY_MS - Date.now()),
+      );
     };
+    const leaving = () => void this.#save(conversation, false);
+    if (typeof window !== 'undefined') window.addEventListener('pagehide', leaving);
+    progress();
     try {
       if (ref && ref.runtime !== 'companion' && !(await models.prepare(ref)))
         throw new EngineError(models.prepareError ?? `${ref.id} could not be started.`, 'load_failed');
@@ -344,6 +375,8 @@ export class ChatStore {
       }
       this.streaming = null;
       this.#controller = null;
+      clearTimeout(timer);
+      if (typeof window !== 'undefined') window.removeEventListener('pagehide', leaving);
       await this.#save(conversation);
       // A companion model is loaded by its first reply: the picker should say so.
       if (!ref || ref.runtime === 'companion') void models.refreshCompanion();
