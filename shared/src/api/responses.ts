@@ -3,7 +3,7 @@
  * official `openai` client (resources/responses/responses.d.ts). `output_text` is computed by
  * the client SDKs, never sent by the server.
  */
-import type { JsonSchema } from './openai.js';
+import type { JsonSchema, ReasoningEffort } from './openai.js';
 
 export interface InputTextPart {
   type: 'input_text';
@@ -47,7 +47,27 @@ export interface FunctionCallOutputItem {
   output: string | InputTextPart[];
 }
 
-export type InputItem = MessageItem | FunctionCallItem | FunctionCallOutputItem;
+/** A model's thought as text (a reasoning item's content). */
+export interface ReasoningTextPart {
+  type: 'reasoning_text';
+  text: string;
+}
+
+/**
+ * A reasoning item: the thought of a model whose chat format has one, before its message. Hearth
+ * writes no summaries (`summary` is empty) and encrypts nothing. Sent back in `input`, it is
+ * accepted and dropped (chat formats leave earlier thoughts out of the prompt).
+ */
+export interface ReasoningItem {
+  type: 'reasoning';
+  id: string;
+  summary: { type: 'summary_text'; text: string }[];
+  content?: ReasoningTextPart[];
+  encrypted_content?: string | null;
+  status?: ItemStatus;
+}
+
+export type InputItem = MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningItem;
 
 export type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
 
@@ -88,6 +108,8 @@ export interface ResponseCreateRequest {
   user?: string;
   /** Requests with the same key share a prompt cache (a provider pool keeps them on one endpoint); at most 256 characters. */
   prompt_cache_key?: string;
+  /** `effort`: as chat completions' reasoning_effort (none turns thinking off); `summary` is accepted (Hearth writes none). */
+  reasoning?: { effort?: ReasoningEffort | null; summary?: 'auto' | 'concise' | 'detailed' | null } | null;
 }
 
 export interface OutputMessage {
@@ -107,7 +129,7 @@ export interface OutputFunctionCall {
   status: ItemStatus;
 }
 
-export type OutputItem = OutputMessage | OutputFunctionCall;
+export type OutputItem = OutputMessage | OutputFunctionCall | ReasoningItem;
 
 export type ResponseStatus = 'completed' | 'incomplete' | 'failed' | 'in_progress';
 
@@ -165,9 +187,11 @@ export type ResponseStreamEvent =
         item_id: string;
         output_index: number;
         content_index: number;
-        part: OutputTextPart;
+        part: OutputTextPart | ReasoningTextPart;
       };
     }['response.content_part.added' | 'response.content_part.done']
+  | { type: 'response.reasoning_text.delta'; sequence_number: number; item_id: string; output_index: number; content_index: number; delta: string }
+  | { type: 'response.reasoning_text.done'; sequence_number: number; item_id: string; output_index: number; content_index: number; text: string }
   | { type: 'response.output_text.delta'; sequence_number: number; item_id: string; output_index: number; content_index: number; delta: string; logprobs: [] }
   | { type: 'response.output_text.done'; sequence_number: number; item_id: string; output_index: number; content_index: number; text: string; logprobs: [] }
   | { type: 'response.function_call_arguments.delta'; sequence_number: number; item_id: string; output_index: number; delta: string }
@@ -179,7 +203,8 @@ export type ListedInputItem =
   | { type: 'message'; id: string; status: ItemStatus; role: 'user' | 'system' | 'developer'; content: InputTextPart[] }
   | (OutputMessage & { role: 'assistant' })
   | (Required<Omit<FunctionCallItem, 'status'>> & { status: ItemStatus })
-  | { type: 'function_call_output'; id: string; status: ItemStatus; call_id: string; output: string | InputTextPart[] };
+  | { type: 'function_call_output'; id: string; status: ItemStatus; call_id: string; output: string | InputTextPart[] }
+  | ReasoningItem;
 
 /** GET /v1/responses/{id}/input_items: a cursor page (`after`, `before`, `limit`, `order`). */
 export interface InputItemList {

@@ -7,10 +7,11 @@ import type { GenerationRequest, GenerationResult } from '../../inference/types.
 import type { OpenaiContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
 import { nullableNumber, type BodySchema } from '../schema.js';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, FinishReason } from '#shared/api/openai.js';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, FinishReason, Usage } from '#shared/api/openai.js';
 import { messagesToHistory, outputOf, stopList, toolModeOf, toolsOf } from './convert.js';
 import { attributionOf, lastUserText, recordAttribution, type Attribution } from './attribution.js';
 import { forwardToProvider } from './forward.js';
+import { effortSchema, reasoningOf } from './reasoning.js';
 
 const FINGERPRINT = 'hearth';
 
@@ -40,6 +41,8 @@ export const chatCompletionBody = {
         properties: {
           role: { enum: ['system', 'developer', 'user', 'assistant', 'tool'] },
           content,
+          // An earlier answer's thought as the client received it: accepted, and left to the chat format.
+          reasoning_content: { type: ['string', 'null'] },
           name: { type: 'string' },
           tool_call_id: { type: 'string' },
           tool_calls: {
@@ -73,6 +76,8 @@ export const chatCompletionBody = {
     // OpenAI's limit; both tie requests to a conversation (a provider pool's affinity).
     user: { type: 'string', maxLength: 256 },
     prompt_cache_key: { type: 'string', maxLength: 256 },
+    reasoning_effort: effortSchema,
+    chat_template_kwargs: { type: ['object', 'null'], properties: { enable_thinking: { type: 'boolean' } } },
     tools: {
       type: 'array',
       items: {
@@ -149,10 +154,12 @@ export const chatRoutes: RoutePlugin<OpenaiContext, keyof Context> = async (app,
 
 function generationOf(info: LocalModel, body: ChatCompletionRequest, signal: AbortSignal): GenerationRequest {
   const tools = toolsOf(body);
+  const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? undefined;
   return {
     model: info.id,
     history: messagesToHistory(body.messages),
-    maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+    maxTokens,
+    reasoning: reasoningOf(body.reasoning_effort, body.chat_template_kwargs?.enable_thinking, maxTokens),
     sampling: {
       temperature: body.temperature ?? undefined,
       topP: body.top_p ?? undefined,
@@ -186,6 +193,7 @@ async function answerLocal(context: Context, turn: Turn, request: FastifyRequest
         message: {
           role: 'assistant',
           content: result.toolCalls.length > 0 && !result.text ? null : result.text,
+          ...(result.reasoning ? { reasoning_content: result.reasoning } : {}),
           ...(result.toolCalls.length > 0
             ? {
                 tool_calls: result.toolCalls.map((call) => ({
@@ -229,6 +237,8 @@ async function streamLocal(context: Context, turn: Turn, request: FastifyRequest
   };
   const generation = generationOf(info, body, signal);
   generation.onText = (delta) => open('').data(chunk({ content: delta }));
+  // The thought streams first, as reasoning_content deltas (what DeepSeek, llama-server and vLLM send; the AI SDK reads it as reasoning).
+  generation.onReasoning = (delta) => open('').data(chunk({ reasoning_content: delta }));
   let result: GenerationResult;
   try {
     result = await context.engine.run(info, generation);
@@ -260,6 +270,11 @@ function finishOf(result: GenerationResult): FinishReason {
   return result.finishReason === 'cancelled' ? 'stop' : result.finishReason;
 }
 
-function usageOf(result: GenerationResult) {
-  return { prompt_tokens: result.promptTokens, completion_tokens: result.completionTokens, total_tokens: result.promptTokens + result.completionTokens };
+function usageOf(result: GenerationResult): Usage {
+  return {
+    prompt_tokens: result.promptTokens,
+    completion_tokens: result.completionTokens,
+    total_tokens: result.promptTokens + result.completionTokens,
+    completion_tokens_details: { reasoning_tokens: result.reasoningTokens ?? 0 },
+  };
 }

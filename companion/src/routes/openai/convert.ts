@@ -32,6 +32,7 @@ export function messagesToHistory(messages: ChatMessage[]): HistoryItem[] {
           role: 'assistant',
           text: contentText(message.content, param),
           toolCalls: (message.tool_calls ?? []).map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments })),
+          ...(message.reasoning_content ? { reasoning: message.reasoning_content } : {}),
         };
       case 'tool':
         if (!message.tool_call_id)

@@ -84,6 +84,10 @@ function listed(item: InputItem, responseId: string, index: number): ListedInput
       const output = item as Extract<InputItem, { type: 'function_call_output' }>;
       return { type: 'function_call_output', id: output.id ?? `fco_${suffix}`, status, call_id: output.call_id, output: output.output };
     }
+    case 'reasoning': {
+      const reasoning = item as Extract<InputItem, { type: 'reasoning' }>;
+      return { ...reasoning, id: reasoning.id ?? `rs_${suffix}`, status };
+    }
     default: {
       const message = item as Extract<InputItem, { role: string }>;
       const id = message.id ?? `msg_${suffix}`;

@@ -60,10 +60,13 @@ export function itemsToHistory(items: InputItem[], param: string): HistoryItem[]
         history.push({ role: 'tool', callId: output.call_id, output: partsText(output.output, `${at}.output`) });
         break;
       }
+      // An earlier response's thought: accepted and dropped (chat formats leave earlier thoughts out of the prompt).
+      case 'reasoning':
+        break;
       default:
         throw new HearthError(
           'invalid_request_error',
-          `${at}.type "${item.type}" is not supported by local models: use message, function_call or function_call_output items.`,
+          `${at}.type "${item.type}" is not supported by local models: use message, function_call, function_call_output or reasoning items.`,
           { param: `${at}.type` },
         );
     }
@@ -152,8 +155,14 @@ export function responseShell(id: string, createdAt: number, model: string, body
   };
 }
 
-/** The output items of a result: a message when there is text (or nothing else), then each function call. */
-export function outputItemsOf(result: GenerationResult, messageId: string): OutputItem[] {
+/** The reasoning item of a result whose model thought, before its message (none when it did not). */
+export function reasoningItemOf(result: GenerationResult, reasoningId: string): OutputItem[] {
+  if (!result.reasoning) return [];
+  return [{ type: 'reasoning', id: reasoningId, summary: [], content: [{ type: 'reasoning_text', text: result.reasoning }], status: 'completed' }];
+}
+
+/** The output items of a result: its thought, a message when there is text (or nothing else), then each function call. */
+export function outputItemsOf(result: GenerationResult, messageId: string, reasoningId = newId('rs_')): OutputItem[] {
   const incomplete = result.finishReason === 'length';
   const message: OutputItem[] =
     result.text || result.toolCalls.length === 0
@@ -176,7 +185,7 @@ export function outputItemsOf(result: GenerationResult, messageId: string): Outp
     // A call cut off by max_output_tokens keeps the arguments produced so far.
     status: incomplete ? 'incomplete' : 'completed',
   }));
-  return [...message, ...calls];
+  return [...reasoningItemOf(result, reasoningId), ...message, ...calls];
 }
 
 /** The shell completed with the result: status, output and usage. */
@@ -192,7 +201,7 @@ export function finishedResponse(shell: ResponseObject, result: GenerationResult
       output_tokens: result.completionTokens,
       total_tokens: result.promptTokens + result.completionTokens,
       input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
-      output_tokens_details: { reasoning_tokens: 0 },
+      output_tokens_details: { reasoning_tokens: result.reasoningTokens ?? 0 },
     },
   };
 }

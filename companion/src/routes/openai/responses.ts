@@ -11,6 +11,7 @@ import type {
   InputItem,
   OutputItem,
   OutputTextPart,
+  ReasoningTextPart,
   ResponseCreateRequest,
   ResponseDeleted,
   ResponseObject,
@@ -18,6 +19,7 @@ import type {
 } from '#shared/api/responses.js';
 import { attributionOf, lastUserText, recordAttribution, type Attribution } from './attribution.js';
 import { forwardToProvider } from './forward.js';
+import { effortSchema, reasoningOf } from './reasoning.js';
 import { finishedResponse, historyOf, inputItemsOf, outputFormatOf, outputItemsOf, responseShell, toolModeOf, toolsOf } from './responses-convert.js';
 
 const when = (type: string, required: string[]) => ({
@@ -43,6 +45,9 @@ const inputItem = {
     name: { type: 'string' },
     arguments: { type: 'string' },
     output: textOrParts(textPart),
+    // A reasoning item of an earlier response, sent back: accepted and dropped.
+    summary: { type: 'array' },
+    encrypted_content: { type: ['string', 'null'] },
   },
   allOf: [
     // A message may omit its type.
@@ -108,6 +113,7 @@ export const responseCreateBody = {
     // OpenAI's limit; both tie requests to a conversation (a provider pool's affinity).
     user: { type: 'string', maxLength: 256 },
     prompt_cache_key: { type: 'string', maxLength: 256 },
+    reasoning: { type: ['object', 'null'], properties: { effort: effortSchema, summary: { enum: ['auto', 'concise', 'detailed', null] } } },
   },
 } as const satisfies BodySchema<ResponseCreateRequest>;
 
@@ -167,6 +173,7 @@ function turnOf(context: Pick<Context, 'responses'>, asked: Pick<Turn, 'info' | 
     model: info.id,
     history: historyOf(body.instructions, previous, input),
     maxTokens: body.max_output_tokens ?? undefined,
+    reasoning: reasoningOf(body.reasoning?.effort, undefined, body.max_output_tokens ?? undefined),
     sampling: { temperature: body.temperature ?? undefined, topP: body.top_p ?? undefined },
     stop: [],
     tools,
@@ -179,8 +186,8 @@ function turnOf(context: Pick<Context, 'responses'>, asked: Pick<Turn, 'info' | 
 }
 
 /** Finishes the turn: builds the Response object and commits it unless store is false. */
-function settle(context: Pick<Context, 'responses'>, turn: Turn, result: GenerationResult, messageId: string): ResponseObject {
-  const response = finishedResponse(turn.shell, result, outputItemsOf(result, messageId));
+function settle(context: Pick<Context, 'responses'>, turn: Turn, result: GenerationResult, ids: { message: string; reasoning: string }): ResponseObject {
+  const response = finishedResponse(turn.shell, result, outputItemsOf(result, ids.message, ids.reasoning));
   if (turn.body.store !== false) context.responses.save(response, turn.input);
   return response;
 }
@@ -188,22 +195,29 @@ function settle(context: Pick<Context, 'responses'>, turn: Turn, result: Generat
 async function answerLocal(context: Context, turn: Turn, request: FastifyRequest): Promise<ResponseObject> {
   const result = await context.engine.run(turn.info, turn.generation);
   if (turn.generation.signal.aborted) throw stopped();
-  const response = settle(context, turn, result, newId('msg_'));
+  const response = settle(context, turn, result, { message: newId('msg_'), reasoning: newId('rs_') });
   recordAttribution(context, request, turn.attribution, result.text);
   return response;
 }
 
 /**
- * Streams the protocol's typed events. The stream opens at the first generated text (or at the
- * end when there is none), so failures before generation stay plain HTTP errors.
+ * Streams the protocol's typed events. The stream opens at the first generated text or thought (or
+ * at the end when there is none), so failures before generation stay plain HTTP errors. A model's
+ * thought is a reasoning item before the message: output_item.added, content_part.added (a
+ * reasoning_text part, which the official client's accumulator needs before the deltas),
+ * reasoning_text.delta …, reasoning_text.done, content_part.done, output_item.done.
  */
 async function streamLocal(context: Context, turn: Turn, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const messageId = newId('msg_');
+  const ids = { message: newId('msg_'), reasoning: newId('rs_') };
   const part = (text: string): OutputTextPart => ({ type: 'output_text', text, annotations: [] });
-  const at = { item_id: messageId, output_index: 0, content_index: 0 };
+  const thoughtPart = (text: string): ReasoningTextPart => ({ type: 'reasoning_text', text });
   let stream: EventStream | undefined;
   let sequence = 0;
   let messageOpen = false;
+  /** The reasoning item: open while the thought streams, done once the message (or the end) follows. */
+  const thought = { open: false, done: false, text: '' };
+  const at = () => ({ item_id: ids.message, output_index: thought.open ? 1 : 0, content_index: 0 });
+  const thoughtAt = { item_id: ids.reasoning, output_index: 0, content_index: 0 };
   const send = (event: StreamEvent) => stream!.event(event.type, { ...event, sequence_number: sequence++ });
   const open = (): EventStream => {
     if (stream) return stream;
@@ -212,21 +226,49 @@ async function streamLocal(context: Context, turn: Turn, request: FastifyRequest
     send({ type: 'response.in_progress', response: turn.shell });
     return stream;
   };
+  const closeThought = (item?: OutputItem) => {
+    if (!thought.open || thought.done) return;
+    thought.done = true;
+    send({ type: 'response.reasoning_text.done', ...thoughtAt, text: thought.text });
+    send({ type: 'response.content_part.done', ...thoughtAt, part: thoughtPart(thought.text) });
+    send({
+      type: 'response.output_item.done',
+      output_index: 0,
+      item: item ?? { type: 'reasoning', id: ids.reasoning, summary: [], content: [thoughtPart(thought.text)], status: 'completed' },
+    });
+  };
   const openMessage = () => {
     open();
     if (messageOpen) return;
+    closeThought();
     messageOpen = true;
     send({
       type: 'response.output_item.added',
-      output_index: 0,
-      item: { type: 'message', id: messageId, status: 'in_progress', role: 'assistant', content: [] },
+      output_index: at().output_index,
+      item: { type: 'message', id: ids.message, status: 'in_progress', role: 'assistant', content: [] },
     });
-    send({ type: 'response.content_part.added', ...at, part: part('') });
+    send({ type: 'response.content_part.added', ...at(), part: part('') });
+  };
+  turn.generation.onReasoning = (delta) => {
+    // A thought after the answer began has no item of its own in the stream; the final response carries it.
+    if (!delta || messageOpen) return;
+    open();
+    if (!thought.open) {
+      thought.open = true;
+      send({
+        type: 'response.output_item.added',
+        output_index: 0,
+        item: { type: 'reasoning', id: ids.reasoning, summary: [], content: [], status: 'in_progress' },
+      });
+      send({ type: 'response.content_part.added', ...thoughtAt, part: thoughtPart('') });
+    }
+    thought.text += delta;
+    send({ type: 'response.reasoning_text.delta', ...thoughtAt, delta });
   };
   turn.generation.onText = (delta) => {
     if (!delta) return;
     openMessage();
-    send({ type: 'response.output_text.delta', ...at, delta, logprobs: [] });
+    send({ type: 'response.output_text.delta', ...at(), delta, logprobs: [] });
   };
 
   let result: GenerationResult;
@@ -234,7 +276,7 @@ async function streamLocal(context: Context, turn: Turn, request: FastifyRequest
   try {
     result = await context.engine.run(turn.info, turn.generation);
     if (turn.generation.signal.aborted) throw stopped();
-    response = settle(context, turn, result, messageId);
+    response = settle(context, turn, result, ids);
     recordAttribution(context, request, turn.attribution, result.text);
   } catch (error) {
     if (!stream) throw error;
@@ -248,13 +290,19 @@ async function streamLocal(context: Context, turn: Turn, request: FastifyRequest
   const out = open();
   response.output.forEach((item, index) => {
     if (item.type === 'function_call') return sendCall(send, item, index);
+    if (item.type === 'reasoning') {
+      if (thought.open) return closeThought(item);
+      // A thought that did not stream before the answer: whole, as a finished item.
+      send({ type: 'response.output_item.added', output_index: index, item });
+      return send({ type: 'response.output_item.done', output_index: index, item });
+    }
     // Forced tool calls stream no text: what they leave (a call cut short) arrives here whole.
     if (!messageOpen) {
       openMessage();
-      if (result.text) send({ type: 'response.output_text.delta', ...at, delta: result.text, logprobs: [] });
+      if (result.text) send({ type: 'response.output_text.delta', ...at(), delta: result.text, logprobs: [] });
     }
-    send({ type: 'response.output_text.done', ...at, text: result.text, logprobs: [] });
-    send({ type: 'response.content_part.done', ...at, part: part(result.text) });
+    send({ type: 'response.output_text.done', ...at(), text: result.text, logprobs: [] });
+    send({ type: 'response.content_part.done', ...at(), part: part(result.text) });
     send({ type: 'response.output_item.done', output_index: index, item });
   });
   send({ type: response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', response });
