@@ -112,7 +112,11 @@ describe('POST /v1/messages on a local model', () => {
       thinking: { type: 'enabled', budget_tokens: 1024 },
       metadata: { user_id: 'user_abc_session_1' },
       temperature: 1,
+      top_p: 0.95,
+      top_k: 40,
+      stop_sequences: ['\n\nHuman:'],
       context_management: { edits: [] },
+      output_config: { effort: 'high' },
     });
     expect(response.statusCode, response.body).toBe(200);
     const message = response.json() as Message;

@@ -23,6 +23,11 @@ export function messageOf(id: string, model: string, result: GenerationResult): 
   return { ...messageShell(id, model), content, ...stopOf(result), usage: usageOf(result) };
 }
 
+/** The result with the calls the request allows: all, or only the first with `disable_parallel_tool_use` (`oneCall`). */
+export function allowedCalls(result: GenerationResult, oneCall: boolean): GenerationResult {
+  return oneCall && result.toolCalls.length > 1 ? { ...result, toolCalls: result.toolCalls.slice(0, 1) } : result;
+}
+
 export function toolUseOf(call: ToolCallRecord): ToolUseBlock {
   return { type: 'tool_use', id: call.id, name: call.name, input: inputOf(call.arguments) };
 }

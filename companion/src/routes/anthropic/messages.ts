@@ -12,7 +12,7 @@ import type { Message, MessageCreateRequest } from '#shared/api/anthropic.js';
 import { withModelAdvice } from './claude-code.js';
 import { generationOf, type Conversation } from './convert.js';
 import { MessageEvents } from './events.js';
-import { messageOf, messageShell } from './message.js';
+import { allowedCalls, messageOf, messageShell } from './message.js';
 import { messageCreateBody } from './schema.js';
 
 /** One reply: the model, the request as the generation path takes it, and whom it is attributed to. */
@@ -21,6 +21,8 @@ interface Turn {
   generation: Conversation;
   affinity: string[];
   attribution: Attribution | null;
+  /** tool_choice.disable_parallel_tool_use: at most one tool_use block, the first call. */
+  oneCall: boolean;
 }
 
 /** POST /v1/messages (also with ?beta=true, as Claude Code and the SDK's beta client send it). */
@@ -37,6 +39,7 @@ export const messageRoutes: RoutePlugin<AnthropicContext> = async (app, context)
       // metadata.user_id plays the part of chat's `user`: one conversation, one endpoint of a provider pool.
       affinity: affinityOf(request, reply, { user: body.metadata?.user_id ?? undefined }),
       attribution,
+      oneCall: body.tool_choice !== undefined && 'disable_parallel_tool_use' in body.tool_choice && body.tool_choice.disable_parallel_tool_use === true,
     };
     return body.stream ? stream(context, turn, request, reply) : answer(context, turn, request, reply);
   });
@@ -47,7 +50,7 @@ async function answer(context: AnthropicContext, turn: Turn, request: FastifyReq
   const result = await turn.generator.run({ ...turn.generation, signal }, { affinity: turn.affinity });
   if (signal.aborted) return undefined;
   recordAttribution(context, request, turn.attribution, result.text);
-  return messageOf(newId('msg_'), turn.generator.id, result);
+  return messageOf(newId('msg_'), turn.generator.id, allowedCalls(result, turn.oneCall));
 }
 
 /**
@@ -85,6 +88,6 @@ async function stream(context: AnthropicContext, turn: Turn, request: FastifyReq
     return wire.end();
   }
   recordAttribution(context, request, turn.attribution, result.text);
-  events.finish(result);
+  events.finish(allowedCalls(result, turn.oneCall));
   wire.end();
 }
