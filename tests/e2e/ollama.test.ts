@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Ollama, type ChatResponse, type GenerateResponse } from 'ollama';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OllamaChatChunk, OllamaGenerateChunk, OllamaModelList, OllamaRunningList } from '#shared/api/ollama.js';
-import { tinyEmbeddingModelPath } from '../helpers/models.js';
+import { tinyEmbeddingModelPath, tinyFimModelPath, tinyThinkingModelPath } from '../helpers/models.js';
 import { newDataDir, send, startServer, type RunningServer } from '../helpers/server.js';
 import { until } from '../helpers/until.js';
 
@@ -24,6 +24,8 @@ let ollama: Ollama;
 beforeAll(async () => {
   const dataDir = await newDataDir(true);
   copyFileSync(await tinyEmbeddingModelPath(), join(dataDir, 'models', 'tiny-embed.gguf'));
+  copyFileSync(await tinyFimModelPath(), join(dataDir, 'models', 'tiny-fim.gguf'));
+  copyFileSync(await tinyThinkingModelPath(), join(dataDir, 'models', 'thinker.gguf'));
   writeFileSync(join(dataDir, 'config.yaml'), ['version: 1', 'models:', '  threads: 1', '  context_size: 1024', ''].join('\n'));
   server = await startServer({ dataDir });
   ollama = new Ollama({ host: server.url });
@@ -181,6 +183,57 @@ describe('generate', () => {
 
   it('loads on an empty prompt', async () => {
     expect(await ollama.generate({ model: 'tiny', prompt: '', stream: false })).toMatchObject({ done: true, done_reason: 'load', response: '' });
+  });
+});
+
+describe('fill-in-the-middle', () => {
+  it('fills between a prompt and a suffix with the FIM tokens of a model that has them, shown as insert', async () => {
+    expect((await ollama.show({ model: 'tiny-fim' })).capabilities).toContain('insert');
+    expect((await ollama.show({ model: 'tiny' })).capabilities).not.toContain('insert');
+    const prompt = 'def add(a, b):\n    return';
+    const plain = await ollama.generate({ model: 'tiny-fim', prompt, raw: true, stream: false, options: { num_predict: 4 } });
+    const filled = await ollama.generate({ model: 'tiny-fim', prompt, suffix: '\n\nprint(add(1, 2))\n', stream: false, options: { num_predict: 4 } });
+    expect(filled).toMatchObject({ done: true, eval_count: 4 });
+    // The suffix and the three FIM tokens are part of the prompt.
+    expect(filled.prompt_eval_count).toBeGreaterThan(plain.prompt_eval_count + 3);
+  });
+
+  it("refuses a suffix on a model without FIM tokens, in Ollama's shape", async () => {
+    const error = await failure(ollama.generate({ model: 'tiny', prompt: 'a', suffix: 'b', stream: false }));
+    expect(error.status_code).toBe(400);
+    expect(error.error).toMatch(/suffix|fill-in-the-middle/i);
+  });
+});
+
+describe('think', () => {
+  const ask = { model: 'thinker', messages: [{ role: 'user', content: 'Think, then answer.' }], options: { num_predict: 16, seed: 3 } };
+
+  it('shows a thinking model as thinking, and returns the thought in message.thinking, apart from the answer', async () => {
+    expect((await ollama.show({ model: 'thinker' })).capabilities).toContain('thinking');
+    const answer = await ollama.chat({ ...ask, think: 'low', stream: false });
+    expect(answer.message.thinking!.length).toBeGreaterThan(0);
+    expect(answer.message.content.length).toBeGreaterThan(0);
+    expect(answer.message.content).not.toContain(answer.message.thinking);
+    expect(answer.eval_count).toBe(16);
+  });
+
+  it('streams the thought before the answer', async () => {
+    const order: string[] = [];
+    for await (const part of await ollama.chat({ ...ask, think: 'low', stream: true })) {
+      if (part.message.thinking) order.push('thought');
+      if (part.message.content) order.push('text');
+    }
+    expect(order[0]).toBe('thought');
+    expect(order.lastIndexOf('thought')).toBeLessThan(order.indexOf('text'));
+  });
+
+  it('gives no thought with think: false, on chat and generate', async () => {
+    const off = await ollama.chat({ ...ask, think: false, stream: false });
+    expect(off.message.thinking).toBeUndefined();
+    expect(off.message.content.length).toBeGreaterThan(0);
+    const generated = await ollama.generate({ model: 'thinker', prompt: 'Think.', think: false, stream: false, options: { num_predict: 6 } });
+    expect(generated.thinking).toBeUndefined();
+    expect(generated.response.length).toBeGreaterThan(0);
   });
 });
 

@@ -4,7 +4,7 @@ import type { OllamaContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
 import type { BodySchema } from '../schema.js';
 import { answer, doneReasonOf } from './answer.js';
-import { argumentsOf, historyOf, maxTokensOf, OLLAMA_FIELDS, outputOf, reasoningOf, samplingOf, toolsOf } from './convert.js';
+import { argumentsOf, thinkingOf, historyOf, maxTokensOf, OLLAMA_FIELDS, outputOf, samplingOf, toolsOf } from './convert.js';
 import { keepAliveOf } from './keep-alive.js';
 import { loadOnly } from './load.js';
 import { resolveName, targetId } from './names.js';
@@ -102,7 +102,7 @@ export const chatRoutes: RoutePlugin<OllamaContext, Used> = async (app, context)
         tools,
         toolMode: { type: tools.length > 0 ? 'auto' : 'none' },
         output: outputOf(body.format),
-        reasoning: reasoningOf(body.think),
+        reasoning: thinkingOf(body.think, maxTokensOf(body.options)),
         fields: OLLAMA_FIELDS,
       },
       shape: {

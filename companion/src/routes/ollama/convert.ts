@@ -1,6 +1,7 @@
 import type { OllamaFormat, OllamaMessage, OllamaOptions, OllamaThink, OllamaTool } from '#shared/api/ollama.js';
 import { HearthError } from '../../errors.js';
 import type { HistoryItem, OutputFormat, ReasoningControl, RequestFields, Sampling, ToolSpec } from '../../inference/types.js';
+import { reasoningOf } from '../openai/reasoning.js';
 
 /** Ollama's field names, for the generation's error messages. */
 export const OLLAMA_FIELDS: RequestFields = {
@@ -8,12 +9,6 @@ export const OLLAMA_FIELDS: RequestFields = {
   toolParameters: (index) => `tools[${index}].function.parameters`,
   schema: 'format',
 };
-
-/**
- * Thought budgets of `think`'s effort words, in tokens: "high" leaves the thought unbounded (the
- * model's own length), as `think: true` does.
- */
-const EFFORT_BUDGETS: Record<'low' | 'medium', number> = { low: 1024, medium: 4096 };
 
 /** `options` as sampling settings. num_ctx is not among them: a loaded model's context is its load setting's. */
 export function samplingOf(options: OllamaOptions | undefined): Sampling {
@@ -39,10 +34,14 @@ export function outputOf(format: OllamaFormat | '' | undefined): OutputFormat {
   return { type: 'json', schema: format };
 }
 
-export function reasoningOf(think: OllamaThink | undefined): ReasoningControl | undefined {
+/**
+ * `think`: on or off, or an effort word, whose thought budget is the one OpenAI's reasoning_effort
+ * of the same word gets (a share of num_predict; high: no budget).
+ */
+export function thinkingOf(think: OllamaThink | undefined, maxTokens: number | undefined): ReasoningControl | undefined {
   if (think === undefined) return undefined;
   if (typeof think === 'boolean') return { enabled: think };
-  return think === 'high' ? { enabled: true } : { enabled: true, budgetTokens: EFFORT_BUDGETS[think] };
+  return reasoningOf(think, undefined, maxTokens);
 }
 
 export function toolsOf(tools: OllamaTool[] | undefined): ToolSpec[] {

@@ -5,7 +5,7 @@ import type { OllamaContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
 import type { BodySchema } from '../schema.js';
 import { answer, doneReasonOf } from './answer.js';
-import { maxTokensOf, OLLAMA_FIELDS, outputOf, reasoningOf, refuseImages, samplingOf } from './convert.js';
+import { maxTokensOf, thinkingOf, OLLAMA_FIELDS, outputOf, refuseImages, samplingOf } from './convert.js';
 import { keepAliveOf } from './keep-alive.js';
 import { loadOnly } from './load.js';
 import { resolveName, targetId } from './names.js';
@@ -68,7 +68,7 @@ export const generateRoutes: RoutePlugin<OllamaContext, Used> = async (app, cont
         tools: [],
         toolMode: { type: 'none' },
         output: outputOf(body.format),
-        reasoning: reasoningOf(body.think),
+        reasoning: thinkingOf(body.think, maxTokensOf(body.options)),
         fields: { ...OLLAMA_FIELDS, history: 'prompt' },
       },
       shape: {
