@@ -2,21 +2,28 @@
  * POST /v1/completions with the official openai client and llama.cpp's POST /infill, against a
  * started server whose models folder holds the tiny model and the tiny model with FIM tokens.
  */
-import { copyFileSync } from 'node:fs';
+import { copyFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InfillAnswer } from '#shared/api/infill.js';
+import { startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
 import { tinyFimModelPath } from '../helpers/models.js';
 import { newDataDir, sharedServer, type ServerOptions } from '../helpers/server.js';
 
 const options: ServerOptions = {};
+let mock: MockProvider;
 beforeAll(async () => {
+  mock = await startMockProvider({ reply: 'forwarded text' });
   const dataDir = await newDataDir(true);
   copyFileSync(await tinyFimModelPath(), join(dataDir, 'models', 'tiny-fim.gguf'));
+  writeFileSync(join(dataDir, 'config.yaml'), ['version: 1', 'providers:', '  - name: mock', `    base_url: ${mock.baseUrl}`, ''].join('\n'));
   options.dataDir = dataDir;
 });
 const hearth = sharedServer(options);
+afterAll(async () => {
+  await mock?.close();
+});
 
 /** The 400 the client throws, as OpenAI's error shape. */
 async function refusal(request: Promise<unknown>): Promise<InstanceType<typeof OpenAI.BadRequestError>> {
@@ -82,6 +89,14 @@ describe('POST /v1/completions with the openai client', () => {
     expect(completion.choices[0]!.text.length).toBeGreaterThan(0);
     // The suffix and the three FIM tokens are part of the prompt.
     expect(completion.usage!.prompt_tokens).toBeGreaterThan(plain.usage!.prompt_tokens + 3);
+  });
+
+  it('forwards a provider model’s completion to the provider’s /completions', async () => {
+    const completion = await hearth.client.completions.create({ model: 'mock/mock-small', prompt: 'Say hi', max_tokens: 5 });
+    expect(completion.model).toBe('mock/mock-small');
+    expect(completion.choices[0]!.text).toBe('forwarded text');
+    const sent = mock.requests.find((request) => request.path === '/v1/completions');
+    expect(sent?.body).toMatchObject({ model: 'mock-small', prompt: 'Say hi', max_tokens: 5 });
   });
 
   it('refuses a suffix on a model without FIM tokens, in OpenAI’s error shape', async () => {

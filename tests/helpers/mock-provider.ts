@@ -6,7 +6,7 @@ import { closeServer } from './http-server.js';
 /**
  * A real HTTP server on 127.0.0.1 speaking OpenAI's documented wire format, for
  * testing Hearth's model providers: GET /v1/models, POST /v1/chat/completions
- * (JSON, or SSE with an optional usage chunk and `data: [DONE]`), POST /v1/responses
+ * (JSON, or SSE with an optional usage chunk and `data: [DONE]`), POST /v1/completions (JSON), POST /v1/responses
  * (minimal, JSON or SSE events), POST /v1/embeddings. It records every request.
  */
 
@@ -206,7 +206,7 @@ export async function startMockProvider(options: MockProviderOptions = {}): Prom
       sendJson(res, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created, owned_by: 'mock-org' })) });
       return;
     }
-    const needsModel = [`POST ${prefix}/chat/completions`, `POST ${prefix}/responses`, `POST ${prefix}/embeddings`];
+    const needsModel = [`POST ${prefix}/chat/completions`, `POST ${prefix}/completions`, `POST ${prefix}/responses`, `POST ${prefix}/embeddings`];
     if (needsModel.includes(route) && !models.includes(String(record.body?.model))) {
       openAiError(
         res,
@@ -219,6 +219,18 @@ export async function startMockProvider(options: MockProviderOptions = {}): Prom
     }
     if (route === `POST ${prefix}/chat/completions`) return chat(res, record);
     if (route === `POST ${prefix}/responses`) return responses(res, record);
+    if (route === `POST ${prefix}/completions`) {
+      const text = options.reply ?? 'Hello from the mock.';
+      sendJson(res, 200, {
+        id: 'cmpl-mock',
+        object: 'text_completion',
+        created,
+        model: String(record.body.model),
+        choices: [{ text, index: 0, logprobs: null, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
+      });
+      return;
+    }
     if (route === `POST ${prefix}/embeddings`) {
       const inputs: unknown[] = Array.isArray(record.body.input) ? record.body.input : [record.body.input];
       sendJson(res, 200, {

@@ -92,6 +92,36 @@ describe('raw prompts on the engine', () => {
   });
 });
 
+describe('counting tokens', () => {
+  it('counts a model that is not loaded from its vocabulary, without loading it, as the loaded model does', async () => {
+    const fresh = new Engine(engineOptions());
+    try {
+      const chat = generationRequest('tiny', { text: 'How many tokens is this?' });
+      const tools = generationRequest('tiny', {
+        text: 'How many tokens is this?',
+        tools: [{ name: 'clock', description: 'The time' }],
+        toolMode: { type: 'auto' },
+      });
+      const counts = [
+        await fresh.countTokens(plain, chat),
+        await fresh.countTokens(plain, tools),
+        await fresh.countTokens(fim, raw('tiny-fim', { prompt: 'a', suffix: 'b' })),
+      ];
+      expect(fresh.status()).toEqual([]);
+      // The tools' description is part of the prompt.
+      expect(counts[1]).toBeGreaterThan(counts[0]!);
+      expect(counts).toEqual([
+        await engine.countTokens(plain, chat),
+        await engine.countTokens(plain, tools),
+        await engine.countTokens(fim, raw('tiny-fim', { prompt: 'a', suffix: 'b' })),
+      ]);
+      expect((await engine.run(plain, chat)).promptTokens).toBe(counts[0]);
+    } finally {
+      await fresh.close();
+    }
+  });
+});
+
 describe('rendering', () => {
   it('puts BOS, FIM prefix, prompt, FIM suffix, suffix, FIM middle in llama.cpp’s order', async () => {
     const llama = await getLlama({ gpu: false });
