@@ -48,6 +48,18 @@ function commandsIn(text: string): string[] {
   return [...new Set(found)];
 }
 
+/**
+ * Runs `check` on every item, a few at a time: each is a separate process that spends most of
+ * its life starting Node (and npm), so they overlap on a machine's cores. Every check still runs.
+ */
+async function eachAtOnce<T>(items: readonly T[], check: (item: T) => Promise<void>, atOnce = 3): Promise<void> {
+  const queue = [...items];
+  const worker = async () => {
+    for (let item = queue.shift(); item !== undefined; item = queue.shift()) await check(item);
+  };
+  await Promise.all(Array.from({ length: Math.min(atOnce, queue.length) }, worker));
+}
+
 /** `<command> --help` exits 0 with a usage on stdout. */
 async function expectHelp(line: string, options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<void> {
   const result = await runCommand(`${line} --help`, options);
@@ -57,13 +69,13 @@ async function expectHelp(line: string, options: { cwd?: string; env?: NodeJS.Pr
 
 describe('hearth COMMAND --help', () => {
   it.each(COMMANDS)('hearth %s --help prints its usage, spelled as it runs from the clone, and exits 0', async (command) => {
-    for (const flag of ['--help', '-h']) {
+    await eachAtOnce(['--help', '-h'], async (flag) => {
       const result = await hearth(command, flag);
       expect(result.code, result.stderr).toBe(0);
       expect(result.stderr).toBe('');
       expect(result.stdout).toMatch(/^Usage:/);
       expect(result.stdout).toContain(`npm run hearth -- ${command}`);
-    }
+    });
   });
 
   it('--help after an action still answers with the usage, and does nothing else', async () => {
@@ -92,7 +104,7 @@ describe('every printed command runs as written', () => {
   it('in the clone: each command the help names runs through npm run hearth --', async () => {
     const commands = commandsIn((await hearth('--help')).stdout);
     expect(commands.length).toBeGreaterThanOrEqual(COMMANDS.length);
-    for (const line of commands) await expectHelp(line);
+    await eachAtOnce(commands, (line) => expectHelp(line));
   }, 180_000);
 
   it('installed with npm link: the help and the start-up lines say hearth, and those commands run from any folder', async () => {
@@ -103,8 +115,10 @@ describe('every printed command runs as written', () => {
     expect(help.stdout).toContain('hearth keys create|list|revoke');
     expect(help.stdout).toContain('Run "hearth COMMAND --help"');
     expect(help.stdout).not.toContain('npm run');
-    for (const line of commandsIn(help.stdout).filter((line) => line.startsWith('hearth ')))
-      await expectHelp(line, { env: linked, cwd: tempFolder('elsewhere') });
+    await eachAtOnce(
+      commandsIn(help.stdout).filter((line) => line.startsWith('hearth ')),
+      (line) => expectHelp(line, { env: linked, cwd: tempFolder('elsewhere') }),
+    );
 
     const server = await startServer({ withModel: false, env: { PATH } });
     try {
@@ -112,8 +126,10 @@ describe('every printed command runs as written', () => {
       const startUp = server.stderr();
       expect(startUp).toContain('To sign the app in, run hearth open on this machine');
       expect(startUp).not.toContain('npm run hearth');
-      for (const line of commandsIn(startUp).filter((line) => line.startsWith('hearth ')))
-        await expectHelp(line, { env: linked, cwd: tempFolder('elsewhere') });
+      await eachAtOnce(
+        commandsIn(startUp).filter((line) => line.startsWith('hearth ')),
+        (line) => expectHelp(line, { env: linked, cwd: tempFolder('elsewhere') }),
+      );
     } finally {
       await server.stop();
     }
@@ -130,7 +146,7 @@ describe('every printed command runs as written', () => {
     }
     const commands = commandsIn(startUp);
     expect(commands).toEqual(expect.arrayContaining(['npm run hearth -- open', 'npm run model:tiny']));
-    for (const line of commands) await expectHelp(line);
+    await eachAtOnce(commands, (line) => expectHelp(line));
   }, 120_000);
 
   it('the README and docs/: every hearth and npm run hearth -- command in them runs with --help', async () => {
@@ -143,7 +159,7 @@ describe('every printed command runs as written', () => {
     const commands = commandsIn(pages.map((page) => readFileSync(join(REPO_ROOT, page), 'utf8')).join('\n'));
     expect(commands).toEqual(expect.arrayContaining(['npm run hearth -- open', 'hearth open']));
     const linked = { ...env, PATH: linkedPath() };
-    for (const line of commands) await expectHelp(line, line.startsWith('hearth ') ? { env: linked } : {});
+    await eachAtOnce(commands, (line) => expectHelp(line, line.startsWith('hearth ') ? { env: linked } : {}));
   }, 300_000);
 
   it('nothing suggests npx hearth: not the README, the companion, the app or the scripts', () => {

@@ -107,14 +107,16 @@ describe('one server per data directory', () => {
 
   it('a signal sent as soon as the address is printed still shuts down cleanly (exit 0, lock removed)', async () => {
     // Scripts read the address line and may stop the server at once; that must not skip the shutdown.
-    const outcomes: string[] = [];
-    for (const signal of ['SIGTERM', 'SIGINT', 'SIGTERM', 'SIGINT'] as const) {
-      const dataDir = await newDataDir(false);
-      const server = await spawnListening(HEARTH_BIN, serveArgs(dataDir));
-      running.push(server);
-      const { code, signal: killedBy } = await server.stop(signal);
-      outcomes.push(`${signal}: exit ${code ?? `by ${killedBy}`}, lock ${existsSync(join(dataDir, 'hearth.lock')) ? 'left behind' : 'removed'}`);
-    }
+    // Four servers of their own data directories, started at once; each is signalled as soon as it prints its address.
+    const outcomes = await Promise.all(
+      (['SIGTERM', 'SIGINT', 'SIGTERM', 'SIGINT'] as const).map(async (signal) => {
+        const dataDir = await newDataDir(false);
+        const server = await spawnListening(HEARTH_BIN, serveArgs(dataDir));
+        running.push(server);
+        const { code, signal: killedBy } = await server.stop(signal);
+        return `${signal}: exit ${code ?? `by ${killedBy}`}, lock ${existsSync(join(dataDir, 'hearth.lock')) ? 'left behind' : 'removed'}`;
+      }),
+    );
     expect(outcomes).toEqual(['SIGTERM', 'SIGINT', 'SIGTERM', 'SIGINT'].map((signal) => `${signal}: exit 0, lock removed`));
   });
 
