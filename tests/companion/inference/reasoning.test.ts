@@ -29,6 +29,8 @@ beforeAll(async () => {
 
 afterAll(() => engine?.close());
 
+const generatedTokens = () => engine.status().find((entry) => entry.id === 'thinker')?.generatedTokens ?? 0;
+
 /** Runs a request, collecting what streamed to onText and onReasoning. */
 async function run(model: ModelFile, extra: Parameters<typeof generationRequest>[1]) {
   const streamed = { text: '', thought: '' };
@@ -56,15 +58,18 @@ describe(`a model's thought (${onServer ? 'llama-server' : 'in process'})`, () =
     expect(result.text).not.toContain(result.reasoning!);
     expect(result.completionTokens).toBe(14);
     expect(result.finishReason).toBe('length');
-    expect(firstTokens).toContain('thinker');
   });
 
-  it('thinks until max tokens when no budget ends the thought (no answer then)', async () => {
+  it('thinks until max tokens when no budget ends the thought (no answer then); the thought is generated text to the metrics', async () => {
+    const before = { firsts: firstTokens.length, generated: generatedTokens() };
     const { result, streamed } = await run(thinking, { maxTokens: 6 });
     expect(result.text).toBe('');
     expect(streamed.text).toBe('');
     expect(streamed.thought).toBe(result.reasoning);
     expect(result.reasoningTokens).toBe(6);
+    // Only thought streamed: its first piece is the first-token time, and its tokens count as generated.
+    expect(firstTokens.length).toBe(before.firsts + 1);
+    expect(generatedTokens() - before.generated).toBe(6);
   });
 
   it('gives no thought with thinking off: every token is answer', async () => {
