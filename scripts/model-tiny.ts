@@ -1,12 +1,14 @@
 import { mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { dataPaths, defaultDataDirectory } from '../companion/src/store/data-dir.js';
 import { defaultSeed, modelSizes, writeTinyModel, type ModelSize } from './gguf/write-model.js';
+import { writeTinyProjector } from './gguf/write-projector.js';
 
-const usage = `Usage: npm run model:tiny -- [OUT.gguf] [--size ${modelSizes.join('|')}] [--seed N] [--embedding] [--data-dir DIR]
+const usage = `Usage: npm run model:tiny -- [OUT.gguf] [--size ${modelSizes.join('|')}] [--seed N] [--embedding | --vision] [--data-dir DIR]
 Writes a deterministic random-weight GGUF test model (default: --size tiny --seed ${defaultSeed}).
 --embedding writes an embedding model (mean pooling, no chat template) for /v1/embeddings.
+--vision also writes a tiny vision projector beside the model (mmproj-NAME.gguf, which discovery pairs with it).
 Without OUT it goes into the data folder's models/ (--data-dir, else HEARTH_DATA_DIR, else ~/.hearth)
 as SIZE.gguf (SIZE-embedding.gguf), so a companion on that data folder lists it as the model "tiny"
 (or "small", "tiny-embedding").`;
@@ -16,7 +18,7 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-function readArguments(): { outPath: string; size: ModelSize; seed: number; embedding: boolean } {
+function readArguments(): { outPath: string; size: ModelSize; seed: number; embedding: boolean; vision: boolean } {
   let parsed;
   try {
     parsed = parseArgs({
@@ -25,6 +27,7 @@ function readArguments(): { outPath: string; size: ModelSize; seed: number; embe
         size: { type: 'string', default: 'tiny' },
         seed: { type: 'string', default: String(defaultSeed) },
         embedding: { type: 'boolean', default: false },
+        vision: { type: 'boolean', default: false },
         'data-dir': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -38,16 +41,21 @@ function readArguments(): { outPath: string; size: ModelSize; seed: number; embe
     process.exit(0);
   }
   if (positionals.length > 1) fail('Expected at most one output path.');
+  if (values.embedding && values.vision) fail('--embedding and --vision do not go together.');
   const size = values.size as ModelSize;
   if (!modelSizes.includes(size)) fail(`Unknown size "${values.size}".`);
   const seed = Number(values.seed);
   if (!/^\d+$/.test(values.seed) || seed > 0xffffffff) fail(`Seed must be an integer from 0 to ${0xffffffff}.`);
   const models = dataPaths(values['data-dir'] ?? process.env.HEARTH_DATA_DIR ?? defaultDataDirectory()).models;
   const outPath = positionals[0] ?? join(models, `${size}${values.embedding ? '-embedding' : ''}.gguf`);
-  return { outPath, size, seed, embedding: values.embedding };
+  return { outPath, size, seed, embedding: values.embedding, vision: values.vision };
 }
 
-const { outPath, size, seed, embedding } = readArguments();
+const { outPath, size, seed, embedding, vision } = readArguments();
 mkdirSync(dirname(outPath), { recursive: true });
 const { path, bytes } = await writeTinyModel(outPath, { size, seed, embedding });
 console.log(`${path} ${bytes} bytes (${(bytes / 1e6).toFixed(1)} MB, ${size}${embedding ? ' embedding' : ''}, seed ${seed})`);
+if (vision) {
+  const projector = await writeTinyProjector(join(dirname(outPath), `mmproj-${basename(outPath)}`), { size, seed });
+  console.log(`${projector.path} ${projector.bytes} bytes (vision projector for ${size})`);
+}

@@ -1,5 +1,4 @@
-import { createWriteStream } from 'node:fs';
-import { pipeline } from 'node:stream/promises';
+import { alignment, checkSeed, fillUniform, layoutFile, matrix, ones, writeLayout, type Layout, type Metadata, type Tensor } from './writer.js';
 
 export type ModelSize = 'tiny' | 'small';
 
@@ -44,7 +43,6 @@ const shapes: Record<ModelSize, Shape> = {
 };
 
 const contextLength = 2048;
-const alignment = 32;
 const spacePrefix = '\u2581';
 
 /*
@@ -146,58 +144,12 @@ function buildVocabulary(thinking: boolean, withFim = false): Vocabulary {
   return { tokens, scores: tokens.map(() => 0), types, quiet, unknown, begin, end, ...(fim ? { fim } : {}) };
 }
 
-type MetadataValue = { string: string } | { uint32: number } | { float32: number } | { strings: string[] } | { float32s: number[] } | { int32s: number[] };
-
-const ggufType = { uint32: 4, int32: 5, float32: 6, string: 8, array: 9 } as const;
-
-function uint32(value: number): Buffer {
-  const buffer = Buffer.alloc(4);
-  buffer.writeUInt32LE(value);
-  return buffer;
-}
-
-function uint64(value: number): Buffer {
-  const buffer = Buffer.alloc(8);
-  buffer.writeBigUInt64LE(BigInt(value));
-  return buffer;
-}
-
-function int32s(values: number[]): Buffer {
-  const buffer = Buffer.alloc(values.length * 4);
-  values.forEach((value, index) => buffer.writeInt32LE(value, index * 4));
-  return buffer;
-}
-
-function float32s(values: number[]): Buffer {
-  const buffer = Buffer.alloc(values.length * 4);
-  values.forEach((value, index) => buffer.writeFloatLE(value, index * 4));
-  return buffer;
-}
-
-function string(value: string): Buffer {
-  const bytes = Buffer.from(value, 'utf8');
-  return Buffer.concat([uint64(bytes.length), bytes]);
-}
-
-function array(type: number, count: number, body: Buffer[]): Buffer {
-  return Buffer.concat([uint32(ggufType.array), uint32(type), uint64(count), ...body]);
-}
-
-function encodeValue(value: MetadataValue): Buffer {
-  if ('string' in value) return Buffer.concat([uint32(ggufType.string), string(value.string)]);
-  if ('uint32' in value) return Buffer.concat([uint32(ggufType.uint32), uint32(value.uint32)]);
-  if ('float32' in value) return Buffer.concat([uint32(ggufType.float32), float32s([value.float32])]);
-  if ('strings' in value) return array(ggufType.string, value.strings.length, value.strings.map(string));
-  if ('float32s' in value) return array(ggufType.float32, value.float32s.length, [float32s(value.float32s)]);
-  return array(ggufType.int32, value.int32s.length, [int32s(value.int32s)]);
-}
-
 /** llama.cpp's LLAMA_POOLING_TYPE_MEAN. */
 const meanPooling = 1;
 
-function metadata(size: ModelSize, shape: Shape, vocabulary: Vocabulary, options: TinyModelOptions): Record<string, MetadataValue> {
+function metadata(size: ModelSize, shape: Shape, vocabulary: Vocabulary, options: TinyModelOptions): Metadata {
   const embedding = options.embedding ?? false;
-  const kind: Record<string, MetadataValue> = embedding
+  const kind: Metadata = embedding
     ? { 'llama.pooling_type': { uint32: meanPooling } }
     : { 'tokenizer.chat_template': { string: options.thinking ? thinkingTemplate : chatTemplate } };
   return {
@@ -226,51 +178,13 @@ function metadata(size: ModelSize, shape: Shape, vocabulary: Vocabulary, options
   };
 }
 
-function fimIds(vocabulary: Vocabulary): Record<string, MetadataValue> {
+function fimIds(vocabulary: Vocabulary): Metadata {
   const fim = vocabulary.fim;
   if (!fim) return {};
   return {
     'tokenizer.ggml.fim_pre_token_id': { uint32: fim.prefix },
     'tokenizer.ggml.fim_suf_token_id': { uint32: fim.suffix },
     'tokenizer.ggml.fim_mid_token_id': { uint32: fim.middle },
-  };
-}
-
-type Random = () => number;
-
-/** mulberry32: uniform in [-1, 1), integer arithmetic only so every platform agrees. */
-function createRandom(seed: number): Random {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let mixed = Math.imul(state ^ (state >>> 15), state | 1);
-    mixed ^= mixed + Math.imul(mixed ^ (mixed >>> 7), mixed | 61);
-    return ((mixed ^ (mixed >>> 14)) >>> 0) / 2 ** 31 - 1;
-  };
-}
-
-interface Tensor {
-  name: string;
-  /** ggml order: dims[0] is the contiguous (input) dimension, dims[1] counts rows. */
-  dims: [number] | [number, number];
-  fill(values: Float32Array, random: Random): void;
-}
-
-const ones = (values: Float32Array) => values.fill(1);
-
-function fillUniform(values: Float32Array, random: Random, scale: number) {
-  for (let index = 0; index < values.length; index++) values[index] = random() * scale;
-}
-
-/** Variance 1/fan-in keeps activations near unit scale; `quietRow` (an output dimension) stays zero. */
-function matrix(name: string, columns: number, rows: number, quietRow?: number): Tensor {
-  return {
-    name,
-    dims: [columns, rows],
-    fill: (values, random) => {
-      fillUniform(values, random, Math.sqrt(3 / columns));
-      if (quietRow !== undefined) values.fill(0, quietRow * columns, (quietRow + 1) * columns);
-    },
   };
 }
 
@@ -317,65 +231,12 @@ function tensors(shape: Shape, vocabulary: Vocabulary, pooled: boolean): Tensor[
   ];
 }
 
-const alignUp = (offset: number) => Math.ceil(offset / alignment) * alignment;
-const elementCount = (tensor: Tensor) => tensor.dims.reduce((product, dim) => product * dim, 1);
-
-interface Layout {
-  header: Buffer;
-  /** Offsets are relative to the start of the tensor data, which follows the padded header. */
-  placed: { tensor: Tensor; offset: number }[];
-  bytes: number;
-}
-
 function layout(options: TinyModelOptions): Layout {
   const size = options.size ?? 'tiny';
   if (!modelSizes.includes(size)) throw new Error(`Unknown model size "${size}" (expected ${modelSizes.join(' or ')})`);
   const shape = shapes[size];
   const vocabulary = buildVocabulary(options.thinking ?? false, options.fim);
-  let dataBytes = 0;
-  const placed = tensors(shape, vocabulary, options.embedding ?? false).map((tensor) => {
-    const offset = alignUp(dataBytes);
-    dataBytes = offset + elementCount(tensor) * 4;
-    return { tensor, offset };
-  });
-  const entries = Object.entries(metadata(size, shape, vocabulary, options));
-  const header = Buffer.concat([
-    Buffer.from('GGUF', 'latin1'),
-    uint32(3),
-    uint64(placed.length),
-    uint64(entries.length),
-    ...entries.map(([key, value]) => Buffer.concat([string(key), encodeValue(value)])),
-    ...placed.map(({ tensor, offset }) =>
-      Buffer.concat([
-        string(tensor.name),
-        uint32(tensor.dims.length),
-        ...tensor.dims.map(uint64),
-        uint32(0), // GGML_TYPE_F32
-        uint64(offset),
-      ]),
-    ),
-  ]);
-  const paddedHeader = Buffer.concat([header, Buffer.alloc(alignUp(header.length) - header.length)]);
-  return { header: paddedHeader, placed, bytes: paddedHeader.length + dataBytes };
-}
-
-async function* fileChunks(plan: Layout, random: Random) {
-  yield plan.header;
-  let written = 0;
-  for (const { tensor, offset } of plan.placed) {
-    if (offset > written) yield Buffer.alloc(offset - written);
-    const values = new Float32Array(elementCount(tensor));
-    tensor.fill(values, random);
-    // GGUF is little-endian, as are the platforms node-llama-cpp and wllama run on.
-    yield new Uint8Array(values.buffer);
-    written = offset + values.byteLength;
-  }
-}
-
-function checkSeed(seed: number) {
-  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
-    throw new Error(`Seed must be an integer from 0 to ${0xffffffff}, got ${seed}`);
-  }
+  return layoutFile(metadata(size, shape, vocabulary, options), tensors(shape, vocabulary, options.embedding ?? false));
 }
 
 /** Size in bytes of the file writeTinyModel would write, without writing it. */
@@ -387,6 +248,12 @@ export async function writeTinyModel(outPath: string, options: TinyModelOptions 
   const seed = options.seed ?? defaultSeed;
   checkSeed(seed);
   const plan = layout(options);
-  await pipeline(fileChunks(plan, createRandom(seed)), createWriteStream(outPath));
+  await writeLayout(outPath, plan, seed);
   return { path: outPath, bytes: plan.bytes };
+}
+
+/** The embedding size (`llama.embedding_length`) of a test model of this size. */
+export function modelEmbedding(size: ModelSize): number {
+  if (!modelSizes.includes(size)) throw new Error(`Unknown model size "${size}" (expected ${modelSizes.join(' or ')})`);
+  return shapes[size].embedding;
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { GenerationRequest } from '../../companion/src/inference/types.js';
 import { writeTinyModel, type TinyModelOptions } from '../../scripts/gguf/write-model.js';
+import { writeTinyProjector } from '../../scripts/gguf/write-projector.js';
 import { tempFolder } from './temp.js';
 
 const seed = 1;
@@ -60,6 +61,25 @@ export function tinyFimModelPath(): Promise<string> {
  */
 export function tinyThinkingModelPath(): Promise<string> {
   return generated('thinking');
+}
+
+let vision: Promise<{ model: string; projector: string }> | undefined;
+
+/**
+ * The tiny chat model with a vision projector beside it (`npm run model:tiny -- OUT --vision`), in a
+ * folder of their own: `tiny-vision.gguf` and `mmproj-tiny-vision.gguf`, which discovery pairs. The
+ * projector (LLaVA's "mlp" type) makes every image 4 tokens of the model's context.
+ */
+export function tinyVisionModelPaths(): Promise<{ model: string; projector: string }> {
+  vision ??= (async () => {
+    const folder = tempFolder('vision-model');
+    const model = join(folder, 'tiny-vision.gguf');
+    const projector = join(folder, 'mmproj-tiny-vision.gguf');
+    await writeTinyModel(model, { size: 'tiny', seed });
+    await writeTinyProjector(projector, { size: 'tiny', seed });
+    return { model, projector };
+  })();
+  return vision;
 }
 
 /** A plain text generation on `model`: one user message (`text`, default "Hello"), 4 tokens, no tools, no stop words; `extra` overrides. */
