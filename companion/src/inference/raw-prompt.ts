@@ -36,6 +36,7 @@ export function planRaw(model: LlamaModel, contextSize: number, request: Generat
   checkStops(request.stop);
   const fim = raw.suffix !== undefined || (raw.extra?.length ?? 0) > 0;
   const fixed = fim ? fimTokens(model, raw, request.model) : [...bos(model), ...model.tokenize(raw.prompt, true)];
+  if (fixed.length === 0) throw new HearthError('invalid_request_error', 'prompt is empty: send the text to complete.', { param: 'prompt' });
   const room = contextSize - fixed.length;
   if (room <= 0) {
     throw new HearthError(
