@@ -66,6 +66,30 @@ describe('messages.create', () => {
   });
 });
 
+describe('stop_sequences', () => {
+  /** A reply as the raw wire gives it (the SDK's types no longer carry temperature), greedy so it is the same each time. */
+  async function greedy(extra: Record<string, unknown>): Promise<Anthropic.Message> {
+    const response = await fetch(`${hearth.value.server.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'tiny', max_tokens: 16, temperature: 0, messages: hello, ...extra }),
+    });
+    expect(response.status).toBe(200);
+    return (await response.json()) as Anthropic.Message;
+  }
+
+  it('a stop sequence the model writes ends the text before it, with stop_reason stop_sequence naming it', async () => {
+    const whole = ((await greedy({})).content[0] as Anthropic.TextBlock).text;
+    const at = Math.floor(whole.length / 2);
+    const stop = whole.slice(at, at + 2);
+    expect(stop.length).toBe(2);
+    const stopped = await greedy({ stop_sequences: ['never written by it \u2603', stop] });
+    expect(stopped.stop_reason).toBe('stop_sequence');
+    expect(stopped.stop_sequence).toBe(stop);
+    expect((stopped.content[0] as Anthropic.TextBlock | undefined)?.text ?? '').toBe(whole.slice(0, whole.indexOf(stop)));
+  });
+});
+
 describe('streaming', () => {
   it('sends Anthropic’s events in order, each under its own event: name', async () => {
     const events = await rawEvents({ model: 'tiny', max_tokens: 5, messages: hello });

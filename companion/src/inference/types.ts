@@ -112,4 +112,6 @@ export interface GenerationResult {
   reasoningTokens?: number;
   /** Of `promptTokens`, those reused from the engine's cache instead of evaluated. */
   cachedTokens?: number;
+  /** The entry of the request's `stop` that ended the text (finish reason `stop`), where the engine says which (Anthropic's stop_sequence). */
+  stopSequence?: string;
 }

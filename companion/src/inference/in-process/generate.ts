@@ -1,5 +1,5 @@
 /** One generation in process: node-llama-cpp's LlamaChat on a sequence the model's pool handed out. */
-import { LlamaChat, type LlamaChatResponseChunk, type LlamaContextSequence } from 'node-llama-cpp';
+import { LlamaChat, type LlamaChatResponseChunk, type LlamaContextSequence, type Token } from 'node-llama-cpp';
 import { newId } from '../../ids.js';
 import { forcedCall, planGeneration, type GenerationPlan, type ModelRuntime } from '../generation-plan.js';
 import { resolveSampling, type ResolvedSampling } from '../sampling.js';
@@ -56,17 +56,25 @@ export async function generate(
       name: call.functionName,
       arguments: JSON.stringify(call.params ?? {}),
     }));
+    const stopSequence = response.metadata.stopReason === 'customStopTrigger' ? stopEntry(response.metadata.customStopTrigger, request.stop) : undefined;
     return {
       text: response.response,
       toolCalls: calls,
       finishReason: calls.length > 0 ? 'tool_calls' : finishReason,
       promptTokens: promptTokens.length,
       completionTokens,
+      ...(stopSequence !== undefined && calls.length === 0 ? { stopSequence } : {}),
       ...(thought ? { reasoning: reasoning.text, reasoningTokens: Math.min(reasoning.tokens, completionTokens) } : {}),
     };
   } finally {
     chat.dispose({ disposeSequence: false });
   }
+}
+
+/** The request's stop text that node-llama-cpp's trigger (its text parts) is. */
+function stopEntry(trigger: readonly (string | Token)[], stop: string[]): string | undefined {
+  const text = trigger.filter((part): part is string => typeof part === 'string').join('');
+  return stop.find((entry) => entry === text);
 }
 
 /** node-llama-cpp's repeat penalty: off unless a presence or frequency penalty is set. */

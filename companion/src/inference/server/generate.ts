@@ -65,7 +65,7 @@ export async function generateOnServer(
   const spans: HiddenSpan[] = marks
     ? [...runtime.hidden.filter((span) => !span.thought), { open: marks.open, close: marks.close, openAtStart: marks.atStart, thought: true }]
     : runtime.hidden;
-  const output = { text: '', tokens: 0, stop: 'none' as CompletionEvent['stop_type'] };
+  const output = { text: '', tokens: 0, stop: 'none' as CompletionEvent['stop_type'], word: '' };
   const reasoning = { text: '', tokens: 0 };
   // Stage 1 of the text pipeline (text-pipeline.ts): only what the client may see goes on to request.onText, the thought to onReasoning.
   const filter = new OutputFilter(
@@ -135,6 +135,7 @@ export async function generateOnServer(
         if (event.stop) {
           output.stop = event.stop_type;
           word = event.stopping_word ?? '';
+          output.word = word;
           counters?.({ evaluated: event['timings/prompt_n'] ?? 0, reused: event['timings/cache_n'] ?? 0 });
         }
       }
@@ -163,7 +164,9 @@ export async function generateOnServer(
   if (plan.forced) return forcedCall(text, request, finishReason, plan.promptTokens.length, output.tokens);
   text = withoutHidden(text, spans);
   const thought = marks ? { reasoning: reasoning.text, reasoningTokens: Math.min(reasoning.tokens, output.tokens) } : {};
-  if (!lazy) return { text, toolCalls: [], finishReason, promptTokens: plan.promptTokens.length, completionTokens: output.tokens, ...thought };
+  // Which of the client's stop texts ended it (the others are the wrapper's and the grammar's).
+  const stopped = finishReason === 'stop' && output.stop === 'word' && request.stop.includes(output.word) ? { stopSequence: output.word } : {};
+  if (!lazy) return { text, toolCalls: [], finishReason, promptTokens: plan.promptTokens.length, completionTokens: output.tokens, ...thought, ...stopped };
   const parsed = parseCalls(text, runtime.syntax, names);
   const calls: ToolCallRecord[] = parsed.complete
     ? parsed.calls.map((call) => ({ id: newId('call_'), name: call.name, arguments: JSON.stringify(call.params ?? {}) }))
@@ -175,6 +178,7 @@ export async function generateOnServer(
     promptTokens: plan.promptTokens.length,
     completionTokens: output.tokens,
     ...thought,
+    ...(calls.length === 0 && parsed.complete ? stopped : {}),
   };
 }
 

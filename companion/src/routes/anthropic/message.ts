@@ -44,6 +44,7 @@ function inputOf(text: string): Record<string, unknown> {
 
 /** Why the reply stopped. A cancelled one is read by no one (the client left, or the server said so first). */
 export function stopOf(result: GenerationResult): { stop_reason: StopReason; stop_sequence: string | null } {
+  if (result.finishReason === 'stop' && result.stopSequence !== undefined) return { stop_reason: 'stop_sequence', stop_sequence: result.stopSequence };
   const reason: StopReason = result.finishReason === 'tool_calls' ? 'tool_use' : result.finishReason === 'length' ? 'max_tokens' : 'end_turn';
   return { stop_reason: reason, stop_sequence: null };
 }
