@@ -8,6 +8,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import type { CreatedKey } from '#shared/api/access.js';
 import { perFile } from '../helpers/per-file.js';
+import { rejectionOf } from '../helpers/rejection.js';
 import { keyRequiredDataDir, send, startServer } from '../helpers/server.js';
 
 const hearth = perFile(
@@ -37,10 +38,7 @@ function clientWith(key: string | null): Anthropic {
 }
 
 async function refusal(work: Promise<unknown>): Promise<InstanceType<typeof Anthropic.APIError>> {
-  const error = await work.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
+  const error = await rejectionOf(work);
   expect(error).toBeInstanceOf(Anthropic.APIError);
   return error as InstanceType<typeof Anthropic.APIError>;
 }

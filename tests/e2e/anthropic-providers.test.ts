@@ -8,6 +8,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { startMockProvider } from '../helpers/mock-provider.js';
 import { perFile } from '../helpers/per-file.js';
+import { rejectionOf } from '../helpers/rejection.js';
 import { newDataDir, startServer } from '../helpers/server.js';
 
 const REPLY = 'Hello from the provider.';
@@ -82,10 +83,7 @@ describe('a provider model through /v1/messages', () => {
   });
 
   it('count_tokens is 400: counting needs a local model', async () => {
-    const error = await hearth.value.client.messages.countTokens({ model: 'mock/mock-small', messages: [{ role: 'user', content: 'Hi' }] }).then(
-      () => undefined,
-      (thrown: unknown) => thrown,
-    );
+    const error = await rejectionOf(hearth.value.client.messages.countTokens({ model: 'mock/mock-small', messages: [{ role: 'user', content: 'Hi' }] }));
     expect(error).toBeInstanceOf(Anthropic.BadRequestError);
     expect((error as InstanceType<typeof Anthropic.BadRequestError>).message).toContain('counting needs a local model');
   });
