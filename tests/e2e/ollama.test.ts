@@ -233,7 +233,7 @@ describe('think', () => {
     expect(off.message.content.length).toBeGreaterThan(0);
     const generated = await ollama.generate({ model: 'thinker', prompt: 'Think.', think: false, stream: false, options: { num_predict: 6 } });
     expect(generated.thinking).toBeUndefined();
-    expect(generated.response.length).toBeGreaterThan(0);
+    expect(generated.response!.length).toBeGreaterThan(0);
   });
 });
 

@@ -79,7 +79,7 @@ export interface OllamaContext {
   version: string;
   /** models.idle_unload_seconds: when a loaded model is unloaded (GET /api/ps). */
   config: Config;
-  catalog: Pick<ModelCatalog, 'list' | 'local' | 'resolve' | 'advice'>;
+  catalog: Pick<ModelCatalog, 'list' | 'local' | 'resolve' | 'advice' | 'known'>;
   /** What `resolveGenerator` runs a model with. */
   generation: GenerationSources;
   engine: Pick<Engine, 'status' | 'load' | 'unload' | 'loadedModel'>;

@@ -15,15 +15,21 @@ export function ollamaName(id: string): string {
 }
 
 /**
- * The model an Ollama name means, tried in this order: the name as a Hearth id (a local model or
- * `<provider>/<model>`); without a trailing `:latest`; an `hf.co/{owner}/{repo}:{quant}` name
+ * The model an Ollama name means, tried in this order: the name as a Hearth id (a local model, or
+ * `<provider>/<model>` as the provider lists it); without a trailing `:latest`; an `hf.co/{owner}/{repo}:{quant}` name
  * pulled through POST /api/pull, as the model its download produced. Else Ollama's
  * `model "x" not found` 404, with the ids Hearth does have.
  */
 export async function resolveName(context: Pick<OllamaContext, 'catalog' | 'downloads'>, name: string): Promise<ModelTarget> {
   for (const id of candidates(context, name)) {
     try {
-      return await context.catalog.resolve(id);
+      const target = await context.catalog.resolve(id);
+      // Any `<provider>/…` resolves to that provider: `:latest` is kept only where the provider lists the name with it.
+      if (target.kind === 'provider' && id.endsWith(LATEST)) {
+        const listed = (await context.catalog.known()).providerModels;
+        if (!listed.includes(id) && listed.includes(stripLatest(id))) return { kind: 'provider', id: stripLatest(id) };
+      }
+      return target;
     } catch (error) {
       if (!(error instanceof HearthError && error.code === 'model_not_found')) throw error;
     }
