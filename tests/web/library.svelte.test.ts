@@ -98,7 +98,7 @@ describe('LibraryStore', () => {
 });
 
 describe('ActivityStore', () => {
-  const hooks = () => ({ modelsChanged: vi.fn(), downloads: vi.fn(), download: vi.fn() });
+  const hooks = () => ({ modelsChanged: vi.fn(), downloads: vi.fn(), download: vi.fn(), lost: vi.fn() });
 
   it('keeps load progress per model until the load ends, then says the models changed', () => {
     const calls = hooks();
@@ -112,11 +112,13 @@ describe('ActivityStore', () => {
     });
     expect(activity.progressOf('big')).toBe(0.1);
     expect(calls.downloads).toHaveBeenCalledWith([download()]);
+    // (Re)connected: the model list is read again, as it may have changed while the stream was closed.
+    expect(calls.modelsChanged).toHaveBeenCalledTimes(1);
     activity.handle({ type: 'load', load: { id: 'big', state: 'loading', fraction: 0.42 } });
     expect(activity.progressOf('big')).toBe(0.42);
     activity.handle({ type: 'load', load: { id: 'big', state: 'ready' } });
     expect(activity.progressOf('big')).toBeNull();
-    expect(calls.modelsChanged).toHaveBeenCalledTimes(1);
+    expect(calls.modelsChanged).toHaveBeenCalledTimes(2);
     activity.handle({ type: 'load', load: { id: 'bad', state: 'failed', message: 'truncated' } });
     expect(activity.failures).toEqual({ bad: 'truncated' });
   });
@@ -140,6 +142,25 @@ describe('ActivityStore', () => {
     expect(activity.samples[0]?.at).toBe(50);
     expect(activity.memoryUsedBytes).toBe(500);
     expect(activity.budgetBytes).toBe(1000);
+  });
+
+  it('says the models changed when a sample has other models loaded (unloaded by the idle timer, loaded by another client)', () => {
+    const calls = hooks();
+    const activity = new ActivityStore(calls);
+    const sample = (at: number, ids: string[]) =>
+      activity.handle({
+        type: 'sample',
+        memory_budget_bytes: 1000,
+        sample: { at, models: ids.map((id) => ({ id, tokens_per_second: 0, busy: 0, queued: 0, memory_bytes: 1 })) },
+      });
+    sample(1, ['a']);
+    sample(2, ['a']);
+    expect(calls.modelsChanged).not.toHaveBeenCalled();
+    sample(3, ['a', 'b']);
+    expect(calls.modelsChanged).toHaveBeenCalledTimes(1);
+    sample(4, ['b', 'a']);
+    sample(5, []);
+    expect(calls.modelsChanged).toHaveBeenCalledTimes(2);
   });
 
   it('passes download changes on and counts a completed one as a model change', () => {

@@ -10,6 +10,7 @@ import type { ActivitySample, ModelLoadState, StatusEvent } from '#shared/api/ad
 import type { ModelDownload } from '#shared/api/model-library.js';
 import { library } from './library.svelte';
 import { models } from './models.svelte';
+import { server } from './server.svelte';
 import { session } from './session.svelte';
 import { describe } from './problems';
 
@@ -18,8 +19,10 @@ const KEEP = 150;
 const RETRY_MS = 5000;
 
 export interface ActivityHooks {
-  /** A model finished loading or a download completed: the model list changed. */
+  /** A model finished loading or was unloaded, or a download completed: the model list changed. */
   modelsChanged(): void;
+  /** The stream broke: the companion may have stopped. */
+  lost(): void;
   downloads(list: ModelDownload[]): void;
   download(download: ModelDownload): void;
 }
@@ -39,7 +42,20 @@ export class ActivityStore {
   latest = $derived(this.samples.at(-1) ?? null);
   memoryUsedBytes = $derived(this.latest?.models.reduce((sum, model) => sum + model.memory_bytes, 0) ?? 0);
 
+  /** The models loaded at the last sample, to notice one loaded or unloaded elsewhere (another client, the idle timer). */
+  #loadedIds: string | null = null;
+
   constructor(private readonly hooks: ActivityHooks) {}
+
+  /** Tells the hooks when the models of a sample differ from the last one's. */
+  #compare(sample: ActivitySample): void {
+    const ids = sample.models
+      .map((model) => model.id)
+      .sort()
+      .join('\n');
+    if (this.#loadedIds !== null && ids !== this.#loadedIds) this.hooks.modelsChanged();
+    this.#loadedIds = ids;
+  }
 
   /** The load fraction (0..1) of a model loading now, else null. */
   progressOf(id: string): number | null {
@@ -54,10 +70,15 @@ export class ActivityStore {
         this.samples = event.samples.slice(-KEEP);
         this.loading = Object.fromEntries(event.loading.map((state) => [state.id, state]));
         this.hooks.downloads(event.downloads);
+        // (Re)connected: what is loaded may have changed while the stream was closed.
+        this.#loadedIds = null;
+        if (event.samples.length > 0) this.#compare(event.samples.at(-1)!);
+        this.hooks.modelsChanged();
         break;
       case 'sample':
         this.budgetBytes = event.memory_budget_bytes;
         this.samples = [...this.samples.slice(-(KEEP - 1)), event.sample];
+        this.#compare(event.sample);
         break;
       case 'load':
         if (event.load.state === 'loading') {
@@ -95,6 +116,8 @@ export class ActivityStore {
         if (signal.aborted) break;
         this.live = false;
         this.loading = {};
+        this.#loadedIds = null;
+        this.hooks.lost();
         // Off loopback the companion never allows it: stop asking.
         if (error instanceof ApiError && error.code === 'permission_denied') {
           this.problem = 'Live server activity is only shown on the machine the companion runs on.';
@@ -114,7 +137,11 @@ export class ActivityStore {
 }
 
 export const activity = new ActivityStore({
-  modelsChanged: () => void models.refreshCompanion(),
+  modelsChanged: () => {
+    void models.refreshCompanion();
+    if (server.details) void server.refreshDetails();
+  },
+  lost: () => void server.check(),
   downloads: (list) => library.setDownloads(list),
   download: (download) => library.update(download),
 });

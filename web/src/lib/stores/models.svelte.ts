@@ -154,6 +154,11 @@ export class ModelsStore {
     }
   }
 
+  /** The companion stopped answering: none of its models is loaded any more (the list stays, to show what it has). */
+  companionGone(): void {
+    if (this.companion.some((model) => model.loaded)) this.companion = this.companion.map((model) => (model.loaded ? { ...model, loaded: false } : model));
+  }
+
   async refreshBrowser(): Promise<void> {
     const host = this.host();
     try {

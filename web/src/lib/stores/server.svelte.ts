@@ -123,6 +123,11 @@ export class ServerStore {
     }
   }
 
+  /** The companion stopped: nothing it had loaded is loaded now (the rest of its details stay, to show where it was). */
+  forgetLoaded(): void {
+    if (this.details?.loaded.length) this.details = { ...this.details, loaded: [] };
+  }
+
   /** Told by a failed request that the companion is gone; confirmed by the next check. */
   markUnreachable(reason: string): void {
     this.status = 'unreachable';
