@@ -59,6 +59,7 @@ const generationFiles = [
   'tests/companion/inference/reasoning.test.ts',
   'tests/e2e/reasoning.test.ts',
   'tests/e2e/anthropic.test.ts',
+  'tests/e2e/ollama.test.ts',
 ];
 
 /** Builds build/companion when stale, so the `hearth` processes the tests start skip compiling TypeScript. */
