@@ -27,7 +27,7 @@ export interface GenerationPlan {
   history: ChatHistoryItem[];
   /** The chat wrapper the prompt was rendered with (the model's own, or with its thinking switched off). */
   wrapper: ChatWrapper;
-  /** The format's thought segment when the model may think in this request (no grammar from the first token). */
+  /** The format's thought segment when the model may think in this request (not a forced call; in process a thought comes before JSON output, on llama-server a grammar holds from the first token). */
   thought?: ThoughtMarks;
   /** Tokens the thought may take (0: thinking off); undefined: no limit. */
   thoughtBudget?: number;
@@ -84,7 +84,7 @@ export async function planGeneration(runtime: ModelRuntime, request: GenerationR
   const grammar = forced
     ? await runtime.grammars.forTools(chosenTools(request).map((index) => [request.tools[index]!.name, schemas[index]]))
     : await grammarForOutput(runtime, request, outputSchema);
-  const thought = marks && !forced && !grammar ? marks : undefined;
+  const thought = marks && !forced ? marks : undefined;
   return {
     history,
     wrapper,

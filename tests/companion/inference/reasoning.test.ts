@@ -92,6 +92,17 @@ describe(`a model's thought (${onServer ? 'llama-server' : 'in process'})`, () =
     expect(withThought.result.promptTokens).toBe(without.result.promptTokens);
   });
 
+  it('with JSON output: in process the thought comes first under its budget; on llama-server the grammar holds from the first token, so there is none', async () => {
+    const { result, streamed } = await run(thinking, { maxTokens: 12, output: { type: 'json' }, reasoning: { enabled: true, budgetTokens: 3 } });
+    if (onServer) {
+      expect(result.reasoning).toBeUndefined();
+      expect(result.text.startsWith('{')).toBe(true);
+    } else {
+      expect(result.reasoningTokens).toBe(3);
+      expect(streamed.thought).toBe(result.reasoning);
+    }
+  });
+
   it('leaves a model without a thought segment as it was: no reasoning fields', async () => {
     const { result, streamed } = await run(plain, { maxTokens: 4, reasoning: { enabled: true, budgetTokens: 2 } });
     expect(streamed.thought).toBe('');

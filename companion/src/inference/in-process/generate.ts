@@ -38,7 +38,7 @@ export async function generate(
         if (chunk.type !== 'segment' || chunk.segmentType !== 'thought') return;
         reasoning.text += chunk.text;
         reasoning.tokens += chunk.tokens.length;
-        if (chunk.text && !forced) request.onReasoning?.(chunk.text);
+        if (chunk.text && thought) request.onReasoning?.(chunk.text);
       },
       // A thought budget (0: thinking off) closes the thought after that many tokens and the answer starts.
       budgets: thought && thoughtBudget !== undefined ? { thoughtTokens: thoughtBudget } : undefined,

@@ -60,7 +60,8 @@ export async function generateOnServer(
   const names = request.tools.map((tool) => tool.name);
   const lazy = plan.offered ? await lazyToolGrammar(runtime, plan, names) : undefined;
   const grammar = plan.grammar;
-  const marks = plan.thought;
+  // A grammar (JSON output) holds from the first token on llama-server: no thought then.
+  const marks = grammar ? undefined : plan.thought;
   // The request's thought span replaces the format's hidden one: its text is streamed as reasoning.
   const spans: HiddenSpan[] = marks
     ? [...runtime.hidden.filter((span) => !span.thought), { open: marks.open, close: marks.close, openAtStart: marks.atStart, thought: true }]
