@@ -8,6 +8,7 @@ import { historyOf, outputOf, thinkingOf } from '../../../companion/src/routes/o
 import { keepAliveOf } from '../../../companion/src/routes/ollama/keep-alive.js';
 import { ollamaName, pullSource } from '../../../companion/src/routes/ollama/names.js';
 import { startHubFixture, type HubFixture } from '../../fixtures/hub/server.js';
+import { startScriptedProvider, type ScriptedProvider } from '../../fixtures/scripted-provider.js';
 import { testApp, type TestApp } from '../../helpers/app.js';
 import { startMockProvider, type MockProvider } from '../../helpers/mock-provider.js';
 import { tinyModelPath } from '../../helpers/models.js';
@@ -97,6 +98,7 @@ describe('what a request asks', () => {
 describe('in the app', () => {
   let mock: MockProvider;
   let hub: HubFixture;
+  let scripted: ScriptedProvider;
   let test: TestApp;
 
   beforeAll(async () => {
@@ -105,10 +107,22 @@ describe('in the app', () => {
       { id: 'hearth-test/Tiny-Chat-GGUF', downloads: 1, likes: 1, files: { 'tiny-chat-Q4_K_M.gguf': await readFile(await tinyModelPath()) } },
     ]);
     process.env.HF_ENDPOINT = hub.url;
+    scripted = await startScriptedProvider({ models: ['caller'] });
     const dataDir = await newDataDir(true);
     writeFileSync(
       join(dataDir, 'config.yaml'),
-      ['version: 1', 'models:', '  threads: 1', '  context_size: 512', 'providers:', '  - name: mock', `    base_url: ${mock.baseUrl}`, ''].join('\n'),
+      [
+        'version: 1',
+        'models:',
+        '  threads: 1',
+        '  context_size: 512',
+        'providers:',
+        '  - name: mock',
+        `    base_url: ${mock.baseUrl}`,
+        '  - name: scripted',
+        `    base_url: ${scripted.baseUrl}`,
+        '',
+      ].join('\n'),
     );
     test = await testApp({ dataDir });
   });
@@ -117,6 +131,7 @@ describe('in the app', () => {
     await test?.close();
     await hub?.close();
     await mock?.close();
+    await scripted?.close();
     delete process.env.HF_ENDPOINT;
   });
 
@@ -165,6 +180,25 @@ describe('in the app', () => {
     const messages = sent.messages as { role: string; tool_calls?: { id: string; function: { arguments: string } }[]; tool_call_id?: string }[];
     expect(messages[1]!.tool_calls![0]!.function.arguments).toBe('{"city":"Oslo"}');
     expect(messages[2]!.tool_call_id).toBe(messages[1]!.tool_calls![0]!.id);
+  });
+
+  it("answers a model's tool calls in Ollama's shape (arguments as an object), streamed and not", async () => {
+    const call = { name: 'weather', arguments: { city: 'Oslo', days: 2 }, id: 'call_w' };
+    scripted.setScript(() => ({ tool_calls: [call] }));
+    const body = {
+      model: 'scripted/caller',
+      messages: [{ role: 'user', content: 'Weather?' }],
+      tools: [{ type: 'function', function: { name: 'weather', parameters: { type: 'object' } } }],
+    };
+    const whole = (await post('/api/chat', { ...body, stream: false })).json() as OllamaChatChunk;
+    expect(whole).toMatchObject({ done: true, done_reason: 'stop', message: { role: 'assistant', content: '' } });
+    expect(whole.message.tool_calls).toEqual([{ id: 'call_w', function: { index: 0, name: 'weather', arguments: { city: 'Oslo', days: 2 } } }]);
+    const parts = lines<OllamaChatChunk>((await post('/api/chat', body)).body);
+    const calls = parts.filter((part) => part.message.tool_calls);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.done).toBe(false);
+    expect(calls[0]!.message.tool_calls![0]!.function.arguments).toEqual({ city: 'Oslo', days: 2 });
+    expect(parts.at(-1)).toMatchObject({ done: true, done_reason: 'stop' });
   });
 
   it("streams a provider's answer as NDJSON", async () => {
