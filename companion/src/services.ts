@@ -1,6 +1,6 @@
 import { totalmem } from 'node:os';
 import { loadConfigFile } from './config/document.js';
-import { modelLoadSettings } from './config/model-overrides.js';
+import { modelLoadSettings, projectorOverrides } from './config/model-overrides.js';
 import { ModelCatalog } from './models/catalog.js';
 import { join } from 'node:path';
 import type { EngineSetting } from '#shared/api/admin.js';
@@ -230,6 +230,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const scanOf = (document: ConfigDocument) => ({
       modelsDirs: [paths.models, ...(options.modelsDirs ?? document.models.dirs)],
       externalSources: options.externalSources ?? document.models.external_sources,
+      projectors: projectorOverrides(document),
     });
     const catalog = parts.add('catalog', new ModelCatalog(scanOf(config()), engine, providers()), {
       configure: (part, next) => part.configure(scanOf(next), providers()),

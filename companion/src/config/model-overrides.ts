@@ -12,6 +12,7 @@ export function modelLoadSettings(models: ModelSettings, id: string): ModelLoadS
     gpu_layers: own.gpu_layers ?? 'auto',
     threads: own.threads ?? models.threads,
     parallel: own.parallel ?? models.parallel,
+    projector: own.projector ?? 'auto',
   };
 }
 
@@ -37,4 +38,11 @@ function loadValues(document: ConfigDocument, id: string): Record<string, unknow
 
 function valueAt(document: ConfigDocument, path: string): unknown {
   return path.split('.').reduce<unknown>((value, key) => (isObject(value) ? value[key] : undefined), document);
+}
+
+/** Model id -> the projector its overrides name (`models.overrides.<id>.projector`: a path, or 'none'). */
+export function projectorOverrides(document: ConfigDocument): Record<string, string> {
+  const named: Record<string, string> = {};
+  for (const [id, own] of Object.entries(document.models.overrides)) if (own.projector) named[id] = own.projector;
+  return named;
 }

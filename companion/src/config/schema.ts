@@ -112,6 +112,8 @@ export const configSchema = {
               gpu_layers: { anyOf: [{ const: 'auto' }, { type: 'integer', minimum: 0, maximum: 1024 }] },
               threads: { anyOf: [{ const: 'auto' }, { type: 'integer', minimum: 1, maximum: 256 }] },
               parallel: { anyOf: [{ const: 'auto' }, { type: 'integer', minimum: 1, maximum: 64 }] },
+              // Its multimodal projector (an mmproj .gguf, by absolute path) or none; left out, one found beside the model file.
+              projector: { type: 'string', minLength: 1, maxLength: 4096 },
             },
           },
         },

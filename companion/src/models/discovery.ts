@@ -22,9 +22,11 @@ export interface Candidate {
   mtimeMs: number;
   /** Set when the model cannot be used as found (incomplete split, missing blob). */
   error?: string;
+  /** Multimodal projector files found with it (`mmproj-*.gguf` in its folder, Ollama's projector layer); projectors.ts picks one. */
+  projectors?: FoundFile[];
 }
 
-interface FoundFile {
+export interface FoundFile {
   path: string;
   sizeBytes: number;
   mtimeMs: number;
@@ -33,6 +35,7 @@ interface FoundFile {
 const SHARD_PATTERN = /-(\d{5})-of-(\d{5})\.gguf$/i;
 const GGUF_PATTERN = /\.gguf$/i;
 const OLLAMA_MODEL_LAYER = 'application/vnd.ollama.image.model';
+const OLLAMA_PROJECTOR_LAYER = 'application/vnd.ollama.image.projector';
 const MAX_MANIFEST_BYTES = 1024 * 1024;
 
 /** Lowercase, chars outside [a-z0-9._:-] become '-', no runs or edges of '-'/'.'. */
@@ -121,8 +124,8 @@ async function uniqueRealDirs(dirs: string[]): Promise<string[]> {
 
 // ---------------------------------------------------------------- walking
 
-/** Every *.gguf under root (following symlinks, guarding against loops), sorted by path. */
-async function findGgufFiles(root: string, maxDepth: number): Promise<FoundFile[]> {
+/** Every *.gguf under root (following symlinks, guarding against loops), sorted by path; projector files go to `projectors` when given. */
+async function findGgufFiles(root: string, maxDepth: number, projectors?: FoundFile[]): Promise<FoundFile[]> {
   const files: FoundFile[] = [];
   const visited = new Set<string>();
   async function walk(dir: string, depth: number): Promise<void> {
@@ -140,14 +143,24 @@ async function findGgufFiles(root: string, maxDepth: number): Promise<FoundFile[
         isFile = target?.isFile() ?? false;
       }
       if (isDir && depth < maxDepth) await walk(full, depth + 1);
-      else if (isFile && GGUF_PATTERN.test(entry.name) && !isProjectorFileName(entry.name)) {
+      else if (isFile && GGUF_PATTERN.test(entry.name)) {
+        const projector = isProjectorFileName(entry.name);
+        if (projector && !projectors) continue;
         const info = await stat(full).catch(() => null);
-        if (info) files.push({ path: full, sizeBytes: info.size, mtimeMs: info.mtimeMs });
+        if (info) (projector ? projectors! : files).push({ path: full, sizeBytes: info.size, mtimeMs: info.mtimeMs });
       }
     }
   }
   await walk(root, 0);
+  projectors?.sort((a, b) => compare(a.path, b.path));
   return files.sort((a, b) => compare(a.path, b.path));
+}
+
+/** The projector files in the model's own folder (the Hugging Face, LM Studio and llama.cpp layouts put them beside it). */
+function besideModel(model: string, projectors: FoundFile[]): FoundFile[] | undefined {
+  const folder = path.dirname(model);
+  const beside = projectors.filter((file) => path.dirname(file.path) === folder);
+  return beside.length > 0 ? beside : undefined;
 }
 
 interface ModelFiles {
@@ -205,8 +218,16 @@ function candidate(source: ModelSource, files: ModelFiles, qualifier: string, ba
 
 /** A plain folder of .gguf files (models dir, LM Studio, llama.cpp cache). */
 async function fromFolder(root: string, source: ModelSource, maxDepth: number): Promise<Candidate[]> {
-  const models = groupShards(await findGgufFiles(root, maxDepth));
-  return models.map((files) => candidate(source, files, path.basename(path.dirname(files.first.path))));
+  const projectors: FoundFile[] = [];
+  const models = groupShards(await findGgufFiles(root, maxDepth, projectors));
+  return models.map((files) =>
+    withProjectors(candidate(source, files, path.basename(path.dirname(files.first.path))), besideModel(files.first.path, projectors)),
+  );
+}
+
+function withProjectors(found: Candidate, projectors: FoundFile[] | undefined): Candidate {
+  if (projectors) found.projectors = projectors;
+  return found;
 }
 
 // ---------------------------------------------------------------- Ollama
@@ -270,7 +291,17 @@ async function ollamaModel(root: string, manifestPath: string, id: string): Prom
     mtimeMs: blobInfo?.mtimeMs ?? 0,
   };
   if (!blobInfo?.isFile()) files.error = `Ollama blob sha256-${digest[1]} is missing`;
-  return candidate('ollama', files, '', id);
+  return withProjectors(candidate('ollama', files, '', id), await ollamaProjector(root, manifest));
+}
+
+/** The blob of a manifest's projector layer (Ollama's vision models keep their mmproj there), when it is on disk. */
+async function ollamaProjector(root: string, manifest: OllamaManifest): Promise<FoundFile[] | undefined> {
+  const layer = manifest.layers?.find((entry) => entry.mediaType === OLLAMA_PROJECTOR_LAYER);
+  const digest = /^sha256:([a-f0-9]{64})$/i.exec(layer?.digest ?? '');
+  if (!digest) return undefined;
+  const blob = path.join(root, 'blobs', `sha256-${digest[1]}`);
+  const info = await stat(blob).catch(() => null);
+  return info?.isFile() ? [{ path: blob, sizeBytes: info.size, mtimeMs: info.mtimeMs }] : undefined;
 }
 
 // ---------------------------------------------------------------- Hugging Face hub cache
@@ -284,7 +315,9 @@ async function fromHuggingFace(root: string): Promise<Candidate[]> {
     const repo = parts.slice(2).join('--');
     const snapshot = await chooseSnapshot(path.join(root, folder));
     if (!snapshot) continue;
-    for (const files of groupShards(await findGgufFiles(snapshot, 6))) found.push(candidate('huggingface', files, repo));
+    const projectors: FoundFile[] = [];
+    for (const files of groupShards(await findGgufFiles(snapshot, 6, projectors)))
+      found.push(withProjectors(candidate('huggingface', files, repo), besideModel(files.first.path, projectors)));
   }
   return found;
 }

@@ -12,6 +12,10 @@ export interface GgufSummary {
   capabilities: Capability[];
   /** Projectors (mmproj/clip) and LoRA adapters are not models of their own. */
   kind: 'model' | 'projector' | 'adapter';
+  /** A model's embedding size (`<arch>.embedding_length`); a projector's output size (its `projection_dim`), which must be the model's. */
+  embeddingLength?: number | null;
+  /** What a projector encodes (`clip.has_vision_encoder`, `clip.has_audio_encoder`). */
+  modalities?: { vision: boolean; audio: boolean };
   error?: string;
 }
 
@@ -87,7 +91,17 @@ export function summarize(metadata: Flat): GgufSummary {
   // pooling_type 0 is llama.cpp's LLAMA_POOLING_TYPE_NONE: no pooling, so not an embedding model.
   const embedding = (architecture !== null && EMBEDDING_ARCHITECTURES.has(architecture)) || (pooling !== null && pooling !== 0 && !hasChatTemplate);
   const capabilities: Capability[] = embedding ? ['embedding'] : generativeCapabilities(metadata);
-  return { architecture, contextLength, capabilities, kind };
+  if (kind === 'projector') return { architecture, contextLength, capabilities: [], kind, ...projectorShape(metadata) };
+  const embeddingLength = architecture ? toNumber(metadata[`${architecture}.embedding_length`]) : null;
+  return { architecture, contextLength, capabilities, kind, embeddingLength };
+}
+
+/** A projector's modalities and output size (the text model's embedding size it was made for). */
+function projectorShape(metadata: Flat): Pick<GgufSummary, 'embeddingLength' | 'modalities'> {
+  const vision = metadata['clip.has_vision_encoder'] === true;
+  const audio = metadata['clip.has_audio_encoder'] === true;
+  const embeddingLength = toNumber(metadata[vision ? 'clip.vision.projection_dim' : 'clip.audio.projection_dim']);
+  return { embeddingLength, modalities: { vision, audio } };
 }
 
 /** The FIM token ids' keys: today's names, then the older ones (both are read by llama.cpp). */

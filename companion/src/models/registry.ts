@@ -15,6 +15,7 @@
 import { realpath } from 'node:fs/promises';
 import { compare, discoverCandidates, type Candidate } from './discovery.js';
 import { pruneGgufSummaryCache, readGgufSummary, type GgufSummary } from './gguf-metadata.js';
+import { pairProjector } from './projectors.js';
 import type { LocalModel, ModelSource, ScanOptions } from './types.js';
 
 export type { LocalModel, ModelSource, ScanOptions } from './types.js';
@@ -28,7 +29,6 @@ export async function scanModels(options: ScanOptions): Promise<LocalModel[]> {
   const summaries = await mapLimit(candidates, READ_CONCURRENCY, (candidate) =>
     candidate.error ? Promise.resolve(null) : readGgufSummary(candidate.path, candidate.sizeBytes, candidate.mtimeMs),
   );
-  pruneGgufSummaryCache(new Set(candidates.map((candidate) => candidate.path)));
   const entries: { candidate: Candidate; summary: GgufSummary | null }[] = [];
   candidates.forEach((candidate, index) => {
     const summary = summaries[index] ?? null;
@@ -50,7 +50,16 @@ export async function scanModels(options: ScanOptions): Promise<LocalModel[]> {
     if (error) model.error = error;
     return model;
   });
-  return models.sort((a, b) => compare(a.id, b.id));
+  const paired = await mapLimit(models, READ_CONCURRENCY, (model, index) => {
+    const { candidate, summary } = entries[index]!;
+    return pairProjector(model, summary?.embeddingLength ?? null, candidate.projectors, options.projectors?.[model.id]);
+  });
+  const projectorPaths = [
+    ...candidates.flatMap((candidate) => candidate.projectors ?? []).map((file) => file.path),
+    ...paired.flatMap((model) => (model.projector ? [model.projector.path] : [])),
+  ];
+  pruneGgufSummaryCache(new Set([...candidates.map((candidate) => candidate.path), ...projectorPaths]));
+  return paired.sort((a, b) => compare(a.id, b.id));
 }
 
 /**
@@ -124,13 +133,13 @@ function groupIndexes<T>(items: T[], key: (item: T, index: number) => string | n
   return groups;
 }
 
-async function mapLimit<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+async function mapLimit<T, R>(items: T[], limit: number, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   async function worker(): Promise<void> {
     while (next < items.length) {
       const index = next++;
-      results[index] = await work(items[index]!);
+      results[index] = await work(items[index]!, index);
     }
   }
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));

@@ -17,11 +17,25 @@ export interface LocalModel {
   capabilities: Capability[];
   /** Metadata unreadable (or the model incomplete): listed anyway with the reason. */
   error?: string;
+  /** The multimodal projector it loads with (found beside it, or named in `models.overrides.<id>.projector`). */
+  projector?: ProjectorFile;
+  /** Why a projector found for it (or named for it) is not used; the model still runs, on text only. */
+  projectorProblem?: string;
+}
+
+/** A multimodal projector (`mmproj`): the image or audio encoder a model needs to take media. */
+export interface ProjectorFile {
+  path: string;
+  sizeBytes: number;
+  vision: boolean;
+  audio: boolean;
 }
 
 export interface ScanOptions {
   modelsDirs: string[];
   externalSources: boolean;
+  /** Model id -> its projector file as configured (`models.overrides.<id>.projector`), or 'none' for none. */
+  projectors?: Record<string, string>;
   home?: string;
   env?: NodeJS.ProcessEnv;
   platform?: NodeJS.Platform;

@@ -67,6 +67,8 @@ export interface ModelOverride {
   threads?: number | 'auto';
   /** Sequences (concurrent requests batched together). */
   parallel?: number | 'auto';
+  /** Its multimodal projector (mmproj .gguf) by absolute path, or `none`; by default one found beside the model file. */
+  projector?: string;
 }
 
 /** One server of a provider pool; every endpoint of a provider serves the same model ids. */
