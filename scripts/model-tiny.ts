@@ -5,21 +5,22 @@ import { dataPaths, defaultDataDirectory } from '../companion/src/store/data-dir
 import { defaultSeed, modelSizes, writeTinyModel, type ModelSize } from './gguf/write-model.js';
 import { writeTinyProjector } from './gguf/write-projector.js';
 
-const usage = `Usage: npm run model:tiny -- [OUT.gguf] [--size ${modelSizes.join('|')}] [--seed N] [--embedding | --vision] [--fim] [--data-dir DIR]
+const usage = `Usage: npm run model:tiny -- [OUT.gguf] [--size ${modelSizes.join('|')}] [--seed N] [--embedding | --vision] [--fim] [--thinking] [--data-dir DIR]
 Writes a deterministic random-weight GGUF test model (default: --size tiny --seed ${defaultSeed}).
 --embedding writes an embedding model (mean pooling, no chat template) for /v1/embeddings.
 --fim adds fill-in-the-middle tokens (Qwen2.5-Coder's <|fim_prefix|>, <|fim_suffix|>, <|fim_middle|>) for suffix and /infill.
+--thinking writes a chat format with a thought segment (Qwen3's <think>, opened by the template; end it with a reasoning budget).
 --vision also writes a tiny vision projector beside the model (mmproj-NAME.gguf, which discovery pairs with it).
 Without OUT it goes into the data folder's models/ (--data-dir, else HEARTH_DATA_DIR, else ~/.hearth)
-as SIZE.gguf (SIZE-embedding.gguf, SIZE-fim.gguf), so a companion on that data folder lists it as the model "tiny"
-(or "small", "tiny-embedding", "tiny-fim").`;
+as SIZE.gguf (SIZE-embedding.gguf, SIZE-fim.gguf, SIZE-thinking.gguf), so a companion on that data folder lists it as the model "tiny"
+(or "small", "tiny-embedding", "tiny-fim", "tiny-thinking").`;
 
 function fail(message: string): never {
   console.error(`${message}\n${usage}`);
   process.exit(2);
 }
 
-function readArguments(): { outPath: string; size: ModelSize; seed: number; embedding: boolean; vision: boolean; fim: boolean } {
+function readArguments(): { outPath: string; size: ModelSize; seed: number; embedding: boolean; vision: boolean; fim: boolean; thinking: boolean } {
   let parsed;
   try {
     parsed = parseArgs({
@@ -30,6 +31,7 @@ function readArguments(): { outPath: string; size: ModelSize; seed: number; embe
         embedding: { type: 'boolean', default: false },
         vision: { type: 'boolean', default: false },
         fim: { type: 'boolean', default: false },
+        thinking: { type: 'boolean', default: false },
         'data-dir': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -45,19 +47,22 @@ function readArguments(): { outPath: string; size: ModelSize; seed: number; embe
   if (positionals.length > 1) fail('Expected at most one output path.');
   if (values.embedding && values.vision) fail('--embedding and --vision do not go together.');
   if (values.embedding && values.fim) fail('--embedding and --fim do not go together.');
+  if (values.embedding && values.thinking) fail('--embedding and --thinking do not go together.');
   const size = values.size as ModelSize;
   if (!modelSizes.includes(size)) fail(`Unknown size "${values.size}".`);
   const seed = Number(values.seed);
   if (!/^\d+$/.test(values.seed) || seed > 0xffffffff) fail(`Seed must be an integer from 0 to ${0xffffffff}.`);
   const models = dataPaths(values['data-dir'] ?? process.env.HEARTH_DATA_DIR ?? defaultDataDirectory()).models;
-  const outPath = positionals[0] ?? join(models, `${size}${values.embedding ? '-embedding' : values.fim ? '-fim' : ''}.gguf`);
-  return { outPath, size, seed, embedding: values.embedding, vision: values.vision, fim: values.fim };
+  const outPath = positionals[0] ?? join(models, `${size}${values.embedding ? '-embedding' : values.fim ? '-fim' : values.thinking ? '-thinking' : ''}.gguf`);
+  return { outPath, size, seed, embedding: values.embedding, vision: values.vision, fim: values.fim, thinking: values.thinking };
 }
 
-const { outPath, size, seed, embedding, vision, fim } = readArguments();
+const { outPath, size, seed, embedding, vision, fim, thinking } = readArguments();
 mkdirSync(dirname(outPath), { recursive: true });
-const { path, bytes } = await writeTinyModel(outPath, { size, seed, embedding, fim });
-console.log(`${path} ${bytes} bytes (${(bytes / 1e6).toFixed(1)} MB, ${size}${embedding ? ' embedding' : ''}${fim ? ' fim' : ''}, seed ${seed})`);
+const { path, bytes } = await writeTinyModel(outPath, { size, seed, embedding, fim, thinking });
+console.log(
+  `${path} ${bytes} bytes (${(bytes / 1e6).toFixed(1)} MB, ${size}${embedding ? ' embedding' : ''}${fim ? ' fim' : ''}${thinking ? ' thinking' : ''}, seed ${seed})`,
+);
 if (vision) {
   const projector = await writeTinyProjector(join(dirname(outPath), `mmproj-${basename(outPath)}`), { size, seed });
   console.log(`${projector.path} ${projector.bytes} bytes (vision projector for ${size})`);
