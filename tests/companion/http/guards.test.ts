@@ -78,7 +78,9 @@ async function send(app: FastifyInstance, route: ListedRoute, headers: Record<st
   });
   const code = (() => {
     try {
-      const body = response.json() as { type?: string; error?: { code?: string; type?: string } };
+      const body = response.json() as { type?: string; error?: { code?: string; type?: string } | string };
+      // Ollama's shape (/api) is the message alone: the status says which refusal it is.
+      if (typeof body.error === 'string') return OLLAMA_REFUSALS[response.statusCode];
       // Anthropic's shape (the Messages routes) has no code: its type and the status say which refusal it is.
       return body.error?.code ?? (body.type === 'error' ? ANTHROPIC_REFUSALS[`${response.statusCode} ${body.error?.type}`] : undefined);
     } catch {
@@ -94,6 +96,9 @@ const ANTHROPIC_REFUSALS: Record<string, string> = {
   '403 permission_error': 'permission_denied',
   '426 invalid_request_error': 'upgrade_required',
 };
+
+/** The perimeter's refusals in Ollama's shape (`{"error": "message"}`), by their status. */
+const OLLAMA_REFUSALS: Record<number, string> = { 401: 'invalid_api_key', 403: 'permission_denied', 426: 'upgrade_required' };
 
 const keyScoped = (family: string): family is RouteScope => (ROUTE_SCOPES as readonly string[]).includes(family) && family !== 'metrics';
 
