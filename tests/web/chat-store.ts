@@ -7,6 +7,10 @@ const event = (fields: object) => `data: ${JSON.stringify({ id: 'c', object: 'ch
 /** A streamed chat completion's event carrying `content`. */
 export const chunk = (content: string) => event({ choices: [{ index: 0, delta: { content }, finish_reason: null }] });
 
+/** A streamed chat completion's event carrying a piece of the thought (`reasoning_content`, or `reasoning` as some providers name it). */
+export const thoughtChunk = (text: string, field: 'reasoning_content' | 'reasoning' = 'reasoning_content') =>
+  event({ choices: [{ index: 0, delta: { [field]: text }, finish_reason: null }] });
+
 /** The event with the token counts, last before `data: [DONE]`. */
 export const usage = (prompt: number, completion: number) =>
   event({ choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } });

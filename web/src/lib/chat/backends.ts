@@ -3,6 +3,7 @@
  * $lib/api) or an in-browser engine (through the engine worker).
  */
 import { streamChat } from '$lib/api/chat';
+import type { ReasoningEffort } from '#shared/api/openai.js';
 import { engineHost } from '$lib/engines/host';
 import type { EngineKind } from '$lib/engines/types';
 
@@ -33,8 +34,12 @@ export interface GenerateRequest {
   temperature?: number;
   top_p?: number;
   max_tokens?: number;
+  /** For a reasoning model on the companion (the in-browser engines do not think). */
+  reasoning_effort?: ReasoningEffort;
   signal: AbortSignal;
   onDelta: (text: string) => void;
+  /** A piece of the thought, before the answer (companion models only). */
+  onReasoning?: (text: string) => void;
 }
 
 export interface GenerateResult {
@@ -49,7 +54,8 @@ export interface GenerateResult {
 export async function generate(request: GenerateRequest): Promise<GenerateResult> {
   const { model, messages, signal, onDelta, temperature, top_p, max_tokens } = request;
   if (model.runtime === 'companion') {
-    const result = await streamChat({ model: model.id, messages, signal, onDelta, temperature, top_p, max_tokens });
+    const { reasoning_effort, onReasoning } = request;
+    const result = await streamChat({ model: model.id, messages, signal, onDelta, onReasoning, temperature, top_p, max_tokens, reasoning_effort });
     return {
       text: result.text,
       finishReason: result.finishReason,

@@ -5,6 +5,7 @@ import { replyText, runAgentTurn } from './agent-reply';
 import { generate, type ModelRef } from './backends';
 import type { FitResult } from './context';
 import { charsOf, ContextOverflow } from './history';
+import { effortFor } from './thinking';
 
 /** What one request sends, after the overflow policy. */
 export type Plan = FitResult & { rate: number; window: number | null; budget: number };
@@ -22,8 +23,12 @@ export interface Turn {
 
 const sameIds = (a: string[], b: string[]) => a.length === b.length && a.every((id, index) => id === b[index]);
 
-/** A model's reply, with the conversation's system prompt and sampling settings. */
-export async function modelTurn(turn: Turn, ref: ModelRef, window: number | null, label: string): Promise<void> {
+/**
+ * A model's reply, with the conversation's system prompt and sampling settings. A reasoning model's
+ * (`thinks`) thought goes into the reply apart from its text, with how long it took; earlier
+ * replies are sent as their text only.
+ */
+export async function modelTurn(turn: Turn, ref: ModelRef, window: number | null, label: string, thinks = false): Promise<void> {
   const { conversation, reply, signal } = turn;
   const { settings } = conversation;
   const system = settings.systemPrompt.trim();
@@ -32,19 +37,34 @@ export async function modelTurn(turn: Turn, ref: ModelRef, window: number | null
   reply.omitted = plan.omitted;
   const messages = [...(system ? [{ role: 'system' as const, content: system }] : []), ...plan.kept.map(({ role, content }) => ({ role, content }))];
   let firstToken: number | null = null;
+  let thoughtStarted: number | null = null;
+  Object.assign(reply, { reasoning: undefined, reasoningMs: undefined });
+  const thoughtEnds = () => {
+    if (thoughtStarted !== null && reply.reasoningMs === undefined) reply.reasoningMs = Math.round(performance.now() - thoughtStarted);
+  };
   const result = await generate({
     model: ref,
     messages,
     temperature: settings.temperature ?? undefined,
     top_p: settings.topP ?? undefined,
     max_tokens: settings.maxTokens ?? undefined,
+    reasoning_effort: thinks ? effortFor(settings) : undefined,
     signal,
     onDelta: (text) => {
       firstToken ??= performance.now();
+      thoughtEnds();
       reply.content += text;
       turn.progress();
     },
+    onReasoning: (text) => {
+      firstToken ??= performance.now();
+      thoughtStarted ??= performance.now();
+      reply.reasoning = (reply.reasoning ?? '') + text;
+      turn.progress();
+    },
   });
+  // A reply that was all thought (cut at the length limit) thought until it ended.
+  thoughtEnds();
   const seconds = firstToken === null ? 0 : (performance.now() - firstToken) / 1000;
   reply.finishReason = result.finishReason;
   reply.stats = {

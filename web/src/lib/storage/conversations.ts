@@ -10,6 +10,8 @@ export interface ChatSettings {
   maxTokens: number | null;
   /** What happens when the conversation outgrows the model's context. */
   overflow: OverflowPolicy;
+  /** A reasoning model thinks before it answers (off: it is asked not to). */
+  thinking: boolean;
 }
 
 export interface MessageStats {
@@ -39,6 +41,10 @@ export interface StoredMessage {
   /** On an agent's reply: its run, and the steps (text and tool calls) it took. */
   runId?: string;
   steps?: StepView[];
+  /** On a reasoning model's reply: its thought (never sent back as the answer). */
+  reasoning?: string;
+  /** How long it thought: from the first piece of the thought to the first of the answer (unset while it thinks or when cut off). */
+  reasoningMs?: number;
 }
 
 /** The agent conversation a chat continues on the companion, and which messages its history holds. */
@@ -69,7 +75,7 @@ interface HearthDb extends DBSchema {
   conversations: { key: string; value: Conversation; indexes: { updatedAt: number } };
 }
 
-export const DEFAULT_SETTINGS: ChatSettings = { systemPrompt: '', temperature: null, topP: null, maxTokens: null, overflow: DEFAULT_OVERFLOW };
+export const DEFAULT_SETTINGS: ChatSettings = { systemPrompt: '', temperature: null, topP: null, maxTokens: null, overflow: DEFAULT_OVERFLOW, thinking: true };
 
 let database: Promise<IDBPDatabase<HearthDb>> | null = null;
 

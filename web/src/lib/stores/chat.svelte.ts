@@ -4,6 +4,7 @@ import { parseModelKey, type ModelRef } from '$lib/chat/backends';
 import { fork, removeTurn, showVersion, versionAt } from '$lib/chat/branches';
 import { fitConversation, promptBudget, systemTokens, type OverflowPolicy } from '$lib/chat/context';
 import { contextExceeded, contextMessages, ContextOverflow, failedTurn, rateFor, sendable } from '$lib/chat/history';
+import { thinks } from '$lib/chat/thinking';
 import { agentTurn, modelTurn, type Plan, type Turn } from '$lib/chat/turns';
 import { EngineError } from '$lib/engines/types';
 import { readDrafts, readModel, saveDrafts, saveModel } from '$lib/storage/chat-prefs';
@@ -352,7 +353,7 @@ export class ChatStore {
             await agentTurn(turn, agentId, agent, window, () => void agents.refreshApprovals());
           } else {
             const option = models.option(conversation.model);
-            await modelTurn(turn, ref!, option?.contextWindow ?? null, option?.label ?? ref!.id);
+            await modelTurn(turn, ref!, option?.contextWindow ?? null, option?.label ?? ref!.id, thinks(models.companion, conversation.model));
           }
           break;
         } catch (error) {
