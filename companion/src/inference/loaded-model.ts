@@ -27,6 +27,8 @@ export interface LoadedStatus {
   process?: { pid: number; restarts: number };
   /** Prompt tokens the server evaluated and reused from its caches since the model was loaded (server engine). */
   promptTokens?: { evaluated: number; reused: number };
+  /** The multimodal projector loaded beside the model (server engine). */
+  projector?: string;
 }
 
 export interface LoadedModel {

@@ -64,9 +64,9 @@ export abstract class MemoryBudget {
     return true;
   }
 
-  /** Weights plus a margin for the context and compute buffers. */
+  /** Weights plus a margin for the context and compute buffers; a projector's weights load too. */
   protected weightBytes(info: ModelFile): number {
-    return estimateBytes(info);
+    return estimateBytes(info) + (info.projector?.sizeBytes ?? 0);
   }
 
   protected usedBytes(): number {

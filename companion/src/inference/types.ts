@@ -9,6 +9,8 @@ export interface ModelFile {
   /** All shards. */
   sizeBytes: number;
   capabilities: readonly Capability[];
+  /** Its multimodal projector (mmproj), loaded beside it by the llama-server engine so it takes images or audio. */
+  projector?: { path: string; sizeBytes: number };
 }
 
 export type HistoryItem =

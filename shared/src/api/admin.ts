@@ -37,6 +37,8 @@ export interface LoadedModelStatus {
   process?: { pid: number; restarts: number };
   /** Server engine: prompt tokens llama-server evaluated, and reused from its slot or RAM caches, since the model loaded. */
   prompt_tokens?: { evaluated: number; reused: number };
+  /** Server engine: the multimodal projector (mmproj file) loaded beside the model, so it takes images or audio. */
+  projector?: string;
 }
 
 /**

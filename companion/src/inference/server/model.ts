@@ -204,6 +204,7 @@ export class ServerModel implements LoadedModel {
       ['-t', String(threads), '-tb', String(threads)],
       ['--cache-ram', String(cacheMiB)],
       gpu ? (typeof settings.gpuLayers === 'number' ? ['-ngl', String(settings.gpuLayers)] : []) : ['-ngl', '0', '--fit', 'off'],
+      projectorArgs(info, gpu),
     ].flat();
     const runtime: ServerRuntime = { llama, model: vocab, wrapper, contextSize, grammars: new GrammarCache(llama), syntax, hidden: hiddenSpans(wrapper) };
     const model = new ServerModel(load, runtime, args, threads, load.weightBytes + kvBytes + cacheMiB * MiB, parallel);
@@ -328,6 +329,7 @@ export class ServerModel implements LoadedModel {
       memoryBytes: residentBytes(this.process.pid) ?? this.bytes,
       process: { pid: this.process.pid, restarts: this.restarts },
       promptTokens: { ...this.prompt },
+      ...(this.info.projector ? { projector: this.info.projector.path } : {}),
     };
   }
 
@@ -356,4 +358,10 @@ export class ServerModel implements LoadedModel {
     const running = [...this.running].map(({ text, limit }) => ({ generated: text.generated, limit }));
     return secondsUntilFirstFree(running, this.msPerToken, this.tokens.typical);
   }
+}
+
+/** llama-server's flags for the model's projector: its file, kept on the CPU with the model when the model is (llama-server would offload it to a GPU). */
+function projectorArgs(info: ModelFile, gpu: boolean): string[] {
+  if (!info.projector) return [];
+  return ['--mmproj', info.projector.path, ...(gpu ? [] : ['--no-mmproj-offload'])];
 }

@@ -29,6 +29,7 @@ export const statusRoutes: RoutePlugin<AdminContext, 'version' | 'paths' | 'mode
         memory_bytes: model.memoryBytes,
         ...(model.process ? { process: model.process } : {}),
         ...(model.promptTokens ? { prompt_tokens: model.promptTokens } : {}),
+        ...(model.projector ? { projector: model.projector } : {}),
       })),
       providers: providers().status(),
       memory_budget_bytes: engine.memoryBudgetBytes,
