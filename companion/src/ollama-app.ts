@@ -6,6 +6,7 @@ import { installDrain } from './http/drain.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installJsonBodies } from './http/json-body.js';
 import { installPerimeter } from './http/perimeter.js';
+import { installRequestMetrics } from './http/request-metrics.js';
 import { routeContexts } from './routes/contexts.js';
 import { ollamaRoutes } from './routes/ollama.js';
 import { ollamaError } from './routes/ollama/errors.js';
@@ -24,6 +25,8 @@ export async function buildOllamaApp(options: { services: Services; logger?: Fas
   app.removeContentTypeParser('text/plain');
   installJsonBodies(app);
   installErrorHandling(app, ollamaError);
+  // Counted with the main listener's requests (GET /metrics), its refusals included.
+  installRequestMetrics(app, () => services.metrics);
   installDrain(app, () => services.stopWork());
   installPerimeter(app, perimeterInputs(services));
   app.get('/', async (_request, reply) => reply.type('text/plain; charset=utf-8').send('Ollama is running'));
