@@ -119,6 +119,21 @@ function convert(node: unknown, path: string, outer: Walk): Record<string, unkno
         if (!Array.isArray(value) || value.length === 0) refuse(at, 'must be a non-empty array');
         out.oneOf = value.map((schema, index) => child(schema, `${at}[${index}]`));
         break;
+      case 'allOf':
+        // Every member must hold. zod writes two checks of one string (two `pattern`s) as allOf:
+        // members that only annotate, or check what a grammar ignores anyway, add nothing. A
+        // member that constrains the value (a type, properties, a length) is refused.
+        if (!Array.isArray(value) || value.length === 0) refuse(at, 'must be a non-empty array');
+        value.forEach((member: unknown, index) => {
+          if (member === true || (isObject(member) && Object.keys(member).length === 0)) return;
+          const converted = child(member, `${at}[${index}]`);
+          if (Object.keys(converted).some((name) => name !== 'description'))
+            refuse(
+              `${at}[${index}]`,
+              'constrains the value, and Hearth builds no grammar for allOf: only members that annotate or check what a grammar ignores (pattern, minimum, ...) are taken',
+            );
+        });
+        break;
       case '$defs':
       case 'definitions': {
         if (!isObject(value)) refuse(at, 'must be an object');
@@ -163,6 +178,10 @@ function convert(node: unknown, path: string, outer: Walk): Record<string, unkno
       case 'maxItems':
       case 'minProperties':
       case 'maxProperties':
+        // A maximum beyond what a grammar spells out is left to the reply's own limit (max_tokens):
+        // tools say "at most 524,288 characters" to mean "no practical limit" (Claude Code's do),
+        // and a request is not refused for a bound no ordinary reply reaches. A minimum must hold.
+        if (key.startsWith('max') && typeof value === 'number' && Number.isInteger(value) && value > SCHEMA_LIMITS.count) break;
         out[key] = checkedCount(value, at, walk.counted);
         break;
       default:

@@ -51,8 +51,9 @@ export interface RedactedThinkingBlockParam {
 
 export type ContentBlockParam = TextBlockParam | ImageBlockParam | ToolUseBlockParam | ToolResultBlockParam | ThinkingBlockParam | RedactedThinkingBlockParam;
 
+/** `system`: an instruction in the middle of the conversation (Claude Code sends its environment so), text only. */
 export interface MessageParam {
-  role: 'user' | 'assistant';
+  role: 'user' | 'assistant' | 'system';
   content: string | ContentBlockParam[];
 }
 

@@ -49,7 +49,10 @@ describe('schema mistakes are refused with their path before any grammar is buil
   });
 
   it('refuses lengths and counts a grammar cannot spell out, alone or together', () => {
-    expect(refusal(() => toGrammarSchema({ type: 'array', maxItems: SCHEMA_LIMITS.count + 1 }, 's'))).toMatchObject({ param: 's.maxItems' });
+    expect(refusal(() => toGrammarSchema({ type: 'array', minItems: SCHEMA_LIMITS.count + 1 }, 's'))).toMatchObject({ param: 's.minItems' });
+    // A maximum beyond them is left to the reply's own limit (Claude Code's tools say maxLength 524288 for "no practical limit").
+    expect(toGrammarSchema({ type: 'string', maxLength: 524_288 }, 's')).toEqual({ type: 'string' });
+    expect(toGrammarSchema({ type: 'array', maxItems: SCHEMA_LIMITS.count + 1, minItems: 2 }, 's')).toEqual({ type: 'array', minItems: 2 });
     expect(refusal(() => toGrammarSchema({ type: 'string', minLength: -1 }, 's'))).toMatchObject({ param: 's.minLength' });
     expect(refusal(() => toGrammarSchema({ type: 'string', maxLength: 2.5 }, 's'))).toMatchObject({ param: 's.maxLength' });
     const many = Object.fromEntries(

@@ -56,6 +56,18 @@ describe('tuples and record key names in JSON Schema for grammars', () => {
     expect(refused({ type: 'array', items: [1] })).toMatchObject({ param: 'schema.items[0]' });
   });
 
+  it('takes allOf of checks a grammar ignores (Claude Code’s two patterns of one string), and refuses a member that constrains', () => {
+    const to = { type: 'string', description: 'Whom to send it to.', allOf: [{ pattern: '^[^\\n\\r]*$' }, { pattern: '^[\\s\\S]{0,300}$' }, {}] };
+    expect(toGrammarSchema({ type: 'object', properties: { to }, required: ['to'] }, 'schema')).toEqual({
+      type: 'object',
+      properties: { to: { type: 'string', description: 'Whom to send it to.' } },
+      required: ['to'],
+      additionalProperties: false,
+    });
+    expect(refused({ type: 'string', allOf: [{ pattern: 'a' }, { maxLength: 3 }] })).toMatchObject({ code: 'invalid_request_error', param: 'schema.allOf[1]' });
+    expect(refused({ allOf: [] })).toMatchObject({ param: 'schema.allOf' });
+  });
+
   it('compiles the converted schemas into grammars that node-llama-cpp accepts and that hold the shape', async () => {
     const llama = await getLlama({ gpu: false, build: 'never' });
     const schema = z.toJSONSchema(z.object({ point: z.tuple([z.boolean(), z.enum(['x', 'y'])]), flags: z.record(z.enum(['a', 'b']), z.boolean()) }), {

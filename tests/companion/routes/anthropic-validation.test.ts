@@ -129,6 +129,62 @@ describe('POST /v1/messages on a local model', () => {
   });
 });
 
+describe('what Claude Code 2.1 sends', () => {
+  // Captured from claude-cli 2.1.332 (trimmed): a system message inside messages, adaptive thinking
+  // with display omitted, tools whose schemas use allOf of patterns and a maxLength of 524288, a
+  // deferred tool, and fields Hearth does not read.
+  const request = {
+    model: 'tiny',
+    max_tokens: 2,
+    system: [
+      { type: 'text', text: 'x-anthropic-billing-header: cc_version=2.1.332.18b; cc_entrypoint=sdk-cli;' },
+      { type: 'text', text: 'You are a Claude agent.', cache_control: { type: 'ephemeral' } },
+    ],
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: '<system-reminder>Be careful.</system-reminder>' },
+          { type: 'text', text: 'hi' },
+        ],
+      },
+      { role: 'system', content: [{ type: 'text', text: '# Environment\nPlatform: linux', cache_control: { type: 'ephemeral' } }] },
+    ],
+    tools: [
+      {
+        name: 'SendMessage',
+        description: 'Send a message.',
+        input_schema: {
+          $schema: 'https://json-schema.org/draft/2020-12/schema',
+          type: 'object',
+          properties: { to: { type: 'string', allOf: [{ pattern: '^[^\\n\\r]*$' }, { pattern: '^[\\s\\S]{0,300}$' }] } },
+          required: ['to'],
+          additionalProperties: false,
+        },
+      },
+      { name: 'Workflow', description: 'Run a script.', input_schema: { type: 'object', properties: { script: { type: 'string', maxLength: 524288 } } } },
+      { name: 'DeferredToolPlaceholder', description: 'Placeholder.', input_schema: { type: 'object', properties: {} }, defer_loading: true },
+    ],
+    metadata: { user_id: JSON.stringify({ device_id: 'd'.repeat(64), account_uuid: '', session_id: '50693143-7260-458f-b141-e6e20647a984' }) },
+    thinking: { type: 'adaptive', display: 'omitted' },
+    context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+    output_config: { effort: 'high' },
+    stream: false,
+  };
+
+  it('is answered, and counted', async () => {
+    const response = await post('/v1/messages?beta=true', request, { 'anthropic-beta': 'claude-code-20250219,advanced-tool-use-2025-11-20' });
+    expect(response.statusCode, response.body).toBe(200);
+    expect((response.json() as Message).usage.output_tokens).toBe(2);
+    const { max_tokens: _max, stream: _stream, ...counted } = request;
+    const count = await post('/v1/messages/count_tokens?beta=true', counted);
+    expect(count.statusCode, count.body).toBe(200);
+    // The system message in the conversation is part of the prompt.
+    const without = await post('/v1/messages/count_tokens?beta=true', { ...counted, messages: counted.messages.slice(0, 1) });
+    expect((count.json() as CountTokensResponse).input_tokens).toBeGreaterThan((without.json() as CountTokensResponse).input_tokens);
+  });
+});
+
 describe('POST /v1/messages/count_tokens', () => {
   const count = async (body: unknown, url = '/v1/messages/count_tokens') => {
     const response = await post(url, body);

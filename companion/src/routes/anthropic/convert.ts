@@ -61,10 +61,11 @@ export function historyOf(body: Pick<CountTokensRequest, 'system' | 'messages'>)
   body.messages.forEach((message, index) => {
     const at = `messages[${index}].content`;
     if (typeof message.content === 'string') {
-      items.push(message.role === 'user' ? { role: 'user', text: message.content } : { role: 'assistant', text: message.content, toolCalls: [] });
+      items.push(message.role === 'assistant' ? { role: 'assistant', text: message.content, toolCalls: [] } : { role: message.role, text: message.content });
       return;
     }
-    if (message.role === 'assistant') {
+    if (message.role === 'system') items.push({ role: 'system', text: systemBlocksText(message.content, at) });
+    else if (message.role === 'assistant') {
       const item = assistantOf(message.content, at);
       for (const call of item.toolCalls) calls.add(call.id);
       items.push(item);
@@ -80,6 +81,16 @@ function systemText(system: CountTokensRequest['system']): string {
     .map(withoutRequestStamp)
     .filter((text) => text.trim() !== '')
     .join('\n\n');
+}
+
+/** A system message in the conversation: its text blocks, one after the other. */
+function systemBlocksText(blocks: ContentBlockParam[], at: string): string {
+  return blocks
+    .map((block, index) => {
+      if (block.type === 'text') return block.text;
+      throw refusedBlock(block, `${at}[${index}]`, 'a system message takes text blocks');
+    })
+    .join('\n');
 }
 
 function assistantOf(blocks: ContentBlockParam[], at: string): Extract<HistoryItem, { role: 'assistant' }> {

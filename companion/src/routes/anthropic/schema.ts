@@ -72,7 +72,7 @@ const conversation = {
     items: {
       type: 'object',
       required: ['role', 'content'],
-      properties: { role: { enum: ['user', 'assistant'] }, content: stringOr({ type: 'array', items: block }) },
+      properties: { role: { enum: ['user', 'assistant', 'system'] }, content: stringOr({ type: 'array', items: block }) },
     },
   },
   system: stringOr({ type: 'array', items: textBlock }),
@@ -115,8 +115,8 @@ export const messageCreateBody = {
     temperature: { type: 'number', minimum: 0, maximum: 1 },
     top_p: { type: 'number', minimum: 0, maximum: 1 },
     top_k: { type: 'integer', minimum: 0 },
-    // OpenAI's limit for `user`, the field it plays the part of.
-    metadata: { type: 'object', properties: { user_id: { type: ['string', 'null'], maxLength: 256 } } },
+    // Claude Code's is a JSON object of device, account and session ids (about 170 characters).
+    metadata: { type: 'object', properties: { user_id: { type: ['string', 'null'], maxLength: 1024 } } },
   },
 } as const satisfies BodySchema<MessageCreateRequest>;
 
