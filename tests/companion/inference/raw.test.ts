@@ -53,7 +53,7 @@ describe('raw prompts on the engine', () => {
     expect(again.text).toBe(first.text);
     const stop = first.text.trim().split(/\s+/)[2]!;
     const stopped = await engine.run(plain, raw('tiny', { prompt: 'one day' }, { maxTokens: 12, stop: [stop] }));
-    expect(stopped.finishReason).toBe('stop');
+    expect(stopped).toMatchObject({ finishReason: 'stop', stopSequence: stop });
     // node-llama-cpp drops the space of the token the stop text starts in; llama-server keeps it.
     expect(stopped.text.trimEnd()).toBe(first.text.slice(0, first.text.indexOf(stop)).trimEnd());
   });

@@ -72,7 +72,7 @@ export async function generate(
 }
 
 /** The request's stop text that node-llama-cpp's trigger (its text parts) is. */
-function stopEntry(trigger: readonly (string | Token)[], stop: string[]): string | undefined {
+export function stopEntry(trigger: readonly (string | Token)[], stop: string[]): string | undefined {
   const text = trigger.filter((part): part is string => typeof part === 'string').join('');
   return stop.find((entry) => entry === text);
 }

@@ -3,7 +3,7 @@ import { LlamaCompletion, type LlamaContextSequence, type LlamaModel, type Token
 import type { RawPlan } from '../raw-prompt.js';
 import { resolveSampling } from '../sampling.js';
 import type { GenerationRequest, GenerationResult } from '../types.js';
-import { repeatPenalty } from './generate.js';
+import { repeatPenalty, stopEntry } from './generate.js';
 
 /** Generates from a raw plan on a sequence the caller owns; the sequence keeps what it matches of an earlier prompt. */
 export async function generateRaw(model: LlamaModel, sequence: LlamaContextSequence, request: GenerationRequest, plan: RawPlan): Promise<GenerationResult> {
@@ -28,12 +28,14 @@ export async function generateRaw(model: LlamaModel, sequence: LlamaContextSeque
       contextShiftSize: 1,
     });
     const stop = metadata.stopReason;
+    const stopSequence = metadata.stopReason === 'customStopTrigger' ? stopEntry(metadata.customStopTrigger, request.stop) : undefined;
     return {
       text: response,
       toolCalls: [],
       finishReason: stop === 'abort' ? 'cancelled' : stop === 'maxTokens' ? 'length' : 'stop',
       promptTokens: plan.promptTokens.length,
       completionTokens: sequence.tokenMeter.usedOutputTokens - outputBefore,
+      ...(stopSequence !== undefined ? { stopSequence } : {}),
     };
   } finally {
     completion.dispose({ disposeSequence: false });

@@ -30,9 +30,9 @@ export async function generateRawOnServer(
     frequency_penalty: sampling.frequencyPenalty,
     repeat_penalty: sampling.repeatPenalty,
     stop: request.stop,
-    response_fields: ['content', 'stop', 'stop_type', 'tokens_predicted', 'timings/prompt_n', 'timings/cache_n'],
+    response_fields: ['content', 'stop', 'stop_type', 'stopping_word', 'tokens_predicted', 'timings/prompt_n', 'timings/cache_n'],
   };
-  const output = { text: '', tokens: 0, stop: 'none' as CompletionEvent['stop_type'] };
+  const output = { text: '', tokens: 0, stop: 'none' as CompletionEvent['stop_type'], word: '', cached: 0 };
   try {
     for await (const event of client.events<CompletionEvent>('/completion', body, request.signal)) {
       if (event.content) {
@@ -42,6 +42,8 @@ export async function generateRawOnServer(
       if (event.tokens_predicted !== undefined) output.tokens = event.tokens_predicted;
       if (event.stop) {
         output.stop = event.stop_type;
+        output.word = event.stopping_word ?? '';
+        output.cached = event['timings/cache_n'] ?? 0;
         counters?.({ evaluated: event['timings/prompt_n'] ?? 0, reused: event['timings/cache_n'] ?? 0 });
       }
     }
@@ -49,5 +51,14 @@ export async function generateRawOnServer(
     if (!request.signal.aborted) throw engineFailure(error);
   }
   const finishReason = request.signal.aborted ? 'cancelled' : output.stop === 'limit' ? 'length' : 'stop';
-  return { text: output.text, toolCalls: [], finishReason, promptTokens: plan.promptTokens.length, completionTokens: output.tokens };
+  const stopped = finishReason === 'stop' && output.stop === 'word' && request.stop.includes(output.word) ? { stopSequence: output.word } : {};
+  return {
+    text: output.text,
+    toolCalls: [],
+    finishReason,
+    promptTokens: plan.promptTokens.length,
+    completionTokens: output.tokens,
+    ...(output.cached > 0 ? { cachedTokens: output.cached } : {}),
+    ...stopped,
+  };
 }
