@@ -72,7 +72,7 @@ describe('the Agents screen', () => {
   it('creates an agent with the tool picker and the policy matrix, confirming the high-risk parts', async () => {
     await page.getByRole('button', { name: 'New agent' }).click();
     const editor = page.locator('form.editor');
-    await editor.getByLabel('Id', { exact: true }).fill('scribe');
+    await editor.getByLabel('Short name', { exact: true }).fill('scribe');
     await editor.getByLabel('Name', { exact: true }).fill('Scribe');
     await editor.getByLabel('Instructions', { exact: true }).fill('Write notes when asked.');
     await editor.getByLabel('Model', { exact: true }).selectOption('script/scripted');
@@ -103,7 +103,9 @@ describe('the Agents screen', () => {
     expect(await badge.innerText()).toBe('1');
     const call = page.locator('details.call');
     expect(await call.getAttribute('data-state')).toBe('waiting for you');
-    expect(await call.locator('pre').first().innerText()).toContain('"path": "note.txt"');
+    // The arguments as labelled fields, not JSON; the tool's name in words.
+    expect(await call.locator('dl.arguments').innerText()).toMatch(/Path\s+note\.txt/);
+    expect(await call.locator('summary .name').innerText()).toBe('Write file');
     expect(existsSync(join(workspace, 'note.txt'))).toBe(false);
     await screenshot(page, 'agents-approval-desktop-light');
     await page.locator('.approve').getByRole('button', { name: 'Approve' }).click();

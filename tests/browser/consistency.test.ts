@@ -196,7 +196,7 @@ describe('the agent editor and run view', () => {
       'agent-max-tokens',
     ])
       expect(await placeholderFits(`#${id}`), id).toBe(true);
-    await editor.getByLabel('Id', { exact: true }).fill('scribe');
+    await editor.getByLabel('Short name', { exact: true }).fill('scribe');
     await editor.getByLabel('Max tokens per reply').fill('64');
     await editor.getByLabel('Workspace folder', { exact: true }).fill(workspace);
     // Writing files in a folder is a change the companion asks to confirm.

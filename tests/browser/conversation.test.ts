@@ -264,11 +264,13 @@ describe('a chat with an agent', () => {
     expect(await page.locator('#agent-heading').innerText()).toBe('Keeper');
   });
 
-  it('lets the owner choose a memory model when Flush has none, and an embedding model when recall is by words only', async () => {
-    await page.getByRole('button', { name: 'Flush' }).click();
-    await expect.poll(() => page.locator('.notice[role="status"]').innerText()).toMatch(/no memory model is available, so \d+ signals? waits?\./);
+  it('lets the owner choose a memory model when Remember now has none, and an embedding model when recall is by words only', async () => {
+    await page.getByRole('button', { name: 'Remember now' }).click();
+    await expect
+      .poll(() => page.locator('.notice[role="status"]').innerText())
+      .toMatch(/no memory model is available, so \d+ notes? from conversations waits?\./);
     await page.getByLabel('Memory model').selectOption('tiny');
-    await page.getByRole('button', { name: 'Use to distil' }).click();
+    await page.getByRole('button', { name: 'Use for memory' }).click();
     await expect.poll(() => page.locator('.notice[role="status"]').innerText()).toMatch(/^tiny is now the memory model/);
 
     const lexical = page.getByTestId('lexical-only');

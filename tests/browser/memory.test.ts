@@ -73,7 +73,7 @@ describe('the Memory screen', () => {
 
     const item = page.getByRole('listitem', { name: 'Works night shifts at the hospital' });
     await item.getByRole('button', { name: /^Unpin/ }).click();
-    await expect.poll(() => item.locator('.badge').innerText()).toBe('Candidate');
+    await expect.poll(() => item.locator('.badge').innerText()).toBe('Suggested');
 
     await item.getByRole('button', { name: /^Forget/ }).click();
     const confirm = item.getByRole('group', { name: 'Forget this fact?' });
@@ -147,8 +147,8 @@ describe('the Memory screen', () => {
   });
 
   it('flushes and consolidates, saying what happened', async () => {
-    await page.getByRole('button', { name: 'Flush' }).click();
-    await expect.poll(() => page.locator('.notice[role="status"]').innerText()).toBe('Nothing was waiting to be distilled.');
+    await page.getByRole('button', { name: 'Remember now' }).click();
+    await expect.poll(() => page.locator('.notice[role="status"]').innerText()).toBe('Nothing was waiting to be remembered.');
     await page.getByRole('button', { name: 'Consolidate' }).click();
     await expect.poll(() => page.locator('.notice[role="status"]').innerText()).toMatch(/^Consolidated: \d+ episodes merged/);
     await page

@@ -43,7 +43,7 @@ describe('web-llm without WebGPU', () => {
     expect(await status.innerText()).toMatch(/WebGPU\s+not available/);
     const reason = await page.locator('[data-testid="webgpu-status"] + p.note').innerText();
     expect(reason).toMatch(/no GPU adapter|does not offer WebGPU/);
-    expect(await page.getByLabel('Download an MLC model').count()).toBe(0);
+    expect(await page.getByLabel('Download a model for the graphics card').count()).toBe(0);
   });
 });
 
@@ -64,9 +64,9 @@ describe('web-llm with --enable-unsafe-webgpu', () => {
     const text = await status.innerText();
     expect(text).toMatch(/WebGPU\s+available/);
     expect(text).toMatch(/Adapter\s+\S+/);
-    expect(text).toMatch(/shader-f16\s+no/);
+    expect(text).toMatch(/Half-precision support\s+no/);
     expect(text).toMatch(/Cached models\s+none/);
-    expect(await page.locator('[data-testid="webgpu-status"] + p.note').innerText()).toContain('lacks shader-f16');
+    expect(await page.locator('[data-testid="webgpu-status"] + p.note').innerText()).toContain('lacks half-precision support (shader-f16)');
 
     // Every f16 model is offered disabled; f32 ones can be chosen.
     const f16 = await page.locator('#mlc-model option[value*="q4f16"]').evaluateAll((nodes) => nodes.map((node) => (node as HTMLOptionElement).disabled));
@@ -78,7 +78,7 @@ describe('web-llm with --enable-unsafe-webgpu', () => {
 
     // Starting a model that is not cached, with the network off, fails with a clear reason.
     await context.setOffline(true);
-    await page.getByLabel('Download an MLC model').selectOption(f32!);
+    await page.getByLabel('Download a model for the graphics card').selectOption(f32!);
     await page.getByRole('button', { name: 'Download and start' }).click();
     const error = page.getByTestId('prepare-error');
     await error.waitFor({ timeout: 60_000 });

@@ -116,18 +116,18 @@ describe('MemoryStore', () => {
     const memory = new MemoryStore();
     await memory.refreshAgents();
     await memory.flush();
-    expect(memory.notice).toBe('Nothing was distilled: no memory model is available, so 2 signals wait.');
+    expect(memory.notice).toBe('Nothing new was remembered: no memory model is available, so 2 notes from conversations wait.');
     expect(memory.needsModel).toBe(true);
     await memory.select('nobody');
     expect(memory.error).toMatch(/^no route \/memory\/agents\/nobody/);
   });
 
-  it('writes one signal, not "1 signals"', async () => {
+  it('writes one note, not "1 notes"', async () => {
     companion(1);
     const memory = new MemoryStore();
     await memory.refreshAgents();
     await memory.flush();
-    expect(memory.notice).toBe('Nothing was distilled: no memory model is available, so 1 signal waits.');
+    expect(memory.notice).toBe('Nothing new was remembered: no memory model is available, so 1 note from conversations waits.');
     expect([plural(0, 'fact'), plural(1, 'episode'), plural(2, 'episode')]).toEqual(['0 facts', '1 episode', '2 episodes']);
   });
 

@@ -86,7 +86,7 @@ describe('ModelsStore', () => {
     expect(models.option('companion:tiny')?.detail).toBe('644.1 KB · loaded');
     expect(models.option('companion:openai/gpt')?.detail).toBe('provider openai');
     expect(models.browserOptions.map((option) => option.key)).toEqual(['wllama:tiny.gguf', 'webllm:cached-q4f32']);
-    expect(models.option('wllama:tiny.gguf')?.detail).toBe('WASM (wllama) · 644.1 KB');
+    expect(models.option('wllama:tiny.gguf')?.detail).toBe('on the processor · 644.1 KB');
   });
 
   it('reads an older companion\'s source "remote" as a provider model, for one release', async () => {

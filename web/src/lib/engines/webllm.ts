@@ -96,7 +96,8 @@ export class WebLlmEngine implements BrowserEngine {
     return {
       kind: this.kind,
       available: gpu.adapter,
-      reason: gpu.error ?? (gpu.f16 ? null : 'The WebGPU adapter lacks shader-f16, so only the f32 (q4f32) models can run.'),
+      reason:
+        gpu.error ?? (gpu.f16 ? null : 'This graphics card lacks half-precision support (shader-f16), so only the full-precision (q4f32) models can run.'),
       details: { webgpu: gpu.adapter, adapter: gpu.description, 'shader-f16': gpu.f16, loaded: this.#loaded },
     };
   }
@@ -119,7 +120,7 @@ export class WebLlmEngine implements BrowserEngine {
         sizeBytes: record.vram_required_MB ? Math.round(record.vram_required_MB * 1024 * 1024) : null,
         stored: stored.has(record.model_id),
         runnable: !f16Missing,
-        reason: f16Missing ? 'Needs the WebGPU feature shader-f16, which this adapter lacks.' : null,
+        reason: f16Missing ? 'Needs half-precision support (shader-f16), which this graphics card lacks.' : null,
         origin: null,
       };
     });

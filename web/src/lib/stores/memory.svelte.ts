@@ -148,10 +148,10 @@ export class MemoryStore {
       this.needsModel = result.status === 'model_unavailable';
       this.notice =
         result.status === 'model_unavailable'
-          ? `Nothing was distilled: no memory model is available, so ${plural(result.pending, 'signal')} ${result.pending === 1 ? 'waits' : 'wait'}.`
+          ? `Nothing new was remembered: no memory model is available, so ${plural(result.pending, 'note')} from conversations ${result.pending === 1 ? 'waits' : 'wait'}.`
           : result.status === 'nothing_pending'
-            ? 'Nothing was waiting to be distilled.'
-            : `Distilled ${plural(result.signals_distilled, 'signal')}: ${plural(result.episodes_added, 'episode')} and ${plural(result.facts_added, 'fact')} added, ${result.facts_merged} merged.`;
+            ? 'Nothing was waiting to be remembered.'
+            : `Read ${plural(result.signals_distilled, 'note')} from conversations: ${plural(result.episodes_added, 'episode')} and ${plural(result.facts_added, 'fact')} added, ${result.facts_merged} merged.`;
     });
   }
 
@@ -195,7 +195,7 @@ export class MemoryStore {
       await this.refreshModels();
       if (kind === 'model') this.needsModel = false;
       const restart = result.restart_required.some((path) => path.startsWith('memory.'));
-      this.notice = `${id} is now the ${kind === 'model' ? 'memory model: Flush distils what waits' : 'embedding model: recall also finds related words'}.${restart ? ' Restart the companion for it to take effect.' : ''}`;
+      this.notice = `${id} is now the ${kind === 'model' ? 'memory model: Remember now reads what waits' : 'embedding model: recall also finds related words'}.${restart ? ' Restart the companion for it to take effect.' : ''}`;
       return true;
     } catch (error) {
       this.modelError = describe(error);

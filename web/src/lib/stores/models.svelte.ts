@@ -40,6 +40,12 @@ export interface Download {
 /** A model can chat unless it says otherwise. */
 const chats = (model: ModelRecord) => !model.capabilities || model.capabilities.length === 0 || model.capabilities.includes('chat');
 
+/** Whether a companion model can answer in the chat (an embedding model cannot): unknown ones are offered. */
+export function canChat(id: string, list: ModelRecord[]): boolean {
+  const model = list.find((entry) => entry.id === id);
+  return !model || chats(model);
+}
+
 /** A model's capabilities in plain words, for its card. */
 const CAPABILITY_WORDS: Record<Capability, string> = {
   chat: 'Chat',
@@ -123,7 +129,7 @@ export class ModelsStore {
         key: modelKey({ runtime: model.engine, id: model.id }),
         ref: { runtime: model.engine, id: model.id },
         label: model.name,
-        detail: `${model.engine === 'wllama' ? 'WASM (wllama)' : 'WebGPU (web-llm)'} · ${formatBytes(model.sizeBytes)}`,
+        detail: `${model.engine === 'wllama' ? 'on the processor' : 'on the graphics card'} · ${formatBytes(model.sizeBytes)}`,
         sizeBytes: model.sizeBytes,
         quantization: null,
         contextLength: null,
