@@ -64,6 +64,8 @@ export const modelRoutes: RoutePlugin<OllamaContext, Used> = async (app, context
         const lastUsed = context.engine.loadedModel(status.id)?.lastUsed ?? Date.now();
         return {
           ...ollamaModel(status.id, local.get(status.id)),
+          // What it takes loaded (weights and context), as Ollama's ps reports; the file's size until the engine says.
+          ...(status.memoryBytes ? { size: status.memoryBytes } : {}),
           expires_at: idle > 0 ? new Date(lastUsed + idle * 1000).toISOString() : NEVER,
           size_vram: 0,
           context_length: status.contextSize,
