@@ -36,12 +36,17 @@ export function rateFor(conversation: Conversation, modelKey: string, learned: R
   return DEFAULT_TOKENS_PER_CHAR;
 }
 
+/** Something of a reply came back: its text, or a reasoning model's thought. */
+export function arrived(reply: StoredMessage): boolean {
+  return !!(reply.content.trim() || reply.reasoning?.trim());
+}
+
 /** The last turn failed before anything came back: the question and its empty failed reply. */
 export function failedTurn(messages: StoredMessage[]): number | null {
   const reply = messages.at(-1);
   const question = messages.at(-2);
   const failed = reply?.status === 'error' || reply?.status === 'interrupted';
-  if (reply?.role !== 'assistant' || !failed || reply.content.trim() || question?.role !== 'user') return null;
+  if (reply?.role !== 'assistant' || !failed || arrived(reply) || question?.role !== 'user') return null;
   return messages.length - 2;
 }
 

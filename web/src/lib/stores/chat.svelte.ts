@@ -3,7 +3,7 @@ import { agentOfKey, AgentRunFailed } from '$lib/chat/agent-reply';
 import { parseModelKey, type ModelRef } from '$lib/chat/backends';
 import { fork, removeTurn, showVersion, versionAt } from '$lib/chat/branches';
 import { fitConversation, promptBudget, systemTokens, type OverflowPolicy } from '$lib/chat/context';
-import { contextExceeded, contextMessages, ContextOverflow, failedTurn, rateFor, sendable } from '$lib/chat/history';
+import { arrived, contextExceeded, contextMessages, ContextOverflow, failedTurn, rateFor, sendable } from '$lib/chat/history';
 import { thinks } from '$lib/chat/thinking';
 import { agentTurn, modelTurn, type Plan, type Turn } from '$lib/chat/turns';
 import { EngineError } from '$lib/engines/types';
@@ -188,7 +188,7 @@ export class ChatStore {
     const index = messageId ? messages.findIndex((message) => message.id === messageId) : messages.findLastIndex((message) => message.role === 'assistant');
     const reply = messages[index];
     if (reply?.role === 'assistant') {
-      if ((reply.status === 'error' || reply.status === 'interrupted') && !reply.content.trim()) messages.splice(index);
+      if ((reply.status === 'error' || reply.status === 'interrupted') && !arrived(reply)) messages.splice(index);
       else fork(conversation, index);
     }
     const question = messages.at(-1);
