@@ -20,18 +20,9 @@ export async function generate(
   const reasoning = { text: '', tokens: 0 };
   const outputBefore = sequence.tokenMeter.usedOutputTokens;
   try {
-    const sampling = resolveSampling(request.sampling);
     const common = {
       maxTokens,
-      signal: request.signal,
-      stopOnAbortSignal: true,
-      temperature: sampling.temperature,
-      topP: sampling.topP,
-      topK: sampling.topK,
-      minP: sampling.minP,
-      seed: sampling.seed,
-      repeatPenalty: repeatPenalty(sampling),
-      customStopTriggers: request.stop.length > 0 ? request.stop : undefined,
+      ...samplingOptions(request),
       // The response segment's text only: visible text. The thought comes through onResponseChunk.
       onTextChunk: forced ? undefined : request.onText,
       onResponseChunk: (chunk: LlamaChatResponseChunk) => {
@@ -77,8 +68,24 @@ export function stopEntry(trigger: readonly (string | Token)[], stop: string[]):
   return stop.find((entry) => entry === text);
 }
 
+/** What node-llama-cpp's generations (LlamaChat, LlamaCompletion) take of a request: its sampling, stop texts and cancel. */
+export function samplingOptions(request: GenerationRequest) {
+  const sampling = resolveSampling(request.sampling);
+  return {
+    signal: request.signal,
+    stopOnAbortSignal: true,
+    temperature: sampling.temperature,
+    topP: sampling.topP,
+    topK: sampling.topK,
+    minP: sampling.minP,
+    seed: sampling.seed,
+    repeatPenalty: repeatPenalty(sampling),
+    customStopTriggers: request.stop.length > 0 ? request.stop : undefined,
+  } as const;
+}
+
 /** node-llama-cpp's repeat penalty: off unless a presence or frequency penalty is set. */
-export function repeatPenalty(sampling: ResolvedSampling) {
+function repeatPenalty(sampling: ResolvedSampling) {
   const { presencePenalty, frequencyPenalty } = sampling;
   if (!presencePenalty && !frequencyPenalty) return false as const;
   return { penalty: sampling.repeatPenalty, presencePenalty, frequencyPenalty };

@@ -1,27 +1,17 @@
 /** One raw generation in process (completions, fill-in-the-middle): node-llama-cpp's LlamaCompletion on the prompt's tokens. */
 import { LlamaCompletion, type LlamaContextSequence, type LlamaModel, type Token } from 'node-llama-cpp';
 import type { RawPlan } from '../raw-prompt.js';
-import { resolveSampling } from '../sampling.js';
 import type { GenerationRequest, GenerationResult } from '../types.js';
-import { repeatPenalty, stopEntry } from './generate.js';
+import { samplingOptions, stopEntry } from './generate.js';
 
 /** Generates from a raw plan on a sequence the caller owns; the sequence keeps what it matches of an earlier prompt. */
 export async function generateRaw(model: LlamaModel, sequence: LlamaContextSequence, request: GenerationRequest, plan: RawPlan): Promise<GenerationResult> {
   const completion = new LlamaCompletion({ contextSequence: sequence });
   const outputBefore = sequence.tokenMeter.usedOutputTokens;
   try {
-    const sampling = resolveSampling(request.sampling);
     const { metadata, response } = await completion.generateCompletionWithMeta(withoutOwnBos(model, plan.promptTokens), {
       maxTokens: plan.maxTokens,
-      signal: request.signal,
-      stopOnAbortSignal: true,
-      temperature: sampling.temperature,
-      topP: sampling.topP,
-      topK: sampling.topK,
-      minP: sampling.minP,
-      seed: sampling.seed,
-      repeatPenalty: repeatPenalty(sampling),
-      customStopTriggers: request.stop.length > 0 ? request.stop : undefined,
+      ...samplingOptions(request),
       onTextChunk: request.onText,
       // The plan measured the prompt against the context: nothing is cut from it or shifted out.
       disableContextShift: true,

@@ -9,9 +9,11 @@ import { LlamaText, type LlamaGrammar } from 'node-llama-cpp';
 import { HearthError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { forcedCall, planGeneration, type GenerationPlan, type ModelRuntime } from '../generation-plan.js';
-import { resolveSampling } from '../sampling.js';
+import { resolveSampling, type ResolvedSampling } from '../sampling.js';
 import type { GenerationRequest, GenerationResult, StopReason, ToolCallRecord } from '../types.js';
 import { EngineConnectionError, EngineHttpError, type ServerClient } from './client.js';
+import { requestMedia } from '../media.js';
+import { mediaPrompt } from './media.js';
 import { OutputFilter, withoutHidden, type HiddenSpan } from './output-filter.js';
 import { parseCalls, plainText, toolCallGrammar, type CallSyntax } from './tool-syntax.js';
 
@@ -57,6 +59,9 @@ export async function generateOnServer(
   counters?: (counts: PromptCounters) => void,
 ): Promise<GenerationResult> {
   const plan = await planGeneration(runtime, request);
+  const media = requestMedia(request);
+  /** The prompt's size as the server counted it (a media item counts its embeddings, not its marker). */
+  let served: number | undefined;
   const names = request.tools.map((tool) => tool.name);
   const lazy = plan.offered ? await lazyToolGrammar(runtime, plan, names) : undefined;
   const grammar = plan.grammar;
@@ -88,14 +93,7 @@ export async function generateOnServer(
     cache_prompt: true,
     stream: true,
     return_tokens: true,
-    temperature: sampling.temperature,
-    top_p: sampling.topP,
-    top_k: sampling.topK,
-    min_p: sampling.minP,
-    ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
-    presence_penalty: sampling.presencePenalty,
-    frequency_penalty: sampling.frequencyPenalty,
-    repeat_penalty: sampling.repeatPenalty,
+    ...samplingFields(sampling),
     stop: stops,
     ...(grammar ? { grammar: grammar.grammar } : {}),
     ...(lazy ? { grammar: lazy.grammar, grammar_lazy: true, grammar_triggers: lazy.triggers, preserved_tokens: lazy.preserved } : {}),
@@ -120,7 +118,10 @@ export async function generateOnServer(
       const watchOpen = !thinking && budget !== undefined && marks !== undefined && marks.open !== '';
       const round = {
         ...body,
-        prompt: [...plan.promptTokens, ...opening, ...(output.text ? tokens(output.text) : [])],
+        prompt:
+          media.length > 0
+            ? mediaPrompt(runtime, [...plan.promptTokens, ...opening], output.text, media)
+            : [...plan.promptTokens, ...opening, ...(output.text ? tokens(output.text) : [])],
         n_predict: thoughtLeft !== undefined ? Math.min(thoughtLeft, left) : left,
         stop: watchOpen ? [...stops, marks.open] : stops,
       };
@@ -138,6 +139,7 @@ export async function generateOnServer(
           word = event.stopping_word ?? '';
           output.word = word;
           counters?.({ evaluated: event['timings/prompt_n'] ?? 0, reused: event['timings/cache_n'] ?? 0 });
+          served ??= (event['timings/prompt_n'] ?? 0) + (event['timings/cache_n'] ?? 0);
         }
       }
       output.tokens += predicted;
@@ -158,16 +160,17 @@ export async function generateOnServer(
     if (!request.signal.aborted) throw engineFailure(error);
   }
   const cancelled = request.signal.aborted;
+  const promptTokens = media.length > 0 && served ? served : plan.promptTokens.length;
   const finishReason: StopReason = cancelled ? 'cancelled' : output.stop === 'limit' ? 'length' : 'stop';
   if (!plan.forced && !filter.calling) filter.finish();
   let text = output.text;
   if (grammar?.trimWhitespaceSuffix) text = text.trimEnd();
-  if (plan.forced) return forcedCall(text, request, finishReason, plan.promptTokens.length, output.tokens);
+  if (plan.forced) return forcedCall(text, request, finishReason, promptTokens, output.tokens);
   text = withoutHidden(text, spans);
   const thought = marks ? { reasoning: reasoning.text, reasoningTokens: Math.min(reasoning.tokens, output.tokens) } : {};
   // Which of the client's stop texts ended it (the others are the wrapper's and the grammar's).
   const stopped = finishReason === 'stop' && output.stop === 'word' && request.stop.includes(output.word) ? { stopSequence: output.word } : {};
-  if (!lazy) return { text, toolCalls: [], finishReason, promptTokens: plan.promptTokens.length, completionTokens: output.tokens, ...thought, ...stopped };
+  if (!lazy) return { text, toolCalls: [], finishReason, promptTokens, completionTokens: output.tokens, ...thought, ...stopped };
   const parsed = parseCalls(text, runtime.syntax, names);
   const calls: ToolCallRecord[] = parsed.complete
     ? parsed.calls.map((call) => ({ id: newId('call_'), name: call.name, arguments: JSON.stringify(call.params ?? {}) }))
@@ -176,10 +179,24 @@ export async function generateOnServer(
     text: parsed.text,
     toolCalls: calls,
     finishReason: calls.length > 0 ? 'tool_calls' : finishReason === 'stop' && !parsed.complete ? 'length' : finishReason,
-    promptTokens: plan.promptTokens.length,
+    promptTokens,
     completionTokens: output.tokens,
     ...thought,
     ...(calls.length === 0 && parsed.complete ? stopped : {}),
+  };
+}
+
+/** A request's resolved sampling as llama-server's /completion fields. */
+export function samplingFields(sampling: ResolvedSampling) {
+  return {
+    temperature: sampling.temperature,
+    top_p: sampling.topP,
+    top_k: sampling.topK,
+    min_p: sampling.minP,
+    ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
+    presence_penalty: sampling.presencePenalty,
+    frequency_penalty: sampling.frequencyPenalty,
+    repeat_penalty: sampling.repeatPenalty,
   };
 }
 

@@ -7,7 +7,7 @@ import type { RawPlan } from '../raw-prompt.js';
 import { resolveSampling } from '../sampling.js';
 import type { GenerationRequest, GenerationResult } from '../types.js';
 import type { ServerClient } from './client.js';
-import { engineFailure, type CompletionEvent, type PromptCounters } from './generate.js';
+import { engineFailure, samplingFields, type CompletionEvent, type PromptCounters } from './generate.js';
 
 export async function generateRawOnServer(
   client: ServerClient,
@@ -15,20 +15,12 @@ export async function generateRawOnServer(
   plan: RawPlan,
   counters?: (counts: PromptCounters) => void,
 ): Promise<GenerationResult> {
-  const sampling = resolveSampling(request.sampling);
   const body = {
     prompt: plan.promptTokens,
     n_predict: plan.maxTokens,
     cache_prompt: true,
     stream: true,
-    temperature: sampling.temperature,
-    top_p: sampling.topP,
-    top_k: sampling.topK,
-    min_p: sampling.minP,
-    ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
-    presence_penalty: sampling.presencePenalty,
-    frequency_penalty: sampling.frequencyPenalty,
-    repeat_penalty: sampling.repeatPenalty,
+    ...samplingFields(resolveSampling(request.sampling)),
     stop: request.stop,
     response_fields: ['content', 'stop', 'stop_type', 'stopping_word', 'tokens_predicted', 'timings/prompt_n', 'timings/cache_n'],
   };
