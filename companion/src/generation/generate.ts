@@ -39,11 +39,13 @@ export interface Generator {
 /** The model named `id`, or the catalog's error (404 model_not_found). */
 export async function resolveGenerator(sources: GenerationSources, id: string): Promise<Generator> {
   const target = await sources.catalog.resolve(id);
-  if (target.kind === 'local') {
-    const info = target.info;
-    return { id: info.id, local: info, run: (request) => sources.engine.run(info, request) };
-  }
+  if (target.kind === 'local') return localGenerator(sources.engine, target.info);
   return { id: target.id, local: null, run: (request, options) => runOnProvider(sources.providers(), target.id, request, options?.affinity ?? []) };
+}
+
+/** A local model's generator, for a route that resolved the model itself (chat completions and Responses forward a provider's model as it came). */
+export function localGenerator(engine: Pick<Engine, 'run'>, info: LocalModel): Generator {
+  return { id: info.id, local: info, run: (request) => engine.run(info, request) };
 }
 
 async function runOnProvider(providers: ProviderClient, id: string, request: GenerationRequest, affinity: string[]): Promise<GenerationResult> {

@@ -44,13 +44,12 @@ export interface MetricsContext {
   metrics: Pick<Metrics, 'render' | 'contentType'>;
 }
 
-/** /v1/models, chat completions, Responses, embeddings: local models through the engine, provider models forwarded. */
+/** /v1/models, chat completions, Responses, completions, embeddings: local models on the one generation path, provider models forwarded. */
 export interface OpenaiContext {
   /** X-Service-Agent-Id names one of its agents. */
   config: Config;
   catalog: Pick<ModelCatalog, 'list' | 'resolve' | 'localRecord'>;
-  engine: Pick<Engine, 'run'>;
-  /** What `resolveGenerator` runs a model with (raw completions and /infill). */
+  /** What the generation path (generation/generate.ts) runs a local model with. */
   generation: GenerationSources;
   embeddings: Pick<Embeddings, 'embed'>;
   /** The model providers in force. */
@@ -199,7 +198,6 @@ export function routeContexts(services: Services, webRoot = '', ollamaListener: 
     openai: {
       config,
       catalog,
-      engine,
       generation: { catalog, engine, providers: () => services.providers },
       embeddings: services.embeddings,
       providers: () => services.providers,

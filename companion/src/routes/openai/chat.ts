@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HearthError } from '../../errors.js';
+import { localGenerator } from '../../generation/generate.js';
 import { newId, unixSeconds } from '../../ids.js';
 import { clientGone, openEventStream } from '../../http/sse.js';
 import type { LocalModel } from '../../models/registry.js';
@@ -123,7 +124,7 @@ export const chatCompletionBody = {
   },
 } as const satisfies BodySchema<ChatCompletionRequest>;
 
-type Context = Pick<OpenaiContext, 'config' | 'catalog' | 'engine' | 'providers' | 'agents' | 'shutdown'>;
+type Context = Pick<OpenaiContext, 'config' | 'catalog' | 'generation' | 'providers' | 'agents' | 'shutdown'>;
 
 /** One local generation: the model, the request, and whom it is attributed to. */
 interface Turn {
@@ -178,7 +179,7 @@ function generationOf(info: LocalModel, body: ChatCompletionRequest, signal: Abo
 async function answerLocal(context: Context, turn: Turn, request: FastifyRequest, reply: FastifyReply): Promise<ChatCompletion | undefined> {
   const { info } = turn;
   const signal = clientGone(request, reply, context.shutdown);
-  const result = await context.engine.run(info, generationOf(info, turn.body, signal));
+  const result = await localGenerator(context.generation.engine, info).run(generationOf(info, turn.body, signal));
   if (signal.aborted) return undefined;
   recordAttribution(context, request, turn.attribution, result.text);
   return {
@@ -241,7 +242,7 @@ async function streamLocal(context: Context, turn: Turn, request: FastifyRequest
   generation.onReasoning = (delta) => open('').data(chunk({ reasoning_content: delta }));
   let result: GenerationResult;
   try {
-    result = await context.engine.run(info, generation);
+    result = await localGenerator(context.generation.engine, info).run(generation);
   } catch (error) {
     if (!stream) throw error;
     stream.data(error instanceof HearthError ? error.toBody() : new HearthError('internal_error').toBody());

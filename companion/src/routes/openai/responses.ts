@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HearthError } from '../../errors.js';
+import { localGenerator } from '../../generation/generate.js';
 import { newId, unixSeconds } from '../../ids.js';
 import { clientGone, openEventStream, type EventStream } from '../../http/sse.js';
 import type { LocalModel } from '../../models/registry.js';
@@ -132,7 +133,7 @@ interface Turn {
   attribution: Attribution | null;
 }
 
-type Context = Pick<OpenaiContext, 'config' | 'catalog' | 'engine' | 'providers' | 'responses' | 'agents' | 'shutdown'>;
+type Context = Pick<OpenaiContext, 'config' | 'catalog' | 'generation' | 'providers' | 'responses' | 'agents' | 'shutdown'>;
 
 export const responsesRoutes: RoutePlugin<OpenaiContext, keyof Context> = async (app, context) => {
   const { responses } = context;
@@ -193,7 +194,7 @@ function settle(context: Pick<Context, 'responses'>, turn: Turn, result: Generat
 }
 
 async function answerLocal(context: Context, turn: Turn, request: FastifyRequest): Promise<ResponseObject> {
-  const result = await context.engine.run(turn.info, turn.generation);
+  const result = await localGenerator(context.generation.engine, turn.info).run(turn.generation);
   if (turn.generation.signal.aborted) throw stopped();
   const response = settle(context, turn, result, { message: newId('msg_'), reasoning: newId('rs_') });
   recordAttribution(context, request, turn.attribution, result.text);
@@ -274,7 +275,7 @@ async function streamLocal(context: Context, turn: Turn, request: FastifyRequest
   let result: GenerationResult;
   let response: ResponseObject;
   try {
-    result = await context.engine.run(turn.info, turn.generation);
+    result = await localGenerator(context.generation.engine, turn.info).run(turn.generation);
     if (turn.generation.signal.aborted) throw stopped();
     response = settle(context, turn, result, ids);
     recordAttribution(context, request, turn.attribution, result.text);
