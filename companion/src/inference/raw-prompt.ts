@@ -48,7 +48,7 @@ export function planRaw(model: LlamaModel, contextSize: number, request: Generat
   let promptTokens = fixed;
   if (fim && raw.extra?.length) {
     // The extra files take what the answer leaves: its budget, or a quarter of the context.
-    const reserve = Math.min(room, request.maxTokens ?? Math.floor(contextSize / 4));
+    const reserve = Number.isFinite(contextSize) ? Math.min(room, request.maxTokens ?? Math.floor(contextSize / 4)) : 0;
     const extra = extraTokens(model, raw.extra);
     const take = Math.max(0, Math.min(extra.length, room - reserve));
     const start = model.tokens.shouldPrependBosToken && fixed[0] === model.tokens.bos ? 1 : 0;

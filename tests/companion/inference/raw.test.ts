@@ -77,6 +77,9 @@ describe('raw prompts on the engine', () => {
     const withFiles = raw('tiny-fim', { prompt: 'x = ', suffix: '', extra: [{ name: 'lib.py', text: 'def helper():\n    pass\n' }] });
     expect(await engine.countTokens(fim, withFiles)).toBeGreaterThan(await engine.countTokens(fim, raw('tiny-fim', { prompt: 'x = ', suffix: '' })));
     expect((await engine.run(fim, withFiles)).completionTokens).toBeGreaterThan(0);
+    // Counted without a budget, the files are counted whole (no context to leave room in).
+    const unbounded = { ...withFiles, maxTokens: undefined };
+    expect(await engine.countTokens(fim, unbounded)).toBe(await engine.countTokens(fim, withFiles));
   });
 
   it('refuses a suffix on a model without FIM tokens, naming the field', async () => {
