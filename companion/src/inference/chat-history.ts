@@ -1,5 +1,6 @@
 import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelResponse } from 'node-llama-cpp';
 import { HearthError } from '../errors.js';
+import { withMediaMarkers } from './media.js';
 import type { HistoryItem, ToolSpec } from './types.js';
 
 /**
@@ -9,7 +10,7 @@ import type { HistoryItem, ToolSpec } from './types.js';
  * the wrapper then renders it as its template does (most drop earlier turns' thoughts); else it is
  * dropped.
  */
-export function toChatHistory(history: HistoryItem[], param: string, options: { thoughts?: boolean } = {}): ChatHistoryItem[] {
+export function toChatHistory(history: HistoryItem[], param: string, options: { thoughts?: boolean; mediaMarker?: string } = {}): ChatHistoryItem[] {
   const items: ChatHistoryItem[] = [];
   const pendingCalls = new Map<string, ChatModelFunctionCall>();
   history.forEach((item, index) => {
@@ -18,7 +19,7 @@ export function toChatHistory(history: HistoryItem[], param: string, options: { 
         items.push({ type: 'system', text: item.text });
         break;
       case 'user':
-        items.push({ type: 'user', text: item.text });
+        items.push({ type: 'user', text: withMediaMarkers(item, options.mediaMarker) });
         break;
       case 'assistant': {
         const response: ChatModelResponse['response'] = [];

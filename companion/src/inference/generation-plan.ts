@@ -20,6 +20,8 @@ export interface ModelRuntime {
   wrapper: ChatWrapper;
   contextSize: number;
   grammars: GrammarCache;
+  /** llama-server's media marker while its process runs with a projector: each image or sound of a message goes there in the prompt. */
+  mediaMarker?: string;
 }
 
 /** A request turned into what either engine runs: the rendered prompt, its budget and its grammar. */
@@ -39,6 +41,8 @@ export interface GenerationPlan {
   schemas: (GbnfJsonSchema | undefined)[];
   /** The rendered prompt as tokens, measured against the context before anything runs. */
   promptTokens: Token[];
+  /** The same prompt as rendered text (a prompt with media goes to llama-server as text). */
+  promptText: LlamaText;
   /** The chat wrapper's stop triggers for this prompt (the end-of-turn marks). */
   stopTriggers: LlamaText[];
   maxTokens: number;
@@ -59,7 +63,7 @@ export async function planGeneration(runtime: ModelRuntime, request: GenerationR
   const offered = request.tools.length > 0 && request.toolMode.type === 'auto' ? toFunctions(request.tools, schemas) : undefined;
   const wrapper = wrapperFor(runtime.model, runtime.wrapper, request.reasoning);
   const marks = thoughtMarks(wrapper);
-  let history = toChatHistory(request.history, fields.history, { thoughts: marks !== undefined });
+  let history = toChatHistory(request.history, fields.history, { thoughts: marks !== undefined, mediaMarker: runtime.mediaMarker });
   if (forced) history = [{ type: 'system', text: describeTools(chosenTools(request).map((index) => request.tools[index]!)) }, ...history];
   if (history.length === 0 || history.every((item) => item.type === 'system')) {
     throw new HearthError('invalid_request_error', `${fields.history} must contain at least one user or assistant message.`, { param: fields.history });
@@ -94,6 +98,7 @@ export async function planGeneration(runtime: ModelRuntime, request: GenerationR
     offered,
     schemas,
     promptTokens,
+    promptText: state.contextText,
     stopTriggers: state.stopGenerationTriggers,
     maxTokens,
     grammar,

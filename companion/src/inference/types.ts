@@ -15,7 +15,8 @@ export interface ModelFile {
 
 export type HistoryItem =
   | { role: 'system'; text: string }
-  | { role: 'user'; text: string }
+  /** `media`: images or sounds in the message, each at its place in `text` (a model with a projector takes them; see media.ts). */
+  | { role: 'user'; text: string; media?: MediaPart[] }
   /** `reasoning`: an earlier turn's thought sent back by a client; each chat format decides (most drop it from the prompt). */
   | { role: 'assistant'; text: string; toolCalls: ToolCallRecord[]; reasoning?: string }
   | { role: 'tool'; callId: string; output: string };
@@ -62,6 +63,15 @@ export interface RawPrompt {
   suffix?: string;
   /** Other files given as context for fill-in-the-middle (llama.cpp's /infill `input_extra`). */
   extra?: { name: string; text: string }[];
+}
+
+/** An image or a sound in a user message: its bytes, what they are, and where in the message's text it goes (UTF-16 offset). */
+export interface MediaPart {
+  kind: 'image' | 'audio';
+  data: Buffer;
+  /** image/png, image/jpeg, audio/wav, audio/mpeg... */
+  mime: string;
+  offset: number;
 }
 
 export interface GenerationRequest {

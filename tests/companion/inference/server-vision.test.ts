@@ -8,7 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../../companion/src/inference/engine.js';
 import type { ServerModel } from '../../../companion/src/inference/server/model.js';
 import type { ModelFile } from '../../../companion/src/inference/types.js';
-import { serverEngineOptions } from '../../helpers/engine.js';
+import sharp from 'sharp';
+import { HearthError } from '../../../companion/src/errors.js';
+import type { HistoryItem, MediaPart } from '../../../companion/src/inference/types.js';
+import { projectorImageTokens } from '../../../scripts/gguf/write-projector.js';
+import { engineOptions, serverEngineOptions } from '../../helpers/engine.js';
 import { generationRequest, tinyVisionModelPaths } from '../../helpers/models.js';
 
 let vision: ModelFile;
@@ -25,8 +29,8 @@ afterAll(async () => {
   for (const engine of engines) await engine.close();
 });
 
-function engine(): Engine {
-  const created = new Engine(serverEngineOptions());
+function engine(inProcess = false): Engine {
+  const created = new Engine(inProcess ? engineOptions({ engine: 'in-process' }) : serverEngineOptions());
   engines.push(created);
   return created;
 }
@@ -46,5 +50,74 @@ describe('a model with a projector on the llama-server engine', () => {
     expect((await text.serverProcess.client.json<{ modalities?: { vision?: boolean } }>('GET', '/props')).modalities?.vision).toBe(false);
     // The projector's file is part of what the model takes from the budget.
     expect(server.bytes - text.bytes).toBeGreaterThanOrEqual(vision.projector!.sizeBytes);
+  });
+});
+
+async function image(red: number): Promise<MediaPart> {
+  const data = await sharp({ create: { width: 24, height: 16, channels: 3, background: { r: red, g: 40, b: 90 } } })
+    .png()
+    .toBuffer();
+  return { kind: 'image', data, mime: 'image/png', offset: 0 };
+}
+
+const counters = (subject: Engine) => subject.status().find((entry) => entry.id === 'tiny-vision')?.promptTokens ?? { evaluated: 0, reused: 0 };
+
+describe('images in a conversation on the llama-server engine', () => {
+  it('an image costs its tokens, two images twice that, and the next turn reuses them from the cache', async () => {
+    const subject = engine();
+    const ask = (history: HistoryItem[]) => subject.run(vision, generationRequest('tiny-vision', { history, maxTokens: 3, sampling: { seed: 3 } }));
+    const question = 'What is in this picture?';
+    const plain = await ask([{ role: 'user', text: question }]);
+    const at = question.length;
+    const one = await ask([{ role: 'user', text: question, media: [{ ...(await image(200)), offset: at }] }]);
+    expect(one.promptTokens).toBeGreaterThanOrEqual(plain.promptTokens + projectorImageTokens);
+    expect(one.completionTokens).toBeGreaterThan(0);
+    const two = await ask([
+      {
+        role: 'user',
+        text: question,
+        media: [
+          { ...(await image(10)), offset: at },
+          { ...(await image(250)), offset: at },
+        ],
+      },
+    ]);
+    expect(two.promptTokens).toBe(one.promptTokens + projectorImageTokens);
+
+    // The next turn of the two-image conversation: only its new text is evaluated.
+    const history: HistoryItem[] = [
+      {
+        role: 'user',
+        text: question,
+        media: [
+          { ...(await image(10)), offset: at },
+          { ...(await image(250)), offset: at },
+        ],
+      },
+      { role: 'assistant', text: 'A picture.', toolCalls: [] },
+      { role: 'user', text: 'And the colour?' },
+    ];
+    const before = counters(subject);
+    const next = await ask(history);
+    const after = counters(subject);
+    expect(after.reused - before.reused).toBeGreaterThanOrEqual(two.promptTokens - 1);
+    expect(after.evaluated - before.evaluated).toBeLessThan(next.promptTokens - two.promptTokens + 12);
+  });
+
+  it('refuses media for a model without a projector, and on the in-process engine says why', async () => {
+    const media = [await image(100)];
+    const request = generationRequest('tiny', { history: [{ role: 'user', text: 'See', media }] });
+    const noProjector = await engine()
+      .run(plain, request)
+      .catch((error: unknown) => error);
+    expect(noProjector).toBeInstanceOf(HearthError);
+    expect((noProjector as HearthError).message).toMatch(/tiny cannot take images: it has no multimodal projector/);
+    const inProcess = await engine(true)
+      .run(vision, generationRequest('tiny-vision', { history: [{ role: 'user', text: 'See', media }] }))
+      .catch((error: unknown) => error);
+    expect((inProcess as HearthError).status).toBe(400);
+    expect((inProcess as HearthError).message).toMatch(
+      /only on the llama-server engine .* the in-process engine runs it now: The engine setting asks for the in-process engine\./,
+    );
   });
 });

@@ -120,7 +120,7 @@ export async function generateOnServer(
         ...body,
         prompt:
           media.length > 0
-            ? mediaPrompt(runtime, [...plan.promptTokens, ...opening], output.text, media)
+            ? mediaPrompt(runtime.model, plan.promptText, (marks?.atStart ? marks.open : '') + output.text, media)
             : [...plan.promptTokens, ...opening, ...(output.text ? tokens(output.text) : [])],
         n_predict: thoughtLeft !== undefined ? Math.min(thoughtLeft, left) : left,
         stop: watchOpen ? [...stops, marks.open] : stops,

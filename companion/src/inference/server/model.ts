@@ -225,6 +225,8 @@ export class ServerModel implements LoadedModel {
     });
     this.process = process;
     this.client = process.client;
+    // Each process draws its own media marker; a request's images go where it stands in the prompt.
+    if (this.info.projector) this.runtime.mediaMarker = (await process.client.json<{ media_marker?: string }>('GET', '/props')).media_marker;
     void process.exited.then((exit) => {
       clearInterval(watchdog);
       if (this.disposed || this.process !== process) return;
