@@ -60,6 +60,7 @@ const generationFiles = [
   'tests/e2e/reasoning.test.ts',
   'tests/e2e/anthropic.test.ts',
   'tests/e2e/ollama.test.ts',
+  'tests/e2e/vision.test.ts',
 ];
 
 /** Builds build/companion when stale, so the `hearth` processes the tests start skip compiling TypeScript. */

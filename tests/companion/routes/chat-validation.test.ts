@@ -123,7 +123,7 @@ describe('POST /v1/chat/completions refuses bad bodies before generating', () =>
     await refused({ model: 'tiny', messages: [...user, { role: 'robot', content: 'Hi' }], max_tokens: 1 }, 'messages[1].role', 'messages[1].role');
   });
 
-  it('a content part of type image_url is 400 naming it', async () => {
+  it('an image_url part that holds no image is 400 naming it', async () => {
     const error = await refused(
       {
         model: 'tiny',
@@ -138,8 +138,8 @@ describe('POST /v1/chat/completions refuses bad bodies before generating', () =>
           },
         ],
       },
-      'messages[0].content[1].type',
-      'image_url',
+      'messages[0].content[1].image_url.url',
+      'is not a PNG, JPEG, GIF or BMP image',
     );
     expect(error.message).toContain('messages[0].content[1]');
   });

@@ -1,6 +1,7 @@
 import { HearthError } from '../../errors.js';
 import type { ChatCompletionRequest, ChatMessage, TextPart } from '#shared/api/openai.js';
-import type { HistoryItem, OutputFormat, ToolMode, ToolSpec } from '../../inference/types.js';
+import type { HistoryItem, MediaPart, OutputFormat, ToolMode, ToolSpec } from '../../inference/types.js';
+import { isMediaPart, mediaPart, type ContentPart } from './media-parts.js';
 
 /** Text of a message's content: a string or text parts; other part types are refused by name. */
 export function contentText(content: string | TextPart[] | null | undefined, param: string): string {
@@ -9,13 +10,36 @@ export function contentText(content: string | TextPart[] | null | undefined, par
   return content
     .map((part, index) => {
       if (part.type !== 'text' && part.type !== 'input_text' && part.type !== 'output_text') {
-        throw new HearthError('invalid_request_error', `${param}[${index}].type "${part.type}" is not supported: local models here take text parts only.`, {
+        const where = isMediaPart(part as ContentPart)
+          ? ' in this message: images and sounds go in user messages'
+          : ': local models here take text, image_url and input_audio parts';
+        throw new HearthError('invalid_request_error', `${param}[${index}].type "${part.type}" is not supported${where}.`, {
           param: `${param}[${index}].type`,
         });
       }
       return part.text;
     })
     .join('');
+}
+
+/** A user message: its text, and its images and sounds (media-parts.ts) at their places in it. */
+function userMessage(content: string | TextPart[], param: string): HistoryItem {
+  if (typeof content === 'string' || !content.some((part) => isMediaPart(part as ContentPart))) return { role: 'user', text: contentText(content, param) };
+  let text = '';
+  const media: MediaPart[] = [];
+  (content as ContentPart[]).forEach((part, index) => {
+    if (isMediaPart(part)) media.push(mediaPart(part, `${param}[${index}]`, text.length));
+    else if (part.type === 'text' || part.type === 'input_text') text += part.text ?? '';
+    else
+      throw new HearthError(
+        'invalid_request_error',
+        `${param}[${index}].type "${part.type}" is not supported: local models here take text, image_url and input_audio parts.`,
+        {
+          param: `${param}[${index}].type`,
+        },
+      );
+  });
+  return { role: 'user', text, media };
 }
 
 export function messagesToHistory(messages: ChatMessage[]): HistoryItem[] {
@@ -26,7 +50,7 @@ export function messagesToHistory(messages: ChatMessage[]): HistoryItem[] {
       case 'developer':
         return { role: 'system', text: contentText(message.content, param) };
       case 'user':
-        return { role: 'user', text: contentText(message.content, param) };
+        return userMessage(message.content, param);
       case 'assistant':
         return {
           role: 'assistant',

@@ -1,0 +1,84 @@
+/**
+ * Chat completions' media parts for local models: `image_url` (a data URL; `detail` accepted and
+ * left to the projector, which scales every image to its own size) and `input_audio` (base64 WAV
+ * or MP3, what llama.cpp reads). Each becomes a MediaPart at its place in the message's text.
+ * Remote image URLs are refused: fetching any URL a key holder names would let a request reach
+ * into the user's network.
+ */
+import { HearthError } from '../../errors.js';
+import type { MediaPart } from '../../inference/types.js';
+
+/** A content part as a client may send it (the body schema checks only `type`). */
+export interface ContentPart {
+  type: string;
+  text?: string;
+  image_url?: string | { url?: unknown; detail?: unknown };
+  input_audio?: { data?: unknown; format?: unknown };
+}
+
+/** Image types llama.cpp's decoder (stb_image) reads, by their first bytes. */
+const IMAGE_SIGNATURES: { mime: string; test: (bytes: Buffer) => boolean }[] = [
+  { mime: 'image/png', test: (bytes) => bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) },
+  { mime: 'image/jpeg', test: (bytes) => bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff },
+  { mime: 'image/gif', test: (bytes) => bytes.subarray(0, 4).toString('latin1') === 'GIF8' },
+  { mime: 'image/bmp', test: (bytes) => bytes.subarray(0, 2).toString('latin1') === 'BM' },
+];
+
+const AUDIO_FORMATS: Record<string, { mime: string; test: (bytes: Buffer) => boolean }> = {
+  wav: { mime: 'audio/wav', test: (bytes) => bytes.subarray(0, 4).toString('latin1') === 'RIFF' && bytes.subarray(8, 12).toString('latin1') === 'WAVE' },
+  mp3: { mime: 'audio/mpeg', test: (bytes) => bytes.subarray(0, 3).toString('latin1') === 'ID3' || (bytes[0] === 0xff && ((bytes[1] ?? 0) & 0xe0) === 0xe0) },
+};
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function refuse(param: string, message: string): never {
+  throw new HearthError('invalid_request_error', message, { param });
+}
+
+function decode(data: string, param: string, what: string): Buffer {
+  const clean = data.replace(/\s+/g, '');
+  if (clean.length === 0 || clean.length % 4 === 1 || !BASE64.test(clean)) refuse(param, `${param} is not base64: send the ${what}'s bytes in base64.`);
+  return Buffer.from(clean, 'base64');
+}
+
+function image(part: ContentPart, param: string, offset: number): MediaPart {
+  const field = typeof part.image_url === 'string' ? part.image_url : part.image_url?.url;
+  const urlParam = typeof part.image_url === 'string' ? `${param}.image_url` : `${param}.image_url.url`;
+  if (typeof field !== 'string' || field === '') refuse(urlParam, `${urlParam} is required: a data URL such as data:image/png;base64,....`);
+  const match = /^data:([^;,]*)(;[^,]*)?,(.*)$/s.exec(field);
+  if (!match) {
+    const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(field)?.[1]?.toLowerCase();
+    refuse(
+      urlParam,
+      scheme === 'http' || scheme === 'https'
+        ? `${urlParam} is a remote URL, which local models here do not fetch. Send the image itself as a data URL (data:image/png;base64,...).`
+        : `${urlParam} is not a data URL. Send the image as data:image/png;base64,... (PNG, JPEG, GIF or BMP).`,
+    );
+  }
+  if (!/;base64$/i.test(match[2] ?? '')) refuse(urlParam, `${urlParam} must be base64 encoded (data:image/png;base64,...).`);
+  const bytes = decode(match[3]!, urlParam, 'image');
+  const kind = IMAGE_SIGNATURES.find((signature) => signature.test(bytes));
+  if (!kind) refuse(urlParam, `${urlParam} is not a PNG, JPEG, GIF or BMP image (what local models here read). Convert it to PNG or JPEG and send it again.`);
+  return { kind: 'image', data: bytes, mime: kind.mime, offset };
+}
+
+function audio(part: ContentPart, param: string, offset: number): MediaPart {
+  const format = part.input_audio?.format;
+  const data = part.input_audio?.data;
+  if (typeof data !== 'string') refuse(`${param}.input_audio.data`, `${param}.input_audio.data is required: the sound's bytes in base64.`);
+  const known = typeof format === 'string' ? AUDIO_FORMATS[format] : undefined;
+  if (!known) refuse(`${param}.input_audio.format`, `${param}.input_audio.format must be "wav" or "mp3" (what local models here read).`);
+  const bytes = decode(data, `${param}.input_audio.data`, 'sound');
+  if (!known.test(bytes)) refuse(`${param}.input_audio.data`, `${param}.input_audio.data is not ${format === 'wav' ? 'a WAV' : 'an MP3'} file.`);
+  return { kind: 'audio', data: bytes, mime: known.mime, offset };
+}
+
+/** Whether a part is an image or a sound (as opposed to text). */
+export function isMediaPart(part: ContentPart): boolean {
+  return part.type === 'image_url' || part.type === 'input_audio';
+}
+
+/** The media part at `param`, placed at `offset` in its message's text. */
+export function mediaPart(part: ContentPart, param: string, offset: number): MediaPart {
+  return part.type === 'image_url' ? image(part, param, offset) : audio(part, param, offset);
+}
