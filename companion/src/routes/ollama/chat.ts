@@ -3,6 +3,7 @@ import { resolveGenerator } from '../../generation/generate.js';
 import type { OllamaContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
 import type { BodySchema } from '../schema.js';
+import { functionTools } from '../schema-fragments.js';
 import { answer, doneReasonOf } from './answer.js';
 import { argumentsOf, thinkingOf, historyOf, maxTokensOf, OLLAMA_FIELDS, outputOf, samplingOf, toolsOf } from './convert.js';
 import { keepAliveOf } from './keep-alive.js';
@@ -46,25 +47,7 @@ export const ollamaChatBody = {
         },
       },
     },
-    tools: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['type', 'function'],
-        properties: {
-          type: { const: 'function' },
-          function: {
-            type: 'object',
-            required: ['name'],
-            properties: {
-              name: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
-              description: { type: 'string' },
-              parameters: { type: 'object' },
-            },
-          },
-        },
-      },
-    },
+    tools: functionTools({}),
     format: formatSchema,
     options: optionsSchema,
     stream: { type: 'boolean' },

@@ -8,11 +8,14 @@ import type { GenerationRequest, GenerationResult } from '../../inference/types.
 import type { OpenaiContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
 import { nullableNumber, type BodySchema } from '../schema.js';
+import { functionTools } from '../schema-fragments.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, FinishReason, Usage } from '#shared/api/openai.js';
 import { messagesToHistory, outputOf, stopList, toolModeOf, toolsOf } from './convert.js';
 import { attributionOf, lastUserText, recordAttribution, type Attribution } from './attribution.js';
 import { forwardToProvider } from './forward.js';
 import { effortSchema, reasoningOf } from './reasoning.js';
+import { samplingOf } from './sampling.js';
+import { endCut, streamFailed } from './text-stream.js';
 
 const FINGERPRINT = 'hearth';
 
@@ -79,26 +82,7 @@ export const chatCompletionBody = {
     prompt_cache_key: { type: 'string', maxLength: 256 },
     reasoning_effort: effortSchema,
     chat_template_kwargs: { type: ['object', 'null'], properties: { enable_thinking: { type: 'boolean' } } },
-    tools: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['type', 'function'],
-        properties: {
-          type: { const: 'function' },
-          function: {
-            type: 'object',
-            required: ['name'],
-            properties: {
-              name: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
-              description: { type: 'string' },
-              parameters: { type: 'object' },
-              strict: { type: ['boolean', 'null'] },
-            },
-          },
-        },
-      },
-    },
+    tools: functionTools({ strict: { type: ['boolean', 'null'] } }),
     tool_choice: {
       anyOf: [
         { enum: ['auto', 'none', 'required'] },
@@ -161,13 +145,7 @@ function generationOf(info: LocalModel, body: ChatCompletionRequest, signal: Abo
     history: messagesToHistory(body.messages),
     maxTokens,
     reasoning: reasoningOf(body.reasoning_effort, body.chat_template_kwargs?.enable_thinking, maxTokens),
-    sampling: {
-      temperature: body.temperature ?? undefined,
-      topP: body.top_p ?? undefined,
-      seed: body.seed ?? undefined,
-      presencePenalty: body.presence_penalty ?? undefined,
-      frequencyPenalty: body.frequency_penalty ?? undefined,
-    },
+    sampling: samplingOf(body),
     stop: stopList(body.stop),
     tools,
     toolMode: toolModeOf(body.tool_choice, tools),
@@ -245,18 +223,10 @@ async function streamLocal(context: Context, turn: Turn, request: FastifyRequest
     result = await localGenerator(context.generation.engine, info).run(generation);
   } catch (error) {
     if (!stream) throw error;
-    stream.data(error instanceof HearthError ? error.toBody() : new HearthError('internal_error').toBody());
-    stream.end();
-    request.log.error({ err: error }, 'stream failed');
-    return;
+    return streamFailed(stream, request, error);
   }
   const out = open(result.toolCalls.length > 0 && !result.text ? null : '');
-  if (signal.aborted) {
-    // The client left (no one reads this) or the server is shutting down: then say so before ending.
-    if (context.shutdown.aborted)
-      out.data(new HearthError('server_busy', 'The server is shutting down; this reply was cut short.', { retryAfter: 5 }).toBody());
-    return out.end();
-  }
+  if (signal.aborted) return endCut(out, context.shutdown);
   recordAttribution(context, request, turn.attribution, result.text);
   result.toolCalls.forEach((call, index) =>
     out.data(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }] })),

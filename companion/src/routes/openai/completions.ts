@@ -11,6 +11,7 @@ import { nullableNumber, type BodySchema } from '../schema.js';
 import { stopList } from './convert.js';
 import { forwardToProvider } from './forward.js';
 import { streamGeneration } from './text-stream.js';
+import { samplingOf } from './sampling.js';
 
 /** OpenAI's default for max_tokens on this route. */
 export const COMPLETION_MAX_TOKENS = 16;
@@ -92,13 +93,7 @@ function generationOf(generator: Generator, body: CompletionRequest, prompt: str
     history: [],
     raw: { prompt, ...(body.suffix !== undefined && body.suffix !== null ? { suffix: body.suffix } : {}) },
     maxTokens: body.max_tokens ?? COMPLETION_MAX_TOKENS,
-    sampling: {
-      temperature: body.temperature ?? undefined,
-      topP: body.top_p ?? undefined,
-      seed: body.seed ?? undefined,
-      presencePenalty: body.presence_penalty ?? undefined,
-      frequencyPenalty: body.frequency_penalty ?? undefined,
-    },
+    sampling: samplingOf(body),
     stop: stopList(body.stop),
     tools: [],
     toolMode: { type: 'none' },

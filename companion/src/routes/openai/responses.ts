@@ -8,6 +8,7 @@ import { RESPONSES_FIELDS, type GenerationRequest, type GenerationResult } from 
 import type { OpenaiContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
 import { type BodySchema, nullableNumber, pathParams } from '../schema.js';
+import { functionName } from '../schema-fragments.js';
 import type {
   InputItem,
   OutputItem,
@@ -63,7 +64,7 @@ const tool = {
   required: ['type'],
   properties: {
     type: { type: 'string' },
-    name: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
+    name: functionName,
     description: { type: ['string', 'null'] },
     parameters: { type: ['object', 'null'] },
     strict: { type: ['boolean', 'null'] },

@@ -33,17 +33,27 @@ export async function streamGeneration(
     result = await run(signal, (delta) => open().data(events.piece(delta)));
   } catch (error) {
     if (!stream) throw error;
-    stream.data(error instanceof HearthError ? error.toBody() : new HearthError('internal_error').toBody());
-    stream.end();
-    request.log.error({ err: error }, 'stream failed');
-    return;
+    return streamFailed(stream, request, error);
   }
   const out = open();
-  if (signal.aborted) {
-    if (shutdown.aborted) out.data(new HearthError('server_busy', 'The server is shutting down; this reply was cut short.', { retryAfter: 5 }).toBody());
-    return out.end();
-  }
+  if (signal.aborted) return endCut(out, shutdown);
   for (const event of events.end(result)) out.data(event);
   if (events.tail) out.raw(events.tail);
+  out.end();
+}
+
+/** A generation failed after its stream opened: the failure is its last event, and it is logged. */
+export function streamFailed(stream: EventStream, request: FastifyRequest, error: unknown): void {
+  stream.data(error instanceof HearthError ? error.toBody() : new HearthError('internal_error').toBody());
+  stream.end();
+  request.log.error({ err: error }, 'stream failed');
+}
+
+/**
+ * Ends a stream whose generation was stopped: the client left (no one reads it) or the server is
+ * shutting down, which is said before the end.
+ */
+export function endCut(out: EventStream, shutdown: AbortSignal): void {
+  if (shutdown.aborted) out.data(new HearthError('server_busy', 'The server is shutting down; this reply was cut short.', { retryAfter: 5 }).toBody());
   out.end();
 }
