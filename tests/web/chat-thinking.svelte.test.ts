@@ -92,16 +92,18 @@ describe('a reasoning model in the chat', () => {
     expect(chat.active!.messages[1]?.reasoning).toBeUndefined();
   });
 
-  it('keeps a thought cut off by a reload, with no time (it never finished)', async () => {
-    companion(
-      () =>
-        new Response(
-          new ReadableStream<Uint8Array>({
-            start(controller) {
-              controller.enqueue(encoder.encode(thoughtChunk('Halfway through')));
-            },
-          }),
-        ),
+  it('keeps a thought cut off by a reload, with no time (it never finished), also when asked again', async () => {
+    let requests = 0;
+    companion(() =>
+      ++requests > 1
+        ? new Response(chunk('Done.') + 'data: [DONE]\n\n')
+        : new Response(
+            new ReadableStream<Uint8Array>({
+              start(controller) {
+                controller.enqueue(encoder.encode(thoughtChunk('Halfway through')));
+              },
+            }),
+          ),
     );
     const before = await readyChat('companion:thinker');
     void before.send('Think hard');
@@ -114,5 +116,8 @@ describe('a reasoning model in the chat', () => {
     expect(after.active?.messages[1]).toMatchObject({ reasoning: 'Halfway through', status: 'interrupted' });
     expect(after.active?.messages[1]?.reasoningMs).toBeUndefined();
     before.stop();
+    // Something came back (the thought): sending again keeps the turn rather than replacing it.
+    await after.send('Think again');
+    expect(after.active?.messages.map((message) => message.reasoning ?? message.content)).toEqual(['Think hard', 'Halfway through', 'Think again', 'Done.']);
   });
 });
