@@ -13,11 +13,13 @@ export function requestMedia(request: Pick<GenerationRequest, 'history'>): Media
   return request.history.flatMap((item) => (item.role === 'user' ? (item.media ?? []) : []));
 }
 
-/** A user message's text with the marker at each media part's place. */
+/**
+ * A user message's text with the marker at each media part's place; without a marker (a count of
+ * the text's tokens, a model that cannot take media, which Engine.run refuses first) the text alone.
+ */
 export function withMediaMarkers(item: Extract<HistoryItem, { role: 'user' }>, marker: string | undefined): string {
   const media = item.media ?? [];
-  if (media.length === 0) return item.text;
-  if (!marker) throw new HearthError('internal_error', 'A message with media reached a model that cannot take it.');
+  if (media.length === 0 || !marker) return item.text;
   const parts: string[] = [];
   let at = 0;
   for (const part of [...media].sort((a, b) => a.offset - b.offset)) {
