@@ -81,19 +81,23 @@ export type ResponseFormat =
  */
 export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high';
 
-export interface ChatCompletionRequest {
-  model: string;
-  messages: ChatMessage[];
-  stream?: boolean;
-  stream_options?: { include_usage?: boolean } | null;
-  max_tokens?: number | null;
-  max_completion_tokens?: number | null;
+/** The sampling fields chat completions and legacy completions share. */
+export interface OpenaiSampling {
   temperature?: number | null;
   top_p?: number | null;
   seed?: number | null;
   stop?: string | string[] | null;
   presence_penalty?: number | null;
   frequency_penalty?: number | null;
+}
+
+export interface ChatCompletionRequest extends OpenaiSampling {
+  model: string;
+  messages: ChatMessage[];
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean } | null;
+  max_tokens?: number | null;
+  max_completion_tokens?: number | null;
   tools?: FunctionTool[];
   tool_choice?: ToolChoice;
   parallel_tool_calls?: boolean;
@@ -189,7 +193,7 @@ export interface EmbeddingList {
 }
 
 /** POST /v1/completions: OpenAI's legacy completions, a prompt without the chat template. */
-export interface CompletionRequest {
+export interface CompletionRequest extends OpenaiSampling {
   model: string;
   /** One prompt: a string, or an array of one string. */
   prompt: string | string[];
@@ -197,12 +201,6 @@ export interface CompletionRequest {
   suffix?: string | null;
   /** Default 16, as OpenAI's. */
   max_tokens?: number | null;
-  temperature?: number | null;
-  top_p?: number | null;
-  seed?: number | null;
-  stop?: string | string[] | null;
-  presence_penalty?: number | null;
-  frequency_penalty?: number | null;
   stream?: boolean | null;
   stream_options?: { include_usage?: boolean } | null;
   /** Only 1. */

@@ -7,14 +7,14 @@ import type { LocalModel } from '../../models/registry.js';
 import type { GenerationRequest, GenerationResult } from '../../inference/types.js';
 import type { OpenaiContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import { nullableNumber, type BodySchema } from '../schema.js';
+import type { BodySchema } from '../schema.js';
 import { functionTools } from '../schema-fragments.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, FinishReason, Usage } from '#shared/api/openai.js';
 import { messagesToHistory, outputOf, stopList, toolModeOf, toolsOf } from './convert.js';
 import { attributionOf, lastUserText, recordAttribution, type Attribution } from './attribution.js';
 import { forwardToProvider } from './forward.js';
 import { effortSchema, reasoningOf } from './reasoning.js';
-import { samplingOf } from './sampling.js';
+import { samplingOf, samplingSchema } from './sampling.js';
 import { endCut, streamFailed } from './text-stream.js';
 
 const FINGERPRINT = 'hearth';
@@ -68,12 +68,7 @@ export const chatCompletionBody = {
     stream_options: { type: ['object', 'null'], properties: { include_usage: { type: 'boolean' } } },
     max_tokens: { type: ['integer', 'null'], minimum: 1 },
     max_completion_tokens: { type: ['integer', 'null'], minimum: 1 },
-    temperature: nullableNumber(0, 2),
-    top_p: nullableNumber(0, 1),
-    seed: { type: ['integer', 'null'] },
-    stop: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string', minLength: 1 }, maxItems: 4 }, { type: 'null' }] },
-    presence_penalty: nullableNumber(-2, 2),
-    frequency_penalty: nullableNumber(-2, 2),
+    ...samplingSchema,
     n: { type: ['integer', 'null'], minimum: 1, maximum: 1 },
     logprobs: { type: ['boolean', 'null'] },
     parallel_tool_calls: { type: 'boolean' },

@@ -7,11 +7,11 @@ import { newId, unixSeconds } from '../../ids.js';
 import type { GenerationRequest, GenerationResult } from '../../inference/types.js';
 import type { OpenaiContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import { nullableNumber, type BodySchema } from '../schema.js';
+import type { BodySchema } from '../schema.js';
 import { stopList } from './convert.js';
 import { forwardToProvider } from './forward.js';
 import { streamGeneration } from './text-stream.js';
-import { samplingOf } from './sampling.js';
+import { samplingOf, samplingSchema } from './sampling.js';
 
 /** OpenAI's default for max_tokens on this route. */
 export const COMPLETION_MAX_TOKENS = 16;
@@ -25,12 +25,7 @@ export const completionBody = {
     prompt: { anyOf: [{ type: 'string' }, { type: 'array', items: {} }] },
     suffix: { type: ['string', 'null'] },
     max_tokens: { type: ['integer', 'null'], minimum: 1 },
-    temperature: nullableNumber(0, 2),
-    top_p: nullableNumber(0, 1),
-    seed: { type: ['integer', 'null'] },
-    stop: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string', minLength: 1 }, maxItems: 4 }, { type: 'null' }] },
-    presence_penalty: nullableNumber(-2, 2),
-    frequency_penalty: nullableNumber(-2, 2),
+    ...samplingSchema,
     stream: { type: ['boolean', 'null'] },
     stream_options: { type: ['object', 'null'], properties: { include_usage: { type: 'boolean' } } },
     n: { type: ['integer', 'null'], minimum: 1 },
