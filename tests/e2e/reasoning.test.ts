@@ -106,30 +106,25 @@ describe('chat completions with a reasoning model', () => {
 
 describe('the AI SDK openai-compatible provider', () => {
   const hearth = () => createOpenAICompatible({ name: 'hearth', baseURL: `${server.url}/v1`, includeUsage: true });
+  // One short thought and answer from the thinking model, asked with a low effort.
+  const thinking = () => ({
+    model: hearth()('thinker'),
+    prompt: 'Think, then answer.',
+    maxOutputTokens: 16,
+    seed: 3,
+    maxRetries: 0,
+    providerOptions: { hearth: { reasoningEffort: 'low' } },
+  });
 
   it('reads the thought as reasoning, apart from the text', async () => {
-    const result = await generateText({
-      model: hearth()('thinker'),
-      prompt: 'Think, then answer.',
-      maxOutputTokens: 16,
-      seed: 3,
-      maxRetries: 0,
-      providerOptions: { hearth: { reasoningEffort: 'low' } },
-    });
+    const result = await generateText(thinking());
     expect(result.reasoningText!.length).toBeGreaterThan(0);
     expect(result.text.length).toBeGreaterThan(0);
     expect(result.usage.reasoningTokens).toBe(4);
   });
 
   it('streams reasoning deltas', async () => {
-    const result = streamText({
-      model: hearth()('thinker'),
-      prompt: 'Think, then answer.',
-      maxOutputTokens: 16,
-      seed: 3,
-      maxRetries: 0,
-      providerOptions: { hearth: { reasoningEffort: 'low' } },
-    });
+    const result = streamText(thinking());
     const kinds: string[] = [];
     for await (const part of result.fullStream) if (part.type === 'reasoning-delta' || part.type === 'text-delta') kinds.push(part.type);
     expect(kinds[0]).toBe('reasoning-delta');
