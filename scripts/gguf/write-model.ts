@@ -1,4 +1,4 @@
-import { alignment, checkSeed, fillUniform, layoutFile, matrix, ones, writeLayout, type Layout, type Metadata, type Tensor } from './writer.js';
+import { alignment, checkSeed, createRandom, fillUniform, layoutFile, matrix, ones, writeLayout, type Layout, type Metadata, type Tensor } from './writer.js';
 
 export type ModelSize = 'tiny' | 'small';
 
@@ -24,6 +24,16 @@ export interface TinyModelOptions {
    * metadata (`tokenizer.ggml.fim_pre_token_id` ...), so llama.cpp renders infill prompts with them.
    */
   fim?: boolean;
+  /** Transformer blocks, in place of the size's own count (a draft model: the same network, fewer blocks). */
+  blocks?: number;
+  /**
+   * Blocks appended after the others whose output projections (`attn_output`, `ffn_down`) are zero:
+   * they cost a full block's compute but leave the residual stream as it was, so the model's output
+   * equals that of the same options without them, token for token. Their other weights come from a
+   * random source of their own, so the rest of the file holds the same values either way. A draft
+   * and target pair for speculative decoding: `{ blocks: 2 }` drafts for `{ blocks: 2, zeroExtraBlocks: 6 }`.
+   */
+  zeroExtraBlocks?: number;
 }
 
 interface Shape {
@@ -159,7 +169,7 @@ function metadata(size: ModelSize, shape: Shape, vocabulary: Vocabulary, options
     'general.file_type': { uint32: 0 },
     'llama.context_length': { uint32: contextLength },
     'llama.embedding_length': { uint32: shape.embedding },
-    'llama.block_count': { uint32: shape.blocks },
+    'llama.block_count': { uint32: shape.blocks + (options.zeroExtraBlocks ?? 0) },
     'llama.feed_forward_length': { uint32: shape.feedForward },
     'llama.attention.head_count': { uint32: shape.heads },
     'llama.attention.head_count_kv': { uint32: shape.kvHeads },
@@ -188,10 +198,34 @@ function fimIds(vocabulary: Vocabulary): Metadata {
   };
 }
 
-function tensors(shape: Shape, vocabulary: Vocabulary, pooled: boolean): Tensor[] {
+/** A block whose output projections are zero: its other weights from a random source of its own (the file's own stream is left alone). */
+function zeroOutputBlock(block: number, shape: Shape, seed: number): Tensor[] {
+  const { embedding, feedForward } = shape;
+  const kvWidth = (embedding / shape.heads) * shape.kvHeads;
+  const own = (name: string, columns: number, rows: number): Tensor => ({
+    name,
+    dims: [columns, rows],
+    fill: (values) => fillUniform(values, createRandom((seed + block * 7919) >>> 0), Math.sqrt(3 / columns)),
+  });
+  const zero = (name: string, columns: number, rows: number): Tensor => ({ name, dims: [columns, rows], fill: (values) => values.fill(0) });
+  return [
+    { name: `blk.${block}.attn_norm.weight`, dims: [embedding], fill: ones },
+    own(`blk.${block}.attn_q.weight`, embedding, embedding),
+    own(`blk.${block}.attn_k.weight`, embedding, kvWidth),
+    own(`blk.${block}.attn_v.weight`, embedding, kvWidth),
+    zero(`blk.${block}.attn_output.weight`, embedding, embedding),
+    { name: `blk.${block}.ffn_norm.weight`, dims: [embedding], fill: ones },
+    own(`blk.${block}.ffn_gate.weight`, embedding, feedForward),
+    own(`blk.${block}.ffn_up.weight`, embedding, feedForward),
+    zero(`blk.${block}.ffn_down.weight`, feedForward, embedding),
+  ];
+}
+
+function tensors(shape: Shape, vocabulary: Vocabulary, pooled: boolean, zeroBlocks = 0, seed = defaultSeed): Tensor[] {
   const { embedding, feedForward } = shape;
   const kvWidth = (embedding / shape.heads) * shape.kvHeads;
   const vocabularySize = vocabulary.tokens.length;
+  const extra = Array.from({ length: zeroBlocks }, (_, index) => zeroOutputBlock(shape.blocks + index, shape, seed));
   const blocks = Array.from({ length: shape.blocks }, (_, block): Tensor[] => [
     { name: `blk.${block}.attn_norm.weight`, dims: [embedding], fill: ones },
     matrix(`blk.${block}.attn_q.weight`, embedding, embedding),
@@ -215,6 +249,7 @@ function tensors(shape: Shape, vocabulary: Vocabulary, pooled: boolean): Tensor[
       },
     },
     ...blocks.flat(),
+    ...extra.flat(),
     { name: 'output_norm.weight', dims: [embedding], fill: ones },
     {
       name: 'output.weight',
@@ -234,9 +269,15 @@ function tensors(shape: Shape, vocabulary: Vocabulary, pooled: boolean): Tensor[
 function layout(options: TinyModelOptions): Layout {
   const size = options.size ?? 'tiny';
   if (!modelSizes.includes(size)) throw new Error(`Unknown model size "${size}" (expected ${modelSizes.join(' or ')})`);
-  const shape = shapes[size];
+  const shape = { ...shapes[size], ...(options.blocks !== undefined ? { blocks: options.blocks } : {}) };
+  for (const [name, value] of [
+    ['blocks', shape.blocks],
+    ['zeroExtraBlocks', options.zeroExtraBlocks ?? 0],
+  ] as const)
+    if (!Number.isInteger(value) || value < 0 || value > 256) throw new Error(`${name} must be an integer from 0 to 256, got ${value}`);
   const vocabulary = buildVocabulary(options.thinking ?? false, options.fim);
-  return layoutFile(metadata(size, shape, vocabulary, options), tensors(shape, vocabulary, options.embedding ?? false));
+  const parts = tensors(shape, vocabulary, options.embedding ?? false, options.zeroExtraBlocks, options.seed ?? defaultSeed);
+  return layoutFile(metadata(size, shape, vocabulary, options), parts);
 }
 
 /** Size in bytes of the file writeTinyModel would write, without writing it. */
