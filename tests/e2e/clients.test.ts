@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerStatus } from '#shared/api/admin.js';
 import type { ModelList } from '#shared/api/openai.js';
 import { startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
+import { rejectedWith } from '../helpers/rejection.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
 
 describe('the Vercel AI SDK (@ai-sdk/openai-compatible v1, ai v5) against a real server', () => {
@@ -232,12 +233,10 @@ describe('a model provider end to end (mock provider behind a real server)', () 
 
   it('a bare model id only the provider has is 404 model_not_found and never reaches the provider', async () => {
     const before = chatRequests().length;
-    const error = await client.chat.completions.create({ model: 'mock-small', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 5 }).then(
-      () => undefined,
-      (caught: unknown) => caught,
+    const apiError = await rejectedWith(
+      client.chat.completions.create({ model: 'mock-small', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 5 }),
+      OpenAI.APIError,
     );
-    expect(error).toBeInstanceOf(OpenAI.APIError);
-    const apiError = error as InstanceType<typeof OpenAI.APIError>;
     expect(apiError.status).toBe(404);
     expect(apiError.code).toBe('model_not_found');
     expect(apiError.param).toBe('model');

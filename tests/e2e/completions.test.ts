@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InfillAnswer } from '#shared/api/infill.js';
 import { startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
 import { tinyFimModelPath } from '../helpers/models.js';
+import { rejectedWith } from '../helpers/rejection.js';
 import { newDataDir, sharedServer, type ServerOptions } from '../helpers/server.js';
 
 const options: ServerOptions = {};
@@ -26,14 +27,7 @@ afterAll(async () => {
 });
 
 /** The 400 the client throws, as OpenAI's error shape. */
-async function refusal(request: Promise<unknown>): Promise<InstanceType<typeof OpenAI.BadRequestError>> {
-  const error = await request.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(OpenAI.BadRequestError);
-  return error as InstanceType<typeof OpenAI.BadRequestError>;
-}
+const refusal = (request: Promise<unknown>) => rejectedWith(request, OpenAI.BadRequestError);
 
 const infill = (body: Record<string, unknown>) =>
   fetch(`${hearth.server.url}/infill`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });

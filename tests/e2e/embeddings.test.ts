@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EmbeddingList, ModelList } from '#shared/api/openai.js';
 import { startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
 import { tinyEmbeddingModelPath } from '../helpers/models.js';
+import { rejectedWith } from '../helpers/rejection.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
 
 // The wire types are what the official client expects.
@@ -34,14 +35,7 @@ afterAll(async () => {
 
 const norm = (vector: ArrayLike<number>) => Math.sqrt(Array.from(vector).reduce((sum, value) => sum + value * value, 0));
 
-async function badRequest(promise: Promise<unknown>): Promise<InstanceType<typeof OpenAI.APIError>> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(OpenAI.APIError);
-  return error as InstanceType<typeof OpenAI.APIError>;
-}
+const badRequest = (promise: Promise<unknown>) => rejectedWith(promise, OpenAI.APIError);
 
 describe('/v1/embeddings with the official openai client', () => {
   it('lists the tiny embedding model with the embedding capability only', async () => {
