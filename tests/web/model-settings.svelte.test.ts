@@ -9,7 +9,7 @@ afterEach(() => {
   vi.unstubAllGlobals();
 });
 
-const defaults: LoadSettings = { context_size: 4096, gpu_layers: 'auto', threads: 'auto', parallel: 'auto' };
+const defaults: LoadSettings = { context_size: 4096, gpu_layers: 'auto', threads: 'auto', parallel: 'auto', projector: 'auto' };
 const MB = 1_000_000;
 
 function estimateFor(settings: LoadSettings, extra: Partial<ModelEstimate> = {}): ModelEstimate {
@@ -41,10 +41,12 @@ function estimateFor(settings: LoadSettings, extra: Partial<ModelEstimate> = {})
 
 describe('the load settings form', () => {
   it('shows saved settings as choices and numbers, and turns them back into settings', () => {
-    const saved: LoadSettings = { context_size: 1024, gpu_layers: 0, threads: 2, parallel: 'auto' };
+    const saved: LoadSettings = { context_size: 1024, gpu_layers: 0, threads: 2, parallel: 'auto', projector: 'auto' };
     const form = formFrom(saved);
     expect(form).toEqual({ contextSize: 1024, gpu: 'off', gpuLayers: null, threads: 'fixed', threadCount: 2, parallel: 'auto', parallelCount: null });
-    expect(settingsOf(form)).toEqual(saved);
+    // The projector is set in config.yaml, not in this form.
+    const { projector: _projector, ...formSettings } = saved;
+    expect(settingsOf(form)).toEqual(formSettings);
     expect(formFrom({ ...defaults, gpu_layers: 12 })).toMatchObject({ gpu: 'layers', gpuLayers: 12 });
     expect(differs(form, saved)).toBe(false);
     expect(differs({ ...form, contextSize: 2048 }, saved)).toBe(true);
@@ -70,6 +72,11 @@ describe('the load settings form', () => {
       models: { overrides: { tiny: { context_size: 1024, gpu_layers: null, threads: 1, parallel: null } } },
     });
     expect(changeFor('tiny', formFrom(defaults), defaults)).toEqual({ version: 1, models: { overrides: { tiny: null } } });
+    // A projector set in config.yaml keeps the entry: only the form's settings are cleared.
+    expect(changeFor('tiny', formFrom(defaults), defaults, { projector: '/models/mmproj.gguf' })).toEqual({
+      version: 1,
+      models: { overrides: { tiny: { context_size: null, gpu_layers: null, threads: null, parallel: null } } },
+    });
     // Off is a number of layers (none), not the default.
     expect(changeFor('tiny', { ...formFrom(defaults), gpu: 'off' }, defaults)).toMatchObject({ models: { overrides: { tiny: { gpu_layers: 0 } } } });
   });

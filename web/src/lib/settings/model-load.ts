@@ -80,12 +80,12 @@ export function settingsOf(form: LoadForm): ModelOverride {
 /**
  * The configuration change that saves the form for model `id`: a setting equal to the default is
  * removed from the model's own entry (so it follows the defaults again), and an entry left with
- * nothing is removed.
+ * nothing (no projector set in config.yaml either: `saved`, the entry as saved) is removed.
  */
-export function changeFor(id: string, form: LoadForm, defaults: LoadSettings): ConfigChange {
+export function changeFor(id: string, form: LoadForm, defaults: LoadSettings, saved: ModelOverride = {}): ConfigChange {
   const wanted = settingsOf(form);
   const entry: Record<string, number | 'auto' | null> = {};
-  let own = 0;
+  let own = saved.projector ? 1 : 0;
   for (const key of ['context_size', 'gpu_layers', 'threads', 'parallel'] as const) {
     const value = wanted[key];
     if (value === undefined) continue;

@@ -102,7 +102,7 @@ export class ModelSettingsStore {
     this.error = null;
     this.notice = null;
     try {
-      const result = await applyChange(changeFor(id, this.form, this.saved.defaults), false);
+      const result = await applyChange(changeFor(id, this.form, this.saved.defaults, this.saved.saved), false);
       const reload = result.reload_required.includes(id);
       let reloadFailure: string | null = null;
       if (reload) {
