@@ -411,6 +411,7 @@ function engineSettings(config: ConfigDocument) {
     queueLimit: settings.queue_limit,
     idleUnloadSeconds: settings.idle_unload_seconds,
     memoryBudgetBytes: (settings.memory_budget_mb || Math.floor(totalmem() / 2 / 1048576)) * 1048576,
+    slotCacheBytes: settings.slot_cache_mb * 1048576,
     overrides: Object.fromEntries(
       Object.entries(settings.overrides).map(([id, own]) => [
         id,

@@ -1,10 +1,15 @@
 import type { EngineBuildStatus } from '#shared/api/admin.js';
+import { join } from 'node:path';
 import { buildServer, clearFailure, readBuildState, serverBuildPaths } from '../inference/server/build.js';
+import { clearSlotFolders } from '../inference/server/slot-store.js';
+import { dataPaths } from '../store/data-dir.js';
+import { takeDataDir } from './data-dir-option.js';
 import { parseCommandArgs, UsageError } from './arguments.js';
 import type { CommandContext } from './context.js';
 
 export const usage = `Usage: hearth engine build [--quiet] [--if-possible]
        hearth engine status
+       hearth engine cache clear [--data-dir DIR]
 
 build   compiles llama.cpp's server from the source node-llama-cpp bundles, against its prebuilt
         libraries, into a cache outside the data folder (~/.cache/hearth, or HEARTH_ENGINE_CACHE).
@@ -12,11 +17,16 @@ build   compiles llama.cpp's server from the source node-llama-cpp bundles, agai
         node-llama-cpp version. A build already running (started by the companion or the install)
         is waited for. --if-possible exits 0 with a note when this machine cannot build it.
 status  prints the build's state.
+cache clear
+        deletes the conversations saved from llama-server's slots (the data folder's engine/slots/;
+        models.slot_cache_mb bounds them). A model that is loaded saves its conversations again
+        when it stops.
 
 Until the build is ready, models run on the in-process engine (node-llama-cpp inside the companion).`;
 
 /** `hearth engine`: the llama-server build. */
 export async function run(argv: string[], context: CommandContext): Promise<number> {
+  if (argv.includes('cache')) return clearCache(argv, context);
   const { values, positionals } = parseCommandArgs({
     args: argv,
     options: { quiet: { type: 'boolean' }, 'if-possible': { type: 'boolean' } },
@@ -61,6 +71,15 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
   }
+}
+
+/** `hearth engine cache clear`: the saved conversation slots of every model go. */
+function clearCache(argv: string[], context: CommandContext): number {
+  const { dataDir, rest } = takeDataDir(argv, context.env);
+  if (rest.join(' ') !== 'cache clear') throw new UsageError('the cache action is: hearth engine cache clear');
+  const freed = clearSlotFolders(join(dataPaths(dataDir).root, 'engine'));
+  context.stdout.write(`Deleted the saved conversations (${Math.round(freed / 2 ** 20)} MB).\n`);
+  return 0;
 }
 
 function describe(status: EngineBuildStatus): string {

@@ -94,6 +94,8 @@ export const configSchema = {
         // Every setting that becomes a timer stays under Node's limit of 2^31 ms (about 24.8 days); past it a timer fires at once.
         idle_unload_seconds: { type: 'integer', minimum: 0, maximum: 604800, default: 600 },
         memory_budget_mb: { type: 'integer', minimum: 0, default: 0 },
+        // Disk for each model's saved conversations on the llama-server engine (0 saves none).
+        slot_cache_mb: { type: 'integer', minimum: 0, maximum: 1048576, default: 2048 },
         // Load settings of one local model (its id as GET /v1/models lists it); each field it leaves out follows the section above.
         overrides: {
           type: 'object',

@@ -46,6 +46,7 @@ export const SETTINGS: Readonly<Record<string, SettingEffect>> = {
   'models.idle_unload_seconds': 'reload',
   'models.overrides': 'reload',
   'models.memory_budget_mb': 'live',
+  'models.slot_cache_mb': 'reload',
   memory: 'live',
   providers: 'live',
   agents: 'live',

@@ -13,6 +13,7 @@ import type { LoadedModel, LoadedStatus } from './loaded-model.js';
 import { fileStamp as stamp, MemoryBudget } from './memory-budget.js';
 import { GrammarCache } from './grammar-cache.js';
 import type { ServerBuild } from './server/build-service.js';
+import { chooseDraft } from './server/draft.js';
 import { ServerModel, serverIncompatibility } from './server/model.js';
 import { GenerationText, type GenerationObserver } from './text-pipeline.js';
 import { countPromptTokens } from './token-count.js';
@@ -41,6 +42,10 @@ export interface EngineOptions {
   runDir?: string;
   /** How often a llama-server process's health is checked (default 15 s). */
   healthCheckMs?: number;
+  /** Disk for each server-engine model's saved conversation slots (default 2 GiB; 0 saves none). */
+  slotCacheBytes?: number;
+  /** A local model's file by its id (a model's draft is named by id); without it, drafts are left off. */
+  modelPath?: (id: string) => Promise<string | undefined>;
   /** Remembers the thread count chosen for one-token decodes across restarts: the next trial starts there. */
   threadMemory?: { get(key: string): number | undefined; set(key: string, threads: number): void };
   log: Logger;
@@ -266,8 +271,11 @@ export class Engine extends MemoryBudget {
     const { llama, model: vocab } = await this.openFile(info, { vocabOnly: true, signal });
     const incompatible = serverIncompatibility(resolveChatWrapper(vocab));
     const onLoad = this.options.onLoad;
+    const own = loadOptionsFor(this.options, info.id);
     try {
       if (incompatible) throw new Error(incompatible);
+      const draft = own.draft ? await chooseDraft(info.path, own.draft, this.options.modelPath ?? (() => Promise.resolve(undefined))) : undefined;
+      if (draft && 'off' in draft) this.options.log.warn({ model: info.id, draft: own.draft, reason: draft.off }, 'the model loads without its draft');
       return {
         model: await ServerModel.start({
           info,
@@ -275,7 +283,8 @@ export class Engine extends MemoryBudget {
           vocab,
           paths,
           gpu: this.options.gpu === 'cpu' ? false : llama.gpu,
-          settings: { ...this.options, ...loadOptionsFor(this.options, info.id) },
+          settings: { ...this.options, ...own },
+          ...(draft ? { draft } : {}),
           weightBytes: this.weightBytes(info),
           roomBytes: this.roomFor(info),
           runDir: this.options.runDir ?? paths.root,

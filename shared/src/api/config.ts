@@ -54,6 +54,8 @@ export interface ModelSettings {
   idle_unload_seconds: number;
   /** Memory the loaded models may use together; 0 means half of the machine's memory. */
   memory_budget_mb: number;
+  /** Disk for each model's saved conversations on the llama-server engine, in MB (0 saves none). */
+  slot_cache_mb: number;
   /** Load settings of single local models, by id; what one leaves out follows the settings above. */
   overrides: Record<string, ModelOverride>;
 }

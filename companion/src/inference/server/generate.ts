@@ -28,6 +28,12 @@ export interface ServerRuntime extends ModelRuntime {
 export interface PromptCounters {
   evaluated: number;
   reused: number;
+  /** The slot that served it, and the tokens that slot now holds (a prompt of tokens only; not one with media). */
+  slot?: number;
+  held?: number[];
+  /** Speculative decoding: tokens the draft proposed, and how many of them the model accepted. */
+  drafted?: number;
+  accepted?: number;
 }
 
 export interface CompletionEvent {
@@ -42,6 +48,9 @@ export interface CompletionEvent {
   /** `response_fields` moves these to the top level under their path. */
   'timings/prompt_n'?: number;
   'timings/cache_n'?: number;
+  'timings/draft_n'?: number;
+  'timings/draft_n_accepted'?: number;
+  id_slot?: number;
 }
 
 /**
@@ -57,6 +66,8 @@ export async function generateOnServer(
   client: ServerClient,
   request: GenerationRequest,
   counters?: (counts: PromptCounters) => void,
+  /** Picks the slot for a prompt of tokens (after restoring a saved conversation into it), or leaves it to the server. */
+  slotFor?: (prompt: number[]) => Promise<number | undefined>,
 ): Promise<GenerationResult> {
   const plan = await planGeneration(runtime, request);
   const media = requestMedia(request);
@@ -97,8 +108,22 @@ export async function generateOnServer(
     stop: stops,
     ...(grammar ? { grammar: grammar.grammar } : {}),
     ...(lazy ? { grammar: lazy.grammar, grammar_lazy: true, grammar_triggers: lazy.triggers, preserved_tokens: lazy.preserved } : {}),
-    response_fields: ['content', 'tokens', 'stop', 'stop_type', 'stopping_word', 'tokens_predicted', 'timings/prompt_n', 'timings/cache_n'],
+    response_fields: [
+      'content',
+      'tokens',
+      'stop',
+      'stop_type',
+      'stopping_word',
+      'tokens_predicted',
+      'timings/prompt_n',
+      'timings/cache_n',
+      'timings/draft_n',
+      'timings/draft_n_accepted',
+      'id_slot',
+    ],
   };
+  let slot: number | undefined;
+  let pinned = false;
   const budget = marks ? plan.thoughtBudget : undefined;
   /** A mark the engine writes itself (the thought's open or close): it joins the output as if generated. */
   const insert = (mark: string) => {
@@ -127,7 +152,11 @@ export async function generateOnServer(
       };
       let word = '';
       let predicted = 0;
-      for await (const event of client.events<CompletionEvent>('/completion', round, request.signal)) {
+      if (!pinned && slotFor && Array.isArray(round.prompt)) slot = await slotFor(round.prompt);
+      pinned = true;
+      const generated: number[] = [];
+      for await (const event of client.events<CompletionEvent>('/completion', slot === undefined ? round : { ...round, id_slot: slot }, request.signal)) {
+        if (event.tokens) generated.push(...event.tokens);
         if (event.content) {
           if (filter.thinking) reasoning.tokens += event.tokens?.length || 1;
           output.text += event.content;
@@ -138,7 +167,15 @@ export async function generateOnServer(
           output.stop = event.stop_type;
           word = event.stopping_word ?? '';
           output.word = word;
-          counters?.({ evaluated: event['timings/prompt_n'] ?? 0, reused: event['timings/cache_n'] ?? 0 });
+          const held = Array.isArray(round.prompt) ? [...round.prompt, ...generated] : undefined;
+          counters?.({
+            evaluated: event['timings/prompt_n'] ?? 0,
+            reused: event['timings/cache_n'] ?? 0,
+            slot: event.id_slot,
+            held,
+            drafted: event['timings/draft_n'] ?? 0,
+            accepted: event['timings/draft_n_accepted'] ?? 0,
+          });
           served ??= (event['timings/prompt_n'] ?? 0) + (event['timings/cache_n'] ?? 0);
         }
       }

@@ -26,12 +26,16 @@ import type { ServerClient } from './client.js';
 import { generateOnServer, type PromptCounters, type ServerRuntime } from './generate.js';
 import { generateRawOnServer } from './raw.js';
 import type { HiddenSpan } from './output-filter.js';
+import { draftArgs, type DraftChoice } from './draft.js';
 import type { GpuVariant } from './prebuilt.js';
 import { ServerProcess, type ServerExit } from './process.js';
 import { SlotQueue } from './slot-queue.js';
+import { commonPrefix, MIN_SAVED_TOKENS, slotFolder, SlotStore } from './slot-store.js';
 import { callSyntax, plainText } from './tool-syntax.js';
 
 const MiB = 2 ** 20;
+/** Disk for a model's saved conversation slots unless models.slot_cache_mb says otherwise. */
+export const DEFAULT_SLOT_CACHE_BYTES = 2 * 2 ** 30;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
 /** Crashes this close together end the model instead of restarting it once more. */
 const CRASH_WINDOW_MS = 120_000;
@@ -55,7 +59,11 @@ export interface ServerModelLoad {
     log: Logger;
     /** How often the process's /health is asked (default 15 s); two unanswered checks in a row end it as a crash. */
     healthCheckMs?: number;
+    /** Disk for saved conversation slots (default 2 GiB); 0 saves none. */
+    slotCacheBytes?: number;
   };
+  /** The configured draft model for speculative decoding: used, or left off with the reason. */
+  draft?: DraftChoice;
   weightBytes: number;
   /** What the budget and the other loaded models leave for this one (weights excluded). */
   roomBytes: number;
@@ -139,20 +147,33 @@ export class ServerModel implements LoadedModel {
   private restarts = 0;
   private crashes: number[] = [];
   private readonly tokens = new GeneratedTokens();
+  private readonly args: string[];
   private msPerToken?: number;
   private readonly prompt = { evaluated: 0, reused: 0 };
+  private readonly drafted = { tokens: 0, accepted: 0 };
   private readonly running = new Set<Running>();
   private readonly queue: SlotQueue;
+  /** The tokens each slot of the running process holds, as far as Hearth knows, and when it was last used. */
+  private readonly slots = new Map<number, { tokens: number[]; used: number }>();
+  /** Slots a request has been given (after a restore) and not yet sent its prompt to. */
+  private readonly claimed = new Set<number>();
+  readonly store: SlotStore;
 
   private constructor(
     private readonly load: ServerModelLoad,
     private readonly runtime: ServerRuntime,
-    private readonly args: string[],
+    args: string[],
     private readonly threads: number,
     readonly bytes: number,
     parallel: number,
   ) {
     this.queue = new SlotQueue(parallel, load.settings.queueLimit, () => this.waitSeconds());
+    this.store = new SlotStore(
+      slotFolder(load.runDir, load.info.id, load.info.path, load.info.sizeBytes),
+      () => load.settings.slotCacheBytes ?? DEFAULT_SLOT_CACHE_BYTES,
+      load.settings.log,
+    );
+    this.args = [...args, '--slot-save-path', this.store.folder];
   }
 
   get info(): ModelFile {
@@ -205,9 +226,13 @@ export class ServerModel implements LoadedModel {
       ['--cache-ram', String(cacheMiB)],
       gpu ? (typeof settings.gpuLayers === 'number' ? ['-ngl', String(settings.gpuLayers)] : []) : ['-ngl', '0', '--fit', 'off'],
       projectorArgs(info, gpu),
+      load.draft && 'draft' in load.draft ? draftArgs(load.draft.draft, threads, gpu) : [],
     ].flat();
     const runtime: ServerRuntime = { llama, model: vocab, wrapper, contextSize, grammars: new GrammarCache(llama), syntax, hidden: hiddenSpans(wrapper) };
-    const model = new ServerModel(load, runtime, args, threads, load.weightBytes + kvBytes + cacheMiB * MiB, parallel);
+    // A draft's weights and its own KV cache (a share of the model's: its file against the model's) count against the budget too.
+    const draft = load.draft && 'draft' in load.draft ? load.draft.draft : undefined;
+    const draftBytes = draft ? draft.bytes + Math.ceil((kvBytes * draft.bytes) / Math.max(1, load.weightBytes)) : 0;
+    const model = new ServerModel(load, runtime, args, threads, load.weightBytes + kvBytes + cacheMiB * MiB + draftBytes, parallel);
     await model.launch(load.onLoadProgress, load.signal);
     settings.log.info({ model: info.id, engine: 'server', pid: model.process.pid, threads, contextSize, sequences: parallel, cacheMiB }, 'model loaded');
     return model;
@@ -225,6 +250,8 @@ export class ServerModel implements LoadedModel {
     });
     this.process = process;
     this.client = process.client;
+    this.slots.clear();
+    this.claimed.clear();
     // Each process draws its own media marker; a request's images go where it stands in the prompt.
     if (this.info.projector) this.runtime.mediaMarker = (await process.client.json<{ media_marker?: string }>('GET', '/props')).media_marker;
     void process.exited.then((exit) => {
@@ -285,16 +312,28 @@ export class ServerModel implements LoadedModel {
     const running: Running = { text: text.counted(this.tokens), limit: request.maxTokens ?? this.runtime.contextSize };
     this.running.add(running);
     const started = performance.now();
+    let pinned: number | undefined;
     try {
       await this.restarting;
       if (this.failure) throw new HearthError('model_load_failed', this.failure, { param: 'model' });
       const counters = (counts: PromptCounters) => {
         this.prompt.evaluated += counts.evaluated;
         this.prompt.reused += counts.reused;
+        if (counts.slot !== undefined) {
+          this.claimed.delete(counts.slot);
+          if (counts.held) this.slots.set(counts.slot, { tokens: counts.held, used: Date.now() });
+          else this.slots.delete(counts.slot);
+        }
       };
       const result = raw
         ? await generateRawOnServer(this.client, running.text.request(request), raw, counters)
-        : await generateOnServer(this.runtime, this.client, running.text.request(request), counters);
+        : await generateOnServer(
+            this.runtime,
+            this.client,
+            running.text.request(request),
+            counters,
+            async (prompt) => (pinned = await this.restoreFor(prompt)),
+          );
       running.text.finish(result);
       if (result.finishReason !== 'cancelled' && result.completionTokens > 0) {
         this.msPerToken = blend(this.msPerToken, (performance.now() - started) / result.completionTokens);
@@ -306,6 +345,7 @@ export class ServerModel implements LoadedModel {
       throw error;
     } finally {
       running.text.end();
+      if (pinned !== undefined) this.claimed.delete(pinned);
       this.running.delete(running);
       this.queue.release();
     }
@@ -349,9 +389,49 @@ export class ServerModel implements LoadedModel {
     this.queue.rejectWaiting(error);
   }
 
+  /**
+   * Restores the saved conversation that shares the longest prefix with a prompt into an idle
+   * slot, when no slot of the running process holds a longer one; returns that slot for the
+   * request, or undefined (the server picks as usual).
+   */
+  private async restoreFor(prompt: number[]): Promise<number | undefined> {
+    const found = this.store.match(prompt);
+    if (!found) return undefined;
+    const live = Math.max(0, ...[...this.slots.values()].map((held) => commonPrefix(held.tokens, prompt)));
+    if (found.shared <= live) return undefined;
+    try {
+      const states = await this.client.json<{ id: number; is_processing: boolean }[]>('GET', '/slots');
+      const idle = states.filter((state) => !state.is_processing && !this.claimed.has(state.id));
+      if (idle.length === 0) return undefined;
+      // An empty slot first, else the one used least recently (its conversation saved first, so it is not lost).
+      const [slot] = idle.map((state) => state.id).sort((a, b) => (this.slots.get(a)?.used ?? 0) - (this.slots.get(b)?.used ?? 0));
+      this.claimed.add(slot!);
+      const held = this.slots.get(slot!);
+      if (held) await this.store.save(this.client, slot!, held.tokens, held.used);
+      if (!(await this.store.restore(this.client, slot!, found.entry))) {
+        this.claimed.delete(slot!);
+        return undefined;
+      }
+      this.slots.set(slot!, { tokens: found.entry.tokens, used: Date.now() });
+      return slot;
+    } catch (error) {
+      this.load.settings.log.warn({ model: this.info.id, error: error instanceof Error ? error.message : String(error) }, 'no saved conversation restored');
+      return undefined;
+    }
+  }
+
+  /** Saves the conversations the process's slots hold (before it stops: unload, reload, Hearth stopping). */
+  async saveSlots(): Promise<void> {
+    if (!this.process.running) return;
+    for (const [slot, held] of this.slots) {
+      if (held.tokens.length >= MIN_SAVED_TOKENS) await this.store.save(this.client, slot, held.tokens, held.used);
+    }
+  }
+
   async dispose(): Promise<void> {
     this.disposed = true;
     await this.restarting;
+    await this.saveSlots().catch(() => undefined);
     await this.process.stop();
     await this.load.vocab.dispose();
   }
