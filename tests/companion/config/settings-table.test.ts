@@ -67,6 +67,7 @@ const NOT_LIVE_CHANGES: Record<string, Record<string, unknown>> = {
   'models.queue_limit': { models: { queue_limit: 10 } },
   'models.idle_unload_seconds': { models: { idle_unload_seconds: 100 } },
   'models.overrides': { models: { overrides: { tiny: { gpu_layers: 0 } } } },
+  'models.slot_cache_mb': { models: { slot_cache_mb: 100 } },
 };
 
 describe('the plan says what a change of a restart or reload setting needs', () => {
