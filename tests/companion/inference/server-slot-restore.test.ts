@@ -85,6 +85,21 @@ describe('conversations across restarts of the llama-server engine', () => {
     expect(cold.evaluated).toBe(cold.promptTokens);
   });
 
+  // A new context size (or threads) keeps it; a new number of sequences does not: llama.cpp's state
+  // file does not load into a KV cache split another way (the turn re-reads its history then).
+  it('keeps a conversation across a reload of the model for a new context size', async () => {
+    const runDir = tempFolder('engine-run');
+    const subject = engine(runDir);
+    const a = await turn(subject, [system], 'Before the reload');
+    const { log: _log, build: _build, runDir: _runDir, ...next } = serverEngineOptions({ parallel: 1, contextSize: 1536 });
+    subject.configure(next);
+    await subject.unload('tiny');
+    const b = await turn(subject, a.history, 'After the reload');
+    expect(subject.status()[0]).toMatchObject({ sequences: 1, contextSize: 1536 });
+    expect(b.reused).toBeGreaterThanOrEqual(a.promptTokens);
+    expect(b.evaluated).toBeLessThan(b.promptTokens - a.promptTokens + 12);
+  });
+
   it('deletes a save file that does not load, and the turn still answers', async () => {
     const runDir = tempFolder('engine-run');
     const first = engine(runDir);
