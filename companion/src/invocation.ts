@@ -81,9 +81,23 @@ export function useInvocation(next: Invocation): void {
   current = next;
 }
 
-/** `hearth open` as this installation runs it: `hearth open` or `npm run hearth -- open`. */
-export function command(subcommand: string, spelled: Invocation = invocation()): string {
-  return `${spelled.command} ${subcommand}`;
+/** The data folder a printed command must reach, and the one a command reaches without being told. */
+export interface DataDirChoice {
+  dir: string;
+  defaultDir: string;
+}
+
+/**
+ * `hearth open` as this installation runs it: `hearth open` or `npm run hearth -- open`, with
+ * `--data-dir DIR` when the server's data folder is not the default one (else the command would
+ * look for a server, or make a key, in the default folder).
+ */
+export function command(subcommand: string, spelled: Invocation = invocation(), dataDir?: DataDirChoice): string {
+  return `${spelled.command} ${subcommand}${dataDirArgument(dataDir)}`;
+}
+
+function dataDirArgument(choice: DataDirChoice | undefined): string {
+  return choice && choice.dir !== choice.defaultDir ? ` --data-dir ${shellWord(choice.dir)}` : '';
 }
 
 /** Rewrites every `hearth <subcommand>` in a text for people into the form that runs here. */
@@ -102,7 +116,8 @@ export function whereToRun(spelled: Invocation = invocation()): string {
  * script of the Hearth folder, so it runs there whatever the invocation.
  */
 export function testModelCommand(dataDir: string, defaultDataDir: string): string {
-  return `npm run model:tiny${dataDir === defaultDataDir ? '' : ` -- --data-dir ${shellWord(dataDir)}`}`;
+  const argument = dataDirArgument({ dir: dataDir, defaultDir: defaultDataDir });
+  return `npm run model:tiny${argument ? ` --${argument}` : ''}`;
 }
 
 /** A path as one shell word: quoted only when it needs to be. */

@@ -60,8 +60,11 @@ describe('the admin credential', () => {
 describe('signing the app in', () => {
   const codeOf = (link: string) => link.split('#')[1]!;
 
-  it('started without a terminal, the start prints the command that makes a link, never a live link (a log file would hand it to its readers)', () => {
-    expect(server.stderr()).toContain('To sign the app in, run npm run hearth -- open on this machine and open the link it prints.');
+  it('started without a terminal, the start prints the command that makes a link, never a live link (a log file would hand it to its readers)', async () => {
+    // Written just after listening: it may not be there yet when this test runs first.
+    await expect
+      .poll(() => server.stderr())
+      .toContain(`To sign the app in, run npm run hearth -- open --data-dir ${server.dataDir} on this machine and open the link it prints.`);
     expect(server.stderr()).not.toMatch(/sign-in#/);
   });
 

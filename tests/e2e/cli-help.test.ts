@@ -44,7 +44,7 @@ function commandsIn(text: string): string[] {
       /(?:npm run (?:-s )?hearth -- |(?<![\w/-])hearth )(serve|pull|keys|secret|config|mcp|devices|remote|cloud|open|engine)(?: (create|list|revoke|set|delete|export|plan|apply|status|reconnect|login|logout|agents|pair|add|remove|build)\b)?/g,
     ),
   ].map((match) => match[0]);
-  if (/npm run model:tiny/.test(text)) found.push('npm run model:tiny');
+  for (const match of text.matchAll(/npm run model:tiny(?: -- --data-dir [^\s"\\]+)?/g)) found.push(match[0]);
   return [...new Set(found)];
 }
 
@@ -124,7 +124,7 @@ describe('every printed command runs as written', () => {
     try {
       await expect.poll(() => server.stderr(), { timeout: 30_000 }).toMatch(/No models yet/);
       const startUp = server.stderr();
-      expect(startUp).toContain('To sign the app in, run hearth open on this machine');
+      expect(startUp).toContain(`To sign the app in, run hearth open --data-dir ${server.dataDir} on this machine`);
       expect(startUp).not.toContain('npm run hearth');
       await eachAtOnce(
         commandsIn(startUp).filter((line) => line.startsWith('hearth ')),
@@ -135,17 +135,24 @@ describe('every printed command runs as written', () => {
     }
   }, 180_000);
 
-  it('the start-up lines of a clone name npm run hearth -- open and npm run model:tiny, which run in the clone', async () => {
+  it('the start-up lines of a clone name npm run hearth -- open and npm run model:tiny with its data folder, and they run in the clone', async () => {
     const server = await startServer({ withModel: false });
     let startUp: string;
+    let opened: Finished;
+    const open = `npm run hearth -- open --data-dir ${server.dataDir}`;
     try {
       await expect.poll(() => server.stderr(), { timeout: 30_000 }).toMatch(/No models yet/);
       startUp = server.stderr();
+      // Run as printed, while the server runs: it finds this server (not one in the default folder) and makes a link.
+      expect(startUp).toContain(open);
+      opened = await runCommand(open);
     } finally {
       await server.stop();
     }
+    expect(opened.code, opened.stderr).toBe(0);
+    expect(opened.stdout).toContain(`${server.url}/`);
     const commands = commandsIn(startUp);
-    expect(commands).toEqual(expect.arrayContaining(['npm run hearth -- open', 'npm run model:tiny']));
+    expect(commands).toEqual(expect.arrayContaining(['npm run hearth -- open', `npm run model:tiny -- --data-dir ${server.dataDir}`]));
     await eachAtOnce(commands, (line) => expectHelp(line));
   }, 120_000);
 

@@ -7,8 +7,9 @@ import { OllamaListener } from '../ollama-app.js';
 import { ConfigError } from '../config/document.js';
 import { createServices, type Services } from '../services.js';
 import { isLoopbackBind } from '../access/hosts.js';
-import { command, installFolder } from '../invocation.js';
+import { command, installFolder, invocation, type DataDirChoice } from '../invocation.js';
 import { createLogger } from '../log-format.js';
+import { defaultDataDirectory } from '../store/data-dir.js';
 import { writeFileAtomic } from '../store/files.js';
 import { DataDirectoryBusyError } from '../store/lock.js';
 import { SecretsFileError } from '../store/secrets.js';
@@ -49,7 +50,10 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
   const app = await buildApp({ services, webRoot: WEB_ROOT, logger: log, ollamaListener: ollama });
   const host = options.host ?? services.config.server.host;
   const port = options.port ?? services.config.server.port;
-  const refusal = exposureRefusal(host, services.config.server.auth.required, services.keys.activeCount());
+  const refusal = exposureRefusal(host, services.config.server.auth.required, services.keys.activeCount(), {
+    dir: services.paths.root,
+    defaultDir: defaultDataDirectory(),
+  });
   if (refusal) {
     await services.close();
     context.stderr.write(`${refusal}\n`);
@@ -207,12 +211,12 @@ async function openSecureChannel(services: Services, log: FastifyBaseLogger): Pr
 }
 
 /** Listening beyond loopback is a deliberate choice: it needs auth on and a key to use. */
-export function exposureRefusal(host: string, authRequired: boolean, activeKeys: number): string | undefined {
+export function exposureRefusal(host: string, authRequired: boolean, activeKeys: number, dataDir?: DataDirChoice): string | undefined {
   if (isLoopbackBind(host)) return undefined;
+  const create = command('keys create --label NAME', invocation(), dataDir);
   if (!authRequired) {
-    return `Refusing to listen on ${host}: that is reachable from other machines, and access keys are not required. Set server.auth.required: true in config.yaml and create a key (${command('keys create --label NAME')}) first.`;
+    return `Refusing to listen on ${host}: that is reachable from other machines, and access keys are not required. Set server.auth.required: true in config.yaml and create a key (${create}) first.`;
   }
-  if (activeKeys === 0)
-    return `Refusing to listen on ${host}: access keys are required but none exists yet. Create one with: ${command('keys create --label NAME')}`;
+  if (activeKeys === 0) return `Refusing to listen on ${host}: access keys are required but none exists yet. Create one with: ${create}`;
   return undefined;
 }

@@ -33,11 +33,12 @@ export async function announceSignIn(options: {
   // Any log line that would carry it shows [redacted] instead.
   rememberSecret(link.code);
   const url = signInUrl(new URL(options.local).host, link.code);
+  const open = command('open', invocation(), { dir: services.paths.root, defaultDir: defaultDataDirectory() });
   const printLink = () =>
     stderr.write(
       options.terminal
-        ? `Sign the app in on this machine (one-time link, valid ${SIGN_IN_LINK_MINUTES} minutes; ${command('open')} makes another): ${url}\n`
-        : `To sign the app in, run ${command('open')} on this machine and open the link it prints.\n`,
+        ? `Sign the app in on this machine (one-time link, valid ${SIGN_IN_LINK_MINUTES} minutes; ${open} makes another): ${url}\n`
+        : `To sign the app in, run ${open} on this machine and open the link it prints.\n`,
     );
   if (options.refusal) {
     printLink();
@@ -55,7 +56,7 @@ export async function announceSignIn(options: {
     failed();
     return;
   }
-  stderr.write(`Opening Hearth in your browser, signed in. For another browser: ${command('open')} prints a sign-in link.\n`);
+  stderr.write(`Opening Hearth in your browser, signed in. For another browser: ${open} prints a sign-in link.\n`);
 }
 
 /** Warnings at start: no app to serve, no model to run, and configuration that names models that are not there. */

@@ -27,10 +27,12 @@ export const sessionRoutes: RoutePlugin<AdminContext, 'admin' | 'paths' | 'catal
     void reply.header('cache-control', 'no-store');
     const spelled = invocation();
     const signedIn = presentsAdminCredential(request, admin);
+    // The data folder is no secret from this machine's users (it is on the server's command line).
+    const dataDir = { dir: paths.root, defaultDir: defaultDataDirectory() };
     const state: SessionState = {
       signed_in: signedIn,
-      sign_in_command: command('open', spelled),
-      key_command: command('keys create --label browser', spelled),
+      sign_in_command: command('open', spelled, dataDir),
+      key_command: command('keys create --label browser', spelled, dataDir),
       start_command: spelled.start,
       in_folder: spelled.folder !== undefined,
       external_models: catalog.externalSources,

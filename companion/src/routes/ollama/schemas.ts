@@ -20,6 +20,6 @@ export const optionsSchema = {
 export const formatSchema = { anyOf: [{ enum: ['json', ''] }, { type: 'object' }] } as const;
 
 /** Seconds, or a duration ("5m"); its meaning is read in keep-alive.ts. */
-export const keepAliveSchema = { type: ['string', 'number'] } as const;
+export const keepAliveSchema = { anyOf: [{ type: 'string' }, { type: 'number' }] } as const;
 
 export const thinkSchema = { anyOf: [{ type: 'boolean' }, { enum: ['low', 'medium', 'high'] }] } as const;
