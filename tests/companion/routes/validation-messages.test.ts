@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { checkDocument } from '../../../companion/src/config/document.js';
 import { schemaMessage, typesInWords } from '../../../companion/src/schema-messages.js';
 import type { ErrorBody } from '#shared/api/errors.js';
-import { sharedApp } from '../../helpers/app.js';
+import { asOwner, sharedApp } from '../../helpers/app.js';
 
 /*
  * Validation messages name types and limits in words (issue 18, item 16): "max_tokens must be an
@@ -113,14 +113,14 @@ describe('the same wording elsewhere', () => {
     );
     const host = { name: 'home', url: 'https://192.0.2.1:4778', code: 'ABCD-1234', fingerprint: 'AB:CD' };
     const cases: [InjectOptions, string, string][] = [
-      [{ method: 'POST', url: '/admin/keys', payload: { label: 'x', expires_in_days: 0 } }, 'expires_in_days', 'expires_in_days must be more than 0.'],
-      [{ method: 'POST', url: '/admin/keys', payload: { label: 'x'.repeat(201) } }, 'label', 'label must be at most 200 characters long.'],
+      [asOwner({ method: 'POST', url: '/admin/keys', payload: { label: 'x', expires_in_days: 0 } }), 'expires_in_days', 'expires_in_days must be more than 0.'],
+      [asOwner({ method: 'POST', url: '/admin/keys', payload: { label: 'x'.repeat(201) } }), 'label', 'label must be at most 200 characters long.'],
       [
-        { method: 'POST', url: '/admin/remote-hosts', payload: { ...host, name: 'Home Box' } },
+        asOwner({ method: 'POST', url: '/admin/remote-hosts', payload: { ...host, name: 'Home Box' } }),
         'name',
         'name must be lowercase letters, digits, ".", "_" and "-", starting with a letter or digit.',
       ],
-      [{ method: 'POST', url: '/admin/remote-hosts', payload: { ...host, url: 'http://192.0.2.1:4778' } }, 'url', 'url must be an https:// address.'],
+      [asOwner({ method: 'POST', url: '/admin/remote-hosts', payload: { ...host, url: 'http://192.0.2.1:4778' } }), 'url', 'url must be an https:// address.'],
     ];
     for (const [request, param, message] of cases) expect(await said(request), JSON.stringify(request.payload)).toEqual({ message, param });
   });
