@@ -13,6 +13,7 @@ import type { GenerationRequest, HistoryItem, ModelFile } from '../../../compani
 import { generationRequest, tinyModelPath } from '../../helpers/models.js';
 import { serverEngineOptions } from '../../helpers/engine.js';
 import { tempFolder } from '../../helpers/temp.js';
+import { untilTrue } from '../../helpers/until.js';
 
 let model: ModelFile;
 const engines: Engine[] = [];
@@ -96,6 +97,19 @@ describe('conversations across restarts of the llama-server engine', () => {
     await subject.unload('tiny');
     const b = await turn(subject, a.history, 'After the reload');
     expect(subject.status()[0]).toMatchObject({ sequences: 1, contextSize: 1536 });
+    expect(b.reused).toBeGreaterThanOrEqual(a.promptTokens);
+    expect(b.evaluated).toBeLessThan(b.promptTokens - a.promptTokens + 12);
+  });
+
+  it('saves a conversation once the model is idle, so a crash of the process keeps it', async () => {
+    const subject = engine(tempFolder('engine-run'));
+    const a = await turn(subject, [system], 'Before the crash');
+    const server = subject.loadedModel('tiny') as ServerModel;
+    await untilTrue(() => server.store.saved.length === 1, 'the idle save');
+    const pid = server.serverProcess.pid;
+    server.serverProcess.kill();
+    await untilTrue(() => server.serverProcess.pid !== pid && server.serverProcess.running, 'the restart');
+    const b = await turn(subject, a.history, 'After the crash');
     expect(b.reused).toBeGreaterThanOrEqual(a.promptTokens);
     expect(b.evaluated).toBeLessThan(b.promptTokens - a.promptTokens + 12);
   });

@@ -40,6 +40,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).u
 /** Crashes this close together end the model instead of restarting it once more. */
 const CRASH_WINDOW_MS = 120_000;
 const CRASHES_ALLOWED = 3;
+/** A model idle this long saves its conversations' slots (a crash later loses nothing older). */
+const IDLE_SAVE_MS = 10_000;
 
 export interface ServerModelLoad {
   info: ModelFile;
@@ -158,6 +160,9 @@ export class ServerModel implements LoadedModel {
   /** Slots a request has been given (after a restore) and not yet sent its prompt to. */
   private readonly claimed = new Set<number>();
   readonly store: SlotStore;
+  /** Saves run one after another (idle saves, a restore's, the last one at dispose). */
+  private saving: Promise<void> = Promise.resolve();
+  private idleSave?: NodeJS.Timeout;
 
   private constructor(
     private readonly load: ServerModelLoad,
@@ -319,6 +324,8 @@ export class ServerModel implements LoadedModel {
       const counters = (counts: PromptCounters) => {
         this.prompt.evaluated += counts.evaluated;
         this.prompt.reused += counts.reused;
+        this.drafted.tokens += counts.drafted ?? 0;
+        this.drafted.accepted += counts.accepted ?? 0;
         if (counts.slot !== undefined) {
           this.claimed.delete(counts.slot);
           if (counts.held) this.slots.set(counts.slot, { tokens: counts.held, used: Date.now() });
@@ -348,6 +355,7 @@ export class ServerModel implements LoadedModel {
       if (pinned !== undefined) this.claimed.delete(pinned);
       this.running.delete(running);
       this.queue.release();
+      this.saveWhenIdle();
     }
   }
 
@@ -371,8 +379,16 @@ export class ServerModel implements LoadedModel {
       memoryBytes: residentBytes(this.process.pid) ?? this.bytes,
       process: { pid: this.process.pid, restarts: this.restarts },
       promptTokens: { ...this.prompt },
+      ...this.draftStatus(),
       ...(this.info.projector ? { projector: this.info.projector.path } : {}),
     };
+  }
+
+  private draftStatus(): Pick<LoadedStatus, 'draft'> {
+    const choice = this.load.draft;
+    if (!choice) return {};
+    if ('off' in choice) return { draft: { off: choice.off } };
+    return { draft: { model: choice.draft.id, tokens: this.drafted.tokens, accepted: this.drafted.accepted } };
   }
 
   /** The process's /metrics counters (tests and benchmarks read the server's own figures). */
@@ -407,7 +423,7 @@ export class ServerModel implements LoadedModel {
       const [slot] = idle.map((state) => state.id).sort((a, b) => (this.slots.get(a)?.used ?? 0) - (this.slots.get(b)?.used ?? 0));
       this.claimed.add(slot!);
       const held = this.slots.get(slot!);
-      if (held) await this.store.save(this.client, slot!, held.tokens, held.used);
+      if (held) await (this.saving = this.saving.then(() => this.store.save(this.client, slot!, held.tokens, held.used)));
       if (!(await this.store.restore(this.client, slot!, found.entry))) {
         this.claimed.delete(slot!);
         return undefined;
@@ -420,16 +436,31 @@ export class ServerModel implements LoadedModel {
     }
   }
 
-  /** Saves the conversations the process's slots hold (before it stops: unload, reload, Hearth stopping). */
-  async saveSlots(): Promise<void> {
-    if (!this.process.running) return;
-    for (const [slot, held] of this.slots) {
-      if (held.tokens.length >= MIN_SAVED_TOKENS) await this.store.save(this.client, slot, held.tokens, held.used);
-    }
+  /** Saves the conversations the process's slots hold (idle, and before it stops: unload, reload, Hearth stopping). */
+  saveSlots(): Promise<void> {
+    const save = async () => {
+      if (!this.process.running) return;
+      for (const [slot, held] of [...this.slots]) {
+        if (held.tokens.length >= MIN_SAVED_TOKENS) await this.store.save(this.client, slot, held.tokens, held.used);
+      }
+    };
+    this.saving = this.saving.then(save, save);
+    return this.saving;
+  }
+
+  /** Once no request has run for a while, the slots are saved (the store skips states saved already). */
+  private saveWhenIdle(): void {
+    clearTimeout(this.idleSave);
+    this.idleSave = setTimeout(() => {
+      if (this.disposed || this.queue.busy > 0 || this.restarting) return;
+      void this.saveSlots().catch(() => undefined);
+    }, IDLE_SAVE_MS);
+    this.idleSave.unref();
   }
 
   async dispose(): Promise<void> {
     this.disposed = true;
+    clearTimeout(this.idleSave);
     await this.restarting;
     await this.saveSlots().catch(() => undefined);
     await this.process.stop();
