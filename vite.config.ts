@@ -43,7 +43,7 @@ const pwa = SvelteKitPWA({
 });
 
 /** Tests of the llama-server engine itself: they need its build. */
-const serverEngineOnly = ['tests/companion/inference/server-*.test.ts', 'tests/e2e/server-engine-*.test.ts'];
+const serverEngineOnly = ['tests/companion/inference/server-*.test.ts', 'tests/companion/inference/draft*.test.ts', 'tests/e2e/server-engine-*.test.ts'];
 /** Generation tests that run on both engines: in process in the companion project, on llama-server here. */
 const generationFiles = [
   'tests/e2e/chat.test.ts',

@@ -2,6 +2,7 @@ import { totalmem } from 'node:os';
 import { loadConfigFile } from './config/document.js';
 import { modelLoadSettings, projectorOverrides } from './config/model-overrides.js';
 import { ModelCatalog } from './models/catalog.js';
+import { chooseDraft } from './models/draft-vocabulary.js';
 import { join } from 'node:path';
 import type { EngineSetting } from '#shared/api/admin.js';
 import { Engine, type LoadEvent } from './inference/engine.js';
@@ -212,6 +213,12 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         build,
         runDir,
         threadMemory: threads,
+        // A model's draft is named by its id: the catalog (built after the engine) knows its file.
+        chooseDraft: (modelPath, draftId) =>
+          chooseDraft(modelPath, draftId, async (id: string): Promise<string | undefined> => {
+            const models: { id: string; path: string }[] = await catalog.local();
+            return models.find((model) => model.id === id)?.path;
+          }),
         log: options.log,
         onLoad: (event) => engineEvents.emit('load', event),
         observer: {
@@ -415,7 +422,7 @@ function engineSettings(config: ConfigDocument) {
     overrides: Object.fromEntries(
       Object.entries(settings.overrides).map(([id, own]) => [
         id,
-        { contextSize: own.context_size, gpuLayers: own.gpu_layers, threads: own.threads, parallel: own.parallel },
+        { contextSize: own.context_size, gpuLayers: own.gpu_layers, threads: own.threads, parallel: own.parallel, draft: own.draft },
       ]),
     ),
   };

@@ -13,6 +13,7 @@ export function modelLoadSettings(models: ModelSettings, id: string): ModelLoadS
     threads: own.threads ?? models.threads,
     parallel: own.parallel ?? models.parallel,
     projector: own.projector ?? 'auto',
+    draft: own.draft ?? 'none',
   };
 }
 

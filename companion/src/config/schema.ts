@@ -116,6 +116,8 @@ export const configSchema = {
               parallel: { anyOf: [{ const: 'auto' }, { type: 'integer', minimum: 1, maximum: 64 }] },
               // Its multimodal projector (an mmproj .gguf, by absolute path) or none; left out, one found beside the model file.
               projector: { type: 'string', minLength: 1, maxLength: 4096 },
+              // A draft model for speculative decoding: a local model id with the same vocabulary (llama-server engine only), or none.
+              draft: { type: 'string', minLength: 1, maxLength: 512, pattern: '^[^/\\s]+$' },
             },
           },
         },

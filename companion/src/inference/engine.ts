@@ -13,7 +13,7 @@ import type { LoadedModel, LoadedStatus } from './loaded-model.js';
 import { fileStamp as stamp, MemoryBudget } from './memory-budget.js';
 import { GrammarCache } from './grammar-cache.js';
 import type { ServerBuild } from './server/build-service.js';
-import { chooseDraft } from './server/draft.js';
+import type { DraftChoice } from './server/draft.js';
 import { ServerModel, serverIncompatibility } from './server/model.js';
 import { GenerationText, type GenerationObserver } from './text-pipeline.js';
 import { countPromptTokens } from './token-count.js';
@@ -44,8 +44,8 @@ export interface EngineOptions {
   healthCheckMs?: number;
   /** Disk for each server-engine model's saved conversation slots (default 2 GiB; 0 saves none). */
   slotCacheBytes?: number;
-  /** A local model's file by its id (a model's draft is named by id); without it, drafts are left off. */
-  modelPath?: (id: string) => Promise<string | undefined>;
+  /** Resolves a model's draft (a local model id) and checks its vocabulary against the model's file; without it, drafts are left off. */
+  chooseDraft?: (modelPath: string, draftId: string) => Promise<DraftChoice>;
   /** Remembers the thread count chosen for one-token decodes across restarts: the next trial starts there. */
   threadMemory?: { get(key: string): number | undefined; set(key: string, threads: number): void };
   log: Logger;
@@ -274,7 +274,8 @@ export class Engine extends MemoryBudget {
     const own = loadOptionsFor(this.options, info.id);
     try {
       if (incompatible) throw new Error(incompatible);
-      const draft = own.draft ? await chooseDraft(info.path, own.draft, this.options.modelPath ?? (() => Promise.resolve(undefined))) : undefined;
+      const choose = this.options.chooseDraft ?? (() => Promise.resolve({ off: 'drafts are not available here' }));
+      const draft = own.draft ? await choose(info.path, own.draft) : undefined;
       if (draft && 'off' in draft) this.options.log.warn({ model: info.id, draft: own.draft, reason: draft.off }, 'the model loads without its draft');
       return {
         model: await ServerModel.start({

@@ -7,6 +7,8 @@ export interface ModelLoadOptions {
   parallel: number | 'auto';
   /** Layers offloaded to the GPU: 'auto' fits what the GPU memory holds (node-llama-cpp's default); 0 keeps the model on the CPU. */
   gpuLayers: number | 'auto';
+  /** A draft model for speculative decoding (a local model id; llama-server engine only). */
+  draft?: string;
 }
 
 /** Model id -> the load options it sets itself. */
@@ -29,5 +31,6 @@ export function loadOptionsFor(
     threads: threadsWithin(own.threads ?? defaults.threads, cores),
     parallel: own.parallel ?? defaults.parallel,
     gpuLayers: own.gpuLayers ?? 'auto',
+    ...(own.draft && own.draft !== 'none' ? { draft: own.draft } : {}),
   };
 }

@@ -27,6 +27,8 @@ export interface LoadedStatus {
   process?: { pid: number; restarts: number };
   /** Prompt tokens the server evaluated and reused from its caches since the model was loaded (server engine). */
   promptTokens?: { evaluated: number; reused: number };
+  /** Server engine, a draft model configured: the draft and its proposed and accepted tokens since the load, or why it is off. */
+  draft?: { model: string; tokens: number; accepted: number } | { off: string };
   /** The multimodal projector loaded beside the model (server engine). */
   projector?: string;
 }

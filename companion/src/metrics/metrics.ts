@@ -230,6 +230,21 @@ export class Metrics implements GenerationObserver, ProviderObserver {
         for (const [model, tokens] of providerTokens) this.inc({ model }, tokens);
       },
     });
+    for (const [name, help, field] of [
+      ['hearth_draft_tokens_total', 'Speculative decoding: tokens the draft model proposed for a loaded local model since it was loaded.', 'tokens'],
+      ['hearth_draft_accepted_tokens_total', 'Speculative decoding: proposed tokens the model accepted, since it was loaded.', 'accepted'],
+    ] as const)
+      new Counter({
+        name,
+        help,
+        labelNames: ['model'],
+        registers,
+        collect() {
+          this.reset();
+          for (const model of sources.engine().status())
+            if (model.draft && 'model' in model.draft) this.inc({ model: models.label(model.id, 'local') }, model.draft[field]);
+        },
+      });
     const loaded = this.loaded;
     new Counter({
       name: 'hearth_model_unloads_total',

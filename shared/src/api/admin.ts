@@ -39,6 +39,8 @@ export interface LoadedModelStatus {
   prompt_tokens?: { evaluated: number; reused: number };
   /** Server engine: the multimodal projector (mmproj file) loaded beside the model, so it takes images or audio. */
   projector?: string;
+  /** Server engine, a draft model configured: the draft and the tokens it proposed and the model accepted since the load, or why the model loaded without it. */
+  draft?: { model: string; tokens: number; accepted: number } | { off: string };
 }
 
 /**

@@ -71,6 +71,8 @@ export interface ModelOverride {
   parallel?: number | 'auto';
   /** Its multimodal projector (mmproj .gguf) by absolute path, or `none`; by default one found beside the model file. */
   projector?: string;
+  /** A draft model for speculative decoding (a local model id with the same vocabulary, smaller), or `none`; llama-server engine only. */
+  draft?: string;
 }
 
 /** One server of a provider pool; every endpoint of a provider serves the same model ids. */

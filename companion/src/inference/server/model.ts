@@ -414,7 +414,8 @@ export class ServerModel implements LoadedModel {
     const found = this.store.match(prompt);
     if (!found) return undefined;
     const live = Math.max(0, ...[...this.slots.values()].map((held) => commonPrefix(held.tokens, prompt)));
-    if (found.shared <= live) return undefined;
+    // Worth a read from disk only when it spares more than a few tokens over what a slot holds.
+    if (found.shared < live + MIN_SAVED_TOKENS) return undefined;
     try {
       const states = await this.client.json<{ id: number; is_processing: boolean }[]>('GET', '/slots');
       const idle = states.filter((state) => !state.is_processing && !this.claimed.has(state.id));

@@ -22,7 +22,17 @@ export async function generateRawOnServer(
     stream: true,
     ...samplingFields(resolveSampling(request.sampling)),
     stop: request.stop,
-    response_fields: ['content', 'stop', 'stop_type', 'stopping_word', 'tokens_predicted', 'timings/prompt_n', 'timings/cache_n'],
+    response_fields: [
+      'content',
+      'stop',
+      'stop_type',
+      'stopping_word',
+      'tokens_predicted',
+      'timings/prompt_n',
+      'timings/cache_n',
+      'timings/draft_n',
+      'timings/draft_n_accepted',
+    ],
   };
   const output = { text: '', tokens: 0, stop: 'none' as CompletionEvent['stop_type'], word: '', cached: 0 };
   try {
@@ -36,7 +46,12 @@ export async function generateRawOnServer(
         output.stop = event.stop_type;
         output.word = event.stopping_word ?? '';
         output.cached = event['timings/cache_n'] ?? 0;
-        counters?.({ evaluated: event['timings/prompt_n'] ?? 0, reused: event['timings/cache_n'] ?? 0 });
+        counters?.({
+          evaluated: event['timings/prompt_n'] ?? 0,
+          reused: event['timings/cache_n'] ?? 0,
+          drafted: event['timings/draft_n'] ?? 0,
+          accepted: event['timings/draft_n_accepted'] ?? 0,
+        });
       }
     }
   } catch (error) {

@@ -30,6 +30,7 @@ export const statusRoutes: RoutePlugin<AdminContext, 'version' | 'paths' | 'mode
         ...(model.process ? { process: model.process } : {}),
         ...(model.promptTokens ? { prompt_tokens: model.promptTokens } : {}),
         ...(model.projector ? { projector: model.projector } : {}),
+        ...(model.draft ? { draft: model.draft } : {}),
       })),
       providers: providers().status(),
       memory_budget_bytes: engine.memoryBudgetBytes,
