@@ -7,6 +7,7 @@
 import { listAgents } from '$lib/api/agents';
 import { createKey, listKeys, revokeKey } from '$lib/api/keys';
 import { DEFAULT_KEY_SCOPES, type AccessKeyRecord, type CreatedKey, type RouteScope } from '#shared/api/access.js';
+import { attempt } from './attempt';
 import { adminProblem } from './problems';
 import { server } from './server.svelte';
 
@@ -102,17 +103,16 @@ export class AccessKeysStore {
   async #create(body: Parameters<typeof createKey>[0], show = true): Promise<CreatedKey | null> {
     this.creating = true;
     this.error = null;
-    try {
-      const created = await createKey(body);
-      if (show) this.created = created;
-      await this.refresh();
-      return created;
-    } catch (error) {
-      this.error = describe(error);
-      return null;
-    } finally {
-      this.creating = false;
-    }
+    return attempt(
+      async () => {
+        const created = await createKey(body);
+        if (show) this.created = created;
+        await this.refresh();
+        return created;
+      },
+      (error) => ((this.error = describe(error)), null),
+      () => (this.creating = false),
+    );
   }
 
   dismissCreated(): void {

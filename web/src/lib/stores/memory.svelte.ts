@@ -15,6 +15,7 @@ import type {
   MemorySearchItem,
   MemoryTranscriptTurn,
 } from '#shared/api/memory.js';
+import { attempt } from './attempt';
 import { describe } from './problems';
 
 export type MemoryTab = 'facts' | 'identity' | 'episodes' | 'transcript';
@@ -190,19 +191,18 @@ export class MemoryStore {
   async chooseModel(kind: 'model' | 'embedding_model', id: string): Promise<boolean> {
     this.savingModel = true;
     this.modelError = null;
-    try {
-      const result = await api.setMemoryModel(kind, id);
-      await this.refreshModels();
-      if (kind === 'model') this.needsModel = false;
-      const restart = result.restart_required.some((path) => path.startsWith('memory.'));
-      this.notice = `${id} is now the ${kind === 'model' ? 'memory model: Remember now reads what waits' : 'embedding model: recall also finds related words'}.${restart ? ' Restart the companion for it to take effect.' : ''}`;
-      return true;
-    } catch (error) {
-      this.modelError = describe(error);
-      return false;
-    } finally {
-      this.savingModel = false;
-    }
+    return attempt(
+      async () => {
+        const result = await api.setMemoryModel(kind, id);
+        await this.refreshModels();
+        if (kind === 'model') this.needsModel = false;
+        const restart = result.restart_required.some((path) => path.startsWith('memory.'));
+        this.notice = `${id} is now the ${kind === 'model' ? 'memory model: Remember now reads what waits' : 'embedding model: recall also finds related words'}.${restart ? ' Restart the companion for it to take effect.' : ''}`;
+        return true;
+      },
+      (error) => ((this.modelError = describe(error)), false),
+      () => (this.savingModel = false),
+    );
   }
 
   #replace(fact: MemoryFact): void {
@@ -223,15 +223,11 @@ export class MemoryStore {
   async #try(work: () => Promise<void>): Promise<boolean> {
     this.busy = true;
     this.error = null;
-    try {
-      await work();
-      return true;
-    } catch (error) {
-      this.error = describe(error);
-      return false;
-    } finally {
-      this.busy = false;
-    }
+    return attempt(
+      async () => (await work(), true),
+      (error) => ((this.error = describe(error)), false),
+      () => (this.busy = false),
+    );
   }
 }
 

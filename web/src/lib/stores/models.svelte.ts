@@ -4,6 +4,7 @@ import { saveGguf } from '$lib/engines/gguf-files';
 import { ENGINE_KINDS, engineHost, type EngineHost } from '$lib/engines/host';
 import { WLLAMA_CONTEXT, type BrowserModel, type EngineKind, type EngineStatus, type LoadProgress } from '$lib/engines/types';
 import type { Capability, ModelRecord } from '#shared/api/openai.js';
+import { attempt } from './attempt';
 import { describe } from './problems';
 
 export interface ModelOption {
@@ -257,24 +258,24 @@ export class ModelsStore {
 
   /** Loads an in-browser model (web-llm downloads it first); errors are kept for the page. */
   async prepare(ref: ModelRef): Promise<boolean> {
-    if (ref.runtime === 'companion') return true;
+    const { runtime } = ref;
+    if (runtime === 'companion') return true;
     const key = modelKey(ref);
     this.prepareError = null;
     this.preparing = { key, progress: { fraction: null, text: `Starting ${ref.id}` } };
-    try {
-      await this.host()
-        .engine(ref.runtime)
-        .load(ref.id, (progress) => {
-          if (this.preparing?.key === key) this.preparing.progress = progress;
-        });
-      await this.refreshBrowser();
-      return true;
-    } catch (error) {
-      this.prepareError = describe(error);
-      return false;
-    } finally {
-      this.preparing = null;
-    }
+    return attempt(
+      async () => {
+        await this.host()
+          .engine(runtime)
+          .load(ref.id, (progress) => {
+            if (this.preparing?.key === key) this.preparing.progress = progress;
+          });
+        await this.refreshBrowser();
+        return true;
+      },
+      (error) => ((this.prepareError = describe(error)), false),
+      () => (this.preparing = null),
+    );
   }
 }
 
