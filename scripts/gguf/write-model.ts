@@ -1,4 +1,4 @@
-import { alignment, checkSeed, createRandom, fillUniform, layoutFile, matrix, ones, writeLayout, type Layout, type Metadata, type Tensor } from './writer.js';
+import { alignment, createRandom, fillUniform, layoutFile, matrix, ones, writePlanned, type Layout, type Metadata, type Tensor } from './writer.js';
 
 export type ModelSize = 'tiny' | 'small';
 
@@ -285,12 +285,8 @@ export function tinyModelBytes(options: TinyModelOptions = {}): number {
   return layout(options).bytes;
 }
 
-export async function writeTinyModel(outPath: string, options: TinyModelOptions = {}): Promise<{ path: string; bytes: number }> {
-  const seed = options.seed ?? defaultSeed;
-  checkSeed(seed);
-  const plan = layout(options);
-  await writeLayout(outPath, plan, seed);
-  return { path: outPath, bytes: plan.bytes };
+export function writeTinyModel(outPath: string, options: TinyModelOptions = {}): Promise<{ path: string; bytes: number }> {
+  return writePlanned(outPath, options, layout, defaultSeed);
 }
 
 /** The embedding size (`llama.embedding_length`) of a test model of this size. */

@@ -6,7 +6,7 @@
  * `patchSize` squares, so every image costs `(imageSize / patchSize)²` tokens of the text model's
  * context. Its answers mean nothing; it exists so tests can send images through a real engine.
  */
-import { checkSeed, alignment, fillUniform, layoutFile, matrix, ones, writeLayout, zeros, type Layout, type Metadata, type Tensor } from './writer.js';
+import { alignment, fillUniform, layoutFile, matrix, ones, writePlanned, zeros, type Layout, type Metadata, type Tensor } from './writer.js';
 import { defaultSeed, modelEmbedding, type ModelSize } from './write-model.js';
 
 export interface TinyProjectorOptions {
@@ -102,10 +102,6 @@ export function tinyProjectorBytes(options: TinyProjectorOptions = {}): number {
   return layout(options).bytes;
 }
 
-export async function writeTinyProjector(outPath: string, options: TinyProjectorOptions = {}): Promise<{ path: string; bytes: number }> {
-  const seed = options.seed ?? defaultSeed;
-  checkSeed(seed);
-  const plan = layout(options);
-  await writeLayout(outPath, plan, seed);
-  return { path: outPath, bytes: plan.bytes };
+export function writeTinyProjector(outPath: string, options: TinyProjectorOptions = {}): Promise<{ path: string; bytes: number }> {
+  return writePlanned(outPath, options, layout, defaultSeed);
 }

@@ -160,3 +160,20 @@ export async function writeLayout(outPath: string, plan: Layout, seed: number): 
   checkSeed(seed);
   await pipeline(fileChunks(plan, createRandom(seed)), createWriteStream(outPath));
 }
+
+/**
+ * Plans a file from the options and writes it, its tensors filled from `options.seed` (or
+ * `defaultSeed`); a bad seed is refused before anything is planned. Answers the path and size.
+ */
+export async function writePlanned<Options extends { seed?: number }>(
+  outPath: string,
+  options: Options,
+  plan: (options: Options) => Layout,
+  defaultSeed: number,
+): Promise<{ path: string; bytes: number }> {
+  const seed = options.seed ?? defaultSeed;
+  checkSeed(seed);
+  const layout = plan(options);
+  await writeLayout(outPath, layout, seed);
+  return { path: outPath, bytes: layout.bytes };
+}
