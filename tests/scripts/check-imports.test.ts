@@ -24,6 +24,13 @@ function check(root?: string): { status: number | null; output: string } {
   return { status: result.status, output: result.stdout + result.stderr };
 }
 
+/** The check's output on a repository of these files, after asserting that it refuses them. */
+function refused(sources: Record<string, string>): string {
+  const { status, output } = check(repository(sources));
+  expect(status).toBe(1);
+  return output;
+}
+
 afterEach(() => {
   for (const root of made.splice(0)) rmSync(root, { recursive: true, force: true });
 });
@@ -46,13 +53,11 @@ describe('npm run lint: the import check', () => {
   });
 
   it('fails on two folders that import each other, though no two files do', () => {
-    const root = repository({
+    const output = refused({
       'tools/catalog.ts': "import { definition } from '../agents/definitions.js';\nexport const catalog = [definition];\n",
       'agents/definitions.ts': "export const definition = 'helper';\n",
       'agents/run.ts': "import { catalog } from '../tools/catalog.js';\nexport const run = catalog;\n",
     });
-    const { status, output } = check(root);
-    expect(status).toBe(1);
     expect(output).toContain('folder circle: ');
     expect(output).toContain('companion/src/tools/catalog.ts -> companion/src/agents/definitions.ts');
     expect(output).toContain('companion/src/agents/run.ts -> companion/src/tools/catalog.ts');
@@ -60,20 +65,21 @@ describe('npm run lint: the import check', () => {
   });
 
   it('fails on a circle through three folders, and on a root file in one', () => {
-    const three = repository({
-      'agents/a.ts': "export { b } from '../mcp/b.js';\n",
-      'mcp/b.ts': "export { c as b } from '../memory/c.js';\n",
-      'memory/c.ts': "import type { A } from '../agents/types.js';\nexport const c = 1 as unknown as A;\n",
-      'agents/types.ts': 'export type A = number;\n',
-    });
-    expect(check(three)).toMatchObject({ status: 1, output: expect.stringContaining('folder circle: ') });
-    const rooted = repository({
-      'services.ts': "export { run } from './agents/run.js';\n",
-      'agents/run.ts': 'export const run = 1;\n',
-      'agents/other.ts': "import type { run } from '../services.js';\nexport type Other = typeof run;\n",
-    });
-    expect(check(rooted).output).toContain('folder circle: ');
-    expect(check(rooted).status).toBe(1);
+    expect(
+      refused({
+        'agents/a.ts': "export { b } from '../mcp/b.js';\n",
+        'mcp/b.ts': "export { c as b } from '../memory/c.js';\n",
+        'memory/c.ts': "import type { A } from '../agents/types.js';\nexport const c = 1 as unknown as A;\n",
+        'agents/types.ts': 'export type A = number;\n',
+      }),
+    ).toContain('folder circle: ');
+    expect(
+      refused({
+        'services.ts': "export { run } from './agents/run.js';\n",
+        'agents/run.ts': 'export const run = 1;\n',
+        'agents/other.ts': "import type { run } from '../services.js';\nexport type Other = typeof run;\n",
+      }),
+    ).toContain('folder circle: ');
   });
 
   it('passes the two engines standing on the shared contract in inference/', () => {
@@ -88,28 +94,25 @@ describe('npm run lint: the import check', () => {
 
   it('fails on one engine importing the other, either way, though no circle forms', () => {
     // The mistake it keeps out: server/model.ts took bytesPerSequence from the in-process engine's file.
-    const server = repository({
+    const output = refused({
       'inference/in-process/model.ts': 'export const bytesPerSequence = 1;\n',
       'inference/server/model.ts': "import { bytesPerSequence } from '../in-process/model.js';\nexport const start = bytesPerSequence;\n",
     });
-    const { status, output } = check(server);
-    expect(status).toBe(1);
     expect(output).toContain('engine import: companion/src/inference/server/model.ts -> companion/src/inference/in-process/model.ts');
     expect(output).not.toContain('circle');
-    const inProcess = repository({
-      'inference/server/tool-syntax.ts': 'export const plainText = 1;\n',
-      'inference/in-process/generate.ts': "import type { plainText } from '../server/tool-syntax.js';\nexport type Text = typeof plainText;\n",
-    });
-    expect(check(inProcess)).toMatchObject({ status: 1, output: expect.stringContaining('engine import: companion/src/inference/in-process/generate.ts') });
+    expect(
+      refused({
+        'inference/server/tool-syntax.ts': 'export const plainText = 1;\n',
+        'inference/in-process/generate.ts': "import type { plainText } from '../server/tool-syntax.js';\nexport type Text = typeof plainText;\n",
+      }),
+    ).toContain('engine import: companion/src/inference/in-process/generate.ts');
   });
 
   it('fails on files that import each other', () => {
-    const root = repository({
+    const output = refused({
       'agents/a.ts': "import { b } from './b.js';\nexport const a = b;\n",
       'agents/b.ts': "import { a } from './a.js';\nexport const b = a;\n",
     });
-    const { status, output } = check(root);
-    expect(status).toBe(1);
     expect(output).toContain('import circle: companion/src/agents/');
   });
 });

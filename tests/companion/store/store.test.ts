@@ -227,10 +227,22 @@ async function zombie(): Promise<{ pid: number; parent: ChildProcess }> {
   return { pid, parent };
 }
 
+/** A fresh folder and the path of its lock file. */
+function lockPlace(): { directory: string; file: string } {
+  const directory = folder();
+  return { directory, file: join(directory, 'hearth.lock') };
+}
+
+/** Locks the folder from this process, checks that the lock file now names it, and answers the unlock. */
+function lockHere(directory: string, file: string): () => void {
+  const unlock = lockDataDirectory(directory, file);
+  expect(lockPid(file)).toBe(process.pid);
+  return unlock;
+}
+
 describe('lockDataDirectory', () => {
   it('a second lock on a directory another live process holds throws DataDirectoryBusyError naming its pid', async () => {
-    const directory = folder();
-    const file = join(directory, 'hearth.lock');
+    const { directory, file } = lockPlace();
     const holder = await lockInChild(directory, file);
     expect(lockPid(file)).toBe(holder.pid);
     let caught: unknown;
@@ -249,71 +261,59 @@ describe('lockDataDirectory', () => {
     holder.kill('SIGKILL');
     await new Promise((resolve) => holder.once('exit', resolve));
     // Its holder died without cleaning up: now the lock is stale and taken over.
-    const unlock = lockDataDirectory(directory, file);
-    expect(lockPid(file)).toBe(process.pid);
+    const unlock = lockHere(directory, file);
     unlock();
     expect(existsSync(file)).toBe(false);
   });
 
   it('takes over a stale lock left by a dead process', async () => {
-    const directory = folder();
-    const file = join(directory, 'hearth.lock');
+    const { directory, file } = lockPlace();
     const pid = await deadPid();
     writeFileSync(file, String(pid));
-    const unlock = lockDataDirectory(directory, file);
-    expect(lockPid(file)).toBe(process.pid);
+    const unlock = lockHere(directory, file);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     unlock();
     expect(existsSync(file)).toBe(false);
   });
 
   it('takes over a lock whose holder died a moment ago and is not yet reaped (a zombie, just after SIGKILL)', async () => {
-    const directory = folder();
-    const file = join(directory, 'hearth.lock');
+    const { directory, file } = lockPlace();
     const { pid } = await zombie();
     writeFileSync(file, String(pid));
-    const unlock = lockDataDirectory(directory, file);
-    expect(lockPid(file)).toBe(process.pid);
+    const unlock = lockHere(directory, file);
     unlock();
   });
 
   it("takes over a lock that names this process's own pid when this process did not take it (a container restarted: Hearth is pid 1 again)", () => {
-    const directory = folder();
-    const file = join(directory, 'hearth.lock');
+    const { directory, file } = lockPlace();
     writeFileSync(file, `${process.pid} 1`);
-    const unlock = lockDataDirectory(directory, file);
-    expect(lockPid(file)).toBe(process.pid);
+    const unlock = lockHere(directory, file);
     // Taken by this process now: a second lock from here is refused.
     expect(() => lockDataDirectory(directory, file)).toThrow(DataDirectoryBusyError);
     unlock();
   });
 
   it('takes over a lock whose pid now belongs to another process (the start time differs)', async () => {
-    const directory = folder();
-    const file = join(directory, 'hearth.lock');
+    const { directory, file } = lockPlace();
     const holder = await lockInChild(directory, file);
     const [pid, start] = readFileSync(file, 'utf8').split(' ');
     expect(Number(pid)).toBe(holder.pid);
     expect(start).toMatch(/^\d+$/);
     // The same pid with another start time: the process that wrote the lock is gone.
     writeFileSync(file, `${pid} ${Number(start) - 1}`);
-    const unlock = lockDataDirectory(directory, file);
-    expect(lockPid(file)).toBe(process.pid);
+    const unlock = lockHere(directory, file);
     unlock();
   });
 
   it('takes over a lock file with garbage in it', () => {
-    const directory = folder();
-    const file = join(directory, 'hearth.lock');
+    const { directory, file } = lockPlace();
     writeFileSync(file, 'not a pid');
-    const unlock = lockDataDirectory(directory, file);
-    expect(lockPid(file)).toBe(process.pid);
+    const unlock = lockHere(directory, file);
     unlock();
   });
 
   it('lock then unlock then lock again works', () => {
-    const directory = folder();
-    const file = join(directory, 'hearth.lock');
+    const { directory, file } = lockPlace();
     lockDataDirectory(directory, file)();
     expect(existsSync(file)).toBe(false);
     const unlock = lockDataDirectory(directory, file);
