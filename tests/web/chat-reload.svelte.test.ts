@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { chunk, emptyHistory, readyChat } from './chat-store.js';
+import { chunk, emptyHistory, endless, readyChat } from './chat-store.js';
 import { stubFetch } from '../helpers/fetch-stub.js';
 
 /*
@@ -9,7 +9,6 @@ import { stubFetch } from '../helpers/fetch-stub.js';
  */
 
 const { listConversations } = await import('$lib/storage/conversations');
-const encoder = new TextEncoder();
 
 /** Streams one delta, then nothing until cancelled (a reply cut off by the reload); later requests answer at once. */
 function companion() {
@@ -18,15 +17,7 @@ function companion() {
     if (path === '/health') return Response.json({ status: 'ok', version: '1' });
     if (path !== '/v1/chat/completions') throw new TypeError(`unexpected ${path}`);
     if (++requests > 1) return new Response(chunk('A whole reply') + 'data: [DONE]\n\n');
-    const signal = init.signal;
-    return new Response(
-      new ReadableStream<Uint8Array>({
-        start(controller) {
-          controller.enqueue(encoder.encode(chunk('What had arrived')));
-          signal?.addEventListener('abort', () => controller.error(signal.reason));
-        },
-      }),
-    );
+    return endless('What had arrived', init.signal);
   });
 }
 

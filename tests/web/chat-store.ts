@@ -8,6 +8,19 @@ const event = (fields: object) => `data: ${JSON.stringify({ id: 'c', object: 'ch
 export const chunk = (content: string) => event({ choices: [{ index: 0, delta: { content }, finish_reason: null }] });
 
 /** A streamed chat completion's event carrying a piece of the thought (`reasoning_content`, or `reasoning` as some providers name it). */
+/** A reply stream that sends one delta of `text`, then nothing until `signal` cancels it. */
+export function endless(text: string, signal: AbortSignal | null | undefined): Response {
+  const encoder = new TextEncoder();
+  return new Response(
+    new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(encoder.encode(chunk(text)));
+        signal?.addEventListener('abort', () => controller.error(signal.reason));
+      },
+    }),
+  );
+}
+
 export const thoughtChunk = (text: string, field: 'reasoning_content' | 'reasoning' = 'reasoning_content') =>
   event({ choices: [{ index: 0, delta: { [field]: text }, finish_reason: null }] });
 

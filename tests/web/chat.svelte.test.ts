@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BrowserEngine, EngineChatRequest } from '$lib/engines/types';
-import { chunk, emptyHistory, readyChat, usage } from './chat-store.js';
+import { chunk, emptyHistory, endless, readyChat, usage } from './chat-store.js';
 import { stubFetch } from '../helpers/fetch-stub.js';
 
 // The in-browser engine, as the worker would answer: a fixed reply in three deltas.
@@ -29,8 +29,6 @@ const { ChatStore } = await import('$lib/stores/chat.svelte');
 const { listConversations } = await import('$lib/storage/conversations');
 const { server } = await import('$lib/stores/server.svelte');
 
-const encoder = new TextEncoder();
-
 interface Route {
   chat?: (body: Record<string, unknown>, signal: AbortSignal | undefined) => Response | Promise<Response>;
   health?: () => Response | Promise<Response>;
@@ -48,18 +46,6 @@ function companion(route: Route) {
     throw new TypeError(`unexpected ${path}`);
   });
   return bodies;
-}
-
-/** A stream that sends one delta and then waits until it is cancelled. */
-function endless(signal: AbortSignal | undefined): Response {
-  return new Response(
-    new ReadableStream<Uint8Array>({
-      start(controller) {
-        controller.enqueue(encoder.encode(chunk('partial')));
-        signal?.addEventListener('abort', () => controller.error(signal.reason));
-      },
-    }),
-  );
 }
 
 beforeEach(async () => {
@@ -110,7 +96,7 @@ describe('sending', () => {
   });
 
   it('stops a reply and keeps the text so far', async () => {
-    companion({ chat: (_body, signal) => endless(signal) });
+    companion({ chat: (_body, signal) => endless('partial', signal) });
     const chat = await readyChat();
     const sending = chat.send('Tell me everything');
     await vi.waitFor(() => expect(chat.active?.messages[1]?.content).toBe('partial'));
