@@ -1,0 +1,87 @@
+/**
+ * `npm run bench:draft`: speculative decoding on the llama-server engine at one stream. A generated
+ * pair: the draft is the `small` network with 2 blocks, the target the same with 6 more blocks
+ * whose output projections are zero, so the target writes exactly what the draft proposes at four
+ * times its cost. Tokens/s of the target alone and with its draft, 128 tokens at temperature 0,
+ * the CPU, all cores. HEARTH_BENCH_RUNS (default 3) repeats each case; medians are printed.
+ */
+import { mkdtempSync, statSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Engine, type EngineOptions } from '../companion/src/inference/engine.js';
+import { ServerBuild } from '../companion/src/inference/server/build-service.js';
+import type { GenerationRequest, ModelFile } from '../companion/src/inference/types.js';
+import { silentLogger } from '../companion/src/logger.js';
+import { chooseDraft } from '../companion/src/models/draft-vocabulary.js';
+import { writeTinyModel } from '../scripts/gguf/write-model.js';
+import { median } from './streams.js';
+
+const RUNS = Number(process.env.HEARTH_BENCH_RUNS ?? 3);
+const TOKENS = 128;
+const print = (line: string) => process.stdout.write(`${line}\n`);
+
+const root = mkdtempSync(join(tmpdir(), 'hearth-bench-draft-'));
+const files = { draft: join(root, 'draft.gguf'), target: join(root, 'target.gguf') };
+await writeTinyModel(files.draft, { size: 'small', blocks: 2 });
+await writeTinyModel(files.target, { size: 'small', blocks: 2, zeroExtraBlocks: 6 });
+const model: ModelFile = { id: 'target', path: files.target, sizeBytes: statSync(files.target).size, capabilities: ['chat'] };
+const build = new ServerBuild();
+
+function options(draft: boolean): EngineOptions {
+  return {
+    engine: 'server',
+    build,
+    runDir: mkdtempSync(join(root, 'run-')),
+    gpu: 'cpu',
+    threads: Number(process.env.HEARTH_BENCH_THREADS ?? availableParallelism()),
+    contextSize: 1024,
+    parallel: 1,
+    queueLimit: 8,
+    idleUnloadSeconds: 0,
+    memoryBudgetBytes: 2 ** 31,
+    log: silentLogger,
+    ...(draft ? { overrides: { target: { draft: 'draft' } } } : {}),
+    chooseDraft: (modelPath, id) => chooseDraft(modelPath, id, (name) => Promise.resolve(name === 'draft' ? files.draft : undefined)),
+  };
+}
+
+const request = (): GenerationRequest => ({
+  model: 'target',
+  history: [{ role: 'user', text: 'Tell me about the water in the house' }],
+  maxTokens: TOKENS,
+  sampling: { seed: 1, temperature: 0 },
+  stop: [],
+  tools: [],
+  toolMode: { type: 'none' },
+  output: { type: 'text' },
+  signal: new AbortController().signal,
+});
+
+async function measure(draft: boolean): Promise<{ tokensPerSecond: number; text: string; acceptance?: number }> {
+  const engine = new Engine(options(draft));
+  try {
+    await engine.run(model, { ...request(), maxTokens: 1 });
+    const rates: number[] = [];
+    let text = '';
+    for (let run = 0; run < RUNS; run++) {
+      const started = performance.now();
+      const result = await engine.run(model, request());
+      rates.push(result.completionTokens / ((performance.now() - started) / 1000));
+      text = result.text;
+    }
+    const status = engine.status()[0]?.draft;
+    const acceptance = status && 'model' in status && status.tokens > 0 ? status.accepted / status.tokens : undefined;
+    return { tokensPerSecond: median(rates), text, ...(acceptance !== undefined ? { acceptance } : {}) };
+  } finally {
+    await engine.close();
+  }
+}
+
+print(`speculative decoding, generated small pair (draft 2 blocks, target 8), ${TOKENS} tokens, 1 stream; load ${loadavg()[0]!.toFixed(2)}`);
+const plain = await measure(false);
+const drafted = await measure(true);
+print(`| case | tokens/s | acceptance |`);
+print(`|---|---|---|`);
+print(`| target alone | ${plain.tokensPerSecond.toFixed(1)} | |`);
+print(`| target + draft | ${drafted.tokensPerSecond.toFixed(1)} | ${((drafted.acceptance ?? 0) * 100).toFixed(0)}% |`);
+print(`speed-up ${(drafted.tokensPerSecond / plain.tokensPerSecond).toFixed(2)}x; same text: ${plain.text === drafted.text}; load ${loadavg()[0]!.toFixed(2)}`);
