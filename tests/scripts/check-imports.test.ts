@@ -42,14 +42,28 @@ describe('npm run lint: the import check', () => {
     expect(status).toBe(0);
   });
 
-  it('passes folders that import one way', () => {
-    const root = repository({
-      'tools/catalog.ts': "import { name } from './names.js';\nexport const catalog = [name];\n",
-      'tools/names.ts': "export const name = 'shell';\n",
-      'agents/run.ts': "import { catalog } from '../tools/catalog.js';\nexport const run = catalog;\n",
-      'mcp/bridge.ts': "import { catalog } from '../tools/catalog.js';\nexport const bridge = catalog;\n",
-    });
-    expect(check(root).status).toBe(0);
+  it.each([
+    [
+      'folders that import one way',
+      {
+        'tools/catalog.ts': "import { name } from './names.js';\nexport const catalog = [name];\n",
+        'tools/names.ts': "export const name = 'shell';\n",
+        'agents/run.ts': "import { catalog } from '../tools/catalog.js';\nexport const run = catalog;\n",
+        'mcp/bridge.ts': "import { catalog } from '../tools/catalog.js';\nexport const bridge = catalog;\n",
+      },
+    ],
+    [
+      'the two engines standing on the shared contract in inference/',
+      {
+        'inference/parallel.ts': 'export const bytesPerSequence = 1;\n',
+        'inference/engine.ts':
+          "import { run } from './in-process/model.js';\nimport { start } from './server/model.js';\nexport const engine = [run, start];\n",
+        'inference/in-process/model.ts': "import { bytesPerSequence } from '../parallel.js';\nexport const run = bytesPerSequence;\n",
+        'inference/server/model.ts': "import { bytesPerSequence } from '../parallel.js';\nexport const start = bytesPerSequence;\n",
+      },
+    ],
+  ])('passes %s', (_case, sources: Record<string, string>) => {
+    expect(check(repository(sources)).status).toBe(0);
   });
 
   it('fails on two folders that import each other, though no two files do', () => {
@@ -80,16 +94,6 @@ describe('npm run lint: the import check', () => {
         'agents/other.ts': "import type { run } from '../services.js';\nexport type Other = typeof run;\n",
       }),
     ).toContain('folder circle: ');
-  });
-
-  it('passes the two engines standing on the shared contract in inference/', () => {
-    const root = repository({
-      'inference/parallel.ts': 'export const bytesPerSequence = 1;\n',
-      'inference/engine.ts': "import { run } from './in-process/model.js';\nimport { start } from './server/model.js';\nexport const engine = [run, start];\n",
-      'inference/in-process/model.ts': "import { bytesPerSequence } from '../parallel.js';\nexport const run = bytesPerSequence;\n",
-      'inference/server/model.ts': "import { bytesPerSequence } from '../parallel.js';\nexport const start = bytesPerSequence;\n",
-    });
-    expect(check(root).status).toBe(0);
   });
 
   it('fails on one engine importing the other, either way, though no circle forms', () => {
