@@ -9,10 +9,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../../companion/src/inference/engine.js';
 import type { ModelFile } from '../../../companion/src/inference/types.js';
+import { Metrics } from '../../../companion/src/metrics/metrics.js';
 import { chooseDraft, draftIncompatibility } from '../../../companion/src/models/draft-vocabulary.js';
 import { writeTinyModel } from '../../../scripts/gguf/write-model.js';
 import { serverEngineOptions } from '../../helpers/engine.js';
 import { generationRequest } from '../../helpers/models.js';
+import { parsePrometheus, sampleValue } from '../../helpers/prometheus.js';
 import { tempFolder } from '../../helpers/temp.js';
 
 const files: Record<string, string> = {};
@@ -79,5 +81,15 @@ describe('a draft model', () => {
     expect(draft.tokens).toBeGreaterThan(0);
     // The draft is the target's own network: every proposal it makes is what the target writes.
     expect(draft.accepted).toBe(draft.tokens);
+    const metrics = new Metrics({
+      engine: () => subject,
+      pools: () => [],
+      stored: () => ({ agentRuns: {}, imageJobs: {}, mediaJobs: {} }),
+      localModels: () => ['target'],
+      providerModel: () => undefined,
+    });
+    const scraped = parsePrometheus(await metrics.render());
+    expect(sampleValue(scraped, 'hearth_draft_tokens_total', { model: 'target' })).toBe(draft.tokens);
+    expect(sampleValue(scraped, 'hearth_draft_accepted_tokens_total', { model: 'target' })).toBe(draft.accepted);
   });
 });
