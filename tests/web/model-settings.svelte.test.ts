@@ -9,7 +9,7 @@ afterEach(() => {
   vi.unstubAllGlobals();
 });
 
-const defaults: LoadSettings = { context_size: 4096, gpu_layers: 'auto', threads: 'auto', parallel: 'auto', projector: 'auto' };
+const defaults: LoadSettings = { context_size: 4096, gpu_layers: 'auto', threads: 'auto', parallel: 'auto', projector: 'auto', draft: 'none' };
 const MB = 1_000_000;
 
 function estimateFor(settings: LoadSettings, extra: Partial<ModelEstimate> = {}): ModelEstimate {
@@ -41,11 +41,11 @@ function estimateFor(settings: LoadSettings, extra: Partial<ModelEstimate> = {})
 
 describe('the load settings form', () => {
   it('shows saved settings as choices and numbers, and turns them back into settings', () => {
-    const saved: LoadSettings = { context_size: 1024, gpu_layers: 0, threads: 2, parallel: 'auto', projector: 'auto' };
+    const saved: LoadSettings = { context_size: 1024, gpu_layers: 0, threads: 2, parallel: 'auto', projector: 'auto', draft: 'none' };
     const form = formFrom(saved);
     expect(form).toEqual({ contextSize: 1024, gpu: 'off', gpuLayers: null, threads: 'fixed', threadCount: 2, parallel: 'auto', parallelCount: null });
-    // The projector is set in config.yaml, not in this form.
-    const { projector: _projector, ...formSettings } = saved;
+    // The projector and the draft are set in config.yaml, not in this form.
+    const { projector: _projector, draft: _draft, ...formSettings } = saved;
     expect(settingsOf(form)).toEqual(formSettings);
     expect(formFrom({ ...defaults, gpu_layers: 12 })).toMatchObject({ gpu: 'layers', gpuLayers: 12 });
     expect(differs(form, saved)).toBe(false);
