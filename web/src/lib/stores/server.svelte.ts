@@ -4,6 +4,7 @@ import { ACCESS_KEY_STORAGE, forgetAccessKey, keyFormatProblem, keyPrefix, readA
 import type { ServerStatus } from '#shared/api/admin.js';
 import { session } from './session.svelte';
 import { describe } from './problems';
+import { listen } from './listen';
 
 /** How the page sees the companion: reachable, gone, or asking for a (better) access key. */
 export type ConnectionStatus = 'checking' | 'connected' | 'unreachable' | 'auth';
@@ -146,14 +147,10 @@ export class ServerStore {
       this.keyPrefix = savedPrefix();
       recheck();
     };
-    window.addEventListener('online', recheck);
-    window.addEventListener('offline', recheck);
-    window.addEventListener('storage', storage);
+    const stop = listen([window, 'online', recheck], [window, 'offline', recheck], [window, 'storage', storage]);
     return () => {
       clearInterval(timer);
-      window.removeEventListener('online', recheck);
-      window.removeEventListener('offline', recheck);
-      window.removeEventListener('storage', storage);
+      stop();
     };
   }
 

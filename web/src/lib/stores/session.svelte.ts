@@ -10,6 +10,7 @@
 import { endEverySession, endSession, redeemSignIn, sessionState } from '$lib/api/session';
 import { forgetAdminProof, readAdminProof, storeAdminProof } from '$lib/storage/admin-proof';
 import type { SessionState } from '#shared/api/admin.js';
+import { listen } from './listen';
 
 const KEY = 'hearth.admin-signed-in';
 /** How commands are spelled on the companion's machine, kept for when the companion cannot be asked. */
@@ -176,12 +177,7 @@ export class SessionStore {
     const visible = () => {
       if (document.visibilityState === 'visible') void this.check();
     };
-    window.addEventListener('storage', changed);
-    document.addEventListener('visibilitychange', visible);
-    return () => {
-      window.removeEventListener('storage', changed);
-      document.removeEventListener('visibilitychange', visible);
-    };
+    return listen([window, 'storage', changed], [document, 'visibilitychange', visible]);
   }
 }
 

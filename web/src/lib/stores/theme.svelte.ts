@@ -3,6 +3,9 @@
  * inline start-up script (app.html) applies the saved choice before the first paint, so a
  * reload never flashes the other theme; this store changes it and follows the system.
  */
+
+import { listen } from './listen';
+
 export type ThemeChoice = 'system' | 'light' | 'dark';
 
 /** Read by app.html's inline script too: keep the two in step. */
@@ -56,12 +59,7 @@ export class ThemeStore {
       this.choice = readChoice();
       this.apply();
     };
-    query.addEventListener('change', systemChanged);
-    window.addEventListener('storage', storage);
-    return () => {
-      query.removeEventListener('change', systemChanged);
-      window.removeEventListener('storage', storage);
-    };
+    return listen([query, 'change', systemChanged], [window, 'storage', storage]);
   }
 }
 
