@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentApprovalList, AgentRun, AgentRunEventList } from '#shared/api/agents.js';
 import { startScriptedProvider, type ScriptedProvider } from '../../fixtures/scripted-provider.js';
+import { agentRecord } from '../../helpers/agent-records.js';
 import { agentDataDir, APPROVED_CALL_EVENTS, parseEvents, waitFor } from '../../helpers/agents.js';
 import { asOwner, testApp } from '../../helpers/app.js';
 
@@ -46,18 +47,10 @@ describe('agent definitions', () => {
     const list = (await app.app.inject({ method: 'GET', url: '/agents' })).json();
     expect(list.data.map((agent: { id: string }) => agent.id)).toEqual(['helper', 'asker', 'bare']);
     const bare = (await app.app.inject({ method: 'GET', url: '/agents/bare' })).json();
-    expect(bare).toMatchObject({
-      id: 'bare',
-      object: 'agent',
-      name: 'Bare',
-      model: null,
-      tool_policy: { read: 'auto', write: 'deny', exec: 'deny', network: 'ask' },
-      tool_overrides: {},
-      tool_choice: 'auto',
-      memory: { enabled: true, budget_tokens: null },
-      workspace: null,
-      max_steps: 30,
-    });
+    // The helper record's defaults, but no model and its own policy.
+    expect(bare).toMatchObject(
+      agentRecord({ id: 'bare', name: 'Bare', model: null, tool_policy: { read: 'auto', write: 'deny', exec: 'deny', network: 'ask' } }),
+    );
     const unknown = await app.app.inject({ method: 'GET', url: '/agents/nobody' });
     expect(unknown.statusCode).toBe(400);
     expect(unknown.json().error.code).toBe('agent_not_found');
