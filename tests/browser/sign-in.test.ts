@@ -70,7 +70,10 @@ describe('signed in without a typed step', () => {
     // The code is on no command line and in no log: only in the private file.
     expect(readFileSync(opened, 'utf8')).not.toContain(code);
     expect(server.stderr()).not.toContain(code);
-    expect(server.stderr()).toContain('Opening Hearth in your browser, signed in. For another browser: npm run hearth -- open prints a sign-in link.');
+    // The command names the data folder: the server runs on one that is not the default.
+    expect(server.stderr()).toContain(
+      `Opening Hearth in your browser, signed in. For another browser: npm run hearth -- open --data-dir ${server.dataDir} prints a sign-in link.`,
+    );
 
     const context = await browser.newContext({ viewport: DESKTOP });
     const page = await context.newPage();
@@ -169,7 +172,7 @@ describe('signed in without a typed step', () => {
         const page = await context.newPage();
         await page.goto(link);
         await page.getByRole('alert').filter({ hasText: 'already used or has expired' }).waitFor();
-        expect(await page.getByLabel('Sign-in command').innerText()).toBe('npm run hearth -- open');
+        expect(await page.getByLabel('Sign-in command').innerText()).toBe(`npm run hearth -- open --data-dir ${server.dataDir}`);
         expect(page.url()).toBe(`${server.url}/sign-in`);
         expect(await page.locator('main').innerText()).not.toMatch(/`|npx /);
         await screenshot(page, `sign-in-refused-${name}-${colorScheme}`);
@@ -216,7 +219,7 @@ describe('signed out', () => {
       const notice = page.getByTestId('sign-in-notice');
       await notice.waitFor();
       await notice.getByRole('button', { name: 'Sign in' }).click();
-      expect(await notice.getByLabel('Sign-in command').innerText()).toBe('npm run hearth -- open');
+      expect(await notice.getByLabel('Sign-in command').innerText()).toBe(`npm run hearth -- open --data-dir ${server.dataDir}`);
     }
     // No admin action is offered that would fail afterwards.
     await page.goto(`${server.url}/server`);

@@ -45,7 +45,7 @@ describe('streamChat', () => {
 
     const result = await streamChat({ model: 'tiny', messages, onDelta: (text) => deltas.push(text) });
 
-    expect(result).toEqual({ text: 'Héllo, wörld 🔥', usage, finishReason: 'stop' });
+    expect(result).toEqual({ text: 'Héllo, wörld 🔥', reasoning: '', usage, finishReason: 'stop' });
     expect(deltas).toEqual(['Héllo', ', wörld 🔥']);
     const [path, init] = fetch.mock.calls[0];
     expect(path).toBe('/v1/chat/completions');
