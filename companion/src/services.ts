@@ -205,6 +205,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     // After the first start the llama-server engine is built in the background (models run in process meanwhile).
     if (engineOf(config()).engine !== 'in-process') build.startInBackground();
     // What the engine reports goes to whoever listens: the metrics and the monitor, built after it.
+    const draftFiles: { find: (id: string) => Promise<string | undefined> } = { find: async () => undefined };
     const engineEvents = new Emitter<{ load: [LoadEvent]; firstToken: [string, number]; generated: [string, number, number] }>();
     const engine = parts.add(
       'engine',
@@ -213,12 +214,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         build,
         runDir,
         threadMemory: threads,
-        // A model's draft is named by its id: the catalog (built after the engine) knows its file.
-        chooseDraft: (modelPath, draftId) =>
-          chooseDraft(modelPath, draftId, async (id: string): Promise<string | undefined> => {
-            const models: { id: string; path: string }[] = await catalog.local();
-            return models.find((model) => model.id === id)?.path;
-          }),
+        // A model's draft is named by its id: the catalog, built after the engine, fills in how its file is found.
+        chooseDraft: (modelPath, draftId) => chooseDraft(modelPath, draftId, (id: string) => draftFiles.find(id)),
         log: options.log,
         onLoad: (event) => engineEvents.emit('load', event),
         observer: {
@@ -242,6 +239,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const catalog = parts.add('catalog', new ModelCatalog(scanOf(config()), engine, providers()), {
       configure: (part, next) => part.configure(scanOf(next), providers()),
     });
+    draftFiles.find = async (id) => (await catalog.local()).find((model) => model.id === id)?.path;
     const metrics = parts.add(
       'metrics',
       new Metrics({
