@@ -149,7 +149,9 @@ describe('offline, with the companion stopped', () => {
   it('keeps the stored model across reloads', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Models' }).click();
     await page.getByRole('listitem', { name: 'tiny' }).waitFor();
-    await expect.poll(() => page.getByTestId('wllama-status').innerText()).toBe('Ready: runs GGUF files on the CPU.');
+    await expect
+      .poll(() => page.getByTestId('wllama-status').innerText())
+      .toBe("Ready: runs GGUF model files on this device's processor (slower, works everywhere).");
     await expect.poll(() => page.locator('#companion-heading ~ .note').innerText()).toContain("The companion's models are not available");
     await screenshot(page, 'offline-models');
   });
