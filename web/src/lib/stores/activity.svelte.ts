@@ -49,10 +49,7 @@ export class ActivityStore {
 
   /** Tells the hooks when the models of a sample differ from the last one's. */
   #compare(sample: ActivitySample): void {
-    const ids = sample.models
-      .map((model) => model.id)
-      .sort()
-      .join('\n');
+    const ids = idList(sample.models.map((model) => model.id));
     if (this.#loadedIds !== null && ids !== this.#loadedIds) this.hooks.modelsChanged();
     this.#loadedIds = ids;
   }
@@ -87,6 +84,9 @@ export class ActivityStore {
         } else {
           delete this.loading[event.load.id];
           if (event.load.state === 'failed') this.failures[event.load.id] = event.load.message;
+          // The list is read again now, so a sample must compare with the model loaded: unloaded before
+          // the next sample, it would otherwise look unchanged and stay shown as loaded.
+          if (event.load.state === 'ready' && this.#loadedIds !== null) this.#loadedIds = idList([...this.#loadedIds.split('\n'), event.load.id]);
           this.hooks.modelsChanged();
         }
         break;
@@ -145,3 +145,8 @@ export const activity = new ActivityStore({
   downloads: (list) => library.setDownloads(list),
   download: (download) => library.update(download),
 });
+
+/** A set of model ids as one comparable text. */
+function idList(ids: string[]): string {
+  return [...new Set(ids.filter(Boolean))].sort().join('\n');
+}
