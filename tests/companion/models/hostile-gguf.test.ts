@@ -28,7 +28,7 @@ describe('a hostile GGUF in the models folder', () => {
         capabilities: [],
         error: 'cannot read GGUF metadata: it says it has 1099511627776 elements in "a"; Hearth reads at most 16777216',
       });
-      expect(listed.get('tiny')).toMatchObject({ capabilities: ['chat', 'tools'] });
+      expect(listed.get('tiny')).toMatchObject({ capabilities: ['chat', 'completion', 'tools'] });
       expect(listed.get('tiny')!.error).toBeUndefined();
       expect((await target.app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
 
