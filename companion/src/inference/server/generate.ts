@@ -53,6 +53,21 @@ export interface CompletionEvent {
   id_slot?: number;
 }
 
+/** What a streamed /completion event carries (`response_fields`), for chat turns and raw prompts alike. */
+export const COMPLETION_FIELDS = [
+  'content',
+  'tokens',
+  'stop',
+  'stop_type',
+  'stopping_word',
+  'tokens_predicted',
+  'timings/prompt_n',
+  'timings/cache_n',
+  'timings/draft_n',
+  'timings/draft_n_accepted',
+  'id_slot',
+];
+
 /**
  * Streams the answer into `request.onText` (and the thought into `request.onReasoning`) and
  * resolves with the result; `counters` hears the prompt's cache use. A thought budget runs the
@@ -108,19 +123,7 @@ export async function generateOnServer(
     stop: stops,
     ...(grammar ? { grammar: grammar.grammar } : {}),
     ...(lazy ? { grammar: lazy.grammar, grammar_lazy: true, grammar_triggers: lazy.triggers, preserved_tokens: lazy.preserved } : {}),
-    response_fields: [
-      'content',
-      'tokens',
-      'stop',
-      'stop_type',
-      'stopping_word',
-      'tokens_predicted',
-      'timings/prompt_n',
-      'timings/cache_n',
-      'timings/draft_n',
-      'timings/draft_n_accepted',
-      'id_slot',
-    ],
+    response_fields: COMPLETION_FIELDS,
   };
   let slot: number | undefined;
   let pinned = false;

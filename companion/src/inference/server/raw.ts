@@ -7,7 +7,7 @@ import type { RawPlan } from '../raw-prompt.js';
 import { resolveSampling } from '../sampling.js';
 import type { GenerationRequest, GenerationResult } from '../types.js';
 import type { ServerClient } from './client.js';
-import { engineFailure, samplingFields, type CompletionEvent, type PromptCounters } from './generate.js';
+import { COMPLETION_FIELDS, engineFailure, samplingFields, type CompletionEvent, type PromptCounters } from './generate.js';
 
 export async function generateRawOnServer(
   client: ServerClient,
@@ -22,17 +22,7 @@ export async function generateRawOnServer(
     stream: true,
     ...samplingFields(resolveSampling(request.sampling)),
     stop: request.stop,
-    response_fields: [
-      'content',
-      'stop',
-      'stop_type',
-      'stopping_word',
-      'tokens_predicted',
-      'timings/prompt_n',
-      'timings/cache_n',
-      'timings/draft_n',
-      'timings/draft_n_accepted',
-    ],
+    response_fields: COMPLETION_FIELDS,
   };
   const output = { text: '', tokens: 0, stop: 'none' as CompletionEvent['stop_type'], word: '', cached: 0 };
   try {
