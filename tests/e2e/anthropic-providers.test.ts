@@ -82,6 +82,18 @@ describe('a provider model through /v1/messages', () => {
     ]);
   });
 
+  it('a thinking budget reaches the provider as the reasoning effort whose budget covers it; thinking off sends none', async () => {
+    const before = hearth.value.mock.requests.length;
+    const ask = { model: 'mock/mock-small', max_tokens: 4096, messages: [{ role: 'user' as const, content: 'Hi' }] };
+    await hearth.value.client.messages.create({ ...ask, thinking: { type: 'enabled', budget_tokens: 1024 } });
+    await hearth.value.client.messages.create({ ...ask, thinking: { type: 'enabled', budget_tokens: 2000 } });
+    await hearth.value.client.messages.create({ ...ask, thinking: { type: 'disabled' } });
+    const [low, medium, off] = sent(before);
+    expect(low!.reasoning_effort).toBe('low');
+    expect(medium!.reasoning_effort).toBe('medium');
+    expect(off).not.toHaveProperty('reasoning_effort');
+  });
+
   it('count_tokens is 400: counting needs a local model', async () => {
     const error = await rejectionOf(hearth.value.client.messages.countTokens({ model: 'mock/mock-small', messages: [{ role: 'user', content: 'Hi' }] }));
     expect(error).toBeInstanceOf(Anthropic.BadRequestError);

@@ -14,6 +14,7 @@ import type { LocalModel } from '../models/registry.js';
 import { chatMessages, chatTools, readChatAnswer } from '../providers/chat-stream.js';
 import type { ProviderClient } from '../providers/client.js';
 import { withCallSignal } from './call-signal.js';
+import { effortOf } from './effort.js';
 
 /** What resolving a model needs; read at each call, so an applied configuration governs. */
 export interface GenerationSources {
@@ -92,6 +93,7 @@ export function providerBody(request: GenerationRequest): Record<string, unknown
     ...(sampling.presencePenalty !== undefined ? { presence_penalty: sampling.presencePenalty } : {}),
     ...(sampling.frequencyPenalty !== undefined ? { frequency_penalty: sampling.frequencyPenalty } : {}),
     ...(request.stop.length > 0 ? { stop: request.stop } : {}),
+    ...reasoningFields(request),
     ...(request.output.type === 'json'
       ? {
           response_format: request.output.schema
@@ -100,6 +102,12 @@ export function providerBody(request: GenerationRequest): Record<string, unknown
         }
       : {}),
   };
+}
+
+/** A thought budget (Anthropic's `thinking`, Ollama's `think`) as the provider's `reasoning_effort`. */
+function reasoningFields(request: GenerationRequest): Record<string, unknown> {
+  const effort = effortOf(request.reasoning, request.maxTokens);
+  return effort ? { reasoning_effort: effort } : {};
 }
 
 function toolChoiceOf(mode: ToolMode): unknown {

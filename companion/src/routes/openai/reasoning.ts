@@ -1,10 +1,6 @@
 import type { ReasoningEffort } from '#shared/api/openai.js';
+import { budgetOf } from '../../generation/effort.js';
 import type { ReasoningControl } from '../../inference/types.js';
-
-/** Each effort's share of the request's max tokens as the thought's budget (high: no budget). */
-const SHARE: Record<Exclude<ReasoningEffort, 'none' | 'high'>, number> = { minimal: 1 / 16, low: 1 / 4, medium: 1 / 2 };
-/** The budget when the request sets no max tokens. */
-const WITHOUT_MAX: Record<Exclude<ReasoningEffort, 'none' | 'high'>, number> = { minimal: 256, low: 1024, medium: 4096 };
 
 /**
  * The reasoning control of an OpenAI request (chat completions' `reasoning_effort` or
@@ -21,8 +17,7 @@ export function reasoningOf(
   if (effort === 'none' || enableThinking === false) return { enabled: false };
   if (effort === undefined || effort === null) return enableThinking === true ? { enabled: true } : undefined;
   if (effort === 'high') return { enabled: true };
-  const budgetTokens = maxTokens === undefined ? WITHOUT_MAX[effort] : Math.max(1, Math.floor(maxTokens * SHARE[effort]));
-  return { enabled: true, budgetTokens };
+  return { enabled: true, budgetTokens: budgetOf(effort, maxTokens) };
 }
 
 /** The JSON schema of an effort value. */
