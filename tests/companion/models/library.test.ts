@@ -190,7 +190,7 @@ describe('downloads', () => {
 
   it('pauses with the partial file kept, resumes from it, and cancels with the partial file removed', async () => {
     const target = await app();
-    hub.throttle(1024 * 1024);
+    hub.hold();
     try {
       const source = 'hearth-test/Tiny-Chat-GGUF/tiny-chat-Q8_0.gguf';
       const partial = join(target.dir, 'models', 'tiny-chat-Q8_0.gguf.partial');
@@ -205,6 +205,7 @@ describe('downloads', () => {
       expect([again.status, again.body.error.code]).toEqual([409, 'download_conflict']);
 
       const before = hub.requests.length;
+      hub.release();
       await call(target, 'POST', `/admin/models/downloads/${created.id}/resume`);
       const completed = await until(target, created.id, ['completed', 'failed']);
       expect(completed).toMatchObject({ status: 'completed', bytes_done: 10 * MB, model_id: 'tiny-chat-q8_0' });
@@ -213,6 +214,7 @@ describe('downloads', () => {
       expect(existsSync(partial)).toBe(false);
 
       // Cancel: a second download of another file, stopped part-way.
+      hub.hold();
       const { body: second } = await call<ModelDownload>(target, 'POST', '/admin/models/downloads', { source: 'hearth-test/Tiny-Chat-GGUF:F32' });
       await expect.poll(async () => (await call<ModelDownload>(target, 'GET', `/admin/models/downloads/${second.id}`)).body.bytes_done).toBeGreaterThan(0);
       const cancelled = await call<ModelDownload>(target, 'DELETE', `/admin/models/downloads/${second.id}`);
@@ -224,23 +226,24 @@ describe('downloads', () => {
       const list = await call<DownloadList>(target, 'GET', '/admin/models/downloads');
       expect(list.body.data.map((download) => [download.id, download.status])).toEqual([[created.id, 'completed']]);
     } finally {
-      hub.throttle(0);
+      hub.release();
       await target.close();
     }
   });
 
   it('keeps downloads across a restart and resumes the one that was running', async () => {
-    hub.throttle(1024 * 1024);
+    hub.hold();
     const first = await app();
     const { body: created } = await call<ModelDownload>(first, 'POST', '/admin/models/downloads', { source: 'hearth-test/Tiny-Chat-GGUF:Q8_0' });
     await expect.poll(async () => (await call<ModelDownload>(first, 'GET', `/admin/models/downloads/${created.id}`)).body.bytes_done).toBeGreaterThan(0);
     await first.close();
+    hub.release();
     const second = await app(first.dir);
     try {
       const completed = await until(second, created.id, ['completed', 'failed']);
       expect(completed).toMatchObject({ status: 'completed', bytes_done: 10 * MB, model_id: 'tiny-chat-q8_0' });
     } finally {
-      hub.throttle(0);
+      hub.release();
       await second.close();
     }
   });
