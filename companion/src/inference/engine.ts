@@ -14,7 +14,8 @@ import { fileStamp as stamp, MemoryBudget } from './memory-budget.js';
 import { GrammarCache } from './grammar-cache.js';
 import type { ServerBuild } from './server/build-service.js';
 import type { DraftChoice } from './server/draft.js';
-import { ServerModel, serverIncompatibility } from './server/model.js';
+import { DEFAULT_SLOT_CACHE_BYTES, ServerModel, serverIncompatibility } from './server/model.js';
+import { clearSlotFolders, slotUsage } from './server/slot-store.js';
 import { GenerationText, type GenerationObserver } from './text-pipeline.js';
 import { countPromptTokens } from './token-count.js';
 import type { GenerationRequest, GenerationResult, ModelFile } from './types.js';
@@ -95,6 +96,20 @@ export class Engine extends MemoryBudget {
     if (loaded) return loaded.status().contextSize;
     const { contextSize } = loadOptionsFor(this.options, id);
     return trained ? Math.min(contextSize, trained) : contextSize;
+  }
+
+  /** The conversations llama-server models saved to disk (every model's, loaded or not), and the disk each model may use for them. */
+  savedConversations(): { files: number; bytes: number; budgetBytes: number } {
+    const usage = this.options.runDir ? slotUsage(this.options.runDir) : { files: 0, bytes: 0 };
+    return { ...usage, budgetBytes: this.options.slotCacheBytes ?? DEFAULT_SLOT_CACHE_BYTES };
+  }
+
+  /** Deletes every saved conversation (the same as `hearth engine cache clear`); loaded models keep saving from now on. Returns the bytes freed. */
+  clearSavedConversations(): number {
+    const stores = [...this.loaded.values()].flatMap((model) => (model instanceof ServerModel ? [model.store] : []));
+    if (this.options.runDir) return clearSlotFolders(this.options.runDir, stores);
+    for (const store of stores) store.clear();
+    return 0;
   }
 
   status(): LoadedStatus[] {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ServerClient } from '../../../companion/src/inference/server/client.js';
 import { EngineHttpError } from '../../../companion/src/inference/server/client.js';
-import { clearSlotFolders, SlotStore } from '../../../companion/src/inference/server/slot-store.js';
+import { clearSlotFolders, slotUsage, SlotStore } from '../../../companion/src/inference/server/slot-store.js';
 import { silentLogger } from '../../../companion/src/logger.js';
 import { tempFolder } from '../../helpers/temp.js';
 
@@ -76,5 +76,27 @@ describe('the saved-slot store', () => {
     const index = statSync(join(folder, 'index.json')).size;
     expect(clearSlotFolders(runDir)).toBe(SIZE + index);
     expect(existsSync(join(runDir, 'slots'))).toBe(false);
+  });
+
+  it("counts every model's files, and a clear empties a loaded model's store in place while other folders go", async () => {
+    const runDir = tempFolder('engine');
+    const loadedFolder = join(runDir, 'slots', 'loaded');
+    const otherFolder = join(runDir, 'slots', 'other');
+    const loaded = new SlotStore(loadedFolder, () => 10 * SIZE, silentLogger);
+    const other = new SlotStore(otherFolder, () => 10 * SIZE, silentLogger);
+    await loaded.save(server(loadedFolder), 0, conversation(1));
+    await loaded.save(server(loadedFolder), 1, conversation(2));
+    await other.save(server(otherFolder), 0, conversation(3));
+    const before = slotUsage(runDir);
+    expect(before.files).toBe(3);
+    expect(before.bytes).toBeGreaterThan(3 * SIZE);
+    expect(clearSlotFolders(runDir, [loaded])).toBeGreaterThanOrEqual(3 * SIZE);
+    expect(slotUsage(runDir).files).toBe(0);
+    expect(loaded.saved).toEqual([]);
+    // The loaded model's process keeps its folder (llama-server saves into it), and saves again.
+    expect(existsSync(loadedFolder)).toBe(true);
+    expect(existsSync(otherFolder)).toBe(false);
+    await loaded.save(server(loadedFolder), 0, conversation(4));
+    expect(slotUsage(runDir).files).toBe(1);
   });
 });

@@ -42,16 +42,34 @@ export function commonPrefix(a: readonly number[], b: readonly number[]): number
   return index;
 }
 
-/** Removes every model's saved slots under a run folder (`hearth engine cache clear`); returns the bytes freed. */
-export function clearSlotFolders(runDir: string): number {
+/** The saved conversation states under a run folder, every model's together: how many files, and their bytes (indexes included). */
+export function slotUsage(runDir: string): { files: number; bytes: number } {
   const root = join(runDir, 'slots');
-  if (!existsSync(root)) return 0;
-  let freed = 0;
+  const usage = { files: 0, bytes: 0 };
+  if (!existsSync(root)) return usage;
   for (const folder of readdirSync(root)) {
-    for (const file of readdirSync(join(root, folder))) freed += statSync(join(root, folder, file)).size;
+    for (const file of readdirSync(join(root, folder))) {
+      usage.bytes += statSync(join(root, folder, file)).size;
+      if (file !== INDEX) usage.files++;
+    }
   }
-  rmSync(root, { recursive: true, force: true });
-  return freed;
+  return usage;
+}
+
+/**
+ * Removes every model's saved slots under a run folder (`hearth engine cache clear`, and the
+ * Server screen's Clear); returns the bytes freed. The stores of models loaded now are emptied in
+ * place, so their processes keep their folders and save again from here on.
+ */
+export function clearSlotFolders(runDir: string, loaded: readonly SlotStore[] = []): number {
+  const root = join(runDir, 'slots');
+  const before = slotUsage(runDir).bytes;
+  for (const store of loaded) store.clear();
+  if (!existsSync(root)) return before;
+  const kept = new Set(loaded.map((store) => store.folder));
+  for (const folder of readdirSync(root)) if (!kept.has(join(root, folder))) rmSync(join(root, folder), { recursive: true, force: true });
+  if (kept.size === 0) rmSync(root, { recursive: true, force: true });
+  return before - slotUsage(runDir).bytes;
 }
 
 export class SlotStore {
