@@ -1,5 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { installDrain } from './http/drain.js';
+import { installDataFolderGuard } from './http/data-folder.js';
 import { frameworkError, installErrorHandling } from './http/error-handler.js';
 import { installJsonBodies } from './http/json-body.js';
 import { installPerimeter, type PerimeterInputs } from './http/perimeter.js';
@@ -16,7 +17,7 @@ import { memoryRoutes } from './routes/memory.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { ollamaRoutes } from './routes/ollama.js';
 import { openaiRoutes } from './routes/openai.js';
-import { routeContexts } from './routes/contexts.js';
+import { routeContexts, type Restarter } from './routes/contexts.js';
 import { webRoutes } from './routes/web.js';
 import type { OllamaListenerStatus } from '#shared/api/admin.js';
 import type { Services } from './services.js';
@@ -29,6 +30,8 @@ export interface AppOptions {
   logger?: FastifyBaseLogger;
   /** The Ollama listener, whose state the Server screen shows (none: off). */
   ollamaListener?: { status(): OllamaListenerStatus };
+  /** Restarting the companion from the app (given by `hearth serve`; none: POST /admin/restart answers restart_unavailable). */
+  restart?: Restarter;
 }
 
 /** Builds the HTTP app; the order of registration below is the route table. */
@@ -43,9 +46,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   installRequestMetrics(app, () => services.metrics);
   installDrain(app, () => services.stopWork());
   installPerimeter(app, perimeterInputs(services));
+  installDataFolderGuard(app, services.dataFolder);
   // Each family gets only its own context (routes/contexts.ts), never the whole of Services.
   const listener = options.ollamaListener;
-  const contexts = routeContexts(services, options.webRoot, listener && (() => listener.status()));
+  const contexts = routeContexts(services, options.webRoot, listener && (() => listener.status()), options.restart);
   await app.register(healthRoutes, contexts.health);
   await app.register(metricsRoutes, contexts.metrics);
   await app.register(openaiRoutes, contexts.openai);

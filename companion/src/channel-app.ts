@@ -2,6 +2,7 @@ import type { TLSSocket, TlsOptions } from 'node:tls';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serverOptions } from './app.js';
 import { installChannelPerimeter } from './http/channel-perimeter.js';
+import { installDataFolderGuard } from './http/data-folder.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installJsonBodies } from './http/json-body.js';
 import { routeContexts } from './routes/contexts.js';
@@ -28,6 +29,7 @@ export async function buildChannelApp(options: ChannelAppOptions): Promise<Fasti
   app.server.on('secureConnection', (socket: TLSSocket) => services.channel.attach(socket));
   installErrorHandling(app);
   installChannelPerimeter(app, services.channel);
+  installDataFolderGuard(app, services.dataFolder);
   await app.register(channelRoutes, routeContexts(services).channel);
   return app;
 }

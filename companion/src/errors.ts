@@ -36,6 +36,11 @@ export const ERRORS: Record<ErrorCode, ErrorRow> = {
     message: 'This run has no artifact with this id. Artifacts are listed in its artifact.created events.',
   },
   approval_not_found: { status: 404, type: 'invalid_request_error', message: 'No approval has this id. List pending ones with GET /agents/approvals.' },
+  sign_in_request_not_found: {
+    status: 404,
+    type: 'invalid_request_error',
+    message: 'No browser is waiting to be signed in with this code. Check the code the other browser shows.',
+  },
   approval_decided: { status: 409, type: 'invalid_request_error', message: 'This approval was already decided or has expired.' },
   conversation_busy: {
     status: 409,
@@ -88,6 +93,17 @@ export const ERRORS: Record<ErrorCode, ErrorRow> = {
   cloud_agent_error: { status: 502, type: 'server_error', message: 'The cloud agent answered with an error.' },
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error', message: 'Too many requests are waiting. Retry later.' },
   server_busy: { status: 503, type: 'server_error', message: 'The server is busy. Retry later.' },
+  restart_unavailable: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'This companion was not started by hearth serve, so it cannot restart itself. Stop it and start it again.',
+  },
+  data_folder_gone: {
+    status: 503,
+    type: 'server_error',
+    message:
+      'The data folder was deleted or moved while Hearth was running, so nothing can be saved. Put it back, or restart Hearth to start with a new one.',
+  },
   engine_crashed: {
     status: 503,
     type: 'server_error',

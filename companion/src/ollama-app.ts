@@ -3,6 +3,7 @@ import type { OllamaListenerStatus } from '#shared/api/admin.js';
 import { perimeterInputs, serverOptions } from './app.js';
 import { HearthError } from './errors.js';
 import { installDrain } from './http/drain.js';
+import { installDataFolderGuard } from './http/data-folder.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installJsonBodies } from './http/json-body.js';
 import { installPerimeter } from './http/perimeter.js';
@@ -29,6 +30,7 @@ export async function buildOllamaApp(options: { services: Services; logger?: Fas
   installRequestMetrics(app, () => services.metrics);
   installDrain(app, () => services.stopWork());
   installPerimeter(app, perimeterInputs(services));
+  installDataFolderGuard(app, services.dataFolder);
   app.get('/', async (_request, reply) => reply.type('text/plain; charset=utf-8').send('Ollama is running'));
   await app.register(ollamaRoutes, routeContexts(services).ollama);
   app.setNotFoundHandler(async (request) => {

@@ -36,6 +36,7 @@ import { localMemoryModels } from './memory/models.js';
 import { MemoryService } from './memory/service.js';
 import { createDataDirectory, dataPaths, type DataPaths } from './store/data-dir.js';
 import { openDatabase, type Db } from './store/database.js';
+import { DataFolderWatch } from './store/folder-watch.js';
 import { lockDataDirectory } from './store/lock.js';
 import { SecretStore } from './store/secrets.js';
 import type { ConfigDocument } from '#shared/api/config.js';
@@ -102,6 +103,8 @@ export interface Services {
   stopWork(): void;
   /** The folders scanned for models, in order. */
   readonly modelsDirs: string[];
+  /** Whether the data folder is still where it was opened: a deleted or moved one is noticed within seconds. */
+  dataFolder: DataFolderWatch;
   /** The names of the parts in the order they were built; they close in the reverse order. */
   readonly parts: readonly string[];
   /**
@@ -188,6 +191,10 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const config = (): ConfigDocument => current;
     parts.add('config', config, { configure: (_config, next) => void (current = next) });
     const db = parts.add('db', openDatabase(paths.database), { close: (database) => void database.close() });
+    const dataFolder = parts.add('dataFolder', new DataFolderWatch({ paths, log: options.log }), {
+      start: (part) => part.start(),
+      close: (part) => part.stop(),
+    });
     const secrets = parts.add('secrets', new SecretStore(paths.secrets));
     const keys = parts.add('keys', new KeyStore(db));
     const admin = parts.add('admin', new AdminCredential(paths.adminToken, db));
@@ -376,6 +383,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       media,
       shutdown: shutdown.signal,
       stopWork,
+      dataFolder,
       get modelsDirs() {
         return scanOf(config()).modelsDirs;
       },

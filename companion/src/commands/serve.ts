@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from '../app.js';
+import type { Restarter } from '../routes/contexts.js';
 import { buildChannelApp } from '../channel-app.js';
 import { OllamaListener } from '../ollama-app.js';
 import { ConfigError } from '../config/document.js';
@@ -10,13 +11,14 @@ import { isLoopbackBind } from '../access/hosts.js';
 import { command, installFolder, invocation, type DataDirChoice } from '../invocation.js';
 import { createLogger } from '../log-format.js';
 import { defaultDataDirectory } from '../store/data-dir.js';
-import { writeFileAtomic } from '../store/files.js';
 import { DataDirectoryBusyError } from '../store/lock.js';
 import { SecretsFileError } from '../store/secrets.js';
 import { VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
 import { browserRefusal, signInFile, systemBrowser } from './browser.js';
-import { parseServeOptions, SERVE_USAGE } from './serve-options.js';
+import { parseServeOptions, SERVE_USAGE, type ServeOptions } from './serve-options.js';
+import { RESTART_EXIT_CODE, restartArguments, startedByRestart, stopWithSupervisor, superviseRestarts } from './restart.js';
+import { restoreServerFiles, writeServerFile } from './server-file.js';
 import { announceSignIn, warnAtStart } from './start-up.js';
 
 export const usage = SERVE_USAGE;
@@ -24,9 +26,21 @@ export const usage = SERVE_USAGE;
 // From the Hearth folder, not from this file: the companion may run compiled ahead from build/companion.
 const WEB_ROOT = join(installFolder(), 'build', 'web');
 
-/** `hearth serve`: resolves when the server has stopped; the exit code is the result. */
+/**
+ * `hearth serve`: resolves when the server has stopped; the exit code is the result. Restarted from
+ * the app (restart.ts), the process the terminal started supervises the fresh ones until the last stops.
+ */
 export async function run(argv: string[], context: CommandContext): Promise<number> {
   const options = parseServeOptions(argv, context.env);
+  const restarted = startedByRestart(context.env);
+  const bound: { port?: number } = {};
+  const code = await serve(options, context, restarted, bound);
+  if (code !== RESTART_EXIT_CODE || restarted) return code;
+  return superviseRestarts(restartArguments(argv, options.port, bound.port), context.stderr);
+}
+
+/** Serves until stopped (0, or 1 when it could not start) or asked to restart (RESTART_EXIT_CODE); `bound` gets the port it listened on. */
+async function serve(options: ServeOptions, context: CommandContext, restarted: boolean, bound: { port?: number }): Promise<number> {
   // Logs go to stderr: stdout carries exactly one line, the address, for scripts to read.
   const log = createLogger({ level: context.env.HEARTH_LOG_LEVEL, format: context.env.HEARTH_LOG_FORMAT }, context.stderr);
   let services;
@@ -47,7 +61,14 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     throw error;
   }
   const ollama = new OllamaListener();
-  const app = await buildApp({ services, webRoot: WEB_ROOT, logger: log, ollamaListener: ollama });
+  const restart: Restarter = {
+    url: () => restartUrl(app, options.port ?? services.config.server.port),
+    begin: () => {
+      context.stderr.write('Restarting Hearth (asked for in the app)…\n');
+      exit.restart();
+    },
+  };
+  const app = await buildApp({ services, webRoot: WEB_ROOT, logger: log, ollamaListener: ollama, restart });
   const host = options.host ?? services.config.server.host;
   const port = options.port ?? services.config.server.port;
   const refusal = exposureRefusal(host, services.config.server.auth.required, services.keys.activeCount(), {
@@ -109,18 +130,37 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     typeof address === 'object' && address && ['0.0.0.0', '::'].includes(address.address)
       ? `http://${address.address === '::' ? '[::1]' : '127.0.0.1'}:${address.port}`
       : shown;
-  writeFileAtomic(services.paths.server, JSON.stringify({ pid: process.pid, url: local }), 0o600);
+  writeServerFile(services.paths, local);
+  keepReachable(services, local, log);
   context.stdout.write(`Hearth listening on ${shown}\n`);
-  await announceSignIn({
-    services,
-    local,
-    stderr: context.stderr,
-    terminal: isTerminal(context.stderr),
-    refusal: browserRefusal({ noBrowser: options.noBrowser, env: context.env, interactive: isTerminal(context.stdout) && isTerminal(context.stderr) }),
-    openBrowser: context.openBrowser ?? systemBrowser(context.env),
-  });
+  bound.port = typeof address === 'object' && address ? address.port : undefined;
+  if (restarted) {
+    stopWithSupervisor(() => exit.stop('supervisor gone'));
+    context.stderr.write('Hearth started again; the open app reconnects by itself.\n');
+  } else
+    await announceSignIn({
+      services,
+      local,
+      stderr: context.stderr,
+      terminal: isTerminal(context.stderr),
+      refusal: browserRefusal({ noBrowser: options.noBrowser, env: context.env, interactive: isTerminal(context.stdout) && isTerminal(context.stderr) }),
+      openBrowser: context.openBrowser ?? systemBrowser(context.env),
+    });
   await warnAtStart(services, log, WEB_ROOT);
   return exit.code;
+}
+
+/** A data folder deleted or moved while the server runs gets back what the commands need to reach it (server-file.ts). */
+function keepReachable(services: Services, local: string, log: FastifyBaseLogger): void {
+  const restore = () => {
+    try {
+      restoreServerFiles(services.paths, local, services.admin.token);
+    } catch (error) {
+      log.warn({ err: error }, `Could not make ${services.paths.root} again for the commands that reach this server.`);
+    }
+  };
+  services.dataFolder.events.on('gone', restore);
+  if (services.dataFolder.gone) restore();
 }
 
 /** Whether a stream is a terminal a person watches. */
@@ -155,22 +195,29 @@ async function quietly<T>(log: FastifyBaseLogger, work: () => Promise<T>): Promi
  * moments: repeats are ignored while the server stops. One that comes later, once stopping has
  * taken a while, is a person insisting: the process ends at once.
  */
-function stopOnSignals(log: FastifyBaseLogger, stop: () => Promise<void>): { code: Promise<number>; cancel(): void } {
+function stopOnSignals(
+  log: FastifyBaseLogger,
+  stop: () => Promise<void>,
+): { code: Promise<number>; cancel(): void; stop(reason: string): void; restart(): void } {
   let stopping: number | undefined;
   let resolveCode: (code: number) => void = () => undefined;
   const code = new Promise<number>((resolve) => (resolveCode = resolve));
+  /** Stops once, as a signal does; the code says whether a fresh server follows (restart.ts). */
+  const begin = (reason: string, then: number) => {
+    if (stopping !== undefined) return;
+    stopping = Date.now();
+    log.info({ signal: reason }, 'stopping');
+    stop().then(
+      () => finish(then),
+      (error: unknown) => {
+        log.error({ err: error }, 'stopping failed');
+        finish(1);
+      },
+    );
+  };
   const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping === undefined) {
-      stopping = Date.now();
-      log.info({ signal }, 'stopping');
-      stop().then(
-        () => finish(0),
-        (error: unknown) => {
-          log.error({ err: error }, 'stopping failed');
-          finish(1);
-        },
-      );
-    } else if (Date.now() - stopping > INSIST_AFTER_MS) {
+    if (stopping === undefined) begin(signal, 0);
+    else if (Date.now() - stopping > INSIST_AFTER_MS) {
       process.stderr.write('Stopping at once, without waiting for the shutdown to finish.\n');
       process.exit(130);
     }
@@ -185,7 +232,16 @@ function stopOnSignals(log: FastifyBaseLogger, stop: () => Promise<void>): { cod
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  return { code, cancel };
+  return { code, cancel, stop: (reason) => begin(reason, 0), restart: () => begin('restart', RESTART_EXIT_CODE) };
+}
+
+/** Where the restarted companion answers: this loopback address, on `port` (0: the one chosen at start, which it keeps). */
+function restartUrl(app: FastifyInstance, port: number): string {
+  const address = app.server.address();
+  if (typeof address !== 'object' || !address) return '';
+  const wildcard = ['0.0.0.0', '::'].includes(address.address);
+  const host = wildcard ? (address.address === '::' ? '[::1]' : '127.0.0.1') : address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${host}:${port === 0 ? address.port : port}`;
 }
 
 /** A repeated signal this long after the first is a person asking again, not a copy of the first. */

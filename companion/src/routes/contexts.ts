@@ -28,6 +28,7 @@ import type { MemoryService } from '../memory/service.js';
 import type { ModelCatalog } from '../models/catalog.js';
 import type { DownloadManager } from '../models/downloads.js';
 import type { ProviderClient } from '../providers/client.js';
+import type { DataFolderWatch } from '../store/folder-watch.js';
 import type { Services } from '../services.js';
 import type { DataPaths } from '../store/data-dir.js';
 import type { ResponseStore } from '../store/responses.js';
@@ -37,6 +38,8 @@ type Config = () => ConfigDocument;
 
 export interface HealthContext {
   version: string;
+  /** Whether the data folder was deleted or moved while the companion ran. */
+  dataFolder: Pick<DataFolderWatch, 'gone'>;
 }
 
 /** GET /metrics: the Prometheus text (the perimeter guards it). */
@@ -121,7 +124,7 @@ export interface AdminContext {
   paths: Pick<DataPaths, 'root' | 'models'>;
   /** The folders scanned for models, in order. */
   modelsDirs(): string[];
-  engine: Pick<Engine, 'status' | 'load' | 'unload' | 'memoryBudgetBytes' | 'engineStatus'>;
+  engine: Pick<Engine, 'status' | 'load' | 'unload' | 'memoryBudgetBytes' | 'engineStatus' | 'savedConversations' | 'clearSavedConversations'>;
   providers(): Pick<ProviderClient, 'status'>;
   catalog: Pick<ModelCatalog, 'resolve' | 'local' | 'externalSources'>;
   keys: Pick<KeyStore, 'create' | 'list' | 'revoke'>;
@@ -136,7 +139,19 @@ export interface AdminContext {
   monitor: Pick<EngineMonitor, 'snapshot' | 'subscribe'>;
   /** The Ollama listener's state (server.ollama): off, listening, or refused and why. */
   ollamaListener(): OllamaListenerStatus;
+  /** Restarting the companion (POST /admin/restart); absent where no `hearth serve` could start it again. */
+  restart?: Restarter;
+  /** When this companion started serving (ISO 8601). */
+  startedAt: string;
   shutdown: AbortSignal;
+}
+
+/** What `hearth serve` gives the restart route: where the companion answers again, and the restart itself. */
+export interface Restarter {
+  /** The address it listens on again (the same, unless the configured port changed). */
+  url(): string;
+  /** Stops it as Ctrl+C does and starts it again; called once the route's answer is sent. */
+  begin(): void;
 }
 
 /** /memory: ingestion and recall, browsing and editing, index operations. */
@@ -161,6 +176,7 @@ export interface McpContext {
 /** The secure channel's listener: pairing, and the agents a paired device was granted. */
 export interface ChannelContext {
   version: string;
+  dataFolder: Pick<DataFolderWatch, 'gone'>;
   config: Config;
   channel: Pick<ChannelHost, 'pair' | 'devices'>;
   agents: Pick<AgentService, 'start' | 'get' | 'events' | 'follow' | 'cancel'>;
@@ -189,11 +205,16 @@ export interface RouteContexts {
 }
 
 /** Every family's context, from the services of this process. */
-export function routeContexts(services: Services, webRoot = '', ollamaListener: () => OllamaListenerStatus = () => ({ state: 'off' })): RouteContexts {
+export function routeContexts(
+  services: Services,
+  webRoot = '',
+  ollamaListener: () => OllamaListenerStatus = () => ({ state: 'off' }),
+  restart?: Restarter,
+): RouteContexts {
   const { version, shutdown, catalog, engine, agents, mcp } = services;
   const config = () => services.config;
   return {
-    health: { version },
+    health: { version, dataFolder: services.dataFolder },
     metrics: { metrics: services.metrics },
     openai: {
       config,
@@ -237,11 +258,13 @@ export function routeContexts(services: Services, webRoot = '', ollamaListener: 
       downloads: services.downloads,
       monitor: services.monitor,
       ollamaListener,
+      ...(restart ? { restart } : {}),
+      startedAt: new Date().toISOString(),
       shutdown,
     },
     memory: { config, memory: services.memory },
     mcp: { version, config, mcp, shutdown },
-    channel: { version, config, channel: services.channel, agents, shutdown },
+    channel: { version, dataFolder: services.dataFolder, config, channel: services.channel, agents, shutdown },
     web: { webRoot },
   };
 }

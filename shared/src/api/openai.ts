@@ -1,4 +1,5 @@
 /** Wire types of the OpenAI-compatible routes (/v1/models, /v1/chat/completions, /v1/embeddings). */
+import type { ErrorBody } from './errors.js';
 
 /**
  * What a model can do. `completion`: raw prompts (POST /v1/completions); `fim`: fill-in-the-middle
@@ -160,9 +161,14 @@ export interface ChatCompletionChunk {
   usage?: Usage | null;
 }
 
+/**
+ * GET /health: 200 with status `ok`, or 503 with status `error` and the reason in OpenAI's error
+ * shape (`data_folder_gone`: the data folder was deleted or moved while Hearth ran).
+ */
 export interface HealthStatus {
-  status: 'ok';
+  status: 'ok' | 'error';
   version: string;
+  error?: ErrorBody['error'];
 }
 
 /** POST /v1/embeddings. */
