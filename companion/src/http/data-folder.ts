@@ -6,10 +6,11 @@ import type { DataFolderWatch } from '../store/folder-watch.js';
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
- * Signing the app in (and out) stays possible: the app is where a person sees what happened.
- * Its sessions outlive nothing either way, since the folder they would be saved in is gone.
+ * Signing the app in (and out) stays possible: the app is where a person sees what happened
+ * (sessions outlive nothing either way, since the folder they would be saved in is gone). So does
+ * restarting from the app: that is one of the two ways out.
  */
-const SIGN_IN = /^\/admin\/sessions?(\/|$)/;
+const ALLOWED = /^\/admin\/(sessions?(\/|$)|restart$)/;
 
 /**
  * While the data folder is gone (deleted or moved while Hearth runs), every request that would
@@ -20,7 +21,7 @@ const SIGN_IN = /^\/admin\/sessions?(\/|$)/;
 export function installDataFolderGuard(app: FastifyInstance, dataFolder: Pick<DataFolderWatch, 'gone'>): void {
   app.addHook('onRequest', async (request) => {
     if (!dataFolder.gone || READS.has(request.method)) return;
-    if (SIGN_IN.test(request.routeOptions.url ?? request.url.split('?')[0]!)) return;
+    if (ALLOWED.test(request.routeOptions.url ?? request.url.split('?')[0]!)) return;
     throw new HearthError('data_folder_gone');
   });
 }
