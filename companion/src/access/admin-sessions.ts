@@ -1,5 +1,6 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../store/database.js';
+import { SignInRequests } from './sign-in-requests.js';
 
 /** Every session secret starts with this, so the log's redaction knows it even unseen. */
 export const SESSION_PREFIX = 'hses_';
@@ -36,6 +37,8 @@ interface Row {
  * read this origin's storage. Rows are keyed with the admin token, so a new token ends them all.
  */
 export class AdminSessions {
+  /** Browsers on this machine asking a signed-in browser to let them in (each approved one then starts a session here). */
+  readonly requests = new SignInRequests();
   private readonly byId;
   private readonly insert;
   private readonly touch;

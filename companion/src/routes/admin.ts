@@ -8,6 +8,7 @@ import { mcpAdminRoutes } from './admin/mcp.js';
 import { modelEstimateRoutes } from './admin/model-estimate.js';
 import { modelLibraryRoutes } from './admin/model-library.js';
 import { sessionRoutes } from './admin/session.js';
+import { signInRequestRoutes } from './admin/sign-in-requests.js';
 import { statusRoutes } from './admin/status.js';
 import { toolAdminRoutes } from './admin/tools.js';
 import type { AdminContext } from './contexts.js';
@@ -29,6 +30,7 @@ export const adminRoutes: RoutePlugin<AdminContext> = async (app, context) => {
     modelEstimateRoutes,
     statusEventRoutes,
     sessionRoutes,
+    signInRequestRoutes,
     toolAdminRoutes,
   ]);
 };

@@ -163,6 +163,52 @@ export interface SignInResult {
   expires_at: string;
 }
 
+/**
+ * POST /admin/session/requests (no credential): this browser asks a signed-in browser on this
+ * machine to let it in. It shows `code` and keeps `secret` (in memory only) to learn the answer.
+ */
+export interface SignInAsk {
+  /** Six letters and digits; the person types them into the signed-in browser. */
+  code: string;
+  /** Only this browser knows it: it alone picks up the session once the request is approved. */
+  secret: string;
+  expires_at: string;
+}
+
+/** POST /admin/session/requests/answer: the secret of this browser's request. */
+export interface SignInAnswerRequest {
+  secret: string;
+}
+
+/**
+ * What became of the request. `approved` carries the session's proof (and the answer sets the
+ * session cookie), as POST /admin/session does; approved, refused and expired are answered once.
+ */
+export interface SignInAnswer {
+  state: 'waiting' | 'approved' | 'refused' | 'expired';
+  /** The request's expiry while waiting; the session's once approved. */
+  expires_at: string;
+  /** The session's proof, when approved. */
+  proof?: string;
+}
+
+/** One browser waiting to be signed in, as a signed-in browser sees it (never its code). */
+export interface WaitingSignIn {
+  id: string;
+  asked_at: string;
+  expires_at: string;
+}
+
+/** GET /admin/session/requests: the browsers waiting to be signed in, oldest first. */
+export interface WaitingSignIns {
+  data: WaitingSignIn[];
+}
+
+/** POST /admin/session/requests/approve: the code the waiting browser shows. */
+export interface SignInApproval {
+  code: string;
+}
+
 /** DELETE /admin/sessions ("sign out everywhere"): how many sessions were ended. */
 export interface SessionsEnded {
   ended: number;

@@ -23,6 +23,8 @@ const OWN_PROOF = new Set([
   'GET /admin/session', // answers whether this browser is signed in
   'POST /admin/session', // the one-time sign-in code is the proof
   'DELETE /admin/session', // ends the session it is sent with
+  'POST /admin/session/requests', // asking to be let in grants nothing by itself
+  'POST /admin/session/requests/answer', // the request's secret is the proof
   'GET /admin/mcp/oauth/callback', // the OAuth state is the proof
   'GET /admin/cloud/oauth/callback', // the OAuth state is the proof
 ]);
