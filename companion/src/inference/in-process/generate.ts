@@ -1,5 +1,5 @@
 /** One generation in process: node-llama-cpp's LlamaChat on a sequence the model's pool handed out. */
-import { LlamaChat, type LlamaChatResponseChunk, type LlamaContextSequence, type Token } from 'node-llama-cpp';
+import { LlamaChat, type LlamaChatResponseChunk, type LlamaChatResponseSegmentChunk, type LlamaContextSequence, type Token } from 'node-llama-cpp';
 import { newId } from '../../ids.js';
 import { forcedCall, planGeneration, type GenerationPlan, type ModelRuntime } from '../generation-plan.js';
 import { resolveSampling, type ResolvedSampling } from '../sampling.js';
@@ -17,8 +17,9 @@ export async function generate(
 ): Promise<GenerationResult> {
   const { history, wrapper, thought, thoughtBudget, forced, offered, promptTokens, maxTokens, grammar } = plan ?? (await planGeneration(runtime, request));
   const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: wrapper });
-  const reasoning = { text: '', tokens: 0 };
   const outputBefore = sequence.tokenMeter.usedOutputTokens;
+  const reasoning = { text: '' };
+  const thoughtMeter = new ThoughtMeter(() => sequence.tokenMeter.usedOutputTokens - outputBefore);
   try {
     const common = {
       maxTokens,
@@ -27,12 +28,12 @@ export async function generate(
       onTextChunk: forced ? undefined : request.onText,
       onResponseChunk: (chunk: LlamaChatResponseChunk) => {
         if (chunk.type !== 'segment' || chunk.segmentType !== 'thought') return;
+        thoughtMeter.chunk(chunk);
         reasoning.text += chunk.text;
-        reasoning.tokens += chunk.tokens.length;
         if (chunk.text && thought) request.onReasoning?.(chunk.text);
       },
-      // A thought budget (0: thinking off) closes the thought after that many tokens and the answer starts.
-      budgets: thought && thoughtBudget !== undefined ? { thoughtTokens: thoughtBudget } : undefined,
+      // A thought budget (0: thinking off) closes the thought after that many generated tokens and the answer starts.
+      budgets: thought && thoughtBudget !== undefined ? thoughtMeter.budgets(thoughtBudget) : undefined,
     } as const;
     const response = offered
       ? await chat.generateResponse(history, { ...common, functions: offered, documentFunctionParams: true, maxParallelFunctionCalls: undefined })
@@ -55,10 +56,55 @@ export async function generate(
       promptTokens: promptTokens.length,
       completionTokens,
       ...(stopSequence !== undefined && calls.length === 0 ? { stopSequence } : {}),
-      ...(thought ? { reasoning: reasoning.text, reasoningTokens: Math.min(reasoning.tokens, completionTokens) } : {}),
+      ...(thought ? { reasoning: reasoning.text, reasoningTokens: Math.min(thoughtMeter.tokens, completionTokens) } : {}),
     };
   } finally {
     chat.dispose({ disposeSequence: false });
+  }
+}
+
+/**
+ * The tokens the model generated inside thoughts, read from the sequence's output meter between a
+ * thought's open and close, and the thought budget node-llama-cpp checks after every generated
+ * token, from that count. node-llama-cpp's own count is of the tokens its segment handler
+ * released into the thought, which is not what was generated: the text left after the start text
+ * it ignores (a leading space) is tokenised again (one generated " letter" can come back as six
+ * one-letter tokens), and tokens it holds back (part of a character, the start of a possible
+ * close or stop mark) join the count only later, all at once, past the budget.
+ */
+export class ThoughtMeter {
+  private used = 0;
+  private openedAt: number | undefined;
+
+  /** `generated`: the tokens this generation has generated so far. */
+  constructor(private readonly generated: () => number) {}
+
+  /** A thought chunk of onResponseChunk: where a thought opens and closes. */
+  chunk(chunk: LlamaChatResponseSegmentChunk): void {
+    if (chunk.segmentStartTime && this.openedAt === undefined) this.openedAt = this.generated();
+    if (chunk.segmentEndTime && this.openedAt !== undefined) {
+      this.used += this.generated() - this.openedAt;
+      this.openedAt = undefined;
+    }
+  }
+
+  /** Tokens generated inside thoughts so far. */
+  get tokens(): number {
+    return this.used + (this.openedAt === undefined ? 0 : this.generated() - this.openedAt);
+  }
+
+  /**
+   * LlamaChat's budgets for a thought budget of `budget` tokens: node-llama-cpp reads the value
+   * after every token and closes an open thought once its own count reaches it, so this reads no
+   * limit (Infinity) until the generated count reaches the budget, and 0 from then on.
+   */
+  budgets(budget: number): { readonly thoughtTokens: number } {
+    const used = () => this.tokens;
+    return {
+      get thoughtTokens() {
+        return used() >= budget ? 0 : Infinity;
+      },
+    };
   }
 }
 
