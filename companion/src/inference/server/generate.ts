@@ -160,8 +160,9 @@ export async function generateOnServer(
       const generated: number[] = [];
       for await (const event of client.events<CompletionEvent>('/completion', slot === undefined ? round : { ...round, id_slot: slot }, request.signal)) {
         if (event.tokens) generated.push(...event.tokens);
+        // Every generated token of the thought counts, those whose text the server still holds back (a possible stop text's start) too.
+        if (filter.thinking) reasoning.tokens += event.tokens?.length ?? (event.content ? 1 : 0);
         if (event.content) {
-          if (filter.thinking) reasoning.tokens += event.tokens?.length || 1;
           output.text += event.content;
           if (!plan.forced) filter.push(event.content);
         }
