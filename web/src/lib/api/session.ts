@@ -1,4 +1,14 @@
-import type { SessionsEnded, SessionState, SignInRequest, SignInResult } from '#shared/api/admin.js';
+import type {
+  SessionsEnded,
+  SessionState,
+  SignInAnswer,
+  SignInAnswerRequest,
+  SignInApproval,
+  SignInAsk,
+  SignInRequest,
+  SignInResult,
+  WaitingSignIns,
+} from '#shared/api/admin.js';
 import { request, send } from './client';
 
 /**
@@ -28,4 +38,33 @@ export async function endSession(): Promise<void> {
 /** Ends the admin session of every browser, this one's included. */
 export function endEverySession(): Promise<SessionsEnded> {
   return request<SessionsEnded>('/admin/sessions', { method: 'DELETE' });
+}
+
+/** Asks a signed-in browser on this machine to let this one in: the code to show, and the secret to ask for the answer with. */
+export function askToSignIn(signal?: AbortSignal): Promise<SignInAsk> {
+  return request<SignInAsk>('/admin/session/requests', { method: 'POST', signal });
+}
+
+/** What became of this browser's request; approved, it carries the session's proof (and the companion sets the cookie). */
+export function signInAnswer(secret: string, signal?: AbortSignal): Promise<SignInAnswer> {
+  const body: SignInAnswerRequest = { secret };
+  return request<SignInAnswer>('/admin/session/requests/answer', { method: 'POST', body: JSON.stringify(body), signal });
+}
+
+/** The browsers waiting to be signed in (signed in only). */
+export function waitingSignIns(signal?: AbortSignal): Promise<WaitingSignIns> {
+  return request<WaitingSignIns>('/admin/session/requests', { signal, cache: 'no-store' });
+}
+
+/** Lets in the waiting browser that shows this code. */
+export async function approveSignIn(code: string): Promise<void> {
+  const body: SignInApproval = { code };
+  const response = await send('/admin/session/requests/approve', { method: 'POST', body: JSON.stringify(body) });
+  await response.body?.cancel();
+}
+
+/** Refuses a waiting browser. */
+export async function refuseSignIn(id: string): Promise<void> {
+  const response = await send(`/admin/session/requests/${encodeURIComponent(id)}`, { method: 'DELETE' });
+  await response.body?.cancel();
 }

@@ -118,11 +118,16 @@ export class SessionStore {
   /** Redeems the one-time code of a sign-in link. */
   async signIn(code: string, signal?: AbortSignal): Promise<void> {
     const { proof } = await redeemSignIn(code, signal);
+    this.keep(proof);
+  }
+
+  /** Keeps the proof of a session the companion just started for this browser (a link redeemed, or a request approved). */
+  keep(proof: string): void {
     try {
       storeAdminProof(proof);
     } catch {
       throw new Error(
-        'This browser does not let Hearth keep what it needs to stay signed in (site data is turned off or full). Allow site data for this address, then get a new sign-in link.',
+        'This browser does not let Hearth keep what it needs to stay signed in (site data is turned off or full). Allow site data for this address, then sign in again.',
       );
     }
     this.markSignedIn();
