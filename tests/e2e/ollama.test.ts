@@ -139,10 +139,10 @@ describe('chat', () => {
     else expect(answer.message.content.startsWith('{') || answer.message.content.startsWith('[')).toBe(true);
   });
 
-  it("refuses images with a clear 400 in Ollama's shape", async () => {
+  it("refuses bytes that are no image with a clear 400 in Ollama's shape", async () => {
     const error = await failure(ollama.chat({ model: 'tiny', stream: false, messages: [{ role: 'user', content: 'What is this?', images: ['aGVsbG8='] }] }));
     expect(error.status_code).toBe(400);
-    expect(error.error).toMatch(/messages\[0\]\.images is not supported/);
+    expect(error.error).toMatch(/messages\[0\]\.images\[0\] is not a PNG, JPEG, GIF or BMP image/);
   });
 
   it('loads on an empty message list, and keep_alive 0 unloads', async () => {

@@ -7,6 +7,8 @@
  */
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
+import { Ollama } from 'ollama';
 import OpenAI from 'openai';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -27,18 +29,27 @@ beforeAll(async () => {
 });
 const hearth = sharedServer(options);
 
-async function dataUrl(red: number): Promise<string> {
+async function base64Png(red: number): Promise<string> {
   const png = await sharp({ create: { width: 32, height: 20, channels: 3, background: { r: red, g: 90, b: 20 } } })
     .png()
     .toBuffer();
-  return `data:image/png;base64,${png.toString('base64')}`;
+  return png.toString('base64');
+}
+
+async function dataUrl(red: number): Promise<string> {
+  return `data:image/png;base64,${await base64Png(red)}`;
+}
+
+/** What a promise rejected with (the test fails when it resolves). */
+async function rejection(request: Promise<unknown>): Promise<unknown> {
+  return request.then(
+    () => expect.unreachable('the request should have been refused'),
+    (caught: unknown) => caught,
+  );
 }
 
 async function refusal(request: Promise<unknown>): Promise<InstanceType<typeof OpenAI.BadRequestError>> {
-  const error = await request.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
+  const error = await rejection(request);
   expect(error).toBeInstanceOf(OpenAI.BadRequestError);
   return error as InstanceType<typeof OpenAI.BadRequestError>;
 }
@@ -115,5 +126,113 @@ describe('images in chat completions', () => {
       }),
     );
     expect(sound.message).toMatch(/input_audio\.format must be "wav" or "mp3"/);
+  });
+});
+
+const inProcess = /tiny-vision takes images only on the llama-server engine/;
+
+describe('images in Responses, Anthropic Messages and Ollama’s API', () => {
+  const anthropic = () => new Anthropic({ baseURL: hearth.server.url, apiKey: 'unused', maxRetries: 0 });
+  const ollama = () => new Ollama({ host: hearth.server.url });
+  const responseWith = async (image: boolean) =>
+    hearth.client.responses.create({
+      model: 'tiny-vision',
+      max_output_tokens: 3,
+      input: [
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: question },
+            ...(image ? [{ type: 'input_image' as const, image_url: await dataUrl(120), detail: 'auto' as const }] : []),
+          ],
+        },
+      ],
+    });
+  const messageWith = async (image: boolean) =>
+    anthropic().messages.create({
+      model: 'tiny-vision',
+      max_tokens: 3,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            ...(image ? [{ type: 'image' as const, source: { type: 'base64' as const, media_type: 'image/png' as const, data: await base64Png(60) } }] : []),
+            { type: 'text', text: question },
+          ],
+        },
+      ],
+    });
+  const ollamaChatWith = async (images: string[]) =>
+    ollama().chat({ model: 'tiny-vision', stream: false, options: { num_predict: 3 }, messages: [{ role: 'user', content: question, images }] });
+
+  it.runIf(onServer)('Responses: an input_image data URL reaches the model (the prompt grows by its tokens)', async () => {
+    const plain = await responseWith(false);
+    const seen = await responseWith(true);
+    expect(seen.output.length).toBeGreaterThan(0);
+    expect(seen.usage!.input_tokens).toBe(plain.usage!.input_tokens + projectorImageTokens);
+  });
+
+  it.runIf(onServer)('Anthropic Messages: a base64 image block reaches the model', async () => {
+    const plain = await messageWith(false);
+    const seen = await messageWith(true);
+    expect(seen.content.length).toBeGreaterThan(0);
+    expect(seen.usage.input_tokens).toBe(plain.usage.input_tokens + projectorImageTokens);
+  });
+
+  it.runIf(onServer)('Ollama: images on /api/chat and /api/generate reach the model, two costing twice one', async () => {
+    const plain = await ollamaChatWith([]);
+    const one = await ollamaChatWith([await base64Png(10)]);
+    const two = await ollamaChatWith([await base64Png(10), await base64Png(250)]);
+    expect(one.prompt_eval_count).toBe(plain.prompt_eval_count + projectorImageTokens);
+    expect(two.prompt_eval_count).toBe(plain.prompt_eval_count + 2 * projectorImageTokens);
+    const generated = await ollama().generate({
+      model: 'tiny-vision',
+      prompt: question,
+      images: [await base64Png(10)],
+      stream: false,
+      options: { num_predict: 3 },
+    });
+    const bare = await ollama().generate({ model: 'tiny-vision', prompt: question, stream: false, options: { num_predict: 3 } });
+    expect(generated.prompt_eval_count).toBe(bare.prompt_eval_count + projectorImageTokens);
+  });
+
+  it.runIf(!onServer)('on the in-process engine, each protocol refuses the image in its own error shape, saying why', async () => {
+    const responses = await refusal(responseWith(true));
+    expect(responses.message).toMatch(inProcess);
+    const messages = await rejection(messageWith(true));
+    expect(messages).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((messages as InstanceType<typeof Anthropic.BadRequestError>).error).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: expect.stringMatching(inProcess) as unknown },
+    });
+    const chat = (await rejection(ollamaChatWith([await base64Png(10)]))) as { status_code: number; error: string };
+    expect(chat.status_code).toBe(400);
+    expect(chat.error).toMatch(inProcess);
+  });
+
+  it('refuses bad images in each protocol’s shape, naming the part', async () => {
+    const file = await refusal(
+      hearth.client.responses.create({
+        model: 'tiny-vision',
+        input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file-1', detail: 'auto' }] }],
+      }),
+    );
+    expect(file.param).toBe('input[0].content[0].file_id');
+    const remote = await rejection(
+      anthropic().messages.create({
+        model: 'tiny-vision',
+        max_tokens: 3,
+        messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://example.com/cat.png' } }] }],
+      }),
+    );
+    expect(remote).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((remote as Error).message).toMatch(/messages\[0\]\.content\[0\]\.source\.url is a remote URL/);
+    const garbled = (await rejection(ollamaChatWith(['@@@@']))) as { status_code: number; error: string };
+    expect(garbled.status_code).toBe(400);
+    expect(garbled.error).toMatch(/messages\[0\]\.images\[0\] is not base64/);
+    const raw = (await rejection(ollama().generate({ model: 'tiny-vision', prompt: 'x', raw: true, images: [await base64Png(10)], stream: false }))) as {
+      error: string;
+    };
+    expect(raw.error).toMatch(/images is not taken with raw: true/);
   });
 });

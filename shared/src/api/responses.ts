@@ -10,6 +10,21 @@ export interface InputTextPart {
   text: string;
 }
 
+/** An image in a user message: image_url is a data URL (data:image/png;base64,...); `detail` is accepted. */
+export interface InputImagePart {
+  type: 'input_image';
+  image_url?: string;
+  /** An uploaded file: refused, Hearth keeps no files. */
+  file_id?: string;
+  detail?: 'low' | 'high' | 'auto' | 'original';
+}
+
+/** An image part as an input_items listing shows it: its detail always said. */
+export type ListedImagePart = InputImagePart & { detail: NonNullable<InputImagePart['detail']> };
+
+/** A part of a user message: text or an image (chat completions' input_audio shape is accepted too, for a projector with audio). */
+export type InputContentPart = InputTextPart | InputImagePart;
+
 export interface OutputTextPart {
   type: 'output_text';
   text: string;
@@ -26,7 +41,8 @@ export interface InputMessage {
   id?: string;
   status?: ItemStatus;
   role: 'user' | 'assistant' | 'system' | 'developer';
-  content: string | InputTextPart[];
+  /** Images and sounds go in user messages only. */
+  content: string | InputContentPart[];
 }
 
 export interface FunctionCallItem {
@@ -200,7 +216,7 @@ export type ResponseStreamEvent =
 
 /** An input item as GET /v1/responses/{id}/input_items lists it: with an id, status and content parts. */
 export type ListedInputItem =
-  | { type: 'message'; id: string; status: ItemStatus; role: 'user' | 'system' | 'developer'; content: InputTextPart[] }
+  | { type: 'message'; id: string; status: ItemStatus; role: 'user' | 'system' | 'developer'; content: (InputTextPart | ListedImagePart)[] }
   | (OutputMessage & { role: 'assistant' })
   | (Required<Omit<FunctionCallItem, 'status'>> & { status: ItemStatus })
   | { type: 'function_call_output'; id: string; status: ItemStatus; call_id: string; output: string | InputTextPart[] }

@@ -252,7 +252,7 @@ describe('ResponseStore', () => {
 
     const texts = store.conversation('resp_c').map((item) => {
       const message = item as Extract<InputItem, { role: string }>;
-      return typeof message.content === 'string' ? message.content : message.content.map((part) => part.text).join('');
+      return typeof message.content === 'string' ? message.content : message.content.map((part) => ('text' in part ? part.text : '')).join('');
     });
     expect(texts).toEqual(['One', 'Two', 'Three', 'Four', 'Five', 'Six']);
     expect(store.conversation('resp_a')).toHaveLength(2);

@@ -4,9 +4,10 @@
  * take is refused here with the field that holds it.
  */
 import { HearthError } from '../../errors.js';
-import type { GenerationRequest, HistoryItem, ReasoningControl, RequestFields, ToolCallRecord, ToolMode, ToolSpec } from '../../inference/types.js';
+import type { GenerationRequest, HistoryItem, MediaPart, ReasoningControl, RequestFields, ToolCallRecord, ToolMode, ToolSpec } from '../../inference/types.js';
 import { namedToolMode } from '../openai/convert.js';
-import type { ContentBlockParam, CountTokensRequest, MessageCreateRequest, ToolResultBlockParam } from '#shared/api/anthropic.js';
+import { imageFromBase64, imageFromUrl } from '../openai/media-parts.js';
+import type { ContentBlockParam, CountTokensRequest, ImageBlockParam, MessageCreateRequest, ToolResultBlockParam } from '#shared/api/anthropic.js';
 import { withoutRequestStamp } from './claude-code.js';
 
 /** The Messages API's names for the fields an engine's error names. */
@@ -119,17 +120,23 @@ function assistantOf(blocks: ContentBlockParam[], at: string): Extract<HistoryIt
   return { role: 'assistant', text, toolCalls, ...(thoughts.length > 0 ? { reasoning: thoughts.join('\n') } : {}) };
 }
 
-/** A user message's blocks in order: each tool_result a tool item, the text between them one user item. */
+/**
+ * A user message's blocks in order: each tool_result a tool item, the text and images between
+ * them one user item (each image at its place in the text).
+ */
 function userItemsOf(blocks: ContentBlockParam[], at: string, calls: ReadonlySet<string>): HistoryItem[] {
   const items: HistoryItem[] = [];
   let texts: string[] = [];
+  let media: MediaPart[] = [];
   const flush = () => {
-    if (texts.length > 0) items.push({ role: 'user', text: texts.join('\n') });
+    if (texts.length > 0 || media.length > 0) items.push({ role: 'user', text: texts.join('\n'), ...(media.length > 0 ? { media } : {}) });
     texts = [];
+    media = [];
   };
   blocks.forEach((block, index) => {
     const param = `${at}[${index}]`;
     if (block.type === 'text') texts.push(block.text);
+    else if (block.type === 'image') media.push(imageOf(block, param, texts.join('\n').length));
     else if (block.type === 'tool_result') {
       if (!calls.has(block.tool_use_id))
         throw invalid(
@@ -138,11 +145,19 @@ function userItemsOf(blocks: ContentBlockParam[], at: string, calls: ReadonlySet
         );
       flush();
       items.push({ role: 'tool', callId: block.tool_use_id, output: resultText(block, param) });
-    } else throw refusedBlock(block, param, 'a user message takes text and tool_result blocks');
+    } else throw refusedBlock(block, param, 'a user message takes text, image and tool_result blocks');
   });
   flush();
   if (items.length === 0) items.push({ role: 'user', text: '' });
   return items;
+}
+
+/** An image block: base64 bytes, or a URL source (a data URL; remote ones are refused by imageFromUrl). */
+function imageOf(block: ImageBlockParam, param: string, offset: number): MediaPart {
+  const source = block.source as { type: string; data?: unknown; url?: unknown };
+  if (source.type === 'base64') return imageFromBase64(source.data, `${param}.source.data`, offset);
+  if (source.type === 'url') return imageFromUrl(source.url, `${param}.source.url`, offset);
+  throw invalid(`${param}.source.type "${source.type}" is not supported: send base64 (with media_type and data) or url.`, `${param}.source.type`);
 }
 
 /** A tool result's text; an error result says so, since a chat format has no field for it. */
@@ -154,7 +169,7 @@ function resultText(block: ToolResultBlockParam, at: string): string {
       : content
           .map((part, index) => {
             if (part.type === 'text') return part.text;
-            throw refusedBlock(part, `${at}.content[${index}]`, 'a tool_result takes text');
+            throw refusedBlock(part, `${at}.content[${index}]`, 'a tool_result takes text here');
           })
           .join('\n');
   return block.is_error ? `Error: ${text}` : text;
@@ -162,7 +177,10 @@ function resultText(block: ToolResultBlockParam, at: string): string {
 
 function refusedBlock(block: { type: string }, param: string, allowed: string): HearthError {
   if (block.type === 'image')
-    return invalid(`${param} is an image: Hearth's models do not read images yet. Send the conversation without it, or describe it in text.`, `${param}.type`);
+    return invalid(
+      `${param} is an image, which goes in a user message's blocks here (not in this place). Send it as its own image block, or describe it in text.`,
+      `${param}.type`,
+    );
   return invalid(`${param}.type "${block.type}" is not supported here: ${allowed}.`, `${param}.type`);
 }
 

@@ -1,6 +1,7 @@
 import type { OllamaFormat, OllamaMessage, OllamaOptions, OllamaThink, OllamaTool } from '#shared/api/ollama.js';
 import { HearthError } from '../../errors.js';
-import type { HistoryItem, OutputFormat, ReasoningControl, RequestFields, Sampling, ToolSpec } from '../../inference/types.js';
+import type { HistoryItem, MediaPart, OutputFormat, ReasoningControl, RequestFields, Sampling, ToolSpec } from '../../inference/types.js';
+import { imageFromBase64 } from '../openai/media-parts.js';
 import { reasoningOf } from '../openai/reasoning.js';
 
 /** Ollama's field names, for the generation's error messages. */
@@ -48,14 +49,19 @@ export function toolsOf(tools: OllamaTool[] | undefined): ToolSpec[] {
   return (tools ?? []).map((tool) => ({ name: tool.function.name, description: tool.function.description, parameters: tool.function.parameters }));
 }
 
-/** Images are refused by name: Hearth's models take text here for now. */
-export function refuseImages(images: string[] | undefined, param: string): void {
+/**
+ * A message's `images` (base64, as Ollama takes them) as media at the start of its text, where
+ * Ollama puts them; none gives undefined.
+ */
+export function imagesOf(images: string[] | undefined, param: string): MediaPart[] | undefined {
+  if (!images || images.length === 0) return undefined;
+  return images.map((image, index) => imageFromBase64(image, `${param}[${index}]`, 0));
+}
+
+/** Images only go with a user turn (a user message, or /api/generate's templated prompt). */
+export function refuseImages(images: string[] | undefined, param: string, where: string): void {
   if (images && images.length > 0)
-    throw new HearthError(
-      'invalid_request_error',
-      `${param} is not supported yet: Hearth's Ollama API takes text only. Send the message without images, or describe the image in words.`,
-      { param },
-    );
+    throw new HearthError('invalid_request_error', `${param} is not taken ${where}: images go with a user message. Send them on a user message.`, { param });
 }
 
 /**
@@ -67,12 +73,14 @@ export function refuseImages(images: string[] | undefined, param: string): void 
 export function historyOf(messages: OllamaMessage[]): HistoryItem[] {
   const unanswered: { id: string; name: string }[] = [];
   return messages.map((message, index): HistoryItem => {
-    refuseImages(message.images, `messages[${index}].images`);
+    if (message.role !== 'user') refuseImages(message.images, `messages[${index}].images`, `on a ${message.role} message`);
     switch (message.role) {
       case 'system':
         return { role: 'system', text: message.content };
-      case 'user':
-        return { role: 'user', text: message.content };
+      case 'user': {
+        const media = imagesOf(message.images, `messages[${index}].images`);
+        return { role: 'user', text: message.content, ...(media ? { media } : {}) };
+      }
       case 'assistant': {
         const toolCalls = (message.tool_calls ?? []).map((call, position) => ({
           id: call.id ?? `call_${index}_${position}`,

@@ -5,7 +5,7 @@ import type { OllamaContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
 import type { BodySchema } from '../schema.js';
 import { answer, doneReasonOf } from './answer.js';
-import { maxTokensOf, thinkingOf, OLLAMA_FIELDS, outputOf, refuseImages, samplingOf } from './convert.js';
+import { maxTokensOf, thinkingOf, OLLAMA_FIELDS, outputOf, imagesOf, refuseImages, samplingOf } from './convert.js';
 import { keepAliveOf } from './keep-alive.js';
 import { loadOnly } from './load.js';
 import { resolveName, targetId } from './names.js';
@@ -42,18 +42,22 @@ export const generateRoutes: RoutePlugin<OllamaContext, Used> = async (app, cont
   app.post<{ Body: OllamaGenerateRequest }>('/api/generate', { schema: { body: ollamaGenerateBody } }, async (request, reply) => {
     const body = request.body;
     const unloadAfter = keepAliveOf(body.keep_alive) === 'unload';
-    refuseImages(body.images, 'images');
+    // Images go with the templated user turn; a raw or fill-in-the-middle prompt has no place for them.
+    if (body.raw || body.suffix) refuseImages(body.images, 'images', body.suffix ? 'with a suffix (fill-in-the-middle)' : 'with raw: true');
+    const media = imagesOf(body.images, 'images');
     const target = await resolveName(context, body.model);
     const prompt = body.prompt ?? '';
     const created = () => new Date().toISOString();
     // No prompt: Ollama loads the model (or unloads it, with keep_alive 0) and says so.
-    if (prompt === '' && !body.suffix) {
+    if (prompt === '' && !body.suffix && !media) {
       const reason = await loadOnly(context, target, unloadAfter);
       return { model: body.model, created_at: created(), response: '', done: true, done_reason: reason };
     }
     const generator = await resolveGenerator(context.generation, targetId(target));
     const raw = body.suffix ? { prompt, suffix: body.suffix } : body.raw ? { prompt } : undefined;
-    const history: HistoryItem[] = raw ? [] : [...(body.system ? [{ role: 'system' as const, text: body.system }] : []), { role: 'user', text: prompt }];
+    const history: HistoryItem[] = raw
+      ? []
+      : [...(body.system ? [{ role: 'system' as const, text: body.system }] : []), { role: 'user', text: prompt, ...(media ? { media } : {}) }];
     return answer<OllamaGenerateChunk>(context, request, reply, {
       generator,
       stream: body.stream !== false,

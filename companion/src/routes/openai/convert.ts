@@ -12,7 +12,7 @@ export function contentText(content: string | TextPart[] | null | undefined, par
       if (part.type !== 'text' && part.type !== 'input_text' && part.type !== 'output_text') {
         const where = isMediaPart(part as ContentPart)
           ? ' in this message: images and sounds go in user messages'
-          : ': local models here take text, image_url and input_audio parts';
+          : ': local models here take text, image_url, input_image and input_audio parts';
         throw new HearthError('invalid_request_error', `${param}[${index}].type "${part.type}" is not supported${where}.`, {
           param: `${param}[${index}].type`,
         });
@@ -22,8 +22,8 @@ export function contentText(content: string | TextPart[] | null | undefined, par
     .join('');
 }
 
-/** A user message: its text, and its images and sounds (media-parts.ts) at their places in it. */
-function userMessage(content: string | TextPart[], param: string): HistoryItem {
+/** A user message (chat completions or Responses): its text, and its images and sounds (media-parts.ts) at their places in it. */
+export function userMessage(content: string | TextPart[], param: string): HistoryItem {
   if (typeof content === 'string' || !content.some((part) => isMediaPart(part as ContentPart))) return { role: 'user', text: contentText(content, param) };
   let text = '';
   const media: MediaPart[] = [];
@@ -33,7 +33,7 @@ function userMessage(content: string | TextPart[], param: string): HistoryItem {
     else
       throw new HearthError(
         'invalid_request_error',
-        `${param}[${index}].type "${part.type}" is not supported: local models here take text, image_url and input_audio parts.`,
+        `${param}[${index}].type "${part.type}" is not supported: local models here take text, image_url, input_image and input_audio parts.`,
         {
           param: `${param}[${index}].type`,
         },

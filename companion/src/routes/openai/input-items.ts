@@ -91,11 +91,16 @@ function listed(item: InputItem, responseId: string, index: number): ListedInput
     default: {
       const message = item as Extract<InputItem, { role: string }>;
       const id = message.id ?? `msg_${suffix}`;
-      const texts = typeof message.content === 'string' ? [message.content] : message.content.map((part) => part.text);
+      const parts = typeof message.content === 'string' ? [{ type: 'input_text' as const, text: message.content }] : message.content;
       if (message.role === 'assistant') {
+        const texts = parts.map((part) => ('text' in part ? part.text : ''));
         return { type: 'message', id, status, role: 'assistant', content: texts.map((text) => ({ type: 'output_text', text, annotations: [] })) };
       }
-      return { type: 'message', id, status, role: message.role, content: texts.map((text) => ({ type: 'input_text', text })) };
+      // A user message's images are listed as they were sent.
+      const content = parts.map((part) =>
+        part.type === 'input_image' ? { ...part, detail: part.detail ?? 'auto' } : { type: 'input_text' as const, text: 'text' in part ? part.text : '' },
+      );
+      return { type: 'message', id, status, role: message.role, content };
     }
   }
 }

@@ -1,7 +1,8 @@
 /**
- * Chat completions' media parts for local models: `image_url` (a data URL; `detail` accepted and
- * left to the projector, which scales every image to its own size) and `input_audio` (base64 WAV
- * or MP3, what llama.cpp reads). Each becomes a MediaPart at its place in the message's text.
+ * Media parts for local models: chat completions' `image_url` (a data URL; `detail` accepted and
+ * left to the projector, which scales every image to its own size), Responses' `input_image`, and
+ * `input_audio` (base64 WAV or MP3, what llama.cpp reads). Each becomes a MediaPart at its place
+ * in the message's text. Anthropic's and Ollama's images come through imageFromBase64 / imageFromUrl.
  * Remote image URLs are refused: fetching any URL a key holder names would let a request reach
  * into the user's network.
  */
@@ -13,6 +14,8 @@ export interface ContentPart {
   type: string;
   text?: string;
   image_url?: string | { url?: unknown; detail?: unknown };
+  /** Responses' input_image may name an uploaded file instead of a URL. */
+  file_id?: unknown;
   input_audio?: { data?: unknown; format?: unknown };
 }
 
@@ -41,25 +44,41 @@ function decode(data: string, param: string, what: string): Buffer {
   return Buffer.from(clean, 'base64');
 }
 
-function image(part: ContentPart, param: string, offset: number): MediaPart {
-  const field = typeof part.image_url === 'string' ? part.image_url : part.image_url?.url;
-  const urlParam = typeof part.image_url === 'string' ? `${param}.image_url` : `${param}.image_url.url`;
-  if (typeof field !== 'string' || field === '') refuse(urlParam, `${urlParam} is required: a data URL such as data:image/png;base64,....`);
+/** An image sent as base64 bytes (Anthropic's base64 source, Ollama's `images`), at `offset` in its message's text. */
+export function imageFromBase64(data: unknown, param: string, offset: number): MediaPart {
+  if (typeof data !== 'string' || data === '') refuse(param, `${param} is required: the image's bytes in base64.`);
+  const bytes = decode(data, param, 'image');
+  const kind = IMAGE_SIGNATURES.find((signature) => signature.test(bytes));
+  if (!kind) refuse(param, `${param} is not a PNG, JPEG, GIF or BMP image (what local models here read). Convert it to PNG or JPEG and send it again.`);
+  return { kind: 'image', data: bytes, mime: kind.mime, offset };
+}
+
+/** An image named by a URL (chat completions' image_url, Responses' input_image, Anthropic's url source): a data URL. */
+export function imageFromUrl(field: unknown, param: string, offset: number): MediaPart {
+  if (typeof field !== 'string' || field === '') refuse(param, `${param} is required: a data URL such as data:image/png;base64,....`);
   const match = /^data:([^;,]*)(;[^,]*)?,(.*)$/s.exec(field);
   if (!match) {
     const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(field)?.[1]?.toLowerCase();
     refuse(
-      urlParam,
+      param,
       scheme === 'http' || scheme === 'https'
-        ? `${urlParam} is a remote URL, which local models here do not fetch. Send the image itself as a data URL (data:image/png;base64,...).`
-        : `${urlParam} is not a data URL. Send the image as data:image/png;base64,... (PNG, JPEG, GIF or BMP).`,
+        ? `${param} is a remote URL, which local models here do not fetch. Send the image itself as a data URL (data:image/png;base64,...).`
+        : `${param} is not a data URL. Send the image as data:image/png;base64,... (PNG, JPEG, GIF or BMP).`,
     );
   }
-  if (!/;base64$/i.test(match[2] ?? '')) refuse(urlParam, `${urlParam} must be base64 encoded (data:image/png;base64,...).`);
-  const bytes = decode(match[3]!, urlParam, 'image');
-  const kind = IMAGE_SIGNATURES.find((signature) => signature.test(bytes));
-  if (!kind) refuse(urlParam, `${urlParam} is not a PNG, JPEG, GIF or BMP image (what local models here read). Convert it to PNG or JPEG and send it again.`);
-  return { kind: 'image', data: bytes, mime: kind.mime, offset };
+  if (!/;base64$/i.test(match[2] ?? '')) refuse(param, `${param} must be base64 encoded (data:image/png;base64,...).`);
+  return imageFromBase64(match[3]!, param, offset);
+}
+
+function image(part: ContentPart, param: string, offset: number): MediaPart {
+  // Responses' input_image: image_url is the URL itself (or a file_id, which Hearth does not keep).
+  if (part.type === 'input_image') {
+    if (part.image_url === undefined && part.file_id !== undefined)
+      refuse(`${param}.file_id`, `${param}.file_id names an uploaded file, which Hearth does not keep: send the image as image_url, a data URL.`);
+    return imageFromUrl(part.image_url, `${param}.image_url`, offset);
+  }
+  const field = typeof part.image_url === 'string' ? part.image_url : part.image_url?.url;
+  return imageFromUrl(field, typeof part.image_url === 'string' ? `${param}.image_url` : `${param}.image_url.url`, offset);
 }
 
 function audio(part: ContentPart, param: string, offset: number): MediaPart {
@@ -75,10 +94,10 @@ function audio(part: ContentPart, param: string, offset: number): MediaPart {
 
 /** Whether a part is an image or a sound (as opposed to text). */
 export function isMediaPart(part: ContentPart): boolean {
-  return part.type === 'image_url' || part.type === 'input_audio';
+  return part.type === 'image_url' || part.type === 'input_image' || part.type === 'input_audio';
 }
 
 /** The media part at `param`, placed at `offset` in its message's text. */
 export function mediaPart(part: ContentPart, param: string, offset: number): MediaPart {
-  return part.type === 'image_url' ? image(part, param, offset) : audio(part, param, offset);
+  return part.type === 'input_audio' ? audio(part, param, offset) : image(part, param, offset);
 }

@@ -1,6 +1,6 @@
 import { HearthError } from '../../errors.js';
 import { newId } from '../../ids.js';
-import { namedToolMode, wordToolMode } from './convert.js';
+import { namedToolMode, userMessage, wordToolMode } from './convert.js';
 import type { GenerationResult, HistoryItem, OutputFormat, ToolMode, ToolSpec } from '../../inference/types.js';
 import type {
   InputItem,
@@ -42,9 +42,14 @@ export function itemsToHistory(items: InputItem[], param: string): HistoryItem[]
     switch (item.type ?? 'message') {
       case 'message': {
         const message = item as Extract<InputItem, { role: string }>;
-        const text = partsText(message.content, `${at}.content`);
+        // A user message may carry images and sounds (input_image, input_audio) among its text.
+        if (message.role === 'user') {
+          history.push(userMessage(message.content as Parameters<typeof userMessage>[0], `${at}.content`));
+          break;
+        }
+        const text = partsText(message.content as string | (InputTextPart | OutputTextPart)[], `${at}.content`);
         if (message.role === 'assistant') history.push({ role: 'assistant', text, toolCalls: [] });
-        else history.push({ role: message.role === 'user' ? 'user' : 'system', text });
+        else history.push({ role: 'system', text });
         break;
       }
       case 'function_call': {
