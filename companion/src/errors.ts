@@ -101,8 +101,7 @@ export const ERRORS: Record<ErrorCode, ErrorRow> = {
   data_folder_gone: {
     status: 503,
     type: 'server_error',
-    message:
-      'The data folder was deleted or moved while Hearth was running, so nothing can be saved. Put it back, or restart Hearth to start with a new one.',
+    message: 'The data folder was deleted or moved while Hearth was running, so nothing can be saved. Put it back, or restart Hearth to start with a new one.',
   },
   engine_crashed: {
     status: 503,

@@ -61,12 +61,15 @@ async function serve(options: ServeOptions, context: CommandContext, restarted: 
     throw error;
   }
   const ollama = new OllamaListener();
+  // When every listener is open: the app takes a later time on GET /admin/status as the restarted companion.
+  const started: { at?: string } = {};
   const restart: Restarter = {
     url: () => restartUrl(app, options.port ?? services.config.server.port),
     begin: () => {
       context.stderr.write('Restarting Hearth (asked for in the app)…\n');
       exit.restart();
     },
+    startedAt: () => started.at,
   };
   const app = await buildApp({ services, webRoot: WEB_ROOT, logger: log, ollamaListener: ollama, restart });
   const host = options.host ?? services.config.server.host;
@@ -134,6 +137,7 @@ async function serve(options: ServeOptions, context: CommandContext, restarted: 
   keepReachable(services, local, log);
   context.stdout.write(`Hearth listening on ${shown}\n`);
   bound.port = typeof address === 'object' && address ? address.port : undefined;
+  started.at = new Date().toISOString();
   if (restarted) {
     stopWithSupervisor(() => exit.stop('supervisor gone'));
     context.stderr.write('Hearth started again; the open app reconnects by itself.\n');

@@ -1,7 +1,10 @@
 import { cloudRoutes } from './admin/cloud.js';
 import { configRoutes } from './admin/config.js';
 import { deviceRoutes } from './admin/devices.js';
+import { draftRoutes } from './admin/drafts.js';
+import { engineRoutes } from './admin/engine.js';
 import { remoteHostRoutes } from './admin/remote-hosts.js';
+import { restartRoutes } from './admin/restart.js';
 import { statusEventRoutes } from './admin/events.js';
 import { keyRoutes } from './admin/keys.js';
 import { mcpAdminRoutes } from './admin/mcp.js';
@@ -28,8 +31,11 @@ export const adminRoutes: RoutePlugin<AdminContext> = async (app, context) => {
     cloudRoutes,
     modelLibraryRoutes,
     modelEstimateRoutes,
+    draftRoutes,
+    engineRoutes,
     statusEventRoutes,
     sessionRoutes,
+    restartRoutes,
     signInRequestRoutes,
     toolAdminRoutes,
   ]);

@@ -141,8 +141,8 @@ export interface AdminContext {
   ollamaListener(): OllamaListenerStatus;
   /** Restarting the companion (POST /admin/restart); absent where no `hearth serve` could start it again. */
   restart?: Restarter;
-  /** When this companion started serving (ISO 8601). */
-  startedAt: string;
+  /** When this companion finished starting, every listener open (ISO 8601); undefined while it still starts. */
+  startedAt(): string | undefined;
   shutdown: AbortSignal;
 }
 
@@ -152,6 +152,8 @@ export interface Restarter {
   url(): string;
   /** Stops it as Ctrl+C does and starts it again; called once the route's answer is sent. */
   begin(): void;
+  /** When it finished starting (its listeners, the secure channel's included, are open); undefined until then. */
+  startedAt(): string | undefined;
 }
 
 /** /memory: ingestion and recall, browsing and editing, index operations. */
@@ -213,6 +215,7 @@ export function routeContexts(
 ): RouteContexts {
   const { version, shutdown, catalog, engine, agents, mcp } = services;
   const config = () => services.config;
+  const builtAt = new Date().toISOString();
   return {
     health: { version, dataFolder: services.dataFolder },
     metrics: { metrics: services.metrics },
@@ -259,7 +262,7 @@ export function routeContexts(
       monitor: services.monitor,
       ollamaListener,
       ...(restart ? { restart } : {}),
-      startedAt: new Date().toISOString(),
+      startedAt: restart ? () => restart.startedAt() : () => builtAt,
       shutdown,
     },
     memory: { config, memory: services.memory },

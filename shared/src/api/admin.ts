@@ -91,6 +91,20 @@ export interface ServerStatus {
   engine: { setting: EngineSetting; build: EngineBuildStatus };
   /** The listener for apps that expect Ollama (server.ollama); absent from companions before it. */
   ollama_listener?: OllamaListenerStatus;
+  /** When the serving companion started (ISO 8601): after a restart (POST /admin/restart) it is later. Absent from companions before it. */
+  started_at?: string;
+}
+
+/**
+ * POST /admin/restart (202): the companion stops as it does at Ctrl+C (open streams end with a
+ * shutdown error) and starts again in the same terminal, with the same data folder.
+ */
+export interface RestartAnswer {
+  restarting: true;
+  /** Where it answers again: the same address, unless the port in the configuration was changed. */
+  url: string;
+  /** When the companion that answered started; GET /admin/status answers a later `started_at` once the new one runs. */
+  started_at: string;
 }
 
 /**
@@ -282,4 +296,41 @@ export interface ModelEstimate {
   /** budget_share_bytes against budget_bytes, by the rule Discover uses: yes up to 3/4, tight up to all of it, else no. */
   fits: MemoryFit;
   loaded: boolean;
+}
+
+/** GET /admin/engine/conversations: the llama-server engine's conversations saved to disk, every model's together. */
+export interface SavedConversations {
+  /** Saved conversation states (one file each). */
+  files: number;
+  /** Disk they take, their indexes included. */
+  bytes: number;
+  /** Disk each model may use for its own (models.slot_cache_mb); past it the least recently used go first. 0 saves none. */
+  budget_bytes: number;
+  /** Each model that has some: its id (as made safe for a folder name), files and bytes. */
+  models: { model: string; files: number; bytes: number }[];
+}
+
+/** DELETE /admin/engine/conversations: every saved conversation deleted (as `hearth engine cache clear` does). */
+export interface ClearedConversations {
+  freed_bytes: number;
+}
+
+/** One installed model as a draft for another (speculative decoding), with why it cannot be one. */
+export interface DraftCandidate {
+  id: string;
+  size_bytes: number;
+  /** The same architecture as the model (its family). */
+  same_family: boolean;
+  /** Compatible, smaller than the model and of its family: the choice to suggest. */
+  suggested: boolean;
+  /** Why it cannot draft for the model, in words; absent when it can. */
+  problem?: string;
+}
+
+/** GET /admin/models/{id}/drafts: the installed models that could draft for a model, compatible ones first, smaller first. */
+export interface DraftCandidates {
+  id: string;
+  /** The draft configured now (models.overrides.<id>.draft), or null for none. */
+  draft: string | null;
+  candidates: DraftCandidate[];
 }

@@ -44,8 +44,12 @@ export interface DeviceList {
 /** State of the secure channel on this host (GET /admin/devices/channel). */
 export interface ChannelStatus {
   enabled: boolean;
-  /** Whether the TLS listener is up (false until a restart after enabling it). */
+  /** Whether the TLS listener is up (false until a restart after enabling it; true until a restart after turning it off). */
   listening: boolean;
+  /** The address it listens on (or will, after a restart): `0.0.0.0` or `::` is every network interface of the machine. */
+  host: string;
+  /** Its port, as bound while listening (else as configured; 0: chosen when it opens). */
+  port: number;
   url: string | null;
   fingerprint: string | null;
 }

@@ -77,9 +77,12 @@ export class ChannelHost {
   }
 
   status(): ChannelStatus {
+    const settings = this.inputs.settings();
     return {
-      enabled: this.inputs.settings().enabled,
+      enabled: settings.enabled,
       listening: this.address !== undefined,
+      host: this.address?.host ?? settings.host,
+      port: this.address?.port ?? settings.port,
       url: this.address ? this.url(this.address) : null,
       fingerprint: this.certificates?.fingerprint ?? null,
     };

@@ -4,10 +4,10 @@ import type { RoutePlugin } from '../plugin.js';
 import type { ServerStatus } from '#shared/api/admin.js';
 
 /** Server status and model load/unload. */
-export const statusRoutes: RoutePlugin<AdminContext, 'version' | 'paths' | 'modelsDirs' | 'engine' | 'providers' | 'catalog' | 'ollamaListener'> = async (
-  app,
-  { version, paths, modelsDirs, engine, providers, catalog, ollamaListener },
-) => {
+export const statusRoutes: RoutePlugin<
+  AdminContext,
+  'version' | 'paths' | 'modelsDirs' | 'engine' | 'providers' | 'catalog' | 'ollamaListener' | 'startedAt'
+> = async (app, { version, paths, modelsDirs, engine, providers, catalog, ollamaListener, startedAt }) => {
   app.get('/admin/status', async (request): Promise<ServerStatus> => {
     const address = request.server.server.address();
     return {
@@ -36,6 +36,7 @@ export const statusRoutes: RoutePlugin<AdminContext, 'version' | 'paths' | 'mode
       memory_budget_bytes: engine.memoryBudgetBytes,
       engine: await engine.engineStatus(),
       ollama_listener: ollamaListener(),
+      started_at: startedAt(),
     };
   });
 
