@@ -15,7 +15,7 @@ import { GrammarCache } from './grammar-cache.js';
 import type { ServerBuild } from './server/build-service.js';
 import type { DraftChoice } from './server/draft.js';
 import { DEFAULT_SLOT_CACHE_BYTES, ServerModel, serverIncompatibility } from './server/model.js';
-import { clearSlotFolders, slotUsage } from './server/slot-store.js';
+import { clearSlotFolders, slotUsage, type SlotUsage } from './server/slot-store.js';
 import { GenerationText, type GenerationObserver } from './text-pipeline.js';
 import { countPromptTokens } from './token-count.js';
 import type { GenerationRequest, GenerationResult, ModelFile } from './types.js';
@@ -99,8 +99,8 @@ export class Engine extends MemoryBudget {
   }
 
   /** The conversations llama-server models saved to disk (every model's, loaded or not), and the disk each model may use for them. */
-  savedConversations(): { files: number; bytes: number; budgetBytes: number } {
-    const usage = this.options.runDir ? slotUsage(this.options.runDir) : { files: 0, bytes: 0 };
+  savedConversations(): SlotUsage & { budgetBytes: number } {
+    const usage = this.options.runDir ? slotUsage(this.options.runDir) : { files: 0, bytes: 0, models: [] };
     return { ...usage, budgetBytes: this.options.slotCacheBytes ?? DEFAULT_SLOT_CACHE_BYTES };
   }
 

@@ -42,16 +42,28 @@ export function commonPrefix(a: readonly number[], b: readonly number[]): number
   return index;
 }
 
-/** The saved conversation states under a run folder, every model's together: how many files, and their bytes (indexes included). */
-export function slotUsage(runDir: string): { files: number; bytes: number } {
+export interface SlotUsage {
+  files: number;
+  /** Their bytes, indexes included. */
+  bytes: number;
+  /** Per model folder: its model's id (as made safe for a file name) and what it holds. */
+  models: { model: string; files: number; bytes: number }[];
+}
+
+/** The saved conversation states under a run folder, every model's: how many files, and their bytes. */
+export function slotUsage(runDir: string): SlotUsage {
   const root = join(runDir, 'slots');
-  const usage = { files: 0, bytes: 0 };
+  const usage: SlotUsage = { files: 0, bytes: 0, models: [] };
   if (!existsSync(root)) return usage;
   for (const folder of readdirSync(root)) {
+    const held = { model: folder.replace(/-[0-9a-f]{12}$/, ''), files: 0, bytes: 0 };
     for (const file of readdirSync(join(root, folder))) {
-      usage.bytes += statSync(join(root, folder, file)).size;
-      if (file !== INDEX) usage.files++;
+      held.bytes += statSync(join(root, folder, file)).size;
+      if (file !== INDEX) held.files++;
     }
+    usage.files += held.files;
+    usage.bytes += held.bytes;
+    if (held.files > 0) usage.models.push(held);
   }
   return usage;
 }
