@@ -1,4 +1,4 @@
-import type { ServerStatus } from '#shared/api/admin.js';
+import type { ClearedConversations, DraftCandidates, SavedConversations, ServerStatus } from '#shared/api/admin.js';
 import type { HealthStatus } from '#shared/api/openai.js';
 import { request, send } from './client';
 
@@ -32,4 +32,19 @@ export function loadModel(id: string): Promise<{ id: string; loaded: true }> {
 
 export function unloadModel(id: string): Promise<{ id: string; loaded: false; was_loaded: boolean }> {
   return request(`/admin/models/${encodeURIComponent(id)}/unload`, { method: 'POST' });
+}
+
+/** The conversations the llama-server engine saved to disk, and the disk each model may use for them. */
+export function savedConversations(): Promise<SavedConversations> {
+  return request<SavedConversations>('/admin/engine/conversations', { cache: 'no-store' });
+}
+
+/** Deletes every saved conversation (as `hearth engine cache clear` does). */
+export function clearSavedConversations(): Promise<ClearedConversations> {
+  return request<ClearedConversations>('/admin/engine/conversations', { method: 'DELETE' });
+}
+
+/** The installed models that could draft for a model, each checked against its vocabulary. */
+export function draftCandidates(id: string, signal?: AbortSignal): Promise<DraftCandidates> {
+  return request<DraftCandidates>(`/admin/models/${encodeURIComponent(id)}/drafts`, { cache: 'no-store', signal });
 }
