@@ -43,13 +43,54 @@ describe('the load settings form', () => {
   it('shows saved settings as choices and numbers, and turns them back into settings', () => {
     const saved: LoadSettings = { context_size: 1024, gpu_layers: 0, threads: 2, parallel: 'auto', projector: 'auto', draft: 'none' };
     const form = formFrom(saved);
-    expect(form).toEqual({ contextSize: 1024, gpu: 'off', gpuLayers: null, threads: 'fixed', threadCount: 2, parallel: 'auto', parallelCount: null });
-    // The projector and the draft are set in config.yaml, not in this form.
+    expect(form).toEqual({
+      contextSize: 1024,
+      gpu: 'off',
+      gpuLayers: null,
+      threads: 'fixed',
+      threadCount: 2,
+      parallel: 'auto',
+      parallelCount: null,
+      draft: 'none',
+    });
+    // The estimate is asked for the load numbers; the projector is set in config.yaml, the draft saved apart.
     const { projector: _projector, draft: _draft, ...formSettings } = saved;
     expect(settingsOf(form)).toEqual(formSettings);
     expect(formFrom({ ...defaults, gpu_layers: 12 })).toMatchObject({ gpu: 'layers', gpuLayers: 12 });
     expect(differs(form, saved)).toBe(false);
     expect(differs({ ...form, contextSize: 2048 }, saved)).toBe(true);
+    expect(differs({ ...form, draft: 'small' }, saved)).toBe(true);
+  });
+
+  it('starts the context at what the model loads with: the setting, capped at its trained context', () => {
+    // The default 4096 on a model trained on 2048 loads with 2048: the form says 2048, and that is no change.
+    const form = formFrom(defaults, 2048);
+    expect(form.contextSize).toBe(2048);
+    expect(differs(form, defaults, 2048)).toBe(false);
+    expect(changeFor('tiny', form, defaults, {}, 2048)).toEqual({ version: 1, models: { overrides: { tiny: null } } });
+    expect(formFrom(defaults, 8192).contextSize).toBe(4096);
+    expect(formFrom(defaults).contextSize).toBe(4096);
+  });
+
+  it('bounds the context by what the model was trained on', () => {
+    const form = formFrom(defaults, 2048);
+    expect(formProblems({ ...form, contextSize: 999_999 }, 2048)).toEqual({
+      contextSize: 'Use 256 to 2,048 tokens: this model was trained on 2,048, and never uses more.',
+    });
+    expect(formProblems({ ...form, contextSize: 2049 }, 2048).contextSize).toMatch(/^Use 256 to 2,048 tokens/);
+    expect(formProblems({ ...form, contextSize: 2048 }, 2048)).toEqual({});
+    // Unknown training context: config.yaml's bound.
+    expect(formProblems({ ...form, contextSize: 999_999 })).toEqual({});
+    expect(formProblems({ ...form, contextSize: 2_000_000 }).contextSize).toBe('Use 256 to 1,048,576 tokens.');
+  });
+
+  it('saves a draft model in the model entry, and none removes it', () => {
+    expect(changeFor('tiny', { ...formFrom(defaults), draft: 'small' }, defaults)).toEqual({
+      version: 1,
+      models: { overrides: { tiny: { context_size: null, gpu_layers: null, threads: null, parallel: null, draft: 'small' } } },
+    });
+    expect(changeFor('tiny', formFrom({ ...defaults, draft: 'small' }), defaults).models?.overrides?.tiny).toMatchObject({ draft: 'small' });
+    expect(changeFor('tiny', formFrom(defaults), defaults, { draft: 'small' })).toEqual({ version: 1, models: { overrides: { tiny: null } } });
   });
 
   it('says what is wrong with a field in words, and leaves invalid fields out of an estimate', () => {
@@ -69,13 +110,13 @@ describe('the load settings form', () => {
     const form = { ...formFrom(defaults), contextSize: 1024, threads: 'fixed' as const, threadCount: 1 };
     expect(changeFor('tiny', form, defaults)).toEqual({
       version: 1,
-      models: { overrides: { tiny: { context_size: 1024, gpu_layers: null, threads: 1, parallel: null } } },
+      models: { overrides: { tiny: { context_size: 1024, gpu_layers: null, threads: 1, parallel: null, draft: null } } },
     });
     expect(changeFor('tiny', formFrom(defaults), defaults)).toEqual({ version: 1, models: { overrides: { tiny: null } } });
     // A projector set in config.yaml keeps the entry: only the form's settings are cleared.
     expect(changeFor('tiny', formFrom(defaults), defaults, { projector: '/models/mmproj.gguf' })).toEqual({
       version: 1,
-      models: { overrides: { tiny: { context_size: null, gpu_layers: null, threads: null, parallel: null } } },
+      models: { overrides: { tiny: { context_size: null, gpu_layers: null, threads: null, parallel: null, draft: null } } },
     });
     // Off is a number of layers (none), not the default.
     expect(changeFor('tiny', { ...formFrom(defaults), gpu: 'off' }, defaults)).toMatchObject({ models: { overrides: { tiny: { gpu_layers: 0 } } } });
@@ -122,6 +163,16 @@ function companion(options: { loaded?: boolean } = {}) {
         warnings: [],
       });
     }
+    if (path === '/admin/models/tiny/drafts') {
+      return Response.json({
+        id: 'tiny',
+        draft: saved.draft ?? null,
+        candidates: [
+          { id: 'tiny-draft', size_bytes: 10 * MB, same_family: true, suggested: true },
+          { id: 'other', size_bytes: 20 * MB, same_family: false, suggested: false, problem: "its vocabulary has 10 tokens, the model's 12" },
+        ],
+      });
+    }
     if (path === '/admin/models/tiny/unload') {
       loaded = false;
       return Response.json({ id: 'tiny', loaded: false, was_loaded: true });
@@ -140,7 +191,8 @@ describe('ModelSettingsStore', () => {
     const companionState = companion();
     const store = new ModelSettingsStore();
     await store.toggle('tiny');
-    expect(store.form).toMatchObject({ contextSize: 4096, gpu: 'auto', threads: 'auto', parallel: 'auto' });
+    // The default 4096 on a model trained on 2048: it loads with 2048, and the form says so.
+    expect(store.form).toMatchObject({ contextSize: 2048, gpu: 'auto', threads: 'auto', parallel: 'auto', draft: 'none' });
     expect(store.estimate?.context_size).toBe(2048);
     expect(store.canSave).toBe(false);
 
@@ -168,7 +220,7 @@ describe('ModelSettingsStore', () => {
     await expect(store.save()).resolves.toBe(true);
     expect(companionState.applied).toEqual([
       {
-        document: { version: 1, models: { overrides: { tiny: { context_size: 1024, gpu_layers: null, threads: null, parallel: null } } } },
+        document: { version: 1, models: { overrides: { tiny: { context_size: 1024, gpu_layers: null, threads: null, parallel: null, draft: null } } } },
         prune: false,
         confirm_high_risk: false,
       },
@@ -199,5 +251,23 @@ describe('ModelSettingsStore', () => {
     // Opening it again closes it.
     await store.toggle('tiny');
     expect(store.id).toBeNull();
+  });
+
+  it('lists the draft choices, and saves the chosen one in the model entry', async () => {
+    const companionState = companion();
+    const store = new ModelSettingsStore();
+    await store.toggle('tiny');
+    await vi.waitFor(() => expect(store.drafts?.candidates.map((candidate) => candidate.id)).toEqual(['tiny-draft', 'other']));
+    expect(store.canSave).toBe(false);
+    store.form!.draft = 'tiny-draft';
+    expect(store.canSave).toBe(true);
+    await store.save();
+    expect(companionState.saved()).toEqual({ draft: 'tiny-draft' });
+    expect(store.form?.draft).toBe('tiny-draft');
+    expect(store.canSave).toBe(false);
+    // Back to none: the entry goes.
+    store.form!.draft = 'none';
+    await store.save();
+    expect(companionState.saved()).toEqual({});
   });
 });

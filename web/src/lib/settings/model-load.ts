@@ -20,6 +20,8 @@ export interface LoadForm {
   threadCount: number | null;
   parallel: 'auto' | 'fixed';
   parallelCount: number | null;
+  /** The draft model's id (speculative decoding), or 'none'. */
+  draft: string;
 }
 
 export type LoadField = 'contextSize' | 'gpuLayers' | 'threadCount' | 'parallelCount';
@@ -32,30 +34,41 @@ export const LIMITS = {
   parallelCount: { min: 1, max: 64 },
 } as const;
 
-export function formFrom(settings: LoadSettings): LoadForm {
+/** The context a setting loads with: capped at what the model was trained on, when that is known. */
+export const contextLoaded = (setting: number, trained: number | null): number => (trained ? Math.min(setting, trained) : setting);
+
+/** The form for a model's settings: the context as it loads (capped at its trained context), not as written. */
+export function formFrom(settings: LoadSettings, trained: number | null = null): LoadForm {
   return {
-    contextSize: settings.context_size,
+    contextSize: contextLoaded(settings.context_size, trained),
     gpu: settings.gpu_layers === 'auto' ? 'auto' : settings.gpu_layers === 0 ? 'off' : 'layers',
     gpuLayers: typeof settings.gpu_layers === 'number' && settings.gpu_layers > 0 ? settings.gpu_layers : null,
     threads: settings.threads === 'auto' ? 'auto' : 'fixed',
     threadCount: settings.threads === 'auto' ? null : settings.threads,
     parallel: settings.parallel === 'auto' ? 'auto' : 'fixed',
     parallelCount: settings.parallel === 'auto' ? null : settings.parallel,
+    draft: settings.draft ?? 'none',
   };
 }
 
+const tokens = (count: number) => count.toLocaleString('en');
 const whole = (value: number | null): value is number => typeof value === 'number' && Number.isInteger(value);
 
+/** The most context the form takes: what the model was trained on (it never loads with more), else what config.yaml accepts. */
+export const contextMax = (trained: number | null): number => (trained ? Math.min(trained, LIMITS.contextSize.max) : LIMITS.contextSize.max);
+
 /** What is wrong with each field, in words; empty when the form can be saved. */
-export function formProblems(form: LoadForm): Partial<Record<LoadField, string>> {
+export function formProblems(form: LoadForm, trained: number | null = null): Partial<Record<LoadField, string>> {
   const problems: Partial<Record<LoadField, string>> = {};
-  const check = (field: LoadField, value: number | null, missing: string, unit: string) => {
-    const { min, max } = LIMITS[field];
+  const check = (field: LoadField, value: number | null, missing: string, unit: string, max: number = LIMITS[field].max, why = '') => {
+    const { min } = LIMITS[field];
     if (value === null || Number.isNaN(value)) problems[field] = missing;
     else if (!whole(value)) problems[field] = `Use a whole number of ${unit}.`;
-    else if (value < min || value > max) problems[field] = `Use ${min.toLocaleString('en')} to ${max.toLocaleString('en')} ${unit}.`;
+    else if (value < min || value > max) problems[field] = `Use ${min.toLocaleString('en')} to ${max.toLocaleString('en')} ${unit}${why}.`;
   };
-  check('contextSize', form.contextSize, 'Enter the context length in tokens.', 'tokens');
+  const max = contextMax(trained);
+  const why = trained && trained <= LIMITS.contextSize.max ? `: this model was trained on ${tokens(trained)}, and never uses more` : '';
+  check('contextSize', form.contextSize, 'Enter the context length in tokens.', 'tokens', max, why);
   if (form.gpu === 'layers') check('gpuLayers', form.gpuLayers, 'Enter how many layers go to the GPU.', 'layers');
   if (form.threads === 'fixed') check('threadCount', form.threadCount, 'Enter how many threads to use.', 'threads');
   if (form.parallel === 'fixed') check('parallelCount', form.parallelCount, 'Enter how many requests may run at once.', 'requests');
@@ -82,26 +95,32 @@ export function settingsOf(form: LoadForm): ModelOverride {
  * removed from the model's own entry (so it follows the defaults again), and an entry left with
  * nothing (no projector set in config.yaml either: `saved`, the entry as saved) is removed.
  */
-export function changeFor(id: string, form: LoadForm, defaults: LoadSettings, saved: ModelOverride = {}): ConfigChange {
+export function changeFor(id: string, form: LoadForm, defaults: LoadSettings, saved: ModelOverride = {}, trained: number | null = null): ConfigChange {
   const wanted = settingsOf(form);
-  const entry: Record<string, number | 'auto' | null> = {};
+  // The default context as the model loads with it: a form at that length follows the default.
+  const followed = { ...defaults, context_size: contextLoaded(defaults.context_size, trained) };
+  const entry: Record<string, number | string | null> = {};
   let own = saved.projector ? 1 : 0;
   for (const key of ['context_size', 'gpu_layers', 'threads', 'parallel'] as const) {
     const value = wanted[key];
     if (value === undefined) continue;
-    entry[key] = value === defaults[key] ? null : value;
+    entry[key] = value === followed[key] ? null : value;
     if (entry[key] !== null) own++;
   }
+  entry.draft = form.draft === 'none' ? null : form.draft;
+  if (entry.draft !== null) own++;
   return { version: 1, models: { overrides: { [id]: own > 0 ? entry : null } } };
 }
 
-/** Whether the form says something other than the settings the model has now. */
-export function differs(form: LoadForm, settings: LoadSettings): boolean {
+/** Whether the form says something other than the settings the model has now (its context as it loads). */
+export function differs(form: LoadForm, settings: LoadSettings, trained: number | null = null): boolean {
   const wanted = settingsOf(form);
-  return (['context_size', 'gpu_layers', 'threads', 'parallel'] as const).some((key) => wanted[key] !== undefined && wanted[key] !== settings[key]);
+  const now = { ...settings, context_size: contextLoaded(settings.context_size, trained) };
+  return (
+    (['context_size', 'gpu_layers', 'threads', 'parallel'] as const).some((key) => wanted[key] !== undefined && wanted[key] !== now[key]) ||
+    form.draft !== (settings.draft ?? 'none')
+  );
 }
-
-const tokens = (count: number) => count.toLocaleString('en');
 
 /** The estimate in words: how much memory, for what, and whether it fits the budget. */
 export function describeEstimate(estimate: ModelEstimate): { memory: string; fit: string } {

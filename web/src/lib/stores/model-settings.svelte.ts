@@ -3,10 +3,10 @@
  * (asked of the companion as the form changes), saving through the configuration's apply, and
  * reloading a loaded model so the new settings take effect.
  */
-import { loadModel, unloadModel } from '$lib/api/server';
+import { draftCandidates, loadModel, unloadModel } from '$lib/api/server';
 import { applyChange, estimateModel } from '$lib/api/settings';
 import { changeFor, differs, formFrom, formProblems, settingsOf, type LoadForm } from '$lib/settings/model-load';
-import type { ModelEstimate } from '#shared/api/admin.js';
+import type { DraftCandidates, ModelEstimate } from '#shared/api/admin.js';
 import { adminProblem } from './problems';
 
 /** How long the form waits after a change before asking for a new estimate. */
@@ -26,10 +26,15 @@ export class ModelSettingsStore {
   saving = $state(false);
   error = $state<string | null>(null);
   notice = $state<string | null>(null);
+  /** The installed models that could draft for this one, each with why it cannot when it cannot. */
+  drafts = $state<DraftCandidates | null>(null);
+  draftsError = $state<string | null>(null);
 
-  problems = $derived(this.form ? formProblems(this.form) : {});
+  /** The context the model was trained on: it never loads with more. */
+  trained = $derived(this.saved?.trained_context ?? null);
+  problems = $derived(this.form ? formProblems(this.form, this.trained) : {});
   /** The form says something other than what is saved, and says it validly. */
-  canSave = $derived(!!this.form && !!this.saved && Object.keys(this.problems).length === 0 && differs(this.form, this.saved.settings));
+  canSave = $derived(!!this.form && !!this.saved && Object.keys(this.problems).length === 0 && differs(this.form, this.saved.settings, this.trained));
 
   #timer: ReturnType<typeof setTimeout> | undefined;
   #asking: AbortController | undefined;
@@ -39,14 +44,24 @@ export class ModelSettingsStore {
     if (this.id === id) return this.close();
     this.close();
     this.id = id;
+    void this.#readDrafts(id);
     try {
       const saved = await estimateModel(id, {});
       if (this.id !== id) return;
       this.saved = saved;
       this.estimate = saved;
-      this.form = formFrom(saved.settings);
+      this.form = formFrom(saved.settings, saved.trained_context);
     } catch (error) {
       if (this.id === id) this.error = describe(error);
+    }
+  }
+
+  async #readDrafts(id: string): Promise<void> {
+    try {
+      const drafts = await draftCandidates(id);
+      if (this.id === id) this.drafts = drafts;
+    } catch (error) {
+      if (this.id === id) this.draftsError = describe(error);
     }
   }
 
@@ -59,6 +74,8 @@ export class ModelSettingsStore {
     this.estimate = null;
     this.error = null;
     this.notice = null;
+    this.drafts = null;
+    this.draftsError = null;
   }
 
   /** The form changed: a new estimate shortly (the latest change wins). */
@@ -71,7 +88,7 @@ export class ModelSettingsStore {
   /** Puts the defaults in the form (saved with Save). */
   useDefaults(): void {
     if (!this.saved) return;
-    this.form = formFrom(this.saved.defaults);
+    this.form = formFrom(this.saved.defaults, this.saved.trained_context);
     this.changed();
   }
 
@@ -102,7 +119,7 @@ export class ModelSettingsStore {
     this.error = null;
     this.notice = null;
     try {
-      const result = await applyChange(changeFor(id, this.form, this.saved.defaults, this.saved.saved), false);
+      const result = await applyChange(changeFor(id, this.form, this.saved.defaults, this.saved.saved, this.trained), false);
       const reload = result.reload_required.includes(id);
       let reloadFailure: string | null = null;
       if (reload) {
@@ -117,7 +134,7 @@ export class ModelSettingsStore {
       if (this.id === id) {
         this.saved = saved;
         this.estimate = saved;
-        this.form = formFrom(saved.settings);
+        this.form = formFrom(saved.settings, saved.trained_context);
         if (reloadFailure) this.error = reloadFailure;
         else this.notice = reload ? `Saved, and ${id} was loaded again with these settings.` : `Saved. ${id} uses these settings the next time it loads.`;
       }
