@@ -21,6 +21,8 @@ export class ServerStore {
   address = $state(typeof location === 'undefined' ? '' : location.origin);
   version = $state<string | null>(null);
   status = $state<ConnectionStatus>('checking');
+  /** The companion's data folder was deleted or moved while it ran: nothing can be saved until it is back or Hearth restarts. */
+  dataFolderGone = $state(false);
   /** Why the last check failed, in words. */
   problem = $state<string | null>(null);
   /** The error behind `problem`, for a tooltip. */
@@ -46,9 +48,14 @@ export class ServerStore {
   async check(): Promise<ConnectionStatus> {
     try {
       this.version = (await health(AbortSignal.timeout(5000))).version;
+      this.dataFolderGone = false;
     } catch (error) {
-      this.#failed(error);
-      return this.status;
+      // It answers, but cannot save anything: the page says so, and reading still works.
+      if (error instanceof ApiError && error.code === 'data_folder_gone') this.dataFolderGone = true;
+      else {
+        this.#failed(error);
+        return this.status;
+      }
     }
     try {
       await probeApi(AbortSignal.timeout(5000));
