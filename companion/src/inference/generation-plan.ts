@@ -12,6 +12,7 @@ import type { GrammarCache } from './grammar-cache.js';
 import { toGrammarSchema } from './json-schema.js';
 import { hasLoneSurrogate } from './surrogates.js';
 import { thoughtBudget, thoughtMarks, wrapperFor, type ThoughtMarks } from './thinking.js';
+import type { TokenRunCache } from './token-runs.js';
 import { CHAT_FIELDS, type GenerationRequest, type GenerationResult, type StopReason, type ToolSpec } from './types.js';
 
 export interface ModelRuntime {
@@ -22,6 +23,8 @@ export interface ModelRuntime {
   grammars: GrammarCache;
   /** llama-server's media marker while its process runs with a projector: each image or sound of a message goes there in the prompt. */
   mediaMarker?: string;
+  /** The model's tokenizer with memory: a later turn tokenises only the runs of its prompt not seen before (token-runs.ts). */
+  tokenRuns?: TokenRunCache;
 }
 
 /** A request turned into what either engine runs: the rendered prompt, its budget and its grammar. */
@@ -47,6 +50,21 @@ export interface GenerationPlan {
   stopTriggers: LlamaText[];
   maxTokens: number;
   grammar?: LlamaGrammar;
+}
+
+/** Why a prompt does not fit, and what to do: shorten the conversation, or (when its fixed part alone is too long) give the model more context. */
+function tooLong(request: GenerationRequest, field: string, tokens: number, fixedTokens: number, contextSize: number): string {
+  if (fixedTokens < contextSize) {
+    return `The ${field} use ${tokens} tokens, but ${request.model} has a context of ${contextSize} tokens. Shorten the conversation or start a new one.`;
+  }
+  const tools = request.tools.length;
+  const parts =
+    tools > 0 ? `the system prompt, the ${tools === 1 ? 'tool' : `${tools} tools`} offered and the latest message` : 'the system prompt and the latest message';
+  const fewer = tools > 0 ? ', offer fewer tools' : '';
+  return (
+    `${request.model} is loaded with a context of ${contextSize} tokens, and ${parts} alone take ${fixedTokens}: shortening the conversation cannot help. ` +
+    `Load ${request.model} with a larger context (its load settings, context size)${fewer}, or shorten the system prompt or the message.`
+  );
 }
 
 /**
@@ -75,14 +93,22 @@ export async function planGeneration(runtime: ModelRuntime, request: GenerationR
     availableFunctions: offered,
     documentFunctionParams: true,
   });
-  const promptTokens = state.contextText.tokenize(runtime.model.tokenizer);
+  const tokenizer = runtime.tokenRuns?.tokenizer ?? runtime.model.tokenizer;
+  const promptTokens = state.contextText.tokenize(tokenizer);
   const room = runtime.contextSize - promptTokens.length;
   if (room <= 0) {
-    throw new HearthError(
-      'context_length_exceeded',
-      `The ${fields.history} use ${promptTokens.length} tokens, but ${request.model} has a context of ${runtime.contextSize} tokens. Shorten the conversation or start a new one.`,
-      { param: fields.history },
-    );
+    // What always goes in: the system prompt, the tools and the latest message. When that alone
+    // does not fit, shortening the conversation cannot help: the model's context is too small.
+    const fixed = [...history.filter((item) => item.type === 'system'), ...history.filter((item) => item.type !== 'system').slice(-1)];
+    const fixedTokens =
+      fixed.length === history.length
+        ? promptTokens.length
+        : wrapper
+            .generateContextState({ chatHistory: [...fixed, { type: 'model', response: [] }], availableFunctions: offered, documentFunctionParams: true })
+            .contextText.tokenize(tokenizer).length;
+    throw new HearthError('context_length_exceeded', tooLong(request, fields.history, promptTokens.length, fixedTokens, runtime.contextSize), {
+      param: fields.history,
+    });
   }
   const maxTokens = Math.min(request.maxTokens ?? room, room);
   const grammar = forced
