@@ -1,4 +1,5 @@
 /** What the Agents screen shows of a run, built from its events (live) or its stored record (history). */
+import { plural } from '$lib/words';
 import type { AgentRun, AgentRunEvent, AgentRunStatus, AgentRunUsage } from '#shared/api/agents.js';
 
 export interface ToolCallView {
@@ -157,7 +158,7 @@ export function prettyJson(text: string): string {
 /** "1,234 tokens (1,000 prompt, 234 written) · 3 s": what a run used and how long it took. */
 export function runFigures(view: Pick<RunView, 'usage' | 'createdAt' | 'completedAt'>): string {
   const { prompt_tokens: prompt, completion_tokens: written, total_tokens: total } = view.usage;
-  const parts = total > 0 ? [`${total.toLocaleString('en')} tokens (${prompt.toLocaleString('en')} prompt, ${written.toLocaleString('en')} written)`] : [];
+  const parts = total > 0 ? [`${plural(total, 'token')} (${prompt.toLocaleString('en')} prompt, ${written.toLocaleString('en')} written)`] : [];
   if (view.completedAt !== null) {
     const seconds = Math.max(0, view.completedAt - view.createdAt);
     parts.push(seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`);

@@ -17,11 +17,13 @@ import type {
 } from '#shared/api/memory.js';
 import { attempt } from './attempt';
 import { describe } from './problems';
+import { plural } from '$lib/words';
 
 export type MemoryTab = 'facts' | 'identity' | 'episodes' | 'transcript';
 
 /** "1 signal", "3 signals". */
-export const plural = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
+/** Counts in words (the app's one helper, `$lib/words`), for the Memory screen too. */
+export { plural };
 const matches = (query: string, ...texts: string[]) => texts.some((text) => text.toLowerCase().includes(query));
 
 export class MemoryStore {
