@@ -33,7 +33,7 @@ const workspace = (state: string) => ({
 
 function base(devices: unknown[] = []) {
   return {
-    'GET /admin/devices/channel': { enabled: true, listening: true, url: 'https://10.0.0.2:4778', fingerprint: 'AB:CD' },
+    'GET /admin/devices/channel': { enabled: true, listening: true, host: '0.0.0.0', port: 4778, url: 'https://10.0.0.2:4778', fingerprint: 'AB:CD' },
     'GET /admin/devices': () => ({ object: 'list', data: devices }),
     'GET /admin/remote-hosts': { object: 'list', data: [] },
     'GET /admin/cloud/workspaces': { object: 'list', data: [workspace('signed_out')] },

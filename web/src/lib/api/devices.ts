@@ -57,11 +57,11 @@ export function signOutOfWorkspace(name: string): Promise<CloudWorkspaceStatus> 
 }
 
 /**
- * Turns the secure channel on in the configuration (it opens at the next start). The change is
- * high-risk (a listener other machines reach): unconfirmed, the companion refuses it with 409
- * `confirmation_required` and the risks; confirmed, it is applied.
+ * Turns the secure channel on or off in the configuration (either takes effect at the next start).
+ * Turning it on is high-risk (a listener other machines reach): unconfirmed, the companion refuses
+ * it with 409 `confirmation_required` and the risks; confirmed, it is applied.
  */
-export async function enableSecureChannel(confirm: boolean): Promise<ApplyResult> {
-  const body = JSON.stringify({ document: { version: 1, server: { remote: { enabled: true } } }, confirm_high_risk: confirm });
+export async function setSecureChannel(enabled: boolean, confirm: boolean): Promise<ApplyResult> {
+  const body = JSON.stringify({ document: { version: 1, server: { remote: { enabled } } }, confirm_high_risk: confirm });
   return request<ApplyResult>('/admin/config/apply', { method: 'POST', body });
 }

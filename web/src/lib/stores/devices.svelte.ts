@@ -2,7 +2,7 @@ import { ApiError } from '$lib/api/client';
 import {
   channelStatus,
   createPairing,
-  enableSecureChannel,
+  setSecureChannel,
   grantableAgents,
   listDevices,
   listRemoteHosts,
@@ -13,6 +13,7 @@ import {
   workspaceStatus,
 } from '$lib/api/devices';
 import type { ChannelStatus, CloudLoginStart, CloudWorkspaceStatus, DeviceRecord, PairingCode, RemoteHostStatus } from '#shared/api/remote.js';
+import { channelWhere } from '$lib/settings/secure-channel';
 import { adminProblem } from './problems';
 
 function describe(error: unknown): string {
@@ -64,17 +65,26 @@ export class DevicesStore {
   async enableChannel(confirmed = false): Promise<void> {
     await this.#act('channel', async () => {
       try {
-        await enableSecureChannel(confirmed);
+        await setSecureChannel(true, confirmed);
       } catch (error) {
         if (error instanceof ApiError && error.code === 'confirmation_required') {
-          this.channelRisk =
-            'Other machines on your network will be able to connect to this companion on its own port (TLS 1.3); only devices you pair can use it, and only the agents you grant.';
+          this.channelRisk = `It listens ${this.channel ? channelWhere(this.channel) : 'on its own port'}: other machines on your networks will be able to connect to it (TLS 1.3). Only devices you pair can use it, and only the agents you grant.`;
           return;
         }
         throw error;
       }
       this.channelRisk = null;
       this.channelEnabled = true;
+      this.channel = await channelStatus();
+    });
+  }
+
+  /** Turns the secure channel off, for the next start: until then it keeps listening (paired devices stay paired). */
+  async disableChannel(): Promise<void> {
+    await this.#act('channel', async () => {
+      await setSecureChannel(false, false);
+      this.channelRisk = null;
+      this.channelEnabled = false;
       this.channel = await channelStatus();
     });
   }

@@ -40,6 +40,8 @@ export class ServerAccessStore {
   risks = $state<string[] | null>(null);
   error = $state<string | null>(null);
   notice = $state<string | null>(null);
+  /** The saved change waits for Hearth to start again (the notice says so, beside Restart now). */
+  restartWaiting = $state(false);
   /**
    * Turning "Require an access key" on, waiting for the person's choice: whether any key exists
    * (none: the companion refuses it, and the only way on is to create one first), and whether this
@@ -74,6 +76,7 @@ export class ServerAccessStore {
     this.error = null;
     this.risks = null;
     this.notice = null;
+    this.restartWaiting = false;
     this.enabling = null;
     this.#pending = null;
   }
@@ -191,7 +194,9 @@ export class ServerAccessStore {
     this.risks = null;
     this.#pending = null;
     await this.refresh();
-    this.notice = restartText(result.restart_required, session.startAdvice) ?? 'Saved. It applies now.';
+    const restart = restartText(result.restart_required, session.startAdvice);
+    this.restartWaiting = restart !== null;
+    this.notice = restart ?? 'Saved. It applies now.';
   }
 
   #failed(error: unknown): void {
