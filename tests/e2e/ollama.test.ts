@@ -142,7 +142,7 @@ describe('chat', () => {
   it("refuses bytes that are no image with a clear 400 in Ollama's shape", async () => {
     const error = await failure(ollama.chat({ model: 'tiny', stream: false, messages: [{ role: 'user', content: 'What is this?', images: ['aGVsbG8='] }] }));
     expect(error.status_code).toBe(400);
-    expect(error.error).toMatch(/messages\[0\]\.images\[0\] is not a PNG, JPEG, GIF or BMP image/);
+    expect(error.error).toMatch(/messages\[0\]\.images\[0\] is not an image local models here can read/);
   });
 
   it('loads on an empty message list, and keep_alive 0 unloads', async () => {

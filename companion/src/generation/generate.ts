@@ -14,6 +14,7 @@ import type { LocalModel } from '../models/registry.js';
 import { chatMessages, chatTools, readChatAnswer } from '../providers/chat-stream.js';
 import type { ProviderClient } from '../providers/client.js';
 import { withCallSignal } from './call-signal.js';
+import { checkedMedia } from './media-check.js';
 import { effortOf } from './effort.js';
 
 /** What resolving a model needs; read at each call, so an applied configuration governs. */
@@ -46,7 +47,8 @@ export async function resolveGenerator(sources: GenerationSources, id: string): 
 
 /** A local model's generator, for a route that resolved the model itself (chat completions and Responses forward a provider's model as it came). */
 export function localGenerator(engine: Pick<Engine, 'run'>, info: LocalModel): Generator {
-  return { id: info.id, local: info, run: (request) => engine.run(info, request) };
+  // Images are decoded, checked and converted for the projector first (media-check.ts).
+  return { id: info.id, local: info, run: async (request) => engine.run(info, await checkedMedia(request)) };
 }
 
 async function runOnProvider(providers: ProviderClient, id: string, request: GenerationRequest, affinity: string[]): Promise<GenerationResult> {

@@ -69,9 +69,11 @@ export interface RawPrompt {
 export interface MediaPart {
   kind: 'image' | 'audio';
   data: Buffer;
-  /** image/png, image/jpeg, audio/wav, audio/mpeg... */
+  /** image/png, image/jpeg, audio/wav, audio/mpeg... (an image's is settled by generation/media-check.ts) */
   mime: string;
   offset: number;
+  /** Where the request held it (`messages[0].content[1].image_url.url`), for the errors that name it. */
+  param?: string;
 }
 
 export interface GenerationRequest {

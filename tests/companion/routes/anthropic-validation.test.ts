@@ -63,7 +63,10 @@ describe('POST /v1/messages refuses bad input in Anthropic’s error shape', () 
 
   it('an image whose bytes are no image, or a remote URL source, is 400 naming the block', async () => {
     const content = [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }];
-    await refused({ model: 'tiny', max_tokens: 4, messages: [{ role: 'user', content }] }, /messages\[0\]\.content\[0\]\.source\.data is not a PNG/);
+    await refused(
+      { model: 'tiny', max_tokens: 4, messages: [{ role: 'user', content }] },
+      /messages\[0\]\.content\[0\]\.source\.data is not an image local models here can read/,
+    );
     const remote = [{ type: 'image', source: { type: 'url', url: 'http://192.168.1.1/cat.png' } }];
     await refused({ model: 'tiny', max_tokens: 4, messages: [{ role: 'user', content: remote }] }, /messages\[0\]\.content\[0\]\.source\.url is a remote URL/);
   });

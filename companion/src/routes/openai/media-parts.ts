@@ -19,14 +19,6 @@ export interface ContentPart {
   input_audio?: { data?: unknown; format?: unknown };
 }
 
-/** Image types llama.cpp's decoder (stb_image) reads, by their first bytes. */
-const IMAGE_SIGNATURES: { mime: string; test: (bytes: Buffer) => boolean }[] = [
-  { mime: 'image/png', test: (bytes) => bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) },
-  { mime: 'image/jpeg', test: (bytes) => bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff },
-  { mime: 'image/gif', test: (bytes) => bytes.subarray(0, 4).toString('latin1') === 'GIF8' },
-  { mime: 'image/bmp', test: (bytes) => bytes.subarray(0, 2).toString('latin1') === 'BM' },
-];
-
 const AUDIO_FORMATS: Record<string, { mime: string; test: (bytes: Buffer) => boolean }> = {
   wav: { mime: 'audio/wav', test: (bytes) => bytes.subarray(0, 4).toString('latin1') === 'RIFF' && bytes.subarray(8, 12).toString('latin1') === 'WAVE' },
   mp3: { mime: 'audio/mpeg', test: (bytes) => bytes.subarray(0, 3).toString('latin1') === 'ID3' || (bytes[0] === 0xff && ((bytes[1] ?? 0) & 0xe0) === 0xe0) },
@@ -47,10 +39,8 @@ function decode(data: string, param: string, what: string): Buffer {
 /** An image sent as base64 bytes (Anthropic's base64 source, Ollama's `images`), at `offset` in its message's text. */
 export function imageFromBase64(data: unknown, param: string, offset: number): MediaPart {
   if (typeof data !== 'string' || data === '') refuse(param, `${param} is required: the image's bytes in base64.`);
-  const bytes = decode(data, param, 'image');
-  const kind = IMAGE_SIGNATURES.find((signature) => signature.test(bytes));
-  if (!kind) refuse(param, `${param} is not a PNG, JPEG, GIF or BMP image (what local models here read). Convert it to PNG or JPEG and send it again.`);
-  return { kind: 'image', data: bytes, mime: kind.mime, offset };
+  // What the bytes are is settled on the generation path (generation/media-check.ts: decoded, checked, converted).
+  return { kind: 'image', data: decode(data, param, 'image'), mime: 'image/*', offset, param };
 }
 
 /** An image named by a URL (chat completions' image_url, Responses' input_image, Anthropic's url source): a data URL. */
@@ -63,7 +53,7 @@ export function imageFromUrl(field: unknown, param: string, offset: number): Med
       param,
       scheme === 'http' || scheme === 'https'
         ? `${param} is a remote URL, which local models here do not fetch. Send the image itself as a data URL (data:image/png;base64,...).`
-        : `${param} is not a data URL. Send the image as data:image/png;base64,... (PNG, JPEG, GIF or BMP).`,
+        : `${param} is not a data URL. Send the image as data:image/png;base64,....`,
     );
   }
   if (!/;base64$/i.test(match[2] ?? '')) refuse(param, `${param} must be base64 encoded (data:image/png;base64,...).`);
@@ -89,7 +79,7 @@ function audio(part: ContentPart, param: string, offset: number): MediaPart {
   if (!known) refuse(`${param}.input_audio.format`, `${param}.input_audio.format must be "wav" or "mp3" (what local models here read).`);
   const bytes = decode(data, `${param}.input_audio.data`, 'sound');
   if (!known.test(bytes)) refuse(`${param}.input_audio.data`, `${param}.input_audio.data is not ${format === 'wav' ? 'a WAV' : 'an MP3'} file.`);
-  return { kind: 'audio', data: bytes, mime: known.mime, offset };
+  return { kind: 'audio', data: bytes, mime: known.mime, offset, param: `${param}.input_audio.data` };
 }
 
 /** Whether a part is an image or a sound (as opposed to text). */
