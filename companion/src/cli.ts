@@ -1,5 +1,5 @@
 import { VERSION } from './version.js';
-import { UsageError, wantsHelp } from './commands/arguments.js';
+import { helpHint, UsageError, wantsHelp } from './commands/arguments.js';
 import type { Command } from './commands/context.js';
 import { spellCommands } from './invocation.js';
 
@@ -67,7 +67,7 @@ export async function main(argv: string[]): Promise<number> {
   const args = name === first ? rest : argv;
   const load = COMMANDS[name];
   if (!load) {
-    stderr.write(`Unknown command "${name}".\n\n${USAGE}\n`);
+    stderr.write(`Unknown command "${name}".\n${helpHint()}\n`);
     return 2;
   }
   if (wantsHelp(args)) {
@@ -83,8 +83,8 @@ export async function main(argv: string[]): Promise<number> {
     return await command.run(args, { stdout: process.stdout, stderr, stdin: process.stdin, env, modelsDir: await modelsDirFor(dataDir) });
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    // The label stays the program's name; the message and the usage are spelled as they run here.
-    process.stderr.write(`hearth ${name}: ${spellCommands(error.message)}\n\n${spellCommands(command.usage.trimEnd())}\n`);
+    // The cause and what to do, not the whole usage. The label stays the program's name; the rest is spelled as it runs here.
+    process.stderr.write(`hearth ${name}: ${spellCommands(error.message)}\n${spellCommands(error.hint ?? helpHint(name))}\n`);
     return 2;
   }
 }

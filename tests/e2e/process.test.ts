@@ -242,11 +242,10 @@ describe('refusals at startup', () => {
     expect(result).toMatchObject({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
   });
 
-  it('hearth nonsense exits 2 with the usage', async () => {
+  it('hearth nonsense exits 2 saying where the commands are listed', async () => {
     const result = await runNode(HEARTH_BIN, ['nonsense']);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/Unknown command "nonsense"/);
-    expect(result.stderr).toMatch(/Usage:/);
+    expect(result.stderr).toBe('Unknown command "nonsense".\nRun "npm run hearth -- --help" for the commands.\n');
     expect(result.stdout).toBe('');
   });
 
@@ -254,7 +253,7 @@ describe('refusals at startup', () => {
     const result = await runNode(HEARTH_BIN, ['serve', '--port', 'abc']);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--port must be a number from 0 to 65535, not "abc"/);
-    expect(result.stderr).toMatch(/Usage: npm run hearth -- serve/);
+    expect(result.stderr).not.toMatch(/Usage:/);
     expect(result.stdout).toBe('');
   });
 

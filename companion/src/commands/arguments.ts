@@ -1,7 +1,22 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
-/** A command line a subcommand cannot use; the entry (cli.ts) prints it with the command's usage and exits 2. */
-export class UsageError extends Error {}
+/**
+ * A command line a subcommand cannot use; the entry (cli.ts) prints it and one line of what to do
+ * (`hint`, or where to read the command's options), not the whole usage, and exits 2.
+ */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly hint?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The line under an argument error: where the command's options are explained. */
+export function helpHint(name?: string): string {
+  return name ? `Run "hearth ${name} --help" for its options.` : 'Run "hearth --help" for the commands.';
+}
 
 /** Whether the arguments ask for help (`--help` or `-h` anywhere before a `--`). */
 export function wantsHelp(args: string[]): boolean {

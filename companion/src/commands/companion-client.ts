@@ -1,5 +1,6 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { ParseArgsConfig } from 'node:util';
 import { adminClient, type AdminClient } from './admin-client.js';
+import { helpHint, parseCommandArgs } from './arguments.js';
 import { takeDataDir } from './data-dir-option.js';
 import type { CommandContext } from './context.js';
 
@@ -33,8 +34,10 @@ export function failure(context: CommandContext, body: unknown): number {
   return 1;
 }
 
-export function usage(context: CommandContext, text: string, problem?: string): number {
-  context.stderr.write(`${problem ? `${problem}\n\n` : ''}${text}\n`);
+/** An argument error of a command whose usage is `text`: its cause and where to read the options, not the whole usage; exit code 2. */
+export function usage(context: CommandContext, text: string, problem: string): number {
+  const name = /\bhearth ([a-z]+)/.exec(text)?.[1];
+  context.stderr.write(`${name ? `hearth ${name}: ` : ''}${problem}\n${helpHint(name)}\n`);
   return 2;
 }
 
@@ -60,7 +63,7 @@ export function startCommand(
   let positionals: string[];
   try {
     const all: ParseArgsConfig['options'] = { ...options, url: { type: 'string' }, help: { type: 'boolean', short: 'h' } };
-    ({ values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: all }) as Omit<Parsed, 'client'>);
+    ({ values, positionals } = parseCommandArgs({ args: rest, allowPositionals: true, options: all }) as Omit<Parsed, 'client'>);
   } catch (error) {
     return usage(context, text, (error as Error).message);
   }

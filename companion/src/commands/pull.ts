@@ -1,7 +1,7 @@
 /** `hearth pull <spec> [--models-dir DIR]`: download a GGUF into the models folder. */
 import path from 'node:path';
 import { pullModel, type PullProgress } from '../models/pull.js';
-
+import { helpHint } from './arguments.js';
 import type { CommandContext } from './context.js';
 
 export const usage = `Usage: hearth pull <spec> [--models-dir DIR]
@@ -55,7 +55,7 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
     return 0;
   }
   if (args.error !== undefined || args.spec === undefined) {
-    context.stderr.write(`hearth pull: ${args.error ?? 'missing <spec>'}\n\n${usage}`);
+    context.stderr.write(`hearth pull: ${args.error ?? 'missing <spec>'}\n${helpHint('pull')}\n`);
     return 2;
   }
   const modelsDir = path.resolve(args.modelsDir ?? context.modelsDir);

@@ -49,7 +49,13 @@ export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv): Serve
   let port: number | undefined;
   if (portText !== undefined) {
     port = Number(portText);
-    if (!/^\d+$/.test(portText) || port > 65535) throw new UsageError(`--port must be a number from 0 to 65535, not "${portText}".`);
+    if (!/^\d+$/.test(portText) || port > 65535) {
+      const from = values.port === undefined ? 'HEARTH_PORT' : '--port';
+      throw new UsageError(
+        `${from} must be a number from 0 to 65535, not "${portText}".`,
+        `Start with a port in that range (4777 unless config.yaml says otherwise), or 0 for any free one: hearth serve --port 0`,
+      );
+    }
   }
   const modelsDirs = values['models-dir'] ?? env.HEARTH_MODELS_DIR?.split(delimiter).filter(Boolean);
   const external = values['no-external-models']
@@ -59,7 +65,10 @@ export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv): Serve
       : undefined;
   const engine = env.HEARTH_ENGINE || undefined;
   if (engine !== undefined && !ENGINE_SETTINGS.includes(engine as EngineSetting))
-    throw new UsageError(`HEARTH_ENGINE must be one of ${ENGINE_SETTINGS.join(', ')}, not "${engine}".`);
+    throw new UsageError(
+      `HEARTH_ENGINE must be one of ${ENGINE_SETTINGS.join(', ')}, not "${engine}".`,
+      'Set it to one of those, or leave it unset to use models.engine in config.yaml.',
+    );
   return {
     host: values.host ?? env.HEARTH_HOST,
     port,
