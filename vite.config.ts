@@ -69,6 +69,12 @@ const COMPANION_BUILD = 'tests/helpers/companion-build.ts';
 const path = (relative: string) => fileURLToPath(new URL(relative, import.meta.url));
 /** How long expect.poll waits for a condition in every test project (see `test` below). */
 const PATIENT = { poll: { timeout: 20_000 } };
+/**
+ * Test files run two at a time in every project: the suite's files mostly wait on processes they
+ * start (servers, engines, Chromium), so two lanes keep both cores of a small machine busy. The
+ * tests themselves must pass on a loaded machine anyway (no wall-clock assertions, patient polls).
+ */
+const WORKERS = 2;
 
 /**
  * `virtual:webllm-models`: web-llm's prebuilt chat models (what the Models screen lists), read
@@ -113,7 +119,7 @@ export default defineConfig({
           exclude: serverEngineOnly,
           // The in-process engine here; the server-engine project runs the generation files again on llama-server.
           env: { HEARTH_ENGINE: 'in-process' },
-          fileParallelism: false,
+          maxWorkers: WORKERS,
           globalSetup: [COMPANION_BUILD],
           setupFiles: ['tests/helpers/clone-path.ts'],
           testTimeout: 60_000,
@@ -129,8 +135,7 @@ export default defineConfig({
           env: { HEARTH_ENGINE: 'server' },
           // Builds llama-server once (cached outside the clone) unless it is built.
           globalSetup: ['tests/helpers/engine-build.ts', COMPANION_BUILD],
-          fileParallelism: false,
-          sequence: { groupOrder: 1 },
+          maxWorkers: WORKERS,
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },
@@ -144,6 +149,7 @@ export default defineConfig({
         test: {
           name: 'web',
           environment: 'jsdom',
+          maxWorkers: WORKERS,
           expect: PATIENT,
           testTimeout: 30_000,
           include: ['tests/web/**/*.test.ts'],
@@ -156,11 +162,11 @@ export default defineConfig({
           environment: 'node',
           expect: PATIENT,
           include: ['tests/browser/**/*.test.ts'],
-          // Real Chromium, real `hearth serve`, real wllama: one file at a time on a 2-core machine,
-          // and only after the other projects, so their CPU-heavy tests never share the machine.
+          // Real Chromium, real `hearth serve`, real wllama: after the other projects, so their
+          // CPU-heavy tests never share the machine with a browser.
           env: { HEARTH_ENGINE: 'in-process' },
-          fileParallelism: false,
-          sequence: { groupOrder: 2 },
+          maxWorkers: WORKERS,
+          sequence: { groupOrder: 1 },
           globalSetup: ['tests/browser/global-setup.ts', COMPANION_BUILD],
           setupFiles: ['tests/helpers/clone-path.ts'],
           testTimeout: 180_000,
