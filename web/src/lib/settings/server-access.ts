@@ -97,8 +97,8 @@ export function riskText(risk: ConfigRisk, form: AccessForm, port: number): stri
   }
 }
 
-/** What the person has to do for a saved change to take effect, or null when it already has. */
-export function restartText(restart: string[], startAdvice: string): string | null {
+/** What a saved change waits for (the screen puts Restart now beside it), or null when it is in force already. */
+export function restartText(restart: string[]): string | null {
   if (!restart.some((path) => path.startsWith('server.'))) return null;
-  return `Saved. The new address takes effect when Hearth starts again: stop it (Ctrl+C where it runs) and ${startAdvice}.`;
+  return 'Saved. The new address takes effect when Hearth starts again.';
 }

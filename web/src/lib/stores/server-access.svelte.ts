@@ -20,7 +20,6 @@ import {
 import type { ApplyResult, ConfigProblem } from '#shared/api/admin-config.js';
 import type { ServerSettings } from '#shared/api/config.js';
 import { accessKeys } from './access-keys.svelte';
-import { session } from './session.svelte';
 import { server } from './server.svelte';
 import { adminProblem } from './problems';
 
@@ -194,7 +193,7 @@ export class ServerAccessStore {
     this.risks = null;
     this.#pending = null;
     await this.refresh();
-    const restart = restartText(result.restart_required, session.startAdvice);
+    const restart = restartText(result.restart_required);
     this.restartWaiting = restart !== null;
     this.notice = restart ?? 'Saved. It applies now.';
   }
