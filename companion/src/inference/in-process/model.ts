@@ -17,6 +17,7 @@ import { planRaw } from '../raw-prompt.js';
 import { bytesPerSequence, defaultParallel, fittingParallel } from '../parallel.js';
 import type { GenerationText, ModelRequest } from '../text-pipeline.js';
 import { countPromptTokens } from '../token-count.js';
+import { TokenRunCache } from '../token-runs.js';
 import type { GenerationResult, ModelFile } from '../types.js';
 import { secondsUntilFirstFree } from '../waiting-line.js';
 import { BatchSteps, type StepListener } from './batch-steps.js';
@@ -111,7 +112,14 @@ export class InProcessModel implements LoadedModel {
         { model: info.id },
         'node-llama-cpp is not patched (run: node scripts/patch-dependencies.mjs): concurrent requests will decode in several passes',
       );
-    const runtime: ModelRuntime = { llama, model, wrapper: resolveChatWrapper(model), contextSize: context.contextSize, grammars: new GrammarCache(llama) };
+    const runtime: ModelRuntime = {
+      llama,
+      model,
+      wrapper: resolveChatWrapper(model),
+      contextSize: context.contextSize,
+      grammars: new GrammarCache(llama),
+      tokenRuns: new TokenRunCache(model.tokenizer),
+    };
     const bytes = load.weightBytes + (gpu ? 0 : parallel * perSequence);
     settings.log.info({ model: info.id, engine: 'in-process', threads, contextSize: context.contextSize, sequences: parallel }, 'model loaded');
     return new InProcessModel(info, load.engineReason, model, context, runtime, steps, threads, tuner, parallel, settings.queueLimit, bytes);

@@ -19,6 +19,7 @@ import { planRaw } from '../raw-prompt.js';
 import { bytesPerSequence, defaultParallel, fittingParallel } from '../parallel.js';
 import type { GenerationText, ModelRequest } from '../text-pipeline.js';
 import { countPromptTokens } from '../token-count.js';
+import { TokenRunCache } from '../token-runs.js';
 import type { GenerationResult, ModelFile } from '../types.js';
 import { secondsUntilFirstFree } from '../waiting-line.js';
 import type { ServerBuildPaths } from './build.js';
@@ -233,7 +234,16 @@ export class ServerModel implements LoadedModel {
       projectorArgs(info, gpu),
       load.draft && 'draft' in load.draft ? draftArgs(load.draft.draft, threads, gpu) : [],
     ].flat();
-    const runtime: ServerRuntime = { llama, model: vocab, wrapper, contextSize, grammars: new GrammarCache(llama), syntax, hidden: hiddenSpans(wrapper) };
+    const runtime: ServerRuntime = {
+      llama,
+      model: vocab,
+      wrapper,
+      contextSize,
+      grammars: new GrammarCache(llama),
+      tokenRuns: new TokenRunCache(vocab.tokenizer),
+      syntax,
+      hidden: hiddenSpans(wrapper),
+    };
     // A draft's weights and its own KV cache (a share of the model's: its file against the model's) count against the budget too.
     const draft = load.draft && 'draft' in load.draft ? load.draft.draft : undefined;
     const draftBytes = draft ? draft.bytes + Math.ceil((kvBytes * draft.bytes) / Math.max(1, load.weightBytes)) : 0;
