@@ -19,7 +19,8 @@ import { browserRefusal, signInFile, systemBrowser } from './browser.js';
 import { parseServeOptions, SERVE_USAGE, type ServeOptions } from './serve-options.js';
 import { RESTART_EXIT_CODE, restartArguments, startedByRestart, stopWithSupervisor, superviseRestarts } from './restart.js';
 import { restoreServerFiles, writeServerFile } from './server-file.js';
-import { announceSignIn, warnAtStart } from './start-up.js';
+import { announceSignIn, presentSignIn, warnAtStart } from './start-up.js';
+import { runningHearth } from './already-running.js';
 
 export const usage = SERVE_USAGE;
 
@@ -54,6 +55,10 @@ async function serve(options: ServeOptions, context: CommandContext, restarted: 
       version: VERSION,
     });
   } catch (error) {
+    if (error instanceof DataDirectoryBusyError && !restarted) {
+      const running = await runningHearth(options.dataDir);
+      if (running) return openRunning(running, options, context);
+    }
     if (error instanceof ConfigError || error instanceof DataDirectoryBusyError || error instanceof SecretsFileError) {
       context.stderr.write(`${error.message}\n`);
       return 1;
@@ -152,6 +157,23 @@ async function serve(options: ServeOptions, context: CommandContext, restarted: 
     });
   await warnAtStart(services, log, WEB_ROOT);
   return exit.code;
+}
+
+/**
+ * Started again on a data folder whose Hearth runs (a second `npm start`): says where it runs and
+ * opens it signed in, as the first start did (or prints the link, under the same rules), and ends with 0.
+ */
+async function openRunning(running: { url: string; signIn: string }, options: ServeOptions, context: CommandContext): Promise<number> {
+  context.stdout.write(`Hearth is already running at ${running.url}\n`);
+  await presentSignIn({
+    dataDir: options.dataDir,
+    url: running.signIn,
+    stderr: context.stderr,
+    terminal: isTerminal(context.stderr),
+    refusal: browserRefusal({ noBrowser: options.noBrowser, env: context.env, interactive: isTerminal(context.stdout) && isTerminal(context.stderr) }),
+    openBrowser: context.openBrowser ?? systemBrowser(context.env),
+  });
+  return 0;
 }
 
 /** A data folder deleted or moved while the server runs gets back what the commands need to reach it (server-file.ts). */

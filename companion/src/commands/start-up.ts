@@ -28,12 +28,29 @@ export async function announceSignIn(options: {
   refusal: string | undefined;
   openBrowser: OpenBrowser;
 }): Promise<void> {
-  const { services, stderr } = options;
+  const { services } = options;
   const link = services.admin.issueLink();
   // Any log line that would carry it shows [redacted] instead.
   rememberSecret(link.code);
-  const url = signInUrl(new URL(options.local).host, link.code);
-  const open = command('open', invocation(), { dir: services.paths.root, defaultDir: defaultDataDirectory() });
+  await presentSignIn({ ...options, dataDir: services.paths.root, url: signInUrl(new URL(options.local).host, link.code) });
+}
+
+/**
+ * Opens the browser on a one-time sign-in link (`url`) through the data folder's sign-in file, or
+ * prints the link (or, without a terminal, the command that makes one) when no browser is to be
+ * opened or none could be: for a first start, and for a second one that finds Hearth running.
+ */
+export async function presentSignIn(options: {
+  dataDir: string;
+  /** The one-time sign-in link. */
+  url: string;
+  stderr: NodeJS.WritableStream;
+  terminal: boolean;
+  refusal: string | undefined;
+  openBrowser: OpenBrowser;
+}): Promise<void> {
+  const { stderr, url } = options;
+  const open = command('open', invocation(), { dir: options.dataDir, defaultDir: defaultDataDirectory() });
   const printLink = () =>
     stderr.write(
       options.terminal
@@ -44,7 +61,7 @@ export async function announceSignIn(options: {
     printLink();
     return;
   }
-  const file = writeSignInFile(services.paths.root, url);
+  const file = writeSignInFile(options.dataDir, url);
   const failed = () => {
     stderr.write('The browser could not be opened.\n');
     printLink();
