@@ -14,8 +14,8 @@ const PATIENCE_MS = 120_000;
 /** How often it asks meanwhile. */
 const EVERY_MS = 500;
 
-/** A URL's scheme, host and port. */
-const originOf = (url: string): string => /^[a-z]+:\/\/[^/]+/i.exec(url)?.[0] ?? url;
+/** A URL's port (written, or its scheme's). */
+const portOf = (url: string): string => /^[a-z]+:\/\/[^/]*?:(\d+)(?:\/|$)/i.exec(url)?.[1] ?? (url.startsWith('https:') ? '443' : '80');
 
 export class RestartStore {
   /** idle, restarting (asked, waiting for it to come back), moved (it came back at another address) or failed. */
@@ -39,9 +39,10 @@ export class RestartStore {
       this.problem = adminProblem(error, 'restart Hearth');
       return;
     }
-    if (typeof location !== 'undefined' && originOf(answer.url) !== location.origin) {
+    // Only the port can change (the configured one); the page may name the machine otherwise (localhost).
+    if (typeof location !== 'undefined' && portOf(answer.url) !== portOf(location.origin)) {
       this.state = 'moved';
-      this.url = answer.url;
+      this.url = `${location.protocol}//${location.hostname}:${portOf(answer.url)}`;
       return;
     }
     const until = Date.now() + PATIENCE_MS;
