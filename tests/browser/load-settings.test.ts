@@ -17,7 +17,7 @@ import type { ModelEstimate } from '#shared/api/admin.js';
 import { writeTinyModel } from '../../scripts/gguf/write-model.js';
 import { newDataDir, send, startServer, type RunningServer } from '../helpers/server.js';
 import { newSignInLink } from './app-helpers.js';
-import { DESKTOP, PHONE, SCHEMES, SIZES, launch, open, screenshot } from './harness.js';
+import { DESKTOP, SCHEMES, SIZES, launch, open, screenshot } from './harness.js';
 
 let server: RunningServer;
 let browser: Browser;
@@ -69,13 +69,14 @@ async function savedEntry(id: string): Promise<unknown> {
   return ((await response.json()) as ModelEstimate).saved;
 }
 
-/** Every colour scheme at every size, of what the page shows now. */
-async function screenshots(name: string): Promise<void> {
+/** Every colour scheme at every size, of what the page shows now (with `show` scrolled into view). */
+async function screenshots(name: string, show?: Locator): Promise<void> {
   for (const [size, viewport] of SIZES)
     for (const scheme of SCHEMES) {
       await page.setViewportSize(viewport);
+      await show?.scrollIntoViewIfNeeded();
       await page.emulateMedia({ colorScheme: scheme });
-      await screenshot(page, `${name}-${size}-${scheme}`, { fullPage: viewport === PHONE });
+      await screenshot(page, `${name}-${size}-${scheme}`);
     }
   await page.setViewportSize(DESKTOP);
   await page.emulateMedia({ colorScheme: 'light' });
@@ -98,7 +99,7 @@ describe('the context length in load settings', () => {
     await expect.poll(() => note.innerText()).toMatch(/^Use 256 to 2,048 tokens: this model was trained on 2,048/);
     expect(await field.getAttribute('aria-invalid')).toBe('true');
     expect(await save.isDisabled()).toBe(true);
-    await screenshots('load-settings-context-bound');
+    await screenshots('load-settings-context-bound', field);
 
     await field.fill('1024');
     await expect.poll(() => save.isDisabled()).toBe(false);
@@ -115,15 +116,13 @@ describe('the draft model choice', () => {
     const form = await openSettings('target');
     const choice = form.getByTestId('draft-choice');
     await expect.poll(() => choice.locator('option').count()).toBe(3);
-    const options = await choice
-      .locator('option')
-      .evaluateAll((elements) =>
-        elements.map((element) => ({
-          value: (element as HTMLOptionElement).value,
-          text: element.textContent?.trim(),
-          disabled: (element as HTMLOptionElement).disabled,
-        })),
-      );
+    const options = await choice.locator('option').evaluateAll((elements) =>
+      elements.map((element) => ({
+        value: (element as HTMLOptionElement).value,
+        text: element.textContent?.trim(),
+        disabled: (element as HTMLOptionElement).disabled,
+      })),
+    );
     expect(options[0]).toEqual({ value: 'none', text: 'None', disabled: false });
     expect(options[1]).toMatchObject({ value: 'draft', disabled: false });
     expect(options[1]!.text).toMatch(/^draft \([\d.]+ [KM]B\) — suggested$/);
@@ -135,7 +134,7 @@ describe('the draft model choice', () => {
     await form.getByRole('button', { name: 'Save', exact: true }).click();
     await form.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
     expect(await savedEntry('target')).toEqual({ draft: 'draft', context_size: 1024 });
-    await screenshots('load-settings-draft');
+    await screenshots('load-settings-draft', choice);
   });
 
   it("shows the draft's counters on the Server screen once the model has replied", async () => {
@@ -147,8 +146,7 @@ describe('the draft model choice', () => {
     await expect.poll(() => draft.innerText()).toMatch(/^Draft model draft: [\d,]+ tokens guessed, [\d,]+ accepted \(\d+%\)\./);
     const status = (await (await send(server, '/admin/status')).json()) as { loaded: { id: string; draft?: { tokens: number } }[] };
     expect(status.loaded.find((model) => model.id === 'target')?.draft?.tokens).toBeGreaterThan(0);
-    await running.scrollIntoViewIfNeeded();
-    await screenshots('server-draft');
+    await screenshots('server-draft', draft);
   });
 });
 
@@ -163,15 +161,14 @@ describe('saved conversations on the Server screen', () => {
     const summary = panel.getByTestId('saved-summary');
     await expect.poll(() => summary.innerText()).toMatch(/^[1-9]\d* conversations? saved, [\d.]+ [KMG]?B on disk\. Each model keeps up to 2\.1 GB/);
     expect(await panel.getByRole('progressbar', { name: 'Disk used by the saved conversations of target' }).count()).toBe(1);
-    await panel.scrollIntoViewIfNeeded();
-    await screenshots('server-saved-conversations');
+    await screenshots('server-saved-conversations', panel);
 
     await panel.getByRole('button', { name: 'Clear', exact: true }).click();
     const question = panel.getByRole('group', { name: 'Clear the saved conversations?' });
     await question.waitFor();
     // Nothing is deleted until the question is answered.
     expect(((await (await send(server, '/admin/engine/conversations')).json()) as { files: number }).files).toBeGreaterThan(0);
-    await screenshots('server-saved-conversations-confirm');
+    await screenshots('server-saved-conversations-confirm', question);
     await question.getByRole('button', { name: 'Delete them' }).click();
     await panel
       .getByRole('status')
