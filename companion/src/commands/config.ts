@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import { explainDuplicate } from '../config/duplicate-keys.js';
 import type { ConfigPlan, ConfigRisk } from '#shared/api/admin-config.js';
 import { locateProblems } from '../config/problems.js';
 import { adminClient } from './admin-client.js';
@@ -37,12 +38,12 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
   }
   if ((action === 'plan' || action === 'apply') && file) {
     let document: unknown;
-    let text: string;
+    let text = '';
     try {
       text = readFileSync(file, 'utf8');
       document = parse(text);
     } catch (error) {
-      context.stderr.write(`Cannot read ${file}: ${(error as Error).message}\n`);
+      context.stderr.write(`Cannot read ${file}: ${explainDuplicate(text, error) ?? (error as Error).message}\n`);
       return 1;
     }
     const body = { document, prune: values.prune ?? false, ...(action === 'apply' ? { confirm_high_risk: values.yes ?? false } : {}) };

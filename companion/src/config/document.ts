@@ -7,6 +7,7 @@ import { NAMED_LISTS } from './merge.js';
 import { credentialsInUrls } from './destinations.js';
 import { renameLegacyKeys } from './legacy-keys.js';
 import { describeSchemaErrors, frame, locateProblems } from './problems.js';
+import { explainDuplicate } from './duplicate-keys.js';
 import { configSchema } from './schema.js';
 import { normaliseMemorySettings } from '../memory/settings.js';
 import { checkMcpServices } from '../mcp/settings.js';
@@ -100,7 +101,9 @@ export function loadConfigFile(file: string, warn: (message: string) => void = (
   } catch (error) {
     const position = error instanceof YAMLParseError ? error.linePos?.[0] : undefined;
     // The parser's first line says what is wrong (its own excerpt follows it; ours replaces it).
-    const what = (error instanceof Error ? error.message.split('\n')[0]! : String(error)).replace(/ at line \d+, column \d+:?$/, '');
+    let what = (error instanceof Error ? error.message.split('\n')[0]! : String(error)).replace(/ at line \d+, column \d+:?$/, '');
+    // A key written twice: the parser names the second place only.
+    what = explainDuplicate(text, error) ?? what;
     throw new ConfigError(file, [
       position ? `not valid YAML (line ${position.line}): ${what}\n${frame(text.split('\n'), position.line, position.col)}` : `not valid YAML: ${what}`,
     ]);
