@@ -39,10 +39,11 @@ async function openDevices(viewport = DESKTOP, colorScheme: 'light' | 'dark' = '
 }
 
 /** Clicks Restart now and waits, on the same page, until the restarted companion's state is shown. */
-async function restartFrom(page: Page, shown: RegExp): Promise<void> {
+async function restartFrom(page: Page, shown: RegExp, shot?: string): Promise<void> {
   await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true));
   await page.getByTestId('restart-now').first().click();
   await page.getByTestId('restarting').waitFor();
+  if (shot) await screenshot(page, shot);
   await channelState(page).filter({ hasText: shown }).waitFor({ timeout: BACK_MS });
   await page.getByTestId('restarting').waitFor({ state: 'detached' });
   expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
@@ -73,7 +74,7 @@ describe('Restart now', () => {
         await shot.context.close();
       }
 
-    await restartFrom(page, /^\s*On: listening on this machine only/);
+    await restartFrom(page, /^\s*On: listening on this machine only/, 'restart-restarting-desktop-light');
     await expect(channelState(page).textContent()).resolves.toContain(`port ${channelPort}`);
     await expect(pair.isEnabled()).resolves.toBe(true);
     await expect(page.getByTestId('pair-blocked').count()).resolves.toBe(0);
