@@ -5,19 +5,23 @@
  * projector's tokens); on the in-process engine the request is refused with the reason. Bad media
  * gets a 400 that names the part either way.
  */
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { Ollama } from 'ollama';
 import OpenAI from 'openai';
 import sharp from 'sharp';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectorImageTokens } from '../../scripts/gguf/write-projector.js';
 import { tinyVisionModelPaths } from '../helpers/models.js';
 import { newDataDir, sharedServer, type ServerOptions } from '../helpers/server.js';
 
 const onServer = process.env.HEARTH_ENGINE === 'server';
 const options: ServerOptions = {};
+const images = createServer();
+let imageHost = '';
 beforeAll(async () => {
   const dataDir = await newDataDir(true);
   const { model, projector } = await tinyVisionModelPaths();
@@ -25,8 +29,15 @@ beforeAll(async () => {
   mkdirSync(join(dataDir, 'models', 'vision'));
   copyFileSync(model, join(dataDir, 'models', 'vision', 'tiny-vision.gguf'));
   copyFileSync(projector, join(dataDir, 'models', 'vision', 'mmproj-tiny-vision.gguf'));
+  // Remote images on, with this test's own image server (on loopback) named as the one exception to the public-only rule.
+  const png = Buffer.from(await base64Png(170), 'base64');
+  images.on('request', (_request, response) => response.writeHead(200, { 'content-type': 'image/png' }).end(png));
+  await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
+  imageHost = `127.0.0.1:${(images.address() as AddressInfo).port}`;
+  writeFileSync(join(dataDir, 'config.yaml'), `version: 1\nmodels:\n  remote_images:\n    enabled: true\n    allowed_hosts: ['${imageHost}']\n`);
   options.dataDir = dataDir;
 });
+afterAll(() => new Promise((resolve) => images.close(resolve)));
 const hearth = sharedServer(options);
 
 async function base64Png(red: number): Promise<string> {
@@ -95,6 +106,9 @@ describe('images in chat completions', () => {
     const seen = await hearth.client.chat.completions.create(await withImage('tiny-vision', await dataUrl(200)));
     expect(seen.choices[0]!.message.content?.length).toBeGreaterThan(0);
     expect(seen.usage!.prompt_tokens).toBeGreaterThanOrEqual(plain.usage!.prompt_tokens + projectorImageTokens);
+    // A remote image (models.remote_images on, its host named) costs the same.
+    const fetched = await hearth.client.chat.completions.create(await withImage('tiny-vision', `http://${imageHost}/cat.png`));
+    expect(fetched.usage!.prompt_tokens).toBe(seen.usage!.prompt_tokens);
     const twice = await withImage('tiny-vision', await dataUrl(200));
     const content = (twice.messages[0] as { content: OpenAI.ChatCompletionContentPart[] }).content;
     content.push({ type: 'image_url', image_url: { url: await dataUrl(30) } });
@@ -119,7 +133,7 @@ describe('images in chat completions', () => {
 
   it('refuses a remote URL, a file that is no image, bad base64 and an unknown audio format, naming the part', async () => {
     const remote = await refusal(hearth.client.chat.completions.create(await withImage('tiny-vision', 'http://192.168.1.1/cat.png')));
-    expect(remote.message).toMatch(/messages\[0\]\.content\[1\]\.image_url\.url is a remote URL/);
+    expect(remote.message).toMatch(/messages\[0\]\.content\[1\]\.image_url\.url leads to 192\.168\.1\.1, a loopback, private or link-local address/);
     expect(remote.param).toBe('messages[0].content[1].image_url.url');
     const text = await refusal(
       hearth.client.chat.completions.create(await withImage('tiny-vision', `data:image/png;base64,${Buffer.from('not an image at all').toString('base64')}`)),
@@ -230,11 +244,11 @@ describe('images in Responses, Anthropic Messages and Ollama’s API', () => {
       anthropic().messages.create({
         model: 'tiny-vision',
         max_tokens: 3,
-        messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://example.com/cat.png' } }] }],
+        messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'http://10.0.0.1/cat.png' } }] }],
       }),
     );
     expect(remote).toBeInstanceOf(Anthropic.BadRequestError);
-    expect((remote as Error).message).toMatch(/messages\[0\]\.content\[0\]\.source\.url is a remote URL/);
+    expect((remote as Error).message).toMatch(/messages\[0\]\.content\[0\]\.source\.url leads to 10\.0\.0\.1/);
     const garbled = (await rejection(ollamaChatWith(['@@@@']))) as { status_code: number; error: string };
     expect(garbled.status_code).toBe(400);
     expect(garbled.error).toMatch(/messages\[0\]\.images\[0\] is not base64/);

@@ -96,6 +96,27 @@ export const configSchema = {
         memory_budget_mb: { type: 'integer', minimum: 0, default: 0 },
         // Disk for each model's saved conversations on the llama-server engine (0 saves none).
         slot_cache_mb: { type: 'integer', minimum: 0, maximum: 1048576, default: 2048 },
+        // Remote http(s) image URLs in chat requests (fetched for a local model's projector): off by default; public addresses only, unless a host is named.
+        remote_images: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            enabled: { type: 'boolean', default: false },
+            allowed_hosts: {
+              type: 'array',
+              default: [],
+              maxItems: 100,
+              items: {
+                type: 'string',
+                minLength: 1,
+                maxLength: 300,
+                pattern: '^[^\\s/@]+$',
+                description: 'a host or host:port, fetched even on a private address',
+              },
+            },
+          },
+        },
         // Load settings of one local model (its id as GET /v1/models lists it); each field it leaves out follows the section above.
         overrides: {
           type: 'object',

@@ -45,6 +45,7 @@ export const SETTINGS: Readonly<Record<string, SettingEffect>> = {
   'models.queue_limit': 'reload',
   'models.idle_unload_seconds': 'reload',
   'models.overrides': 'reload',
+  'models.remote_images': 'live',
   'models.memory_budget_mb': 'live',
   'models.slot_cache_mb': 'reload',
   memory: 'live',

@@ -6,6 +6,7 @@
  * Budgets, grammars, tool-call parsing and attribution stay where they are; a dialect only
  * converts its request in and its events out.
  */
+import type { RemoteImageSettings } from '#shared/api/config.js';
 import { HearthError } from '../errors.js';
 import type { Engine } from '../inference/engine.js';
 import type { GenerationRequest, GenerationResult, StopReason, ToolMode } from '../inference/types.js';
@@ -22,6 +23,8 @@ export interface GenerationSources {
   catalog: ModelCatalog;
   engine: Engine;
   providers(): ProviderClient;
+  /** models.remote_images as configured now (left out: remote images are refused). */
+  remoteImages?(): RemoteImageSettings;
 }
 
 /** A model ready to generate: local (the engine) or a provider's. */
@@ -41,14 +44,17 @@ export interface Generator {
 /** The model named `id`, or the catalog's error (404 model_not_found). */
 export async function resolveGenerator(sources: GenerationSources, id: string): Promise<Generator> {
   const target = await sources.catalog.resolve(id);
-  if (target.kind === 'local') return localGenerator(sources.engine, target.info);
+  if (target.kind === 'local') return localGenerator(sources, target.info);
   return { id: target.id, local: null, run: (request, options) => runOnProvider(sources.providers(), target.id, request, options?.affinity ?? []) };
 }
 
-/** A local model's generator, for a route that resolved the model itself (chat completions and Responses forward a provider's model as it came). */
-export function localGenerator(engine: Pick<Engine, 'run'>, info: LocalModel): Generator {
-  // Images are decoded, checked and converted for the projector first (media-check.ts).
-  return { id: info.id, local: info, run: async (request) => engine.run(info, await checkedMedia(request)) };
+/**
+ * A local model's generator, for a route that resolved the model itself (chat completions and
+ * Responses forward a provider's model as it came). Images are fetched where remote, decoded,
+ * checked and converted for the projector first (media-check.ts).
+ */
+export function localGenerator(sources: { engine: Pick<Engine, 'run'>; remoteImages?(): RemoteImageSettings }, info: LocalModel): Generator {
+  return { id: info.id, local: info, run: async (request) => sources.engine.run(info, await checkedMedia(request, sources.remoteImages?.())) };
 }
 
 async function runOnProvider(providers: ProviderClient, id: string, request: GenerationRequest, affinity: string[]): Promise<GenerationResult> {

@@ -8,14 +8,13 @@
  */
 import sharp, { type Metadata } from 'sharp';
 import { HearthError } from '../errors.js';
+import type { RemoteImageSettings } from '#shared/api/config.js';
 import type { GenerationRequest, HistoryItem, MediaPart } from '../inference/types.js';
+import { fetchImage } from './image-fetch.js';
+import { MAX_ASPECT_RATIO, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS } from './image-limits.js';
 
-/** Bytes of one image as it arrives (a data URL's, a base64 field's or a fetched body). */
-export const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
-/** Pixels of one image: a larger one is refused before it is decoded (a decompression bomb). */
-export const MAX_IMAGE_PIXELS = 40_000_000;
-/** The longer side over the shorter: a 1×100,000 strip says nothing a projector could see. */
-export const MAX_ASPECT_RATIO = 20;
+/** Remote images as the configuration's default has them: off. */
+const NO_REMOTE_IMAGES: RemoteImageSettings = { enabled: false, allowed_hosts: [] };
 
 /** Formats passed through unchanged: what stb_image reads as sharp reports them. */
 const READ_AS_THEY_ARE = new Set(['png', 'jpeg']);
@@ -74,13 +73,22 @@ export async function checkedImage(part: MediaPart): Promise<MediaPart> {
   }
 }
 
-/** The request with its images checked (media-check.ts's rules); a request without images is returned as it is. */
-export async function checkedMedia(request: GenerationRequest): Promise<GenerationRequest> {
+/**
+ * The request with its images fetched where they are remote (image-fetch.ts, as `remote` allows)
+ * and checked (the rules above); a request without images is returned as it is.
+ */
+export async function checkedMedia(request: GenerationRequest, remote: RemoteImageSettings = NO_REMOTE_IMAGES): Promise<GenerationRequest> {
   if (!request.history.some((item) => item.role === 'user' && item.media?.some((part) => part.kind === 'image'))) return request;
+  const checked = async (part: MediaPart): Promise<MediaPart> => {
+    if (part.kind !== 'image') return part;
+    if (part.url === undefined) return checkedImage(part);
+    const { url, ...rest } = part;
+    return checkedImage({ ...rest, data: await fetchImage(url, part.param ?? 'image', remote, { signal: request.signal }) });
+  };
   const history = await Promise.all(
     request.history.map(async (item): Promise<HistoryItem> => {
       if (item.role !== 'user' || !item.media) return item;
-      const media = await Promise.all(item.media.map((part) => (part.kind === 'image' ? checkedImage(part) : part)));
+      const media = await Promise.all(item.media.map(checked));
       return { ...item, media };
     }),
   );

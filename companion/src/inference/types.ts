@@ -74,6 +74,8 @@ export interface MediaPart {
   offset: number;
   /** Where the request held it (`messages[0].content[1].image_url.url`), for the errors that name it. */
   param?: string;
+  /** A remote image not fetched yet (`data` empty): the generation path fetches it or refuses it before an engine sees it. */
+  url?: string;
 }
 
 export interface GenerationRequest {

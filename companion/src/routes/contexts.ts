@@ -216,25 +216,26 @@ export function routeContexts(
   const { version, shutdown, catalog, engine, agents, mcp } = services;
   const config = () => services.config;
   const builtAt = new Date().toISOString();
+  const generation = { catalog, engine, providers: () => services.providers, remoteImages: () => services.config.models.remote_images };
   return {
     health: { version, dataFolder: services.dataFolder },
     metrics: { metrics: services.metrics },
     openai: {
       config,
       catalog,
-      generation: { catalog, engine, providers: () => services.providers },
+      generation,
       embeddings: services.embeddings,
       providers: () => services.providers,
       responses: services.responses,
       agents,
       shutdown,
     },
-    anthropic: { config, generation: { catalog, engine, providers: () => services.providers }, agents, shutdown },
+    anthropic: { config, generation, agents, shutdown },
     ollama: {
       version,
       config,
       catalog,
-      generation: { catalog, engine, providers: () => services.providers },
+      generation,
       engine,
       embeddings: services.embeddings,
       downloads: services.downloads,

@@ -58,6 +58,17 @@ export interface ModelSettings {
   slot_cache_mb: number;
   /** Load settings of single local models, by id; what one leaves out follows the settings above. */
   overrides: Record<string, ModelOverride>;
+  /** Remote http(s) image URLs in chat requests to local models (off unless enabled). */
+  remote_images: RemoteImageSettings;
+}
+
+/**
+ * `models.remote_images`: whether a chat request's http(s) image URL is fetched for a local model.
+ * Public addresses only, unless the host is named in `allowed_hosts` (`host` or `host:port`).
+ */
+export interface RemoteImageSettings {
+  enabled: boolean;
+  allowed_hosts: string[];
 }
 
 /** How one local model is loaded (`models.overrides.<id>`); a change applies when the model is next loaded. */

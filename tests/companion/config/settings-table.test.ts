@@ -261,6 +261,17 @@ const PROBES: Record<string, Probe> = {
     observe: async () => (await modelIds()).some((id) => id?.includes('lmstudio-walker')),
     after: false,
   },
+  'models.remote_images': {
+    change: { models: { remote_images: { enabled: true } } },
+    // A remote image on a private address: refused as "off" before, as private once fetching is on.
+    observe: async () => {
+      const content = [{ type: 'image_url', image_url: { url: 'http://10.0.0.1/cat.png' } }];
+      const payload = { model: 'lmstudio-walker', messages: [{ role: 'user', content }] };
+      const answer = await json({ method: 'POST', url: '/v1/chat/completions', headers: { authorization: `Bearer ${key}` }, payload });
+      return /leads to 10\.0\.0\.1/.test((answer as { error: { message: string } }).error.message);
+    },
+    after: true,
+  },
   'models.memory_budget_mb': {
     change: { models: { memory_budget_mb: 1234 } },
     observe: async () => (await json({ method: 'GET', url: '/admin/status' }, true)).memory_budget_bytes,

@@ -5,7 +5,8 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { HearthError } from '../../../companion/src/errors.js';
-import { checkedImage, checkedMedia, MAX_IMAGE_BYTES } from '../../../companion/src/generation/media-check.js';
+import { MAX_IMAGE_BYTES } from '../../../companion/src/generation/image-limits.js';
+import { checkedImage, checkedMedia } from '../../../companion/src/generation/media-check.js';
 import type { GenerationRequest, MediaPart } from '../../../companion/src/inference/types.js';
 
 const param = 'messages[0].content[1].image_url.url';

@@ -152,7 +152,7 @@ function generationOf(info: LocalModel, body: ChatCompletionRequest, signal: Abo
 async function answerLocal(context: Context, turn: Turn, request: FastifyRequest, reply: FastifyReply): Promise<ChatCompletion | undefined> {
   const { info } = turn;
   const signal = clientGone(request, reply, context.shutdown);
-  const result = await localGenerator(context.generation.engine, info).run(generationOf(info, turn.body, signal));
+  const result = await localGenerator(context.generation, info).run(generationOf(info, turn.body, signal));
   if (signal.aborted) return undefined;
   recordAttribution(context, request, turn.attribution, result.text);
   return {
@@ -215,7 +215,7 @@ async function streamLocal(context: Context, turn: Turn, request: FastifyRequest
   generation.onReasoning = (delta) => open('').data(chunk({ reasoning_content: delta }));
   let result: GenerationResult;
   try {
-    result = await localGenerator(context.generation.engine, info).run(generation);
+    result = await localGenerator(context.generation, info).run(generation);
   } catch (error) {
     if (!stream) throw error;
     return streamFailed(stream, request, error);

@@ -3,8 +3,8 @@
  * left to the projector, which scales every image to its own size), Responses' `input_image`, and
  * `input_audio` (base64 WAV or MP3, what llama.cpp reads). Each becomes a MediaPart at its place
  * in the message's text. Anthropic's and Ollama's images come through imageFromBase64 / imageFromUrl.
- * Remote image URLs are refused: fetching any URL a key holder names would let a request reach
- * into the user's network.
+ * A remote http(s) image URL is kept as a URL: the generation path fetches it only when the owner
+ * turned that on (generation/image-fetch.ts).
  */
 import { HearthError } from '../../errors.js';
 import type { MediaPart } from '../../inference/types.js';
@@ -48,13 +48,9 @@ export function imageFromUrl(field: unknown, param: string, offset: number): Med
   if (typeof field !== 'string' || field === '') refuse(param, `${param} is required: a data URL such as data:image/png;base64,....`);
   const match = /^data:([^;,]*)(;[^,]*)?,(.*)$/s.exec(field);
   if (!match) {
-    const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(field)?.[1]?.toLowerCase();
-    refuse(
-      param,
-      scheme === 'http' || scheme === 'https'
-        ? `${param} is a remote URL, which local models here do not fetch. Send the image itself as a data URL (data:image/png;base64,...).`
-        : `${param} is not a data URL. Send the image as data:image/png;base64,....`,
-    );
+    // A remote image is fetched on the generation path, when models.remote_images allows it (generation/image-fetch.ts).
+    if (/^https?:\/\/[^\s]+$/i.test(field) && URL.canParse(field)) return { kind: 'image', data: Buffer.alloc(0), mime: 'image/*', offset, param, url: field };
+    refuse(param, `${param} is not a data URL or an http(s) URL. Send the image as data:image/png;base64,....`);
   }
   if (!/;base64$/i.test(match[2] ?? '')) refuse(param, `${param} must be base64 encoded (data:image/png;base64,...).`);
   return imageFromBase64(match[3]!, param, offset);

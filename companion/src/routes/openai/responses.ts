@@ -195,7 +195,7 @@ function settle(context: Pick<Context, 'responses'>, turn: Turn, result: Generat
 }
 
 async function answerLocal(context: Context, turn: Turn, request: FastifyRequest): Promise<ResponseObject> {
-  const result = await localGenerator(context.generation.engine, turn.info).run(turn.generation);
+  const result = await localGenerator(context.generation, turn.info).run(turn.generation);
   if (turn.generation.signal.aborted) throw stopped();
   const response = settle(context, turn, result, { message: newId('msg_'), reasoning: newId('rs_') });
   recordAttribution(context, request, turn.attribution, result.text);
@@ -276,7 +276,7 @@ async function streamLocal(context: Context, turn: Turn, request: FastifyRequest
   let result: GenerationResult;
   let response: ResponseObject;
   try {
-    result = await localGenerator(context.generation.engine, turn.info).run(turn.generation);
+    result = await localGenerator(context.generation, turn.info).run(turn.generation);
     if (turn.generation.signal.aborted) throw stopped();
     response = settle(context, turn, result, ids);
     recordAttribution(context, request, turn.attribution, result.text);
