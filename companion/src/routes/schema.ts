@@ -22,6 +22,16 @@ export type BodySchema<Wire> = JsonSchema & {
 /** A number within bounds, or null (OpenAI's optional sampling settings). */
 export const nullableNumber = (minimum: number, maximum: number) => ({ type: ['number', 'null'], minimum, maximum });
 
+/**
+ * The schema of a request body that has exactly these fields, each required, and no other (an
+ * action that takes a code, a secret, a text); `satisfies BodySchema<Wire>` still goes with it.
+ */
+export const requiredBody = <Properties extends Readonly<Record<string, JsonSchema>>>(properties: Properties) =>
+  ({ type: 'object', required: Object.keys(properties), additionalProperties: false, properties }) as const;
+
+/** A string of at least one character (and at most `maxLength` when given). */
+export const nonEmptyString = (maxLength?: number) => ({ type: 'string', minLength: 1, ...(maxLength === undefined ? {} : { maxLength }) }) as const;
+
 /** The schema of a route's path parameters: each one named is required. */
 export const pathParams = <Properties extends Readonly<Record<string, JsonSchema>>>(properties: Properties) =>
   ({ type: 'object', required: Object.keys(properties), properties }) as const;

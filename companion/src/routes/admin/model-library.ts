@@ -5,7 +5,7 @@ import { HearthError } from '../../errors.js';
 import { openEventStream } from '../../http/sse.js';
 import type { AdminContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import { type BodySchema, pathParams, shortName } from '../schema.js';
+import { type BodySchema, nonEmptyString, pathParams, requiredBody, shortName } from '../schema.js';
 import type { DownloadList, DownloadRequest, HubRepoFiles, HubSearchResponse, ModelDownload, RemovedModel } from '#shared/api/model-library.js';
 
 export const searchQuery = {
@@ -20,12 +20,7 @@ export const searchQuery = {
 const name = { type: 'string', minLength: 1, maxLength: 96 };
 export const repoParams = pathParams({ owner: name, repo: name });
 export const idParams = pathParams({ id: shortName });
-export const downloadBody = {
-  type: 'object',
-  required: ['source'],
-  additionalProperties: false,
-  properties: { source: { type: 'string', minLength: 1, maxLength: 2048 } },
-} as const satisfies BodySchema<DownloadRequest>;
+export const downloadBody = requiredBody({ source: nonEmptyString(2048) }) satisfies BodySchema<DownloadRequest>;
 
 type IdRoute = { Params: { id: string } };
 

@@ -4,15 +4,10 @@ import { command, installFolder, invocation, testModelCommand } from '../../invo
 import { defaultDataDirectory } from '../../store/data-dir.js';
 import type { AdminContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import type { BodySchema } from '../schema.js';
+import { nonEmptyString, requiredBody, type BodySchema } from '../schema.js';
 import type { SessionsEnded, SessionState, SignInLink, SignInRequest, SignInResult } from '#shared/api/admin.js';
 
-export const signInBody = {
-  type: 'object',
-  required: ['code'],
-  additionalProperties: false,
-  properties: { code: { type: 'string', minLength: 1, maxLength: 200 } },
-} as const satisfies BodySchema<SignInRequest>;
+export const signInBody = requiredBody({ code: nonEmptyString(200) }) satisfies BodySchema<SignInRequest>;
 
 /**
  * The app's sign-in: a one-time link (opened at start, or printed by `hearth open`) is exchanged

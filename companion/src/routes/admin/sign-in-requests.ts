@@ -1,22 +1,12 @@
 import { sessionCookie } from '../../http/admin-session.js';
 import type { AdminContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import type { BodySchema } from '../schema.js';
+import { nonEmptyString, requiredBody, type BodySchema } from '../schema.js';
 import type { SignInAnswer, SignInAnswerRequest, SignInApproval, SignInAsk, WaitingSignIns } from '#shared/api/admin.js';
 
-export const answerBody = {
-  type: 'object',
-  required: ['secret'],
-  additionalProperties: false,
-  properties: { secret: { type: 'string', minLength: 1, maxLength: 200 } },
-} as const satisfies BodySchema<SignInAnswerRequest>;
+export const answerBody = requiredBody({ secret: nonEmptyString(200) }) satisfies BodySchema<SignInAnswerRequest>;
 
-export const approvalBody = {
-  type: 'object',
-  required: ['code'],
-  additionalProperties: false,
-  properties: { code: { type: 'string', minLength: 1, maxLength: 40 } },
-} as const satisfies BodySchema<SignInApproval>;
+export const approvalBody = requiredBody({ code: nonEmptyString(40) }) satisfies BodySchema<SignInApproval>;
 
 const iso = (time: number) => new Date(time).toISOString();
 

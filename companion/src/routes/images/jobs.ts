@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import type { ImageCancelRequest, ImageJob, ImageJobList, ImageModelList } from '#shared/api/images.js';
 import type { ImagesContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import type { BodySchema } from '../schema.js';
+import { nonEmptyString, requiredBody, type BodySchema } from '../schema.js';
 import { viewerOf } from './viewer.js';
 
 const STATUSES = ['queued', 'preparing', 'generating', 'completed', 'failed', 'cancelled'] as const;
@@ -13,12 +13,7 @@ export const galleryQuery = {
   properties: { limit: { type: 'string', pattern: '^([1-9][0-9]?|[1-4][0-9]{2}|500)$' }, status: { enum: STATUSES } },
 } as const;
 
-export const cancelBody = {
-  type: 'object',
-  required: ['job_id'],
-  additionalProperties: false,
-  properties: { job_id: { type: 'string', minLength: 1 } },
-} as const satisfies BodySchema<ImageCancelRequest>;
+export const cancelBody = requiredBody({ job_id: nonEmptyString() }) satisfies BodySchema<ImageCancelRequest>;
 
 /** Models, jobs and the gallery, cancel, and the stored result files. */
 export const imageJobRoutes: RoutePlugin<ImagesContext, 'images'> = async (app, { images }) => {

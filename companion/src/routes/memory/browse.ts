@@ -3,7 +3,7 @@ import { assertAgentScope, pageLimit, recordNumber, scopedAgent } from './scope.
 import { agentId, agentParams, conversationId } from './fields.js';
 import type { MemoryContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import { type BodySchema, pathParams, shortName } from '../schema.js';
+import { type BodySchema, nonEmptyString, pathParams, requiredBody, shortName } from '../schema.js';
 
 export const factParams = pathParams({ agent_id: agentId, id: { type: 'string', pattern: '^(fact_)?[0-9]{1,15}$' } });
 
@@ -20,12 +20,7 @@ export const pageQuery = {
   },
 } as const;
 
-export const pinBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['text'],
-  properties: { text: { type: 'string', minLength: 1 } },
-} as const satisfies BodySchema<MemoryFactPin>;
+export const pinBody = requiredBody({ text: nonEmptyString() }) satisfies BodySchema<MemoryFactPin>;
 
 export const factUpdateBody = {
   type: 'object',
@@ -34,12 +29,7 @@ export const factUpdateBody = {
   properties: { text: { type: 'string', minLength: 1 }, status: { enum: ['candidate', 'pinned'] } },
 } as const satisfies BodySchema<MemoryFactUpdate>;
 
-export const identityBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['value'],
-  properties: { value: { type: 'string', minLength: 1 } },
-} as const satisfies BodySchema<MemoryIdentityValue>;
+export const identityBody = requiredBody({ value: nonEmptyString() }) satisfies BodySchema<MemoryIdentityValue>;
 
 type AgentRoute = { Params: { agent_id: string } };
 type Page = { limit?: string; before?: string; conversation_id?: string; status?: 'candidate' | 'pinned' };
