@@ -40,14 +40,19 @@ export async function newDataDir(withModel = true): Promise<string> {
   return dataDir;
 }
 
+/** A fresh data directory (`newDataDir`) whose config.yaml is `version: 1` followed by `yaml`'s lines. */
+export async function configuredDataDir(yaml: string, withModel = true): Promise<string> {
+  const dataDir = await newDataDir(withModel);
+  writeFileSync(join(dataDir, 'config.yaml'), `version: 1\n${yaml}`);
+  return dataDir;
+}
+
 /**
  * A fresh data directory (without a model unless `withModel`) whose config.yaml requires an
  * access key (`server.auth.required`), with `serverYaml`'s lines added to its `server:` section.
  */
-export async function keyRequiredDataDir(options: { withModel?: boolean; serverYaml?: string } = {}): Promise<string> {
-  const dataDir = await newDataDir(options.withModel ?? false);
-  writeFileSync(join(dataDir, 'config.yaml'), `version: 1\nserver:\n  auth:\n    required: true\n${options.serverYaml ?? ''}`);
-  return dataDir;
+export function keyRequiredDataDir(options: { withModel?: boolean; serverYaml?: string } = {}): Promise<string> {
+  return configuredDataDir(`server:\n  auth:\n    required: true\n${options.serverYaml ?? ''}`, options.withModel ?? false);
 }
 
 /** Runs the real `hearth serve --port 0` and resolves once it printed its address. */

@@ -3,22 +3,12 @@
  * long conversation is shortened, but when the system prompt, the tools and the latest message
  * alone do not fit (an agent's one-message task, say), only a larger context or fewer tools help.
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newDataDir } from '../../helpers/server.js';
-import { testApp, type TestApp } from '../../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { configuredDataDir } from '../../helpers/server.js';
+import { sharedApp } from '../../helpers/app.js';
 
-let harness: TestApp;
-
-beforeAll(async () => {
-  const dataDir = await newDataDir();
-  writeFileSync(join(dataDir, 'config.yaml'), 'version: 1\nmodels:\n  external_sources: false\n  threads: 1\n  context_size: 1024\n');
-  harness = await testApp({ dataDir });
-});
-
-afterAll(async () => {
-  await harness?.close();
+const harness = sharedApp({
+  prepare: async () => ({ dataDir: await configuredDataDir('models:\n  external_sources: false\n  threads: 1\n  context_size: 1024\n') }),
 });
 
 const LONG = 'Remember every detail of this instruction. '.repeat(150);

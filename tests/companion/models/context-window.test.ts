@@ -3,23 +3,13 @@
  * may use (GET /v1/models `context_window`), and token counts that agree between a reply's usage
  * and the next prompt that carries that reply.
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ChatCompletion, ModelList } from '#shared/api/openai.js';
-import { newDataDir } from '../../helpers/server.js';
-import { testApp, type TestApp } from '../../helpers/app.js';
+import { configuredDataDir } from '../../helpers/server.js';
+import { sharedApp } from '../../helpers/app.js';
 
-let harness: TestApp;
-
-beforeAll(async () => {
-  const dataDir = await newDataDir();
-  writeFileSync(join(dataDir, 'config.yaml'), 'version: 1\nmodels:\n  external_sources: false\n  threads: 1\n  context_size: 1024\n');
-  harness = await testApp({ dataDir });
-});
-
-afterAll(async () => {
-  await harness?.close();
+const harness = sharedApp({
+  prepare: async () => ({ dataDir: await configuredDataDir('models:\n  external_sources: false\n  threads: 1\n  context_size: 1024\n') }),
 });
 
 const tiny = async () => {
