@@ -12,14 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentApprovalList } from '#shared/api/agents.js';
 import { startScriptedProvider, type ScriptedProvider } from '../fixtures/scripted-provider.js';
 import { waitFor } from '../helpers/agents.js';
-import { addRemote, pairingCode, startHost } from '../helpers/remote.js';
-import { startServer, type RunningServer } from '../helpers/server.js';
+import { startPaired, stopPaired, type PairedCompanions } from '../helpers/remote.js';
 import { newSignInLink } from './app-helpers.js';
 import { DESKTOP, launch, screenshot, open, SIZES } from './harness.js';
 
 let provider: ScriptedProvider;
-let host: RunningServer;
-let device: RunningServer;
+let pair: PairedCompanions;
 let browser: Browser;
 const workspace = mkdtempSync(join(tmpdir(), 'hearth-browser-remote-ws-'));
 
@@ -30,40 +28,29 @@ beforeAll(async () => {
         ? { content: 'The note is written on the host.' }
         : { content: 'Writing it.', tool_calls: [{ name: 'write_file', arguments: { path: 'note.txt', content: 'from the device' } }] },
   });
-  // Independent starts, overlapped; the device pairs with the host while Chromium starts.
-  let added: Awaited<ReturnType<typeof addRemote>>;
-  [host, device] = await Promise.all([
-    startHost({
-      config: {
-        providers: [{ name: 'script', base_url: provider.baseUrl, models: ['scripted'] }],
-        agents: [
-          {
-            id: 'scribe',
-            name: 'Scribe',
-            model: 'script/scripted',
-            tools: ['write_file'],
-            workspace,
-            tool_policy: { write: 'ask' },
-            memory: { enabled: false },
-          },
-        ],
-      },
-    }),
-    startServer({ withModel: false }),
-  ]);
-  [added, browser] = await Promise.all([pairingCode(host, ['scribe']).then((code) => addRemote(device, 'home', code)), launch()]);
-  expect(added.code, added.stderr).toBe(0);
+  // Independent starts, overlapped: the device pairs with the host while Chromium starts.
+  const agent = {
+    id: 'scribe',
+    name: 'Scribe',
+    model: 'script/scripted',
+    tools: ['write_file'],
+    workspace,
+    tool_policy: { write: 'ask' },
+    memory: { enabled: false },
+  };
+  const config = { providers: [{ name: 'script', base_url: provider.baseUrl, models: ['scripted'] }], agents: [agent] };
+  [pair, browser] = await Promise.all([startPaired({ config, agents: ['scribe'] }), launch()]);
 });
 
 afterAll(async () => {
   await browser?.close();
-  await Promise.all([host?.stop('SIGKILL'), device?.stop('SIGKILL')]);
+  await stopPaired(pair ?? {});
   await provider?.close();
-  for (const folder of [host?.dataDir, device?.dataDir, workspace]) if (folder) rmSync(folder, { recursive: true, force: true });
+  rmSync(workspace, { recursive: true, force: true });
 });
 
 async function openAgents(viewport = DESKTOP, colorScheme: 'light' | 'dark' = 'light'): Promise<{ page: Page; errors: string[] }> {
-  const { page, errors } = await open(browser, `${device.url}/agent`, { viewport, colorScheme, signInLink: await newSignInLink(device) });
+  const { page, errors } = await open(browser, `${pair.device.url}/agent`, { viewport, colorScheme, signInLink: await newSignInLink(pair.device) });
   await page.getByRole('button', { name: /Scribe/ }).click();
   return { page, errors };
 }
@@ -81,11 +68,11 @@ describe("a paired host's agent on the device's Agents screen", () => {
     await screenshot(page, 'remote-agent-waiting-desktop-light');
 
     const approval = await waitFor(
-      async () => ((await (await fetch(`${host.url}/agents/approvals`)).json()) as AgentApprovalList).data[0],
+      async () => ((await (await fetch(`${pair.host.url}/agents/approvals`)).json()) as AgentApprovalList).data[0],
       10_000,
       'the approval on the host',
     );
-    const decided = await fetch(`${host.url}/agents/approvals/${approval.id}`, {
+    const decided = await fetch(`${pair.host.url}/agents/approvals/${approval.id}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ decision: 'approve' }),

@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentApprovalList, AgentList, AgentRun, AgentRunEvent } from '#shared/api/agents.js';
+import type { PairingCode } from '#shared/api/remote.js';
 import { readEvents } from '../../companion/src/sse-reader.js';
 import { startScriptedProvider, type ScriptedProvider } from '../fixtures/scripted-provider.js';
 import { APPROVED_CALL_EVENTS, waitFor } from '../helpers/agents.js';
-import { addRemote, channelRequest, deviceCredential, freePort, hostCertificate, pairingCode, startHost } from '../helpers/remote.js';
+import { channelRequest, deviceCredential, freePort, hostCertificate, startPaired, stopPaired } from '../helpers/remote.js';
 import { send, startServer, type RunningServer } from '../helpers/server.js';
 
 /*
@@ -27,7 +28,8 @@ beforeAll(async () => {
   provider = await startScriptedProvider();
   const agent = { model: 'script/scripted', tools: ['write_file'], workspace, tool_policy: { write: 'ask' }, memory: { enabled: false } };
   channelPort = await freePort();
-  host = await startHost({
+  let pairing: PairingCode;
+  ({ host, device, pairing } = await startPaired({
     port: channelPort,
     config: {
       providers: [{ name: 'script', base_url: provider.baseUrl, models: ['scripted'] }],
@@ -36,18 +38,15 @@ beforeAll(async () => {
         { id: 'private', ...agent },
       ],
     },
-  });
-  device = await startServer({ withModel: false });
-  const pairing = await pairingCode(host, ['asker']);
+    agents: ['asker'],
+  }));
   channelUrl = pairing.url;
-  const added = await addRemote(device, 'home', pairing);
-  expect(added.code, added.stderr).toBe(0);
 });
 
 afterAll(async () => {
-  await Promise.all([host?.stop('SIGKILL'), device?.stop('SIGKILL')]);
+  await stopPaired({ host, device });
   await provider?.close();
-  for (const folder of [host?.dataDir, device?.dataDir, workspace]) if (folder) rmSync(folder, { recursive: true, force: true });
+  rmSync(workspace, { recursive: true, force: true });
 });
 
 /** Starts a run on the device and reads its events as they come. */

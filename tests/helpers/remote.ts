@@ -44,6 +44,33 @@ export async function addRemote(device: RunningServer, name: string, pairing: Pi
   return hearth(device, ['remote', 'add', name, pairing.url, '--code', pairing.code, '--fingerprint', pairing.fingerprint]);
 }
 
+/** A host and a device (no model) paired with it, as `startPaired` gives them. */
+export interface PairedCompanions {
+  host: RunningServer;
+  device: RunningServer;
+  /** The pairing code the device used. */
+  pairing: PairingCode;
+}
+
+/**
+ * Starts a host (as `startHost` does) and a device side by side, then pairs the device with the
+ * host as `name` (default `home`), the host granting `agents`; throws when the pairing fails.
+ */
+export async function startPaired(
+  options: { port?: number; config?: Record<string, unknown>; agents?: string[]; name?: string } = {},
+): Promise<PairedCompanions> {
+  const [host, device] = await Promise.all([startHost({ port: options.port, config: options.config }), startServer({ withModel: false })]);
+  const pairing = await pairingCode(host, options.agents);
+  const added = await addRemote(device, options.name ?? 'home', pairing);
+  if (added.code !== 0) throw new Error(`remote add failed: ${added.stderr}`);
+  return { host, device, pairing };
+}
+
+/** Stops both companions of a pair at once (killed: a paired channel is no reason to wait). */
+export async function stopPaired(pair: Partial<Pick<PairedCompanions, 'host' | 'device'>>): Promise<void> {
+  await Promise.all([pair.host?.stop('SIGKILL'), pair.device?.stop('SIGKILL')]);
+}
+
 /** The host certificate (PEM) from the host's data folder, to trust it in a test's own TLS client. */
 export function hostCertificate(host: RunningServer): string {
   return readFileSync(join(host.dataDir, 'remote', 'host-cert.pem'), 'utf8');
