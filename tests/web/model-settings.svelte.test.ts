@@ -89,7 +89,7 @@ describe('the load settings form', () => {
       version: 1,
       models: { overrides: { tiny: { context_size: null, gpu_layers: null, threads: null, parallel: null, draft: 'small' } } },
     });
-    expect(changeFor('tiny', formFrom({ ...defaults, draft: 'small' }), defaults).models?.overrides?.tiny).toMatchObject({ draft: 'small' });
+    expect(changeFor('tiny', formFrom({ ...defaults, draft: 'small' }), defaults)).toMatchObject({ models: { overrides: { tiny: { draft: 'small' } } } });
     expect(changeFor('tiny', formFrom(defaults), defaults, { draft: 'small' })).toEqual({ version: 1, models: { overrides: { tiny: null } } });
   });
 
