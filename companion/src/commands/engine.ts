@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { buildServer, clearFailure, readBuildState, serverBuildPaths } from '../inference/server/build.js';
 import { clearSlotFolders } from '../inference/server/slot-store.js';
 import { dataPaths } from '../store/data-dir.js';
+import type { ClearedConversations } from '#shared/api/admin.js';
+import { adminClient } from './admin-client.js';
 import { takeDataDir } from './data-dir-option.js';
 import { parseCommandArgs, UsageError } from './arguments.js';
 import type { CommandContext } from './context.js';
@@ -19,8 +21,9 @@ build   compiles llama.cpp's server from the source node-llama-cpp bundles, agai
 status  prints the build's state.
 cache clear
         deletes the conversations saved from llama-server's slots (the data folder's engine/slots/;
-        models.slot_cache_mb bounds them). A model that is loaded saves its conversations again
-        when it stops.
+        models.slot_cache_mb bounds them). With Hearth running on that data folder, it asks
+        Hearth to do it (as Clear on the Server screen does), so a loaded model saves its
+        conversations again from then on.
 
 Until the build is ready, models run on the in-process engine (node-llama-cpp inside the companion).`;
 
@@ -73,13 +76,31 @@ export async function run(argv: string[], context: CommandContext): Promise<numb
   }
 }
 
-/** `hearth engine cache clear`: the saved conversation slots of every model go. */
-function clearCache(argv: string[], context: CommandContext): number {
+/**
+ * `hearth engine cache clear`: the saved conversation slots of every model go. A running Hearth
+ * on the data folder is asked to do it (its loaded models keep their folders); otherwise, or when
+ * it does not answer, the folders are deleted here.
+ */
+async function clearCache(argv: string[], context: CommandContext): Promise<number> {
   const { dataDir, rest } = takeDataDir(argv, context.env);
   if (rest.join(' ') !== 'cache clear') throw new UsageError('the cache action is: hearth engine cache clear');
-  const freed = clearSlotFolders(join(dataPaths(dataDir).root, 'engine'));
+  const freed = (await clearThroughServer(dataDir)) ?? clearSlotFolders(join(dataPaths(dataDir).root, 'engine'));
   context.stdout.write(`Deleted the saved conversations (${Math.round(freed / 2 ** 20)} MB).\n`);
   return 0;
+}
+
+/** The bytes the running Hearth freed, or undefined when none runs on the folder (or it did not answer). */
+async function clearThroughServer(dataDir: string): Promise<number | undefined> {
+  const client = adminClient(dataDir);
+  if ('problem' in client) return undefined;
+  try {
+    const response = await client.fetch('/admin/engine/conversations', { method: 'DELETE', signal: AbortSignal.timeout(10_000) });
+    if (!response.ok) return undefined;
+    return ((await response.json()) as ClearedConversations).freed_bytes;
+  } catch {
+    // A server.json left by a Hearth that is gone: the folders are deleted here.
+    return undefined;
+  }
 }
 
 function describe(status: EngineBuildStatus): string {
