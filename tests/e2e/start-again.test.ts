@@ -61,4 +61,16 @@ describe('starting Hearth again on a folder it runs on', () => {
     expect(again.stderr).toContain(`To sign the app in, run npm run hearth -- open --data-dir ${server.dataDir} on this machine`);
     expect(again.stderr).not.toContain('Opening Hearth');
   });
+
+  it('on its port with another data folder, says another Hearth runs there and exits 1', async () => {
+    const port = new URL(server.url).port;
+    const other = await newDataDir(false);
+    const result = await runNode(HEARTH_BIN, ['serve', '--port', port, '--data-dir', other, '--no-external-models']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain(
+      `Port ${port} on 127.0.0.1 is already in use by another Hearth (http://127.0.0.1:${port}), one that runs on another data folder than ${other}.`,
+    );
+    expect(result.stderr).toContain('Open that one, or start on a free port: npm run hearth -- serve --port 0');
+  });
 });

@@ -25,3 +25,14 @@ export async function runningHearth(dataDir: string): Promise<{ url: string; sig
     return undefined;
   }
 }
+
+/** Whether a Hearth answers at `url` (its /health: a status and a version), asked for at most ANSWER_MS. */
+export async function hearthAnswersAt(url: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(ANSWER_MS) });
+    const body = (await response.json()) as { status?: unknown; version?: unknown };
+    return typeof body.version === 'string' && (body.status === 'ok' || body.status === 'error');
+  } catch {
+    return false;
+  }
+}

@@ -20,7 +20,7 @@ import { parseServeOptions, SERVE_USAGE, type ServeOptions } from './serve-optio
 import { RESTART_EXIT_CODE, restartArguments, startedByRestart, stopWithSupervisor, superviseRestarts } from './restart.js';
 import { restoreServerFiles, writeServerFile } from './server-file.js';
 import { announceSignIn, presentSignIn, warnAtStart } from './start-up.js';
-import { runningHearth } from './already-running.js';
+import { hearthAnswersAt, runningHearth } from './already-running.js';
 
 export const usage = SERVE_USAGE;
 
@@ -105,10 +105,16 @@ async function serve(options: ServeOptions, context: CommandContext, restarted: 
     exit.cancel();
     await services.close();
     const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EADDRINUSE') {
+      context.stderr.write(`Could not listen on ${host}:${port}: ${(error as Error).message}\n`);
+      return 1;
+    }
+    // A Hearth on another data folder (the same folder was found running before this point).
+    const there = addressOf(host, port);
     context.stderr.write(
-      code === 'EADDRINUSE'
-        ? `Port ${port} on ${host} is already in use: another Hearth, or another program, is listening there. Stop it, or start on a free port: ${portAdvice(context.env)}\n`
-        : `Could not listen on ${host}:${port}: ${(error as Error).message}\n`,
+      (await hearthAnswersAt(there))
+        ? `Port ${port} on ${host} is already in use by another Hearth (${there}), one that runs on another data folder than ${options.dataDir}. Open that one, or start on a free port: ${portAdvice(context.env)}\n`
+        : `Port ${port} on ${host} is already in use: another Hearth, or another program, is listening there. Stop it, or start on a free port: ${portAdvice(context.env)}\n`,
     );
     return 1;
   }
@@ -187,6 +193,13 @@ function keepReachable(services: Services, local: string, log: FastifyBaseLogger
   };
   services.dataFolder.events.on('gone', restore);
   if (services.dataFolder.gone) restore();
+}
+
+/** Where a listener on `host` and `port` is reached from this machine (a wildcard bind through loopback). */
+function addressOf(host: string, port: number): string {
+  const bare = host.replace(/^\[|\]$/g, '');
+  const reached = ['0.0.0.0', '::', ''].includes(bare) ? '127.0.0.1' : bare;
+  return `http://${reached.includes(':') ? `[${reached}]` : reached}:${port}`;
 }
 
 /** Whether a stream is a terminal a person watches. */
