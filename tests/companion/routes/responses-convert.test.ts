@@ -89,9 +89,25 @@ describe('request conversion', () => {
     ]);
   });
 
-  it('refuses non-text parts and unknown item types by field', () => {
+  it('takes a user message’s input_image, and refuses images elsewhere, bad image URLs and unknown item types by field', () => {
+    const png = Buffer.from('some bytes');
+    const [user] = itemsToHistory(
+      [
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'Look: ' },
+            { type: 'input_image', image_url: `data:image/png;base64,${png.toString('base64')}` },
+          ],
+        },
+      ],
+      'input',
+    );
+    expect(user).toMatchObject({ role: 'user', text: 'Look: ', media: [{ kind: 'image', data: png, offset: 6, param: 'input[0].content[1].image_url' }] });
     const image = thrown(() => itemsToHistory([{ role: 'user', content: [{ type: 'input_image', image_url: 'x' } as never] }], 'input'));
-    expect(image.param).toBe('input[0].content[0].type');
+    expect(image.param).toBe('input[0].content[0].image_url');
+    const system = thrown(() => itemsToHistory([{ role: 'system', content: [{ type: 'input_image', image_url: 'x' } as never] }], 'input'));
+    expect(system.param).toBe('input[0].content[0].type');
     const reference = thrown(() => itemsToHistory([{ role: 'user', content: 'x' }, { type: 'item_reference', id: 'msg_1' } as never], 'input'));
     expect(reference.param).toBe('input[1].type');
     expect(reference.message).toContain('item_reference');

@@ -86,7 +86,7 @@ function partsText(content: string | (InputTextPart | OutputTextPart)[], param: 
       if (part.type !== 'input_text' && part.type !== 'output_text') {
         throw new HearthError(
           'invalid_request_error',
-          `${param}[${index}].type "${(part as { type: string }).type}" is not supported: local models here take text parts only.`,
+          `${param}[${index}].type "${(part as { type: string }).type}" is not supported here: assistant and system messages and function outputs take text parts (images go in user messages).`,
           { param: `${param}[${index}].type` },
         );
       }
