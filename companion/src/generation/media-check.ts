@@ -66,7 +66,12 @@ export async function checkedImage(part: MediaPart): Promise<MediaPart> {
       return { ...part, mime: `image/${meta.format}` };
     }
     // rotate() with no angle applies the EXIF orientation; the first frame of an animation is the image.
-    const png = await sharp(part.data, { limitInputPixels: MAX_IMAGE_PIXELS, failOn: 'error' }).rotate().png().toBuffer();
+    // The PNG only travels to llama-server on this machine: stored, not compressed, up to 4 megapixels (compressing took ten times the decode).
+    const compressionLevel = meta.width * meta.height <= 4_000_000 ? 0 : 1;
+    const png = await sharp(part.data, { limitInputPixels: MAX_IMAGE_PIXELS, failOn: 'error' })
+      .rotate()
+      .png({ compressionLevel, adaptiveFiltering: false })
+      .toBuffer();
     return { ...part, data: png, mime: 'image/png' };
   } catch {
     refuse(param, `${param} could not be decoded: the file is damaged or truncated.`);
