@@ -135,6 +135,28 @@ describe('POST /admin/restart on hearth serve', () => {
   });
 });
 
+describe('POST /admin/restart under npm start', () => {
+  it('restarts in the same terminal, and Ctrl+C then stops npm, the first process and the restarted one cleanly', { timeout: 480_000 }, async () => {
+    const dataDir = await newDataDir(false);
+    // As a terminal runs it: npm leads a process group of its own, and Ctrl+C reaches every process of it.
+    const child = spawn('npm', ['start', '--', '--port', '0', '--data-dir', dataDir, '--no-external-models'], {
+      cwd: REPO_ROOT,
+      env: cleanEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    groups.push(child.pid!);
+    const watched = await untilListening(child, 'npm start');
+    registerAdminServer(watched.url, dataDir);
+    await restart(watched.url);
+    expect(watched.stdout().match(/Hearth listening on /g)).toHaveLength(2);
+    process.kill(-child.pid!, 'SIGINT');
+    const exit = await watched.exited;
+    expect({ code: exit.code, serverFile: existsSync(join(dataDir, 'server.json')) }).toEqual({ code: 0, serverFile: false });
+    expect(await status(watched.url)).toBeUndefined();
+  });
+});
+
 describe('POST /admin/restart where no hearth serve runs the companion', () => {
   it('answers restart_unavailable and keeps serving', async () => {
     const hearth = await testApp({ withModel: false });
