@@ -3,17 +3,17 @@ import type { MediaJob, MediaJobList, MediaJobRequest, MediaProviderList, MediaQ
 import { ownerOf, viewerOf } from './images/viewer.js';
 import type { MediaContext } from './contexts.js';
 import type { RoutePlugin } from './plugin.js';
-import type { BodySchema } from './schema.js';
+import { nonEmptyString, type BodySchema } from './schema.js';
 
 export const quoteBody = {
   type: 'object',
   required: ['provider', 'operation', 'prompt', 'seconds', 'size'],
   additionalProperties: false,
   properties: {
-    provider: { type: 'string', minLength: 1 },
-    model: { type: 'string', minLength: 1 },
+    provider: nonEmptyString(),
+    model: nonEmptyString(),
     operation: { enum: ['video.generate', 'video.from_image'] },
-    prompt: { type: 'string', minLength: 1 },
+    prompt: nonEmptyString(),
     seconds: { type: 'integer', minimum: 1, maximum: 600 },
     size: { type: 'string', pattern: '^[1-9][0-9]{1,4}x[1-9][0-9]{1,4}$' },
     input_image: { type: 'string', maxLength: 48 * 1024 * 1024 },
@@ -24,7 +24,7 @@ export const jobBody = {
   type: 'object',
   required: ['quote_id', 'confirm'],
   additionalProperties: false,
-  properties: { quote_id: { type: 'string', minLength: 1 }, confirm: { type: 'boolean' } },
+  properties: { quote_id: nonEmptyString(), confirm: { type: 'boolean' } },
 } as const satisfies BodySchema<MediaJobRequest>;
 
 export const jobsQuery = {

@@ -3,7 +3,7 @@
  * (block types, tool ids, server tools) in convert.ts, which names the field it refuses. Fields
  * Hearth does not read (Anthropic's betas: context_management, service_tier, ...) are let through.
  */
-import type { BodySchema } from '../schema.js';
+import { nonEmptyString, type BodySchema } from '../schema.js';
 import type { CountTokensRequest, MessageCreateRequest } from '#shared/api/anthropic.js';
 
 const when = (type: string, required: string[]) => ({
@@ -43,10 +43,10 @@ const block = {
     type: { type: 'string' },
     text: { type: 'string' },
     source: imageSource,
-    id: { type: 'string', minLength: 1 },
+    id: nonEmptyString(),
     name: { type: 'string' },
     input: { type: 'object' },
-    tool_use_id: { type: 'string', minLength: 1 },
+    tool_use_id: nonEmptyString(),
     content: stringOr({ type: 'array', items: resultPart }),
     is_error: { type: 'boolean' },
     thinking: { type: 'string' },
@@ -65,7 +65,7 @@ const block = {
 };
 
 const conversation = {
-  model: { type: 'string', minLength: 1 },
+  model: nonEmptyString(),
   messages: {
     type: 'array',
     minItems: 1,
@@ -111,7 +111,7 @@ export const messageCreateBody = {
     ...conversation,
     max_tokens: { type: 'integer', minimum: 1 },
     stream: { type: 'boolean' },
-    stop_sequences: { type: 'array', items: { type: 'string', minLength: 1 } },
+    stop_sequences: { type: 'array', items: nonEmptyString() },
     temperature: { type: 'number', minimum: 0, maximum: 1 },
     top_p: { type: 'number', minimum: 0, maximum: 1 },
     top_k: { type: 'integer', minimum: 0 },

@@ -2,7 +2,7 @@ import type { ImageEditFields, ImageGenerationRequest, ImageUpscaleFields } from
 import { HearthError } from '../../errors.js';
 import type { ImagesContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import type { BodySchema } from '../schema.js';
+import { nonEmptyString, type BodySchema } from '../schema.js';
 import { atMost, MAX_FILE_PARTS, readForm, type FileRule } from './multipart.js';
 import { respondWithJob } from './respond.js';
 import type { SubmitOptions } from '../../images/jobs/job-manager.js';
@@ -14,7 +14,7 @@ export const generationBody = {
   required: ['model', 'prompt'],
   additionalProperties: false,
   properties: {
-    model: { type: 'string', minLength: 1 },
+    model: nonEmptyString(),
     prompt: { type: 'string', minLength: 1, maxLength: 32000 },
     negative_prompt: { type: 'string', maxLength: 32000 },
     n: { type: 'integer', minimum: 1, maximum: 4 },
@@ -41,7 +41,7 @@ export const upscaleBody = {
   required: ['model'],
   additionalProperties: false,
   properties: {
-    model: { type: 'string', minLength: 1 },
+    model: nonEmptyString(),
     scale: { type: 'integer', minimum: 1, maximum: 16 },
     response_format: { enum: FORMATS },
     stream: { type: 'boolean' },

@@ -26,7 +26,7 @@ export const factUpdateBody = {
   type: 'object',
   additionalProperties: false,
   minProperties: 1,
-  properties: { text: { type: 'string', minLength: 1 }, status: { enum: ['candidate', 'pinned'] } },
+  properties: { text: nonEmptyString(), status: { enum: ['candidate', 'pinned'] } },
 } as const satisfies BodySchema<MemoryFactUpdate>;
 
 export const identityBody = requiredBody({ value: nonEmptyString() }) satisfies BodySchema<MemoryIdentityValue>;

@@ -13,7 +13,7 @@ import { assertAgentScope, scopedAgent } from './scope.js';
 import { agentId, conversationId, projectId, query, sessionDate } from './fields.js';
 import type { MemoryContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import type { BodySchema } from '../schema.js';
+import { nonEmptyString, type BodySchema } from '../schema.js';
 
 export const ingestBody = {
   type: 'object',
@@ -46,7 +46,7 @@ export const delegatedBody = {
   properties: {
     agent_id: agentId,
     conversation_id: conversationId,
-    task: { type: 'string', minLength: 1 },
+    task: nonEmptyString(),
     result: { type: 'string' },
     session_date: sessionDate,
     project_id: projectId,

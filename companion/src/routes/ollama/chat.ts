@@ -2,7 +2,7 @@ import type { OllamaChatChunk, OllamaChatRequest } from '#shared/api/ollama.js';
 import { resolveGenerator } from '../../generation/generate.js';
 import type { OllamaContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import type { BodySchema } from '../schema.js';
+import { nonEmptyString, type BodySchema } from '../schema.js';
 import { functionTools } from '../schema-fragments.js';
 import { answer, doneReasonOf } from './answer.js';
 import { argumentsOf, thinkingOf, historyOf, maxTokensOf, OLLAMA_FIELDS, outputOf, samplingOf, toolsOf } from './convert.js';
@@ -16,7 +16,7 @@ export const ollamaChatBody = {
   type: 'object',
   required: ['model'],
   properties: {
-    model: { type: 'string', minLength: 1 },
+    model: nonEmptyString(),
     messages: {
       type: 'array',
       items: {

@@ -3,7 +3,7 @@ import { HearthError } from '../../errors.js';
 import { clientGone } from '../../http/sse.js';
 import type { OllamaContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import type { BodySchema } from '../schema.js';
+import { nonEmptyString, type BodySchema } from '../schema.js';
 import { keepAliveOf } from './keep-alive.js';
 import { resolveName } from './names.js';
 import { keepAliveSchema, optionsSchema } from './schemas.js';
@@ -12,7 +12,7 @@ export const ollamaEmbedBody = {
   type: 'object',
   required: ['model', 'input'],
   properties: {
-    model: { type: 'string', minLength: 1 },
+    model: nonEmptyString(),
     input: { anyOf: [{ type: 'string' }, { type: 'array', minItems: 1, maxItems: 2048, items: { type: 'string' } }] },
     truncate: { type: 'boolean' },
     dimensions: { type: 'integer', minimum: 1 },
@@ -25,7 +25,7 @@ export const ollamaEmbeddingsBody = {
   type: 'object',
   required: ['model', 'prompt'],
   properties: {
-    model: { type: 'string', minLength: 1 },
+    model: nonEmptyString(),
     prompt: { type: 'string' },
     keep_alive: keepAliveSchema,
     options: optionsSchema,

@@ -3,7 +3,7 @@ import { resolveGenerator } from '../../generation/generate.js';
 import type { HistoryItem } from '../../inference/types.js';
 import type { OllamaContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import type { BodySchema } from '../schema.js';
+import { nonEmptyString, type BodySchema } from '../schema.js';
 import { answer, doneReasonOf } from './answer.js';
 import { maxTokensOf, thinkingOf, OLLAMA_FIELDS, outputOf, imagesOf, refuseImages, samplingOf } from './convert.js';
 import { keepAliveOf } from './keep-alive.js';
@@ -16,7 +16,7 @@ export const ollamaGenerateBody = {
   type: 'object',
   required: ['model'],
   properties: {
-    model: { type: 'string', minLength: 1 },
+    model: nonEmptyString(),
     prompt: { type: 'string' },
     suffix: { type: 'string' },
     system: { type: 'string' },

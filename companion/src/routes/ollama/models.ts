@@ -2,7 +2,7 @@ import type { OllamaModelList, OllamaRunningList, OllamaShowRequest, OllamaShowR
 import { HearthError } from '../../errors.js';
 import type { OllamaContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import type { BodySchema } from '../schema.js';
+import { nonEmptyString, type BodySchema } from '../schema.js';
 import { detailsOf, ollamaCapabilities, ollamaModel, PROVIDER_CAPABILITIES } from './details.js';
 import { resolveName } from './names.js';
 
@@ -18,8 +18,8 @@ const NEVER = '2318-01-01T00:00:00.000Z';
 export const showBody = {
   type: 'object',
   properties: {
-    model: { type: 'string', minLength: 1 },
-    name: { type: 'string', minLength: 1 },
+    model: nonEmptyString(),
+    name: nonEmptyString(),
     verbose: { type: 'boolean' },
   },
 } as const satisfies BodySchema<OllamaShowRequest>;

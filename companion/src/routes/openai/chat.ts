@@ -7,7 +7,7 @@ import type { LocalModel } from '../../models/registry.js';
 import type { GenerationRequest, GenerationResult } from '../../inference/types.js';
 import type { OpenaiContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import type { BodySchema } from '../schema.js';
+import { nonEmptyString, type BodySchema } from '../schema.js';
 import { functionTools } from '../schema-fragments.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, FinishReason, Usage } from '#shared/api/openai.js';
 import { messagesToHistory, outputOf, stopList, toolModeOf, toolsOf } from './convert.js';
@@ -35,7 +35,7 @@ export const chatCompletionBody = {
   type: 'object',
   required: ['model', 'messages'],
   properties: {
-    model: { type: 'string', minLength: 1 },
+    model: nonEmptyString(),
     messages: {
       type: 'array',
       minItems: 1,

@@ -7,7 +7,7 @@ import { newId, unixSeconds } from '../../ids.js';
 import type { GenerationRequest, GenerationResult } from '../../inference/types.js';
 import type { OpenaiContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import type { BodySchema } from '../schema.js';
+import { nonEmptyString, type BodySchema } from '../schema.js';
 import { stopList } from './convert.js';
 import { forwardToProvider } from './forward.js';
 import { streamGeneration } from './text-stream.js';
@@ -21,7 +21,7 @@ export const completionBody = {
   type: 'object',
   required: ['model', 'prompt'],
   properties: {
-    model: { type: 'string', minLength: 1 },
+    model: nonEmptyString(),
     prompt: { anyOf: [{ type: 'string' }, { type: 'array', items: {} }] },
     suffix: { type: ['string', 'null'] },
     max_tokens: { type: ['integer', 'null'], minimum: 1 },

@@ -3,7 +3,7 @@ import { clientGone } from '../../http/sse.js';
 import type { EmbeddingBatch } from '../../inference/embeddings.js';
 import type { OpenaiContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import type { BodySchema } from '../schema.js';
+import { nonEmptyString, type BodySchema } from '../schema.js';
 import type { Embedding, EmbeddingList, EmbeddingRequest } from '#shared/api/openai.js';
 import { forwardToProvider } from './forward.js';
 
@@ -15,7 +15,7 @@ export const embeddingBody = {
   type: 'object',
   required: ['model', 'input'],
   properties: {
-    model: { type: 'string', minLength: 1 },
+    model: nonEmptyString(),
     input: {
       anyOf: [
         { type: 'string' },

@@ -5,14 +5,14 @@ import { clientGone } from '../../http/sse.js';
 import type { GenerationRequest, GenerationResult } from '../../inference/types.js';
 import type { OpenaiContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import type { BodySchema } from '../schema.js';
+import { nonEmptyString, type BodySchema } from '../schema.js';
 import { streamGeneration } from './text-stream.js';
 
 /** POST /infill, as llama.cpp's server takes it. */
 export const infillBody = {
   type: 'object',
   properties: {
-    model: { type: 'string', minLength: 1 },
+    model: nonEmptyString(),
     input_prefix: { type: 'string' },
     input_suffix: { type: 'string' },
     input_extra: {
@@ -25,7 +25,7 @@ export const infillBody = {
     top_p: { type: 'number', minimum: 0, maximum: 1 },
     top_k: { type: 'integer', minimum: 0 },
     seed: { type: 'integer' },
-    stop: { type: 'array', items: { type: 'string', minLength: 1 } },
+    stop: { type: 'array', items: nonEmptyString() },
     stream: { type: 'boolean' },
     cache_prompt: { type: 'boolean' },
   },

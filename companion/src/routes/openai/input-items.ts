@@ -2,6 +2,7 @@ import { HearthError } from '../../errors.js';
 import { rangeInWords, typesInWords } from '../../schema-messages.js';
 import type { OpenaiContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
+import { nonEmptyString } from '../schema.js';
 import type { InputItem, InputItemList, ListedInputItem } from '#shared/api/responses.js';
 import { responseIdParams } from './responses.js';
 
@@ -16,8 +17,8 @@ interface Query {
 export const inputItemsQuery = {
   type: 'object',
   properties: {
-    after: { type: 'string', minLength: 1 },
-    before: { type: 'string', minLength: 1 },
+    after: nonEmptyString(),
+    before: nonEmptyString(),
     limit: { type: 'string' },
     order: { enum: ['asc', 'desc'] },
     // Extra output to include (`include` or `include[]`): none applies to text-only items, so it is accepted and has no effect.

@@ -7,7 +7,7 @@ import type { LocalModel } from '../../models/registry.js';
 import { RESPONSES_FIELDS, type GenerationRequest, type GenerationResult } from '../../inference/types.js';
 import type { OpenaiContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import { type BodySchema, nullableNumber, pathParams } from '../schema.js';
+import { type BodySchema, nonEmptyString, nullableNumber, pathParams } from '../schema.js';
 import { functionName } from '../schema-fragments.js';
 import type {
   InputItem,
@@ -43,7 +43,7 @@ const inputItem = {
     role: { enum: ['user', 'assistant', 'system', 'developer'] },
     // Assistant messages from an earlier response's output carry output_text parts with annotations.
     content: textOrParts({ ...textPart, annotations: { type: 'array' } }),
-    call_id: { type: 'string', minLength: 1 },
+    call_id: nonEmptyString(),
     name: { type: 'string' },
     arguments: { type: 'string' },
     output: textOrParts(textPart),
@@ -94,7 +94,7 @@ export const responseCreateBody = {
   type: 'object',
   required: ['model', 'input'],
   properties: {
-    model: { type: 'string', minLength: 1 },
+    model: nonEmptyString(),
     input: stringOr({ type: 'array', items: inputItem }),
     instructions: { type: ['string', 'null'] },
     tools: { type: 'array', items: tool },
@@ -119,7 +119,7 @@ export const responseCreateBody = {
   },
 } as const satisfies BodySchema<ResponseCreateRequest>;
 
-export const responseIdParams = pathParams({ id: { type: 'string', minLength: 1 } });
+export const responseIdParams = pathParams({ id: nonEmptyString() });
 
 type Unnumbered<Event> = Event extends unknown ? Omit<Event, 'sequence_number'> : never;
 type StreamEvent = Unnumbered<ResponseStreamEvent>;

@@ -1,13 +1,13 @@
 import type { Sampling } from '../../inference/types.js';
 import type { OpenaiSampling } from '#shared/api/openai.js';
-import { nullableNumber } from '../schema.js';
+import { nonEmptyString, nullableNumber } from '../schema.js';
 
 /** The schema of the sampling fields chat completions and legacy completions share. */
 export const samplingSchema = {
   temperature: nullableNumber(0, 2),
   top_p: nullableNumber(0, 1),
   seed: { type: ['integer', 'null'] },
-  stop: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string', minLength: 1 }, maxItems: 4 }, { type: 'null' }] },
+  stop: { anyOf: [{ type: 'string' }, { type: 'array', items: nonEmptyString(), maxItems: 4 }, { type: 'null' }] },
   presence_penalty: nullableNumber(-2, 2),
   frequency_penalty: nullableNumber(-2, 2),
 } as const;
