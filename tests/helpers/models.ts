@@ -1,5 +1,6 @@
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { GenerationRequest } from '../../companion/src/inference/types.js';
+import type { GenerationRequest, ModelFile } from '../../companion/src/inference/types.js';
 import { writeTinyModel, type TinyModelOptions } from '../../scripts/gguf/write-model.js';
 import { writeTinyProjector } from '../../scripts/gguf/write-projector.js';
 import { tempFolder } from './temp.js';
@@ -42,6 +43,12 @@ function generated(variant: Variant): Promise<string> {
 /** Path of the deterministic tiny GGUF test model. */
 export function tinyModelPath(): Promise<string> {
   return generated('chat');
+}
+
+/** The tiny test model as the engine takes it: id `tiny`, chat and tools unless `capabilities` say otherwise. */
+export async function tinyModelFile(capabilities: ModelFile['capabilities'] = ['chat', 'tools']): Promise<ModelFile> {
+  const path = await tinyModelPath();
+  return { id: 'tiny', path, sizeBytes: statSync(path).size, capabilities };
 }
 
 /** Path of the deterministic tiny GGUF embedding model (`npm run model:tiny -- OUT --embedding`). */

@@ -4,51 +4,27 @@
  * host-RAM prompt cache, grammars and stop sequences, cancel, and a crash of the process. Needs
  * the llama-server build (the `server-engine` project's global setup makes it).
  */
-import { statSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Engine } from '../../../companion/src/inference/engine.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Engine } from '../../../companion/src/inference/engine.js';
 import type { ServerModel } from '../../../companion/src/inference/server/model.js';
 import type { GenerationRequest, HistoryItem, ModelFile } from '../../../companion/src/inference/types.js';
 import { HearthError } from '../../../companion/src/errors.js';
-import { generationRequest, tinyModelPath } from '../../helpers/models.js';
-import { serverEngineOptions } from '../../helpers/engine.js';
+import { generationRequest, tinyModelFile } from '../../helpers/models.js';
+import { conversationTurn, engineMaker, serverEngineOptions } from '../../helpers/engine.js';
 
 let model: ModelFile;
-const engines: Engine[] = [];
-
-function engine(parallel: number, healthCheckMs?: number): Engine {
-  const created = new Engine(serverEngineOptions({ parallel, healthCheckMs }));
-  engines.push(created);
-  return created;
-}
+const makeEngine = engineMaker();
+const engine = (parallel: number, healthCheckMs?: number) => makeEngine(serverEngineOptions({ parallel, healthCheckMs }));
 
 beforeAll(async () => {
-  const path = await tinyModelPath();
-  model = { id: 'tiny', path, sizeBytes: statSync(path).size, capabilities: ['chat', 'tools'] };
-});
-
-afterAll(async () => {
-  for (const created of engines) await created.close();
+  model = await tinyModelFile();
 });
 
 const ask = (history: HistoryItem[], extra: Partial<GenerationRequest> = {}): GenerationRequest =>
   generationRequest('tiny', { history, maxTokens: 8, sampling: { seed: 5, temperature: 0.8 }, ...extra });
 
-const counters = (subject: Engine) => subject.status().find((entry) => entry.id === 'tiny')?.promptTokens ?? { evaluated: 0, reused: 0 };
-
 /** One turn: the history plus a new user message; returns the history with the answer and what the prompt cost. */
-async function turn(subject: Engine, history: HistoryItem[], text: string) {
-  const before = counters(subject);
-  const next: HistoryItem[] = [...history, { role: 'user', text }];
-  const result = await subject.run(model, ask(next));
-  const after = counters(subject);
-  return {
-    history: [...next, { role: 'assistant' as const, text: result.text, toolCalls: [] }],
-    promptTokens: result.promptTokens,
-    evaluated: after.evaluated - before.evaluated,
-    reused: after.reused - before.reused,
-  };
-}
+const turn = (subject: Engine, history: HistoryItem[], text: string) => conversationTurn(subject, model, history, text, ask);
 
 const system: HistoryItem = { role: 'system', text: 'You are a careful assistant. '.repeat(30) };
 

@@ -6,49 +6,25 @@
  */
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Engine } from '../../../companion/src/inference/engine.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Engine } from '../../../companion/src/inference/engine.js';
 import type { ServerModel } from '../../../companion/src/inference/server/model.js';
 import type { GenerationRequest, HistoryItem, ModelFile } from '../../../companion/src/inference/types.js';
-import { generationRequest, tinyModelPath } from '../../helpers/models.js';
-import { serverEngineOptions } from '../../helpers/engine.js';
+import { generationRequest, tinyModelFile } from '../../helpers/models.js';
+import { conversationTurn, engineMaker, serverEngineOptions } from '../../helpers/engine.js';
 import { tempFolder } from '../../helpers/temp.js';
 import { untilTrue } from '../../helpers/until.js';
 
 let model: ModelFile;
-const engines: Engine[] = [];
-
-function engine(runDir: string, parallel = 1): Engine {
-  const created = new Engine(serverEngineOptions({ parallel, runDir }));
-  engines.push(created);
-  return created;
-}
+const makeEngine = engineMaker();
+const engine = (runDir: string, parallel = 1) => makeEngine(serverEngineOptions({ parallel, runDir }));
 
 beforeAll(async () => {
-  const path = await tinyModelPath();
-  model = { id: 'tiny', path, sizeBytes: statSync(path).size, capabilities: ['chat', 'tools'] };
-});
-
-afterAll(async () => {
-  for (const created of engines) await created.close();
+  model = await tinyModelFile();
 });
 
 const ask = (history: HistoryItem[]): GenerationRequest => generationRequest('tiny', { history, maxTokens: 8, sampling: { seed: 5, temperature: 0 } });
-const counters = (subject: Engine) => subject.status().find((entry) => entry.id === 'tiny')?.promptTokens ?? { evaluated: 0, reused: 0 };
-
-async function turn(subject: Engine, history: HistoryItem[], text: string) {
-  const before = counters(subject);
-  const next: HistoryItem[] = [...history, { role: 'user', text }];
-  const result = await subject.run(model, ask(next));
-  const after = counters(subject);
-  return {
-    history: [...next, { role: 'assistant' as const, text: result.text, toolCalls: [] }],
-    text: result.text,
-    promptTokens: result.promptTokens,
-    evaluated: after.evaluated - before.evaluated,
-    reused: after.reused - before.reused,
-  };
-}
+const turn = (subject: Engine, history: HistoryItem[], text: string) => conversationTurn(subject, model, history, text, ask);
 
 const system: HistoryItem = { role: 'system', text: 'You are a careful assistant. '.repeat(30) };
 

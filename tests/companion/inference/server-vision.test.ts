@@ -4,20 +4,19 @@
  * count in the memory budget. Needs the llama-server build.
  */
 import { statSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Engine } from '../../../companion/src/inference/engine.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Engine } from '../../../companion/src/inference/engine.js';
 import type { ServerModel } from '../../../companion/src/inference/server/model.js';
 import type { ModelFile } from '../../../companion/src/inference/types.js';
 import sharp from 'sharp';
 import { HearthError } from '../../../companion/src/errors.js';
 import type { HistoryItem, MediaPart } from '../../../companion/src/inference/types.js';
 import { projectorImageTokens } from '../../../scripts/gguf/write-projector.js';
-import { engineOptions, serverEngineOptions } from '../../helpers/engine.js';
+import { engineMaker, engineOptions, promptCounters, serverEngineOptions } from '../../helpers/engine.js';
 import { generationRequest, tinyVisionModelPaths } from '../../helpers/models.js';
 
 let vision: ModelFile;
 let plain: ModelFile;
-const engines: Engine[] = [];
 
 beforeAll(async () => {
   const { model, projector } = await tinyVisionModelPaths();
@@ -25,15 +24,8 @@ beforeAll(async () => {
   vision = { ...plain, id: 'tiny-vision', capabilities: ['chat', 'tools', 'vision'], projector: { path: projector, sizeBytes: statSync(projector).size } };
 });
 
-afterAll(async () => {
-  for (const engine of engines) await engine.close();
-});
-
-function engine(inProcess = false): Engine {
-  const created = new Engine(inProcess ? engineOptions({ engine: 'in-process' }) : serverEngineOptions());
-  engines.push(created);
-  return created;
-}
+const makeEngine = engineMaker();
+const engine = (inProcess = false): Engine => makeEngine(inProcess ? engineOptions({ engine: 'in-process' }) : serverEngineOptions());
 
 describe('a model with a projector on the llama-server engine', () => {
   it('starts with the projector, names it in its status, and counts its weights', async () => {
@@ -60,7 +52,7 @@ async function image(red: number): Promise<MediaPart> {
   return { kind: 'image', data, mime: 'image/png', offset: 0 };
 }
 
-const counters = (subject: Engine) => subject.status().find((entry) => entry.id === 'tiny-vision')?.promptTokens ?? { evaluated: 0, reused: 0 };
+const counters = (subject: Engine) => promptCounters(subject, 'tiny-vision');
 
 describe('images in a conversation on the llama-server engine', () => {
   it('an image costs its tokens, two images twice that, and the next turn reuses them from the cache', async () => {
