@@ -1,6 +1,6 @@
 import { HearthError } from '../errors.js';
 import { newId } from '../ids.js';
-import type { HistoryItem, ToolCallRecord, ToolSpec } from '../inference/types.js';
+import type { HistoryItem, MediaPart, ToolCallRecord, ToolSpec } from '../inference/types.js';
 import { isObject, parseJson } from '../json.js';
 import { LineTooLong } from '../line-buffer.js';
 import { redact } from '../redaction.js';
@@ -27,8 +27,9 @@ export function chatMessages(history: HistoryItem[]): Record<string, unknown>[] 
   return history.map((item) => {
     switch (item.role) {
       case 'system':
-      case 'user':
         return { role: item.role, content: item.text };
+      case 'user':
+        return { role: item.role, content: item.media?.length ? userParts(item.text, item.media) : item.text };
       case 'assistant':
         return {
           role: 'assistant',
@@ -41,6 +42,38 @@ export function chatMessages(history: HistoryItem[]): Record<string, unknown>[] 
         return { role: 'tool', tool_call_id: item.callId, content: item.output };
     }
   });
+}
+
+/** What an image's bytes are, for a data URL: its own type when the request said, else by its first bytes. */
+function imageType(part: MediaPart): string {
+  if (part.mime !== 'image/*') return part.mime;
+  const head = part.data.subarray(0, 12);
+  if (head[0] === 0x89 && head.subarray(1, 4).toString('latin1') === 'PNG') return 'image/png';
+  if (head[0] === 0xff && head[1] === 0xd8) return 'image/jpeg';
+  if (head.subarray(0, 4).toString('latin1') === 'GIF8') return 'image/gif';
+  if (head.subarray(8, 12).toString('latin1') === 'WEBP') return 'image/webp';
+  return 'application/octet-stream';
+}
+
+/**
+ * A user message with media as chat-completions parts, each image or sound at its place in the
+ * text: a provider gets them as they came (a remote image as its URL; the provider fetches it).
+ */
+function userParts(text: string, media: MediaPart[]): Record<string, unknown>[] {
+  const parts: Record<string, unknown>[] = [];
+  let at = 0;
+  const say = (until: number) => {
+    if (until > at) parts.push({ type: 'text', text: text.slice(at, until) });
+    at = Math.max(at, until);
+  };
+  for (const part of [...media].sort((a, b) => a.offset - b.offset)) {
+    say(Math.min(part.offset, text.length));
+    if (part.kind === 'audio')
+      parts.push({ type: 'input_audio', input_audio: { data: part.data.toString('base64'), format: part.mime === 'audio/mpeg' ? 'mp3' : 'wav' } });
+    else parts.push({ type: 'image_url', image_url: { url: part.url ?? `data:${imageType(part)};base64,${part.data.toString('base64')}` } });
+  }
+  say(text.length);
+  return parts;
 }
 
 export function chatTools(tools: ToolSpec[]): Record<string, unknown>[] {

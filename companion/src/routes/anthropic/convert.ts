@@ -154,8 +154,8 @@ function userItemsOf(blocks: ContentBlockParam[], at: string, calls: ReadonlySet
 
 /** An image block: base64 bytes, or a URL source (a data URL; remote ones are refused by imageFromUrl). */
 function imageOf(block: ImageBlockParam, param: string, offset: number): MediaPart {
-  const source = block.source as { type: string; data?: unknown; url?: unknown };
-  if (source.type === 'base64') return imageFromBase64(source.data, `${param}.source.data`, offset);
+  const source = block.source as { type: string; data?: unknown; url?: unknown; media_type?: string };
+  if (source.type === 'base64') return imageFromBase64(source.data, `${param}.source.data`, offset, source.media_type);
   if (source.type === 'url') return imageFromUrl(source.url, `${param}.source.url`, offset);
   throw invalid(`${param}.source.type "${source.type}" is not supported: send base64 (with media_type and data) or url.`, `${param}.source.type`);
 }

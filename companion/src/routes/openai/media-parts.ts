@@ -36,11 +36,17 @@ function decode(data: string, param: string, what: string): Buffer {
   return Buffer.from(clean, 'base64');
 }
 
-/** An image sent as base64 bytes (Anthropic's base64 source, Ollama's `images`), at `offset` in its message's text. */
-export function imageFromBase64(data: unknown, param: string, offset: number): MediaPart {
+/** An image sent as base64 bytes (Anthropic's base64 source, Ollama's `images`), at `offset` in its message's text; `declared`: the type the request gave (a provider gets it). */
+export function imageFromBase64(data: unknown, param: string, offset: number, declared?: string): MediaPart {
   if (typeof data !== 'string' || data === '') refuse(param, `${param} is required: the image's bytes in base64.`);
   // What the bytes are is settled on the generation path (generation/media-check.ts: decoded, checked, converted).
-  return { kind: 'image', data: decode(data, param, 'image'), mime: 'image/*', offset, param };
+  return {
+    kind: 'image',
+    data: decode(data, param, 'image'),
+    mime: declared && /^image\/[\w.+-]+$/i.test(declared) ? declared.toLowerCase() : 'image/*',
+    offset,
+    param,
+  };
 }
 
 /** An image named by a URL (chat completions' image_url, Responses' input_image, Anthropic's url source): a data URL. */
@@ -53,7 +59,7 @@ export function imageFromUrl(field: unknown, param: string, offset: number): Med
     refuse(param, `${param} is not a data URL or an http(s) URL. Send the image as data:image/png;base64,....`);
   }
   if (!/;base64$/i.test(match[2] ?? '')) refuse(param, `${param} must be base64 encoded (data:image/png;base64,...).`);
-  return imageFromBase64(match[3]!, param, offset);
+  return imageFromBase64(match[3]!, param, offset, match[1]);
 }
 
 function image(part: ContentPart, param: string, offset: number): MediaPart {
