@@ -40,7 +40,12 @@ export class DataFolderWatch {
   }
 
   start(): void {
-    this.timer ??= setInterval(() => void this.check(), this.options.intervalMs ?? FOLDER_CHECK_MS);
+    // A look still running when the next is due is not joined by another.
+    const look = () => {
+      if (this.checking) return;
+      this.check().catch((error: unknown) => this.options.log.warn({ err: error }, 'Could not look at the data folder.'));
+    };
+    this.timer ??= setInterval(look, this.options.intervalMs ?? FOLDER_CHECK_MS);
     // Never what keeps the process alive.
     this.timer.unref();
   }
@@ -50,10 +55,14 @@ export class DataFolderWatch {
     this.timer = undefined;
   }
 
-  /** Looks once (one look at a time); resolves when done. */
+  /** Looks now (after a look already under way, which may have begun before a change); resolves when done. */
   check(): Promise<void> {
-    this.checking ??= this.look().finally(() => (this.checking = undefined));
-    return this.checking;
+    const next = (this.checking ?? Promise.resolve()).catch(() => undefined).then(() => this.look());
+    const settled = next.finally(() => {
+      if (this.checking === settled) this.checking = undefined;
+    });
+    this.checking = settled;
+    return settled;
   }
 
   private async look(): Promise<void> {
