@@ -4,45 +4,28 @@
  * with its scopes and an end, shown once with Copy, works, and is revoked after confirmation;
  * requiring keys with a key made for this browser in the same step keeps the app's chat working.
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { AccessKeyRecord } from '#shared/api/access.js';
 import type { ConfigDocument } from '#shared/api/config.js';
-import { startServer, type RunningServer } from '../helpers/server.js';
-import { newSignInLink } from './app-helpers.js';
-import { launch, open } from './harness.js';
+import { sharedBrowserApp } from './harness.js';
 
-let server: RunningServer;
-let browser: Browser;
-let page: Page;
-let errors: string[];
 /** The key the app created for the phone, read from the page the once it is shown. */
 let phoneKey: string;
 
-beforeAll(async () => {
-  server = await startServer();
-  browser = await launch();
-  ({ page, errors } = await open(browser, `${server.url}/server`, { signInLink: await newSignInLink(server) }));
-  await page.getByTestId('access-settings').waitFor();
-});
+const app = sharedBrowserApp({ page: { path: '/server', signIn: true } });
+beforeAll(() => app.page.getByTestId('access-settings').waitFor());
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-  if (server) rmSync(server.dataDir, { recursive: true, force: true });
-});
-
-const required = () => (parse(readFileSync(join(server.dataDir, 'config.yaml'), 'utf8')) as Partial<ConfigDocument>).server?.auth?.required ?? false;
-const keys = async () => ((await (await fetch(`${server.url}/admin/keys`)).json()) as { data: AccessKeyRecord[] }).data;
+const required = () => (parse(readFileSync(join(app.server.dataDir, 'config.yaml'), 'utf8')) as Partial<ConfigDocument>).server?.auth?.required ?? false;
+const keys = async () => ((await (await fetch(`${app.server.url}/admin/keys`)).json()) as { data: AccessKeyRecord[] }).data;
 const models = (key?: string) =>
-  fetch(`${server.url}/v1/models`, { headers: key ? { authorization: `Bearer ${key}` } : {} }).then((response) => response.status);
+  fetch(`${app.server.url}/v1/models`, { headers: key ? { authorization: `Bearer ${key}` } : {} }).then((response) => response.status);
 
 describe('access keys in the app', () => {
   it('refuses to require a key while none exists, in words, and changes nothing', async () => {
-    const form = page.getByTestId('access-settings');
+    const form = app.page.getByTestId('access-settings');
     await form.getByRole('checkbox', { name: 'Require an access key' }).check();
     await form.getByRole('button', { name: 'Save' }).click();
     const ask = form.getByRole('group', { name: 'Require an access key?' });
@@ -50,13 +33,13 @@ describe('access keys in the app', () => {
     // Only ways that make a key first: no button requires keys as things are.
     await expect(ask.getByRole('button', { name: /^Require keys/ }).count()).resolves.toBe(0);
     await ask.getByRole('button', { name: 'Create keys first' }).click();
-    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('key-label');
+    await expect.poll(() => app.page.evaluate(() => document.activeElement?.id)).toBe('key-label');
     await expect(form.getByRole('group', { name: 'Require an access key?' }).count()).resolves.toBe(0);
     expect(required()).toBe(false);
   });
 
   it('creates a key with its scopes and an end, shows it once with Copy, and the key works', async () => {
-    const panel = page.locator('#access-keys');
+    const panel = app.page.locator('#access-keys');
     await panel.getByLabel('Name').fill('Phone');
     await panel.getByRole('checkbox', { name: /^Images/ }).uncheck();
     await panel.getByLabel('Ends').selectOption({ label: 'After 7 days' });
@@ -80,37 +63,37 @@ describe('access keys in the app', () => {
 
     await created.getByRole('button', { name: 'Done' }).click();
     await expect(panel.getByTestId('created-key').count()).resolves.toBe(0);
-    expect(await page.content()).not.toContain(phoneKey.slice(12));
+    expect(await app.page.content()).not.toContain(phoneKey.slice(12));
   });
 
   it('requires keys with a key made for this browser in the same step: the app still gets in, a program without a key does not', async () => {
-    const form = page.getByTestId('access-settings');
+    const form = app.page.getByTestId('access-settings');
     await form.getByRole('button', { name: 'Save' }).click();
     const ask = form.getByRole('group', { name: 'Require an access key?' });
     await ask.getByText(/This browser has none saved, so its chat would stop working\./).waitFor();
     await ask.getByRole('button', { name: 'Create a key for this browser and require keys' }).click();
     await form.getByText('Saved. It applies now.').waitFor();
     expect(required()).toBe(true);
-    const saved = await page.evaluate(() => localStorage.getItem('hearth.access-key'));
+    const saved = await app.page.evaluate(() => localStorage.getItem('hearth.access-key'));
     expect(saved).toMatch(/^hth_/);
     expect((await keys()).map((key) => key.label)).toEqual(expect.arrayContaining([expect.stringMatching(/^This browser \(/), 'Phone']));
     expect(await models()).toBe(401);
     expect(await models(saved!)).toBe(200);
     expect(await models(phoneKey)).toBe(200);
     // The app's own requests carry the browser's key: the status stays connected.
-    await page.getByTestId('key-prefix').waitFor();
-    await page.getByRole('button', { name: 'Refresh', exact: true }).click();
-    await expect.poll(() => page.getAttribute('.status', 'data-status')).toBe('connected');
+    await app.page.getByTestId('key-prefix').waitFor();
+    await app.page.getByRole('button', { name: 'Refresh', exact: true }).click();
+    await expect.poll(() => app.page.getAttribute('.status', 'data-status')).toBe('connected');
   });
 
   it('revokes a key after confirmation; the key stops working at once', async () => {
-    const panel = page.locator('#access-keys');
+    const panel = app.page.locator('#access-keys');
     const card = panel.getByRole('listitem', { name: 'Phone' });
     // Dismissed: nothing happens.
-    page.once('dialog', (dialog) => void dialog.dismiss());
+    app.page.once('dialog', (dialog) => void dialog.dismiss());
     await card.getByRole('button', { name: 'Revoke Phone' }).click();
     await expect.poll(async () => (await keys()).find((key) => key.label === 'Phone')?.revoked_at ?? null).toBeNull();
-    page.once('dialog', (dialog) => {
+    app.page.once('dialog', (dialog) => {
       expect(dialog.message()).toMatch(/^Revoke the key "Phone"\? Programs using it are refused from now on/);
       void dialog.accept();
     });
@@ -118,6 +101,6 @@ describe('access keys in the app', () => {
     await card.locator('.tag').filter({ hasText: 'revoked' }).waitFor();
     await expect(card.getByRole('button', { name: 'Revoke Phone' }).count()).resolves.toBe(0);
     expect(await models(phoneKey)).toBe(401);
-    expect(errors).toEqual([]);
+    expect(app.errors).toEqual([]);
   });
 });

@@ -112,3 +112,27 @@ export async function signIn(page: Page, link: string): Promise<void> {
   await page.goto(link);
   await page.waitForURL((url) => url.pathname === '/server' && url.hash === '');
 }
+
+/** A conversation as this browser keeps it (IndexedDB `hearth`, store `conversations`): the fields the tests read. */
+export interface StoredConversation {
+  updatedAt: number;
+  messages: { role: string; content: string; status?: string; reasoning?: string }[];
+}
+
+/** The conversations this page's browser has stored, in the store's key order. */
+export function storedConversations(page: Page): Promise<StoredConversation[]> {
+  return page.evaluate(
+    () =>
+      new Promise<StoredConversation[]>((resolve, reject) => {
+        const opening = indexedDB.open('hearth');
+        opening.onerror = () => reject(opening.error);
+        opening.onsuccess = () => {
+          const read = opening.result.transaction('conversations').objectStore('conversations').getAll();
+          read.onsuccess = () => {
+            opening.result.close();
+            resolve(read.result as StoredConversation[]);
+          };
+        };
+      }),
+  );
+}

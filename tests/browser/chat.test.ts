@@ -5,30 +5,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningServer } from '../helpers/server.js';
+import { chromium } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { startServerWithSlowModel } from './slow-model.js';
-import { adminStatus, chooseModel, lastReply, replyEnds, replyStarts, send, setSetting, newSignInLink } from './app-helpers.js';
-import { CHROMIUM, DESKTOP, FLAGS, launch, open, screenshot, waitForServiceWorker, watch } from './harness.js';
+import { adminStatus, chooseModel, lastReply, replyEnds, replyStarts, send, setSetting, storedConversations } from './app-helpers.js';
+import { CHROMIUM, DESKTOP, FLAGS, screenshot, sharedBrowserApp, waitForServiceWorker, watch } from './harness.js';
 
-let server: RunningServer;
-let browser: Browser;
-let context: BrowserContext;
-let page: Page;
-let errors: string[];
-
-beforeAll(async () => {
-  server = await startServerWithSlowModel();
-  browser = await launch();
-  // Signed in through the link the start printed, as a person would: the server page needs it.
-  ({ context, page, errors } = await open(browser, server.url, { colorScheme: 'light', signInLink: await newSignInLink(server) }));
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+// Signed in through a fresh link, as a person would: the server page needs it.
+const app = sharedBrowserApp({ server: startServerWithSlowModel, page: { colorScheme: 'light', signIn: true } });
 
 /** Width and height from a PNG's IHDR chunk. */
 function pngSize(bytes: Buffer): { width: number; height: number } {
@@ -38,9 +22,9 @@ function pngSize(bytes: Buffer): { width: number; height: number } {
 
 describe('the installable app', () => {
   it('is served by the companion with a manifest, real icons and a service worker controlling the page', async () => {
-    await expect.poll(() => page.getByRole('link', { name: 'Hearth' }).isVisible()).toBe(true);
-    const manifestHref = await page.locator('link[rel="manifest"]').getAttribute('href');
-    const manifest = (await (await fetch(new URL(manifestHref!, server.url))).json()) as {
+    await expect.poll(() => app.page.getByRole('link', { name: 'Hearth' }).isVisible()).toBe(true);
+    const manifestHref = await app.page.locator('link[rel="manifest"]').getAttribute('href');
+    const manifest = (await (await fetch(new URL(manifestHref!, app.server.url))).json()) as {
       display: string;
       start_url: string;
       theme_color: string;
@@ -52,20 +36,20 @@ describe('the installable app', () => {
     expect(manifest.background_color).toMatch(/^#/);
     expect(manifest.icons.some((icon) => icon.purpose === 'maskable')).toBe(true);
     for (const icon of manifest.icons) {
-      const response = await fetch(new URL(icon.src, server.url));
+      const response = await fetch(new URL(icon.src, app.server.url));
       expect(response.headers.get('content-type')).toBe('image/png');
       const [width, height] = icon.sizes.split('x').map(Number);
       expect(pngSize(Buffer.from(await response.arrayBuffer()))).toEqual({ width, height });
     }
     expect(manifest.icons.map((icon) => icon.sizes)).toEqual(expect.arrayContaining(['192x192', '512x512']));
 
-    await waitForServiceWorker(page);
-    const worker = await page.evaluate(async () => {
+    await waitForServiceWorker(app.page);
+    const worker = await app.page.evaluate(async () => {
       const registration = await navigator.serviceWorker.getRegistration();
       return { scope: registration?.scope, script: navigator.serviceWorker.controller?.scriptURL };
     });
-    expect(worker).toEqual({ scope: `${server.url}/`, script: `${server.url}/sw.js` });
-    await expect.poll(() => page.getAttribute('.status', 'data-status')).toBe('connected');
+    expect(worker).toEqual({ scope: `${app.server.url}/`, script: `${app.server.url}/sw.js` });
+    await expect.poll(() => app.page.getAttribute('.status', 'data-status')).toBe('connected');
   });
 
   it("is installable by Chromium's own checks", async () => {
@@ -74,13 +58,13 @@ describe('the installable app', () => {
     const persistent = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: FLAGS, viewport: DESKTOP });
     try {
       const installPage = persistent.pages()[0] ?? (await persistent.newPage());
-      await installPage.goto(server.url);
+      await installPage.goto(app.server.url);
       await waitForServiceWorker(installPage);
       const cdp = await persistent.newCDPSession(installPage);
       const { installabilityErrors } = (await cdp.send('Page.getInstallabilityErrors')) as { installabilityErrors: { errorId: string }[] };
       expect(installabilityErrors).toEqual([]);
       const { url, data } = (await cdp.send('Page.getAppManifest')) as { url: string; data: string };
-      expect(url).toBe(`${server.url}/manifest.webmanifest`);
+      expect(url).toBe(`${app.server.url}/manifest.webmanifest`);
       expect(JSON.parse(data)).toMatchObject({ name: 'Hearth', display: 'standalone' });
     } finally {
       await persistent.close();
@@ -91,10 +75,10 @@ describe('the installable app', () => {
 
 describe('chat with a companion model', () => {
   it('streams a reply into the page and shows token usage and speed', async () => {
-    await chooseModel(page, 'companion:tiny');
-    await setSetting(page, 'Max tokens', '48');
+    await chooseModel(app.page, 'companion:tiny');
+    await setSetting(app.page, 'Max tokens', '48');
     // Record every length the reply's text goes through while it streams.
-    await page.evaluate(() => {
+    await app.page.evaluate(() => {
       const lengths: number[] = [];
       (window as unknown as { lengths: number[] }).lengths = lengths;
       new MutationObserver(() => {
@@ -103,35 +87,35 @@ describe('chat with a companion model', () => {
         if (lengths.at(-1) !== text.length) lengths.push(text.length);
       }).observe(document.body, { subtree: true, childList: true, characterData: true });
     });
-    await send(page, 'Hello, who are you?');
+    await send(app.page, 'Hello, who are you?');
 
-    const text = await replyEnds(page);
+    const text = await replyEnds(app.page);
     expect(text.length).toBeGreaterThan(0);
-    const lengths = await page.evaluate(() => (window as unknown as { lengths: number[] }).lengths);
+    const lengths = await app.page.evaluate(() => (window as unknown as { lengths: number[] }).lengths);
     expect(new Set(lengths.filter((length) => length > 0)).size).toBeGreaterThan(2);
-    const stats = await lastReply(page).getByTestId('stats').innerText();
+    const stats = await lastReply(app.page).getByTestId('stats').innerText();
     expect(stats).toMatch(/^48 tokens · \d+ prompt · [\d.]+ tok\/s · [\d.]+ s$/);
-    await expect.poll(() => page.locator('nav[aria-label="Conversations"] li').count()).toBe(1);
-    await screenshot(page, 'chat-desktop-light');
+    await expect.poll(() => app.page.locator('nav[aria-label="Conversations"] li').count()).toBe(1);
+    await screenshot(app.page, 'chat-desktop-light');
   });
 
   it('stops a reply: the text so far stays, the companion stops generating', async () => {
-    const generated = async () => (await adminStatus(server.url)).loaded.find((model) => model.id === 'slow')?.generated_tokens ?? 0;
-    await chooseModel(page, 'companion:slow');
-    await setSetting(page, 'Max tokens', '1800');
+    const generated = async () => (await adminStatus(app.server.url)).loaded.find((model) => model.id === 'slow')?.generated_tokens ?? 0;
+    await chooseModel(app.page, 'companion:slow');
+    await setSetting(app.page, 'Max tokens', '1800');
     const before = await generated();
-    await send(page, 'Tell me a long story.');
-    await replyStarts(page);
-    await page.getByRole('button', { name: 'Stop' }).click();
+    await send(app.page, 'Tell me a long story.');
+    await replyStarts(app.page);
+    await app.page.getByRole('button', { name: 'Stop' }).click();
 
-    const text = await replyEnds(page, 'stopped');
+    const text = await replyEnds(app.page, 'stopped');
     expect(text.length).toBeGreaterThan(0);
-    await expect.poll(async () => (await adminStatus(server.url)).loaded.find((model) => model.id === 'slow')?.busy, { timeout: 10_000 }).toBe(0);
+    await expect.poll(async () => (await adminStatus(app.server.url)).loaded.find((model) => model.id === 'slow')?.busy, { timeout: 10_000 }).toBe(0);
     const after = await generated();
     expect(after - before).toBeLessThan(1800);
     // A later reply of the same model: once it is counted, the stopped one had its chance to go
     // on, and the count holds that reply's tokens alone.
-    const later = await fetch(`${server.url}/v1/chat/completions`, {
+    const later = await fetch(`${app.server.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'slow', messages: [{ role: 'user', content: 'Hi.' }], max_tokens: 4 }),
@@ -140,121 +124,107 @@ describe('chat with a companion model', () => {
     const { usage } = (await later.json()) as { usage: { completion_tokens: number } };
     expect(usage.completion_tokens).toBeGreaterThan(0);
     await expect.poll(generated).toBe(after + usage.completion_tokens);
-    await expect(lastReply(page).getByText('Stopped').isVisible()).resolves.toBe(true);
+    await expect(lastReply(app.page).getByText('Stopped').isVisible()).resolves.toBe(true);
     // The composer is usable again.
-    await expect(page.getByRole('button', { name: 'Send' }).isVisible()).resolves.toBe(true);
-    await chooseModel(page, 'companion:tiny');
+    await expect(app.page.getByRole('button', { name: 'Send' }).isVisible()).resolves.toBe(true);
+    await chooseModel(app.page, 'companion:tiny');
   });
 
   it('copies a reply to the clipboard', async () => {
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
-    const reply = lastReply(page);
+    await app.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: app.server.url });
+    const reply = lastReply(app.page);
     await reply.getByRole('button', { name: 'Copy reply' }).click();
     await reply.getByRole('button', { name: 'Copy reply' }).getByText('Copied').waitFor();
     // The copy is the reply's markdown source, as the conversation keeps it (not the rendered text).
-    const stored = await page.evaluate(
-      () =>
-        new Promise<string>((resolve, reject) => {
-          const open = indexedDB.open('hearth');
-          open.onerror = () => reject(open.error);
-          open.onsuccess = () => {
-            const all = open.result.transaction('conversations').objectStore('conversations').getAll();
-            all.onsuccess = () => {
-              const latest = (all.result as { updatedAt: number; messages: { role: string; content: string }[] }[]).sort(
-                (a, b) => b.updatedAt - a.updatedAt,
-              )[0]!;
-              resolve(latest.messages.filter((message) => message.role === 'assistant').at(-1)!.content);
-            };
-          };
-        }),
-    );
+    const latest = (await storedConversations(app.page)).sort((a, b) => b.updatedAt - a.updatedAt)[0]!;
+    const stored = latest.messages.filter((message) => message.role === 'assistant').at(-1)!.content;
     expect(stored.length).toBeGreaterThan(0);
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(stored);
+    expect(await app.page.evaluate(() => navigator.clipboard.readText())).toBe(stored);
   });
 
   it('regenerates the last reply', async () => {
-    await setSetting(page, 'Max tokens', '16');
-    const count = await page.locator('article[data-role="assistant"]').count();
-    await lastReply(page).getByRole('button', { name: 'Regenerate reply' }).click();
-    const text = await replyEnds(page, 'done');
+    await setSetting(app.page, 'Max tokens', '16');
+    const count = await app.page.locator('article[data-role="assistant"]').count();
+    await lastReply(app.page).getByRole('button', { name: 'Regenerate reply' }).click();
+    const text = await replyEnds(app.page, 'done');
     expect(text.length).toBeGreaterThan(0);
-    expect(await page.locator('article[data-role="assistant"]').count()).toBe(count);
-    expect(await lastReply(page).getByTestId('stats').innerText()).toMatch(/^16 tokens/);
+    expect(await app.page.locator('article[data-role="assistant"]').count()).toBe(count);
+    expect(await lastReply(app.page).getByTestId('stats').innerText()).toMatch(/^16 tokens/);
   });
 
   it('keeps conversations across a reload, and renames, searches and deletes them', async () => {
-    await page.getByRole('button', { name: 'New conversation' }).click();
-    await send(page, 'A second conversation about apples');
-    await replyEnds(page, 'done');
-    await page.reload();
-    const list = page.locator('nav[aria-label="Conversations"]');
+    await app.page.getByRole('button', { name: 'New conversation' }).click();
+    await send(app.page, 'A second conversation about apples');
+    await replyEnds(app.page, 'done');
+    await app.page.reload();
+    const list = app.page.locator('nav[aria-label="Conversations"]');
     await expect.poll(() => list.locator('.title').allInnerTexts()).toEqual(['A second conversation about apples', 'Hello, who are you?']);
 
     await list.locator('button.open', { hasText: 'Hello, who are you?' }).click();
-    await expect.poll(() => page.locator('article[data-role="user"]').count()).toBe(2);
+    await expect.poll(() => app.page.locator('article[data-role="user"]').count()).toBe(2);
 
     // Row actions live in a menu, not on every row.
     await list.getByRole('button', { name: 'Actions for Hello, who are you?' }).click();
     await list.getByRole('menuitem', { name: 'Rename' }).click();
-    await page.getByLabel('New title').fill('Greetings');
-    await page.getByLabel('New title').press('Enter');
-    await page.getByLabel('Search conversations').fill('apples');
+    await app.page.getByLabel('New title').fill('Greetings');
+    await app.page.getByLabel('New title').press('Enter');
+    await app.page.getByLabel('Search conversations').fill('apples');
     await expect.poll(() => list.locator('.title').allInnerTexts()).toEqual(['A second conversation about apples']);
-    await page.getByLabel('Search conversations').fill('long story');
+    await app.page.getByLabel('Search conversations').fill('long story');
     await expect.poll(() => list.locator('.title').allInnerTexts()).toEqual(['Greetings']);
-    await page.getByLabel('Search conversations').fill('');
+    await app.page.getByLabel('Search conversations').fill('');
 
     await list.getByRole('button', { name: 'Actions for A second conversation about apples' }).click();
     await list.getByRole('menuitem', { name: 'Delete' }).click();
     // The confirmation takes the focus on "Keep"; Delete must be chosen on purpose.
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Keep');
+    expect(await app.page.evaluate(() => document.activeElement?.textContent)).toBe('Keep');
     await list.getByRole('button', { name: 'Delete', exact: true }).click();
     // The row goes once the deletion is stored (a reload in the same instant could abort it); then it stays gone.
     await expect.poll(() => list.locator('.title').allInnerTexts()).toEqual(['Greetings']);
-    await page.reload();
+    await app.page.reload();
     await expect.poll(() => list.locator('.title').allInnerTexts()).toEqual(['Greetings']);
   });
 
   it('keeps what was typed but not sent across a reload', async () => {
-    await page.getByLabel('Message', { exact: true }).fill('half a thought');
+    await app.page.getByLabel('Message', { exact: true }).fill('half a thought');
     // Reload once the draft is stored, not after some time.
-    await expect.poll(() => page.evaluate(() => localStorage.getItem('hearth.drafts') ?? '')).toContain('half a thought');
-    await page.reload();
-    await expect.poll(() => page.getByLabel('Message', { exact: true }).inputValue()).toBe('half a thought');
-    await page.getByLabel('Message', { exact: true }).fill('');
+    await expect.poll(() => app.page.evaluate(() => localStorage.getItem('hearth.drafts') ?? '')).toContain('half a thought');
+    await app.page.reload();
+    await expect.poll(() => app.page.getByLabel('Message', { exact: true }).inputValue()).toBe('half a thought');
+    await app.page.getByLabel('Message', { exact: true }).fill('');
   });
 
   it('reports no page errors', () => {
-    expect(errors).toEqual([]);
+    expect(app.errors).toEqual([]);
   });
 });
 
 describe('the server page', () => {
   it('shows the address, port and model folders, and loads and unloads a model', async () => {
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Server' }).click();
-    const port = new URL(server.url).port;
-    await expect.poll(() => page.getByTestId('server-port').innerText()).toBe(port);
-    expect(await page.getByTestId('server-address').innerText()).toBe(server.url);
-    expect(await page.getByTestId('models-dirs').innerText()).toContain(`${server.dataDir}/models`);
+    await app.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Server' }).click();
+    const port = new URL(app.server.url).port;
+    await expect.poll(() => app.page.getByTestId('server-port').innerText()).toBe(port);
+    expect(await app.page.getByTestId('server-address').innerText()).toBe(app.server.url);
+    expect(await app.page.getByTestId('models-dirs').innerText()).toContain(`${app.server.dataDir}/models`);
 
     // tiny and slow were loaded by the chats above: each has a card among the loaded models.
-    const card = (id: string) => page.getByRole('listitem', { name: `${id} (loaded)`, exact: true });
-    const loaded = async () => (await adminStatus(server.url)).loaded.map((model) => model.id).sort();
+    const card = (id: string) => app.page.getByRole('listitem', { name: `${id} (loaded)`, exact: true });
+    const loaded = async () => (await adminStatus(app.server.url)).loaded.map((model) => model.id).sort();
     await card('tiny').waitFor();
     expect(await loaded()).toEqual(['slow', 'tiny']);
     await card('tiny').getByRole('button', { name: 'Unload tiny' }).click();
     await expect.poll(loaded).toEqual(['slow']);
     await card('tiny').waitFor({ state: 'detached' });
-    await page.getByRole('listitem', { name: 'tiny', exact: true }).getByText('not loaded').waitFor();
+    await app.page.getByRole('listitem', { name: 'tiny', exact: true }).getByText('not loaded').waitFor();
 
     await card('slow').getByRole('button', { name: 'Unload slow' }).click();
-    await page.getByText('No model is loaded.').waitFor();
+    await app.page.getByText('No model is loaded.').waitFor();
     expect(await loaded()).toEqual([]);
 
-    await page.getByRole('button', { name: 'Load tiny' }).click();
+    await app.page.getByRole('button', { name: 'Load tiny' }).click();
     await card('tiny').waitFor();
     expect(await loaded()).toEqual(['tiny']);
-    await screenshot(page, 'server-desktop-loaded');
+    await screenshot(app.page, 'server-desktop-loaded');
   });
 });
 
@@ -271,13 +241,13 @@ describe('replies are safe Markdown', () => {
       (content) =>
         `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'tiny', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`,
     );
-    const safe = await browser.newContext({ viewport: DESKTOP, serviceWorkers: 'block' });
+    const safe = await app.browser.newContext({ viewport: DESKTOP, serviceWorkers: 'block' });
     const attacked = await safe.newPage();
     const attackedErrors = watch(attacked);
     await attacked.route('**/v1/chat/completions', (route) =>
       route.fulfill({ status: 200, contentType: 'text/event-stream', body: `${chunks.join('')}data: [DONE]\n\n` }),
     );
-    await attacked.goto(server.url);
+    await attacked.goto(app.server.url);
     await chooseModel(attacked, 'companion:tiny');
     await send(attacked, 'attack');
     await replyEnds(attacked, 'done');

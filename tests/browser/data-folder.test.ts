@@ -4,49 +4,29 @@
  */
 import { renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { FastifyInstance } from 'fastify';
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../companion/src/app.js';
-import { silentLogger } from '../../companion/src/logger.js';
-import { createServices, type Services } from '../../companion/src/services.js';
-import { newDataDir } from '../helpers/server.js';
 import { tempFolder } from '../helpers/temp.js';
-import { launch, open, screenshot, SCHEMES, SIZES } from './harness.js';
+import { open, screenshot, SCHEMES, SIZES } from './harness.js';
+import { startInProcessApp, type InProcessApp } from './in-process.js';
 
-const BUILT = fileURLToPath(new URL('../../build/web', import.meta.url));
-
-let services: Services;
-let app: FastifyInstance;
-let url: string;
-let browser: Browser;
-
+let companion: InProcessApp;
 beforeAll(async () => {
-  services = await createServices({ dataDir: await newDataDir(false), externalSources: false, log: silentLogger, version: 'test' });
-  app = await buildApp({ services, webRoot: BUILT });
-  url = await app.listen({ host: '127.0.0.1', port: 0 });
-  browser = await launch();
+  companion = await startInProcessApp({ withModel: false });
 });
-
-afterAll(async () => {
-  await browser?.close();
-  await app?.close();
-  await services?.close();
-});
+afterAll(() => companion?.close());
 
 describe('the data folder deleted or moved while the companion runs', () => {
   it('shows a notice saying nothing can be saved and what to do; it goes once the folder is back', async () => {
-    const { page } = await open(browser, url);
+    const { page } = await open(companion.browser, companion.url);
     const notice = page.getByTestId('data-folder-gone');
     await page.getByRole('link', { name: 'Hearth' }).waitFor();
     await expect.poll(() => page.getAttribute('.status', 'data-status')).toBe('connected');
     expect(await notice.count()).toBe(0);
 
     const aside = join(tempFolder('aside'), 'moved');
-    renameSync(services.paths.root, aside);
-    await services.dataFolder.check();
-    expect(services.dataFolder.gone).toBe(true);
+    renameSync(companion.services.paths.root, aside);
+    await companion.services.dataFolder.check();
+    expect(companion.services.dataFolder.gone).toBe(true);
 
     // The app asks again on its own (every few seconds); no reload.
     await notice.waitFor({ timeout: 30_000 });
@@ -57,16 +37,16 @@ describe('the data folder deleted or moved while the companion runs', () => {
 
     for (const [size, viewport] of SIZES) {
       for (const scheme of SCHEMES) {
-        const shot = await open(browser, url, { viewport, colorScheme: scheme });
+        const shot = await open(companion.browser, companion.url, { viewport, colorScheme: scheme });
         await shot.page.getByTestId('data-folder-gone').waitFor({ timeout: 30_000 });
         await screenshot(shot.page, `data-folder-gone-${size}-${scheme}`);
         await shot.context.close();
       }
     }
 
-    renameSync(aside, services.paths.root);
-    await services.dataFolder.check();
-    expect(services.dataFolder.gone).toBe(false);
+    renameSync(aside, companion.services.paths.root);
+    await companion.services.dataFolder.check();
+    expect(companion.services.dataFolder.gone).toBe(false);
     await notice.waitFor({ state: 'detached', timeout: 30_000 });
   });
 });

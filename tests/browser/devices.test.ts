@@ -4,39 +4,40 @@
  * with what the screen shows, see it listed, revoke it from the screen; cloud workspaces with a
  * sign-in button. Screenshots light and dark, phone and desktop.
  */
-import { rmSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addRemote, startHost } from '../helpers/remote.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
-import { newSignInLink } from './app-helpers.js';
-import { DESKTOP, launch, screenshot, open, SIZES, SCHEMES } from './harness.js';
+import { DESKTOP, screenshot, sharedBrowserApp, SIZES, SCHEMES } from './harness.js';
 
-let host: RunningServer;
+/** A second companion, to pair with the one whose Devices screen the app shows. */
 let device: RunningServer;
-let browser: Browser;
-
 beforeAll(async () => {
-  host = await startHost({
-    config: {
-      agents: [{ id: 'helper' }, { id: 'writer' }],
-      cloud_workspaces: [
-        { name: 'acme', workspace_id: 'acme', issuer: 'https://login.example.org', client_id: 'hearth', agent_cards: ['https://agents.example.org/card.json'] },
-      ],
-    },
-  });
-  // Independent starts, overlapped.
-  [device, browser] = await Promise.all([startServer({ withModel: false }), launch()]);
+  device = await startServer({ withModel: false });
 });
+afterAll(() => device?.stop());
 
-afterAll(async () => {
-  await browser?.close();
-  await Promise.all([host?.stop(), device?.stop()]);
-  for (const server of [host, device]) if (server) rmSync(server.dataDir, { recursive: true, force: true });
+/** The host: the companion whose Devices screen the app shows. */
+const app = sharedBrowserApp({
+  server: () =>
+    startHost({
+      config: {
+        agents: [{ id: 'helper' }, { id: 'writer' }],
+        cloud_workspaces: [
+          {
+            name: 'acme',
+            workspace_id: 'acme',
+            issuer: 'https://login.example.org',
+            client_id: 'hearth',
+            agent_cards: ['https://agents.example.org/card.json'],
+          },
+        ],
+      },
+    }),
 });
 
 async function openDevices(viewport = DESKTOP, colorScheme: 'light' | 'dark' = 'light'): Promise<{ page: Page; errors: string[] }> {
-  const { page, errors } = await open(browser, `${host.url}/devices`, { viewport, colorScheme, signInLink: await newSignInLink(host) });
+  const { page, errors } = await app.open('/devices', { viewport, colorScheme, signIn: true });
   await page.getByTestId('channel-state').filter({ hasText: 'listening on' }).waitFor();
   return { page, errors };
 }
@@ -69,7 +70,7 @@ describe('the Devices screen', () => {
     page.once('dialog', (dialog) => void dialog.accept());
     await card.getByRole('button', { name: /^Revoke / }).click();
     await card.getByText('revoked').waitFor();
-    const listed = (await (await fetch(`${host.url}/admin/devices`)).json()) as { data: { revoked_at: string | null }[] };
+    const listed = (await (await fetch(`${app.server.url}/admin/devices`)).json()) as { data: { revoked_at: string | null }[] };
     expect(listed.data[0]!.revoked_at).not.toBeNull();
     expect(errors).toEqual([]);
   });

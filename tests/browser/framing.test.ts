@@ -5,40 +5,30 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tinyModelPath } from '../helpers/models.js';
-import { startServer, type RunningServer } from '../helpers/server.js';
 import { replyEnds, send, setSetting, signIn, newSignInLink } from './app-helpers.js';
-import { DESKTOP, launch, waitForServiceWorker, watch } from './harness.js';
+import { DESKTOP, sharedBrowserApp, waitForServiceWorker, watch } from './harness.js';
 
-let server: RunningServer;
-let browser: Browser;
 let attacker: Server;
 let attackerUrl: string;
 
+const app = sharedBrowserApp();
 beforeAll(async () => {
-  // Independent starts, overlapped.
-  [server, browser] = await Promise.all([startServer({ withModel: true }), launch()]);
   // Another site (another port is another origin) that frames the app's server page.
   attacker = createServer((_request, response) => {
-    response.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>bait</title><iframe id="app" src="${server.url}/server"></iframe>`);
+    response.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>bait</title><iframe id="app" src="${app.server.url}/server"></iframe>`);
   });
   await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve));
   attackerUrl = `http://127.0.0.1:${(attacker.address() as AddressInfo).port}/`;
 });
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-  attacker?.close();
-});
+afterAll(() => attacker?.close());
 
 describe('framing', () => {
   it('another site cannot frame the app, even a signed-in one', async () => {
-    const context = await browser.newContext({ viewport: DESKTOP });
+    const context = await app.browser.newContext({ viewport: DESKTOP });
     const page = await context.newPage();
-    await signIn(page, await newSignInLink(server));
+    await signIn(page, await newSignInLink(app.server));
     const messages: string[] = [];
     page.on('console', (message) => messages.push(message.text()));
     await page.goto(attackerUrl);
@@ -52,7 +42,7 @@ describe('framing', () => {
 
 describe('the app under its policy', () => {
   it('registers its service worker, runs the WebAssembly engine and chats, with no violation', async () => {
-    const context = await browser.newContext({ viewport: DESKTOP });
+    const context = await app.browser.newContext({ viewport: DESKTOP });
     await context.addInitScript(() => {
       const seen: string[] = [];
       (window as unknown as { __violations: string[] }).__violations = seen;
@@ -60,13 +50,13 @@ describe('the app under its policy', () => {
     });
     const page = await context.newPage();
     const errors = watch(page);
-    await page.goto(`${server.url}/models`);
+    await page.goto(`${app.server.url}/models`);
     await waitForServiceWorker(page);
     await page.getByTestId('wllama-status').getByText('Ready').waitFor();
     await page.getByLabel('Add a GGUF file from this device').setInputFiles(await tinyModelPath());
     const card = page.getByRole('listitem', { name: 'tiny-1', exact: true });
     await card.getByRole('button', { name: 'Use in chat' }).click();
-    await page.waitForURL(`${server.url}/`);
+    await page.waitForURL(`${app.server.url}/`);
     await setSetting(page, 'Max tokens', '8');
     await send(page, 'Hello under a policy');
     expect((await replyEnds(page, 'done', 120_000)).length).toBeGreaterThan(0);

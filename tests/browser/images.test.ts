@@ -6,24 +6,26 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startVideoFixture, type VideoFixture } from '../fixtures/media/openai-videos.js';
 import { imageDataDir, samplePng, SLOW_UNET } from '../helpers/images.js';
-import { startServer, type RunningServer } from '../helpers/server.js';
-import { DESKTOP, PHONE, launch, screenshot, watch } from './harness.js';
+import { startServer } from '../helpers/server.js';
+import { DESKTOP, PHONE, screenshot, sharedBrowserApp } from './harness.js';
 
 const TOKEN = 'sk-browser-video-key';
-let server: RunningServer;
 let fixture: VideoFixture;
-let browser: Browser;
-
 beforeAll(async () => {
   fixture = await startVideoFixture({ token: TOKEN, completeAfter: 2 });
-  const dataDir = imageDataDir({ 'tiny-sd': {}, slow: SLOW_UNET });
-  writeFileSync(
-    join(dataDir, 'config.yaml'),
-    `version: 1
+});
+afterAll(() => fixture?.close());
+
+const app = sharedBrowserApp({
+  server() {
+    const dataDir = imageDataDir({ 'tiny-sd': {}, slow: SLOW_UNET });
+    writeFileSync(
+      join(dataDir, 'config.yaml'),
+      `version: 1
 images:
   hosted: { enabled: true, monthly_budget_usd: 5 }
 media_providers:
@@ -34,22 +36,13 @@ media_providers:
     models:
       - { id: sora-2, usd_per_second: 0.1, seconds: [4, 8], sizes: ['1280x720', '720x1280'] }
 `,
-  );
-  // Independent starts, overlapped.
-  [server, browser] = await Promise.all([startServer({ dataDir, withModel: false, env: { HEARTH_BROWSER_VIDEO_KEY: TOKEN } }), launch()]);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-  await fixture?.close();
+    );
+    return startServer({ dataDir, withModel: false, env: { HEARTH_BROWSER_VIDEO_KEY: TOKEN } });
+  },
 });
 
 async function openImages(viewport = DESKTOP, colorScheme: 'light' | 'dark' = 'light'): Promise<{ page: Page; errors: string[]; close(): Promise<void> }> {
-  const context = await browser.newContext({ viewport, colorScheme });
-  const page = await context.newPage();
-  const errors = watch(page);
-  await page.goto(`${server.url}/images`);
+  const { context, page, errors } = await app.open('/images', { viewport, colorScheme });
   await page.getByLabel('Image model').waitFor();
   await page.waitForFunction(() => (document.querySelector('#image-model') as HTMLSelectElement | null)?.value);
   return { page, errors, close: () => context.close() };

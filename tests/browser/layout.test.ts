@@ -2,19 +2,14 @@
  * Accessibility and layout: keyboard use, every control named (from Chromium's own
  * accessibility tree), no sideways scrolling on a phone, light and dark.
  */
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningServer } from '../helpers/server.js';
 import { startHubFixture, type HubFixture } from '../fixtures/hub/server.js';
 import { startServerWithSlowModel } from './slow-model.js';
-import { chooseModel, newSignInLink, replyEnds, replyStarts, send, setSetting, signIn } from './app-helpers.js';
-import { DESKTOP, PHONE, launch, screenshot, watch } from './harness.js';
-
-let server: RunningServer;
-let browser: Browser;
+import { chooseModel, replyEnds, replyStarts, send, setSetting } from './app-helpers.js';
+import { DESKTOP, PHONE, screenshot, sharedBrowserApp } from './harness.js';
 
 let hub: HubFixture;
-
 beforeAll(async () => {
   hub = await startHubFixture([
     {
@@ -25,16 +20,10 @@ beforeAll(async () => {
     },
     { id: 'someone/Qwen2.5-0.5B-Instruct-GGUF', downloads: 912_000, likes: 1430, files: { 'qwen2.5-0.5b-instruct-q4_k_m.gguf': Buffer.alloc(1000, 3) } },
   ]);
-  server = await startServerWithSlowModel({ HF_ENDPOINT: hub.url });
-  await seedMemory(server.url);
-  browser = await launch();
 });
+afterAll(() => hub?.close());
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-  await hub?.close();
-});
+const app = sharedBrowserApp({ server: () => startServerWithSlowModel({ HF_ENDPOINT: hub.url }), prepare: ({ url }) => seedMemory(url) });
 
 /** Something to show on the Memory screen. */
 async function seedMemory(url: string): Promise<void> {
@@ -89,7 +78,7 @@ async function noSidewaysScroll(page: Page): Promise<void> {
 
 describe('first paint', () => {
   it('serves each screen as an HTML shell that shows the layout before any JavaScript runs', async () => {
-    const context = await browser.newContext({ viewport: PHONE, javaScriptEnabled: false });
+    const context = await app.browser.newContext({ viewport: PHONE, javaScriptEnabled: false });
     const page = await context.newPage();
     for (const [path, heading] of [
       ['/models', 'Models'],
@@ -98,7 +87,7 @@ describe('first paint', () => {
       ['/devices', 'Devices'],
       ['/server', 'Server'],
     ] as const) {
-      await page.goto(`${server.url}${path}`);
+      await page.goto(`${app.server.url}${path}`);
       expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allInnerTexts()).toEqual([
         'Chat',
         'Models',
@@ -110,7 +99,7 @@ describe('first paint', () => {
       ]);
       expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe(heading);
     }
-    await page.goto(server.url);
+    await page.goto(app.server.url);
     expect(await page.getByRole('button', { name: 'Conversations' }).isVisible()).toBe(true);
     expect(await page.getByLabel('Message', { exact: true }).isVisible()).toBe(true);
     await screenshot(page, 'first-paint-phone');
@@ -120,10 +109,7 @@ describe('first paint', () => {
 
 describe('keyboard', () => {
   it('reaches the composer with Tab, sends with Enter and stops with Escape', async () => {
-    const context = await browser.newContext({ viewport: DESKTOP });
-    const page = await context.newPage();
-    const errors = watch(page);
-    await page.goto(server.url);
+    const { context, page, errors } = await app.open();
     await chooseModel(page, 'companion:slow');
     await setSetting(page, 'Max tokens', '1800');
     await page.reload();
@@ -152,11 +138,7 @@ describe.each([
   { name: 'desktop', viewport: DESKTOP },
 ])('at $name width', ({ name, viewport }) => {
   it.each(['light', 'dark'] as const)('every screen names its controls and fits (%s)', async (colorScheme) => {
-    const context = await browser.newContext({ viewport, colorScheme, isMobile: name === 'phone', hasTouch: name === 'phone' });
-    const page = await context.newPage();
-    const errors = watch(page);
-    await signIn(page, await newSignInLink(server));
-    await page.goto(server.url);
+    const { context, page, errors } = await app.open('/', { viewport, colorScheme, isMobile: name === 'phone', hasTouch: name === 'phone', signIn: true });
     await chooseModel(page, 'companion:tiny');
     await setSetting(page, 'Max tokens', '40');
     await page.getByRole('button', { name: 'Settings' }).click();
@@ -198,7 +180,7 @@ describe.each([
     }
 
     // Discover, with a repository's files open.
-    await page.goto(`${server.url}/models#discover`);
+    await page.goto(`${app.server.url}/models#discover`);
     const repo = page.getByRole('listitem', { name: 'hearth-test/Tiny-Chat-GGUF' });
     await repo.getByRole('button', { name: 'Show files' }).click();
     await repo.locator('.file').first().waitFor();

@@ -6,21 +6,15 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHubFixture, type HubFixture } from '../fixtures/hub/server.js';
 import { chatMetadata, ggufFile } from '../helpers/gguf-header.js';
 import { tinyModelPath } from '../helpers/models.js';
-import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
-import { chosenModel, newSignInLink, replyEnds, send, setSetting } from './app-helpers.js';
-import { launch, open, screenshot } from './harness.js';
+import { newDataDir, startServer } from '../helpers/server.js';
+import { chosenModel, replyEnds, send, setSetting } from './app-helpers.js';
+import { screenshot, sharedBrowserApp } from './harness.js';
 
 let hub: HubFixture;
-let server: RunningServer;
-let browser: Browser;
-let context: BrowserContext;
-let page: Page;
-let errors: string[];
 const MB = 1024 * 1024;
 
 beforeAll(async () => {
@@ -37,32 +31,31 @@ beforeAll(async () => {
     },
     { id: 'someone/Popular-7B-GGUF', downloads: 900_000, likes: 1200, files: { 'popular-7b.Q4_K_M.gguf': Buffer.alloc(1000, 1) } },
   ]);
-  // An empty models folder and a memory budget small enough that a 40 MB file is "too big".
-  const dataDir = await newDataDir(false);
-  writeFileSync(join(dataDir, 'config.yaml'), 'version: 1\nmodels:\n  threads: 1\n  memory_budget_mb: 100\n');
-  // Independent starts, overlapped.
-  [server, browser] = await Promise.all([startServer({ dataDir, env: { HF_ENDPOINT: hub.url } }), launch()]);
+});
+afterAll(() => hub?.close());
+
+const app = sharedBrowserApp({
+  async server() {
+    // An empty models folder and a memory budget small enough that a 40 MB file is "too big".
+    const dataDir = await newDataDir(false);
+    writeFileSync(join(dataDir, 'config.yaml'), 'version: 1\nmodels:\n  threads: 1\n  memory_budget_mb: 100\n');
+    return startServer({ dataDir, env: { HF_ENDPOINT: hub.url } });
+  },
   // Downloads are the companion owner's business: the app signs in through a link first.
-  ({ context, page, errors } = await open(browser, server.url, { signInLink: await newSignInLink(server) }));
+  page: { signIn: true },
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-  await hub?.close();
-});
-
-const downloadItem = (name: string) => page.getByRole('listitem', { name: `Download of ${name}` });
+const downloadItem = (name: string) => app.page.getByRole('listitem', { name: `Download of ${name}` });
 
 describe('an empty models folder', () => {
   it('leads from the chat to the library, downloads with progress, and chats with the new model', async () => {
-    await page.getByRole('link', { name: 'Find a model' }).click();
-    await page.waitForURL(`${server.url}/models#discover`);
+    await app.page.getByRole('link', { name: 'Find a model' }).click();
+    await app.page.waitForURL(`${app.server.url}/models#discover`);
     // Discover opens with the most downloaded GGUF repositories.
-    const results = page.getByRole('list', { name: 'Search results' });
+    const results = app.page.getByRole('list', { name: 'Search results' });
     await expect.poll(() => results.locator('h3').allInnerTexts()).toEqual(['someone/Popular-7B-GGUF', 'hearth-test/Tiny-Chat-GGUF']);
-    await page.getByLabel('Search Hugging Face').fill('tiny');
-    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await app.page.getByLabel('Search Hugging Face').fill('tiny');
+    await app.page.getByRole('button', { name: 'Search', exact: true }).click();
     await expect.poll(() => results.locator('h3').allInnerTexts()).toEqual(['hearth-test/Tiny-Chat-GGUF']);
     expect(hub.requests.some((path) => path.startsWith('/api/models?search=tiny&filter=gguf&sort=downloads'))).toBe(true);
 
@@ -72,34 +65,34 @@ describe('an empty models folder', () => {
     await expect.poll(() => files.locator('.file-name').allInnerTexts()).toEqual(['tiny-chat-Q4_K_M.gguf', 'tiny-chat-Q8_0.gguf', 'tiny-chat-F32.gguf']);
     expect(await files.locator('.fit').allInnerTexts()).toEqual(['Fits', 'Fits', 'Too big']);
     expect(await files.getByRole('listitem', { name: 'tiny-chat-Q4_K_M.gguf' }).locator('.facts').innerText()).toMatch(/^Q4_K_M · [\d.]+ KB$/);
-    await screenshot(page, 'library-files');
+    await screenshot(app.page, 'library-files');
 
     hub.throttle(96 * 1024);
     await files.getByRole('button', { name: /^Download tiny-chat-Q4_K_M\.gguf/ }).click();
-    const bar = page.getByRole('progressbar', { name: 'Downloading tiny-chat-Q4_K_M.gguf' }).first();
+    const bar = app.page.getByRole('progressbar', { name: 'Downloading tiny-chat-Q4_K_M.gguf' }).first();
     await expect.poll(async () => Number((await bar.getAttribute('value')) ?? 0), { timeout: 20_000, interval: 50 }).toBeGreaterThan(0);
     expect(Number(await bar.getAttribute('value'))).toBeLessThan(Number(await bar.getAttribute('max')));
     await expect.poll(() => downloadItem('tiny-chat-Q4_K_M.gguf').innerText()).toMatch(/KB\/s/);
-    await screenshot(page, 'library-downloading');
+    await screenshot(app.page, 'library-downloading');
     hub.throttle(0);
 
     const done = downloadItem('tiny-chat-Q4_K_M.gguf');
     await expect.poll(() => done.getAttribute('data-status'), { timeout: 30_000 }).toBe('completed');
     expect(await done.innerText()).toContain('ready to use as tiny-chat-q4_k_m');
     await done.getByRole('button', { name: 'Use tiny-chat-q4_k_m in chat' }).click();
-    await page.waitForURL(`${server.url}/`);
-    await expect.poll(() => chosenModel(page)).toBe('companion:tiny-chat-q4_k_m');
-    await setSetting(page, 'Max tokens', '12');
-    await send(page, 'Hello, new model');
-    expect((await replyEnds(page)).length).toBeGreaterThan(0);
-    expect(await page.locator('article[data-role="assistant"] .model').last().innerText()).toBe('tiny-chat-q4_k_m');
+    await app.page.waitForURL(`${app.server.url}/`);
+    await expect.poll(() => chosenModel(app.page)).toBe('companion:tiny-chat-q4_k_m');
+    await setSetting(app.page, 'Max tokens', '12');
+    await send(app.page, 'Hello, new model');
+    expect((await replyEnds(app.page)).length).toBeGreaterThan(0);
+    expect(await app.page.locator('article[data-role="assistant"] .model').last().innerText()).toBe('tiny-chat-q4_k_m');
   });
 });
 
 describe('downloads', () => {
   it('pause, survive a reload, resume, and cancel with the partial file removed', async () => {
-    await page.goto(`${server.url}/models#discover`);
-    const repo = page.getByRole('listitem', { name: 'hearth-test/Tiny-Chat-GGUF' });
+    await app.page.goto(`${app.server.url}/models#discover`);
+    const repo = app.page.getByRole('listitem', { name: 'hearth-test/Tiny-Chat-GGUF' });
     await repo.getByRole('button', { name: 'Show files' }).click();
     hub.throttle(128 * 1024);
     await repo.getByRole('button', { name: /^Download tiny-chat-Q8_0\.gguf/ }).click();
@@ -109,19 +102,19 @@ describe('downloads', () => {
     await expect.poll(() => item.getAttribute('data-status')).toBe('paused');
     const kept = Number(await item.getByRole('progressbar').getAttribute('value'));
     expect(kept).toBeGreaterThan(0);
-    expect(existsSync(join(server.dataDir, 'models', 'tiny-chat-Q8_0.gguf.partial'))).toBe(true);
+    expect(existsSync(join(app.server.dataDir, 'models', 'tiny-chat-Q8_0.gguf.partial'))).toBe(true);
 
     // The companion keeps the download: a reload shows it paused where it stopped.
-    await page.reload();
+    await app.page.reload();
     await expect.poll(() => item.getAttribute('data-status')).toBe('paused');
     expect(Number(await item.getByRole('progressbar').getAttribute('value'))).toBe(kept);
-    await screenshot(page, 'library-paused');
+    await screenshot(app.page, 'library-paused');
 
     await item.getByRole('button', { name: 'Resume tiny-chat-Q8_0.gguf' }).click();
     await expect.poll(() => item.getAttribute('data-status')).toBe('downloading');
     hub.throttle(0);
     await expect.poll(() => item.getAttribute('data-status'), { timeout: 30_000 }).toBe('completed');
-    expect(existsSync(join(server.dataDir, 'models', 'tiny-chat-Q8_0.gguf'))).toBe(true);
+    expect(existsSync(join(app.server.dataDir, 'models', 'tiny-chat-Q8_0.gguf'))).toBe(true);
 
     // Cancel a third one part-way: nothing of it stays.
     hub.throttle(128 * 1024);
@@ -131,33 +124,33 @@ describe('downloads', () => {
     await expect.poll(async () => Number((await big.getByRole('progressbar').getAttribute('value')) ?? 0), { timeout: 20_000 }).toBeGreaterThan(0);
     await big.getByRole('button', { name: 'Cancel tiny-chat-F32.gguf' }).click();
     await expect.poll(() => big.getAttribute('data-status')).toBe('cancelled');
-    expect(existsSync(join(server.dataDir, 'models', 'tiny-chat-F32.gguf.partial'))).toBe(false);
+    expect(existsSync(join(app.server.dataDir, 'models', 'tiny-chat-F32.gguf.partial'))).toBe(false);
     await big.getByRole('button', { name: 'Clear tiny-chat-F32.gguf from the list' }).click();
     await expect.poll(() => big.count()).toBe(0);
     hub.throttle(0);
   });
 
   it('removes a downloaded model after asking', async () => {
-    await page.goto(`${server.url}/models`);
-    const card = page.getByRole('listitem', { name: 'tiny-chat-q8_0', exact: true });
+    await app.page.goto(`${app.server.url}/models`);
+    const card = app.page.getByRole('listitem', { name: 'tiny-chat-q8_0', exact: true });
     await card.getByRole('button', { name: 'Remove tiny-chat-q8_0 from this machine' }).click();
     await card.getByRole('button', { name: 'Delete the file' }).click();
     await expect.poll(() => card.count()).toBe(0);
-    expect(existsSync(join(server.dataDir, 'models', 'tiny-chat-Q8_0.gguf'))).toBe(false);
+    expect(existsSync(join(app.server.dataDir, 'models', 'tiny-chat-Q8_0.gguf'))).toBe(false);
   });
 });
 
 describe('offline', () => {
   it('says at once that searching needs internet', async () => {
-    await page.goto(`${server.url}/models#discover`);
+    await app.page.goto(`${app.server.url}/models#discover`);
     // The screen's own first search has landed before the network goes.
-    await page.getByRole('list', { name: 'Search results' }).locator('h3').first().waitFor();
-    await context.setOffline(true);
+    await app.page.getByRole('list', { name: 'Search results' }).locator('h3').first().waitFor();
+    await app.context.setOffline(true);
     const before = hub.requests.length;
-    await page.getByRole('button', { name: 'Search', exact: true }).click();
-    await expect.poll(() => page.getByRole('alert').innerText()).toMatch(/^This device is offline/);
+    await app.page.getByRole('button', { name: 'Search', exact: true }).click();
+    await expect.poll(() => app.page.getByRole('alert').innerText()).toMatch(/^This device is offline/);
     expect(hub.requests.length).toBe(before);
-    await context.setOffline(false);
-    expect(errors.filter((error) => !/Failed to load resource|ERR_INTERNET_DISCONNECTED/.test(error))).toEqual([]);
+    await app.context.setOffline(false);
+    expect(app.errors.filter((error) => !/Failed to load resource|ERR_INTERNET_DISCONNECTED/.test(error))).toEqual([]);
   });
 });

@@ -3,29 +3,14 @@
  * a model loaded or unloaded by another client shows its new state on the Models screen, and when
  * the companion stops the app says so and shows no model as loaded.
  */
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../helpers/server.js';
-import { newSignInLink } from './app-helpers.js';
-import { launch, open } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { sharedBrowserApp } from './harness.js';
 
-let server: RunningServer;
-let browser: Browser;
-let page: Page;
+const app = sharedBrowserApp({ page: { path: '/models', signIn: true } });
 
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launch()]);
-  ({ page } = await open(browser, `${server.url}/models`, { signInLink: await newSignInLink(server) }));
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
-
-const tag = () => page.getByRole('listitem', { name: 'tiny' }).locator('.tag').first().innerText();
+const tag = () => app.page.getByRole('listitem', { name: 'tiny' }).locator('.tag').first().innerText();
 const admin = async (action: 'load' | 'unload') => {
-  const response = await fetch(`${server.url}/admin/models/tiny/${action}`, { method: 'POST' });
+  const response = await fetch(`${app.server.url}/admin/models/tiny/${action}`, { method: 'POST' });
   expect(response.status, await response.text()).toBe(200);
 };
 
@@ -41,8 +26,8 @@ describe('live state', () => {
   it('shows no model as loaded once the companion stops, and says it is gone', async () => {
     await admin('load');
     await expect.poll(tag, { timeout: 15_000 }).toBe('loaded');
-    await server.stop();
-    await expect.poll(() => page.getAttribute('.status', 'data-status'), { timeout: 15_000 }).toBe('unreachable');
+    await app.server.stop();
+    await expect.poll(() => app.page.getAttribute('.status', 'data-status'), { timeout: 15_000 }).toBe('unreachable');
     expect(await tag()).toBe('not loaded');
   });
 });

@@ -1,30 +1,18 @@
 /** A GGUF picked from the user's disk is stored in the browser (OPFS), survives a reload, runs, and can be removed. */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tinyModelPath } from '../helpers/models.js';
-import { startServer, type RunningServer } from '../helpers/server.js';
+import { startServer } from '../helpers/server.js';
 import { tempFolder } from '../helpers/temp.js';
 import { lastReply, replyEnds, send, setSetting } from './app-helpers.js';
-import { launch, open } from './harness.js';
+import { sharedBrowserApp } from './harness.js';
 
-let server: RunningServer;
-let browser: Browser;
-
-beforeAll(async () => {
-  // Independent starts, overlapped.
-  [server, browser] = await Promise.all([startServer({ withModel: false }), launch()]);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const app = sharedBrowserApp({ server: () => startServer({ withModel: false }) });
 
 describe('a GGUF file from this device', () => {
   it('is refused when it is not GGUF, stored when it is, used for chat, and removed on request', async () => {
-    const { context, page, errors } = await open(browser, `${server.url}/models`);
+    const { context, page, errors } = await app.open('/models');
     await page.getByTestId('wllama-status').getByText('Ready').waitFor();
 
     const bogus = join(tempFolder('bogus'), 'notes.gguf');
@@ -42,7 +30,7 @@ describe('a GGUF file from this device', () => {
     await page.reload();
     await card.waitFor();
     await card.getByRole('button', { name: 'Use in chat' }).click();
-    await page.waitForURL(`${server.url}/`);
+    await page.waitForURL(`${app.server.url}/`);
     await expect.poll(() => page.locator('#model-picker').getAttribute('data-value')).toBe('wllama:tiny-1.gguf');
     await setSetting(page, 'Max tokens', '8');
     await send(page, 'Hello from a file');

@@ -4,161 +4,145 @@
  * stopped and find the app, the history and the stored model all there.
  */
 import { stat } from 'node:fs/promises';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { tinyModelPath } from '../helpers/models.js';
-import type { RunningServer } from '../helpers/server.js';
 import { startServerWithSlowModel } from './slow-model.js';
 import { assistant, chooseModel, lastReply, pickerGroups, replyEnds, replyStarts, send, setSetting } from './app-helpers.js';
-import { DESKTOP, launch, screenshot, waitForServiceWorker, watch } from './harness.js';
+import { screenshot, sharedBrowserApp, waitForServiceWorker } from './harness.js';
 
-let server: RunningServer;
-let browser: Browser;
-let context: BrowserContext;
-let page: Page;
 /** Every URL the pages and their workers asked for. */
 const requested: string[] = [];
 
-beforeAll(async () => {
-  server = await startServerWithSlowModel();
-  browser = await launch();
-  context = await browser.newContext({ viewport: DESKTOP, colorScheme: 'dark' });
-  context.on('request', (request) => requested.push(request.url()));
-  page = await context.newPage();
-  watch(page);
-  await page.goto(server.url);
-  await waitForServiceWorker(page);
+const app = sharedBrowserApp({
+  server: startServerWithSlowModel,
+  page: { colorScheme: 'dark', onContext: (context) => context.on('request', (request) => requested.push(request.url())) },
 });
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+beforeAll(() => waitForServiceWorker(app.page));
 
 describe('a model copied from the companion into the browser', () => {
   it('shows the file size before downloading and a progress bar while it downloads', async () => {
     const size = (await stat(await tinyModelPath())).size;
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Models' }).click();
-    const card = page.getByRole('listitem', { name: 'tiny' }).first();
+    await app.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Models' }).click();
+    const card = app.page.getByRole('listitem', { name: 'tiny' }).first();
     const copy = card.getByRole('button', { name: /^Copy tiny to this browser/ });
     // The size comes from HEAD /v1/models/tiny/file, before any byte of the file moves.
     await expect.poll(() => copy.innerText()).toBe(`Copy to this browser (${(size / 1000).toFixed(1)} KB)`);
 
     // Slow the network so the progress can be seen (and photographed) part-way.
-    const cdp = await context.newCDPSession(page);
+    const cdp = await app.context.newCDPSession(app.page);
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: 160 * 1024, uploadThroughput: -1 });
     await copy.click();
-    const bar = page.getByRole('progressbar', { name: 'Copying tiny' });
+    const bar = app.page.getByRole('progressbar', { name: 'Copying tiny' });
     await bar.waitFor();
     await expect.poll(async () => Number(await bar.getAttribute('value')), { timeout: 20_000, interval: 50 }).toBeGreaterThan(0);
     expect(Number(await bar.getAttribute('max'))).toBe(size);
     expect(Number(await bar.getAttribute('value'))).toBeLessThan(size);
-    await screenshot(page, 'browser-model-download');
+    await screenshot(app.page, 'browser-model-download');
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
 
     await card.getByText('Stored in this browser').waitFor({ timeout: 30_000 });
-    const stored = page.getByRole('listitem', { name: 'tiny' }).nth(1);
+    const stored = app.page.getByRole('listitem', { name: 'tiny' }).nth(1);
     expect(await stored.innerText()).toContain('from companion: tiny');
-    await screenshot(page, 'model-picker');
+    await screenshot(app.page, 'model-picker');
   });
 });
 
 describe('when the companion goes away', () => {
   it('says so mid-reply, keeps the conversation, and continues with the in-browser model', async () => {
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Chat' }).click();
+    await app.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Chat' }).click();
     // The picker groups models by where they run.
     await expect
-      .poll(() => pickerGroups(page))
+      .poll(() => pickerGroups(app.page))
       .toEqual([
         ['This machine', ['companion:slow', 'companion:tiny']],
         ['In this browser', ['wllama:tiny.gguf']],
       ]);
-    await chooseModel(page, 'companion:tiny');
-    await setSetting(page, 'Max tokens', '16');
-    await send(page, 'First, a short one');
-    await replyEnds(page, 'done');
+    await chooseModel(app.page, 'companion:tiny');
+    await setSetting(app.page, 'Max tokens', '16');
+    await send(app.page, 'First, a short one');
+    await replyEnds(app.page, 'done');
 
-    await chooseModel(page, 'companion:slow');
-    await setSetting(page, 'Max tokens', '1800');
-    await send(page, 'Now a long one please');
-    await replyStarts(page);
-    await server.stop();
+    await chooseModel(app.page, 'companion:slow');
+    await setSetting(app.page, 'Max tokens', '1800');
+    await send(app.page, 'Now a long one please');
+    await replyStarts(app.page);
+    await app.server.stop();
 
-    await replyEnds(page, 'interrupted');
-    const alert = page.getByRole('alert');
+    await replyEnds(app.page, 'interrupted');
+    const alert = app.page.getByRole('alert');
     expect(await alert.innerText()).toContain('The companion went away before the reply was finished');
-    await expect.poll(() => page.getAttribute('.status', 'data-status')).toBe('unreachable');
-    await screenshot(page, 'companion-lost');
+    await expect.poll(() => app.page.getAttribute('.status', 'data-status')).toBe('unreachable');
+    await screenshot(app.page, 'companion-lost');
 
-    await setSetting(page, 'Max tokens', '24');
+    await setSetting(app.page, 'Max tokens', '24');
     await alert.getByRole('button', { name: 'Continue with tiny (in this browser)' }).click();
-    const text = await replyEnds(page, 'done', 120_000);
+    const text = await replyEnds(app.page, 'done', 120_000);
     expect(text.length).toBeGreaterThan(0);
-    expect(await lastReply(page).locator('.model').innerText()).toBe('tiny · in this browser');
-    expect(await page.locator('#model-picker').getAttribute('data-value')).toBe('wllama:tiny.gguf');
-    expect(await lastReply(page).getByTestId('stats').innerText()).toMatch(/^24 tokens · \d+ prompt · [\d.]+ tok\/s/);
+    expect(await lastReply(app.page).locator('.model').innerText()).toBe('tiny · in this browser');
+    expect(await app.page.locator('#model-picker').getAttribute('data-value')).toBe('wllama:tiny.gguf');
+    expect(await lastReply(app.page).getByTestId('stats').innerText()).toMatch(/^24 tokens · \d+ prompt · [\d.]+ tok\/s/);
     // Nothing the user wrote was lost.
-    expect(await page.locator('article[data-role="user"] .plain').allInnerTexts()).toEqual(['First, a short one', 'Now a long one please']);
+    expect(await app.page.locator('article[data-role="user"] .plain').allInnerTexts()).toEqual(['First, a short one', 'Now a long one please']);
   });
 });
 
 describe('offline, with the companion stopped', () => {
   it('reloads from the service worker with the conversations, and chats with the in-browser model', async () => {
-    await context.setOffline(true);
-    await page.reload();
-    await page.getByRole('link', { name: 'Hearth' }).waitFor();
-    await expect.poll(() => page.getAttribute('.status', 'data-status')).toBe('unreachable');
-    expect(await page.evaluate(() => !!navigator.serviceWorker.controller)).toBe(true);
-    await expect.poll(() => page.locator('nav[aria-label="Conversations"] .title').allInnerTexts()).toEqual(['First, a short one']);
-    await expect.poll(() => page.locator('article[data-role="user"]').count()).toBe(2);
-    await expect.poll(() => page.locator('#model-picker').getAttribute('data-value')).toBe('wllama:tiny.gguf');
+    await app.context.setOffline(true);
+    await app.page.reload();
+    await app.page.getByRole('link', { name: 'Hearth' }).waitFor();
+    await expect.poll(() => app.page.getAttribute('.status', 'data-status')).toBe('unreachable');
+    expect(await app.page.evaluate(() => !!navigator.serviceWorker.controller)).toBe(true);
+    await expect.poll(() => app.page.locator('nav[aria-label="Conversations"] .title').allInnerTexts()).toEqual(['First, a short one']);
+    await expect.poll(() => app.page.locator('article[data-role="user"]').count()).toBe(2);
+    await expect.poll(() => app.page.locator('#model-picker').getAttribute('data-value')).toBe('wllama:tiny.gguf');
 
-    await send(page, 'Still there, offline?');
-    const text = await replyEnds(page, 'done', 120_000);
+    await send(app.page, 'Still there, offline?');
+    const text = await replyEnds(app.page, 'done', 120_000);
     expect(text.length).toBeGreaterThan(0);
-    await screenshot(page, 'offline-chat-dark');
+    await screenshot(app.page, 'offline-chat-dark');
 
     // llama.cpp's wasm is part of the app: precached by the service worker, never from a CDN.
-    const cached = await page.evaluate(async () => {
+    const cached = await app.page.evaluate(async () => {
       const urls: string[] = [];
       for (const name of await caches.keys()) urls.push(...(await (await caches.open(name)).keys()).map((request) => request.url));
       return urls;
     });
     expect(cached.filter((url) => /\/_app\/immutable\/workers\/assets\/wllama-[\w-]+\.wasm/.test(url))).toHaveLength(1);
-    expect(requested.filter((url) => !url.startsWith(`${server.url}/`) && !/^(blob|data):/.test(url))).toEqual([]);
+    expect(requested.filter((url) => !url.startsWith(`${app.server.url}/`) && !/^(blob|data):/.test(url))).toEqual([]);
     expect(requested.some((url) => /wllama-[\w-]+\.wasm/.test(url))).toBe(true);
   });
 
   it('stops an in-browser reply in the worker, and the engine keeps working', async () => {
-    await setSetting(page, 'Max tokens', '1800');
-    await send(page, 'A long one, offline');
-    await replyStarts(page);
-    await page.getByRole('button', { name: 'Stop' }).click();
-    const stopped = await replyEnds(page, 'stopped');
+    await setSetting(app.page, 'Max tokens', '1800');
+    await send(app.page, 'A long one, offline');
+    await replyStarts(app.page);
+    await app.page.getByRole('button', { name: 'Stop' }).click();
+    const stopped = await replyEnds(app.page, 'stopped');
     expect(stopped.length).toBeGreaterThan(0);
-    const stoppedReply = assistant(page).nth((await assistant(page).count()) - 1);
+    const stoppedReply = assistant(app.page).nth((await assistant(app.page).count()) - 1);
 
-    await setSetting(page, 'Max tokens', '8');
-    await send(page, 'And a short one');
-    await replyEnds(page, 'done', 60_000);
-    expect(await lastReply(page).getByTestId('stats').innerText()).toMatch(/^8 tokens/);
+    await setSetting(app.page, 'Max tokens', '8');
+    await send(app.page, 'And a short one');
+    await replyEnds(app.page, 'done', 60_000);
+    expect(await lastReply(app.page).getByTestId('stats').innerText()).toMatch(/^8 tokens/);
     // The worker wrote a later reply to its end: no more text came to the stopped one meanwhile.
     expect((await stoppedReply.locator('.markdown').innerText()).trim()).toBe(stopped);
   });
 
   it('keeps the stored model across reloads', async () => {
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Models' }).click();
-    await page.getByRole('listitem', { name: 'tiny' }).waitFor();
+    await app.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Models' }).click();
+    await app.page.getByRole('listitem', { name: 'tiny' }).waitFor();
     await expect
-      .poll(() => page.getByTestId('wllama-status').innerText())
+      .poll(() => app.page.getByTestId('wllama-status').innerText())
       .toBe("Ready: runs GGUF model files on this device's processor (slower, works everywhere).");
-    await expect.poll(() => page.locator('#companion-heading ~ .note').innerText()).toContain("The companion's models are not available");
-    await screenshot(page, 'offline-models');
+    await expect.poll(() => app.page.locator('#companion-heading ~ .note').innerText()).toContain("The companion's models are not available");
+    await screenshot(app.page, 'offline-models');
   });
 
   it('opens a page first visited offline (the shell is precached)', async () => {
-    const other = await context.newPage();
-    await other.goto(`${server.url}/server`);
+    const other = await app.context.newPage();
+    await other.goto(`${app.server.url}/server`);
     await other.getByRole('heading', { name: 'Server' }).waitFor();
     await expect.poll(() => other.getByTestId('server-status').innerText()).toMatch(/^unreachable/);
     await screenshot(other, 'offline-server');

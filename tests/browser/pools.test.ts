@@ -5,63 +5,52 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerStatus } from '#shared/api/admin.js';
 import { closedPort } from '../helpers/mock-provider.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
-import { newSignInLink, signIn } from './app-helpers.js';
-import { DESKTOP, PHONE, launch, screenshot, watch } from './harness.js';
+import { SCHEMES, screenshot, sharedBrowserApp, SIZES } from './harness.js';
 
 let endpoint: RunningServer;
-let front: RunningServer;
-let browser: Browser;
-let down: string;
-
 beforeAll(async () => {
   endpoint = await startServer();
-  down = `http://127.0.0.1:${await closedPort()}/v1`;
-  const dataDir = await newDataDir(false);
-  writeFileSync(
-    join(dataDir, 'config.yaml'),
-    [
-      'version: 1',
-      'providers:',
-      '  - name: lab',
-      '    endpoints:',
-      `      - { url: ${endpoint.url}/v1, weight: 2 }`,
-      `      - { url: ${down} }`,
-      '    models: [tiny]',
-      '    health: { interval_seconds: 0.5, failures_to_open: 2, open_seconds: 30 }',
-      '',
-    ].join('\n'),
-  );
-  // Independent starts, overlapped.
-  [front, browser] = await Promise.all([startServer({ dataDir }), launch()]);
 });
+afterAll(() => endpoint?.stop());
 
-afterAll(async () => {
-  await browser?.close();
-  await front?.stop();
-  await endpoint?.stop();
+/** The front companion: its pool lists the endpoint and a port nothing listens on. */
+const app = sharedBrowserApp({
+  async server() {
+    const down = `http://127.0.0.1:${await closedPort()}/v1`;
+    const dataDir = await newDataDir(false);
+    writeFileSync(
+      join(dataDir, 'config.yaml'),
+      [
+        'version: 1',
+        'providers:',
+        '  - name: lab',
+        '    endpoints:',
+        `      - { url: ${endpoint.url}/v1, weight: 2 }`,
+        `      - { url: ${down} }`,
+        '    models: [tiny]',
+        '    health: { interval_seconds: 0.5, failures_to_open: 2, open_seconds: 30 }',
+        '',
+      ].join('\n'),
+    );
+    return startServer({ dataDir });
+  },
 });
 
 describe('the Server screen with a provider pool', () => {
   it('lists each server of the pool, up or down, with what it is doing', async () => {
     // The health checks open the unreachable one's circuit within a few checks.
     await expect
-      .poll(async () => ((await (await fetch(`${front.url}/admin/status`)).json()) as ServerStatus).providers[0]!.endpoints[1]!.circuit, { timeout: 60_000 })
+      .poll(async () => ((await (await fetch(`${app.server.url}/admin/status`)).json()) as ServerStatus).providers[0]!.endpoints[1]!.circuit, {
+        timeout: 60_000,
+      })
       .toBe('open');
-    for (const [name, viewport] of [
-      ['desktop', DESKTOP],
-      ['phone', PHONE],
-    ] as const) {
-      for (const colorScheme of ['light', 'dark'] as const) {
-        const context = await browser.newContext({ viewport, colorScheme });
-        const page = await context.newPage();
-        const errors = watch(page);
-        await signIn(page, await newSignInLink(front));
-        await page.goto(`${front.url}/server`);
+    for (const [name, viewport] of SIZES) {
+      for (const colorScheme of SCHEMES) {
+        const { context, page, errors } = await app.open('/server', { viewport, colorScheme, signIn: true });
         const rows = page.getByTestId('provider-endpoint');
         await rows.nth(1).waitFor();
         expect(await rows.count()).toBe(2);

@@ -6,12 +6,11 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
-import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
+import { newDataDir, startServer } from '../helpers/server.js';
 import { chooseModel, chosenModel, pickerGroups, replyEnds, send } from './app-helpers.js';
-import { DESKTOP, launch, open, PHONE, screenshot } from './harness.js';
+import { DESKTOP, PHONE, screenshot, sharedBrowserApp } from './harness.js';
 
 export const MARKDOWN_REPLY = [
   'Here is a comparison:',
@@ -37,66 +36,59 @@ export const MARKDOWN_REPLY = [
 ].join('\n');
 
 let provider: MockProvider;
-let server: RunningServer;
-let browser: Browser;
-let context: BrowserContext;
-let page: Page;
-let errors: string[];
-
 beforeAll(async () => {
   provider = await startMockProvider({ models: ['writer'], reply: MARKDOWN_REPLY });
-  const dataDir = await newDataDir(true);
-  writeFileSync(
-    join(dataDir, 'config.yaml'),
-    `version: 1\nmodels:\n  threads: 1\nproviders:\n  - name: hosted\n    base_url: ${provider.baseUrl}\n    models: [writer]\n`,
-  );
-  // Independent starts, overlapped.
-  [server, browser] = await Promise.all([startServer({ dataDir }), launch()]);
-  ({ context, page, errors } = await open(browser, server.url));
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
 });
+afterAll(() => provider?.close());
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-  await provider?.close();
+const app = sharedBrowserApp({
+  async server() {
+    const dataDir = await newDataDir(true);
+    writeFileSync(
+      join(dataDir, 'config.yaml'),
+      `version: 1\nmodels:\n  threads: 1\nproviders:\n  - name: hosted\n    base_url: ${provider.baseUrl}\n    models: [writer]\n`,
+    );
+    return startServer({ dataDir });
+  },
+  page: {},
 });
+beforeAll(() => app.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: app.server.url }));
 
 describe('the model picker', () => {
   it('groups models by where they run, filters as you type, and works from the keyboard', async () => {
     await expect
-      .poll(() => pickerGroups(page))
+      .poll(() => pickerGroups(app.page))
       .toEqual([
         ['This machine', ['companion:tiny']],
         ['Providers', ['companion:hosted/writer']],
       ]);
-    const picker = page.locator('#model-picker');
+    const picker = app.page.locator('#model-picker');
     await picker.focus();
-    await page.keyboard.press('Enter');
-    const search = page.getByRole('combobox', { name: 'Search models' });
-    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Search models');
+    await app.page.keyboard.press('Enter');
+    const search = app.page.getByRole('combobox', { name: 'Search models' });
+    await expect.poll(() => app.page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Search models');
     await search.fill('writ');
-    expect(await page.locator('[role="option"]').evaluateAll((options) => options.map((option) => option.getAttribute('data-key')))).toEqual([
+    expect(await app.page.locator('[role="option"]').evaluateAll((options) => options.map((option) => option.getAttribute('data-key')))).toEqual([
       'companion:hosted/writer',
     ]);
-    await page.keyboard.press('Enter');
-    await expect.poll(() => chosenModel(page)).toBe('companion:hosted/writer');
+    await app.page.keyboard.press('Enter');
+    await expect.poll(() => chosenModel(app.page)).toBe('companion:hosted/writer');
     // The popover closed and the focus is back on the picker.
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('model-picker');
-    await page.keyboard.press('Enter');
-    await page.keyboard.press('ArrowDown');
-    await page.keyboard.press('Escape');
-    expect(await chosenModel(page)).toBe('companion:hosted/writer');
+    expect(await app.page.evaluate(() => document.activeElement?.id)).toBe('model-picker');
+    await app.page.keyboard.press('Enter');
+    await app.page.keyboard.press('ArrowDown');
+    await app.page.keyboard.press('Escape');
+    expect(await chosenModel(app.page)).toBe('companion:hosted/writer');
     expect(await picker.getAttribute('aria-expanded')).toBe('false');
   });
 });
 
 describe('a reply with Markdown', () => {
   it('shows a bordered table, a quote, and highlighted code with its language and a copy button', async () => {
-    await chooseModel(page, 'companion:hosted/writer');
-    await send(page, 'Compare the models and show code');
-    await replyEnds(page);
-    const reply = page.locator('article[data-role="assistant"]').last();
+    await chooseModel(app.page, 'companion:hosted/writer');
+    await send(app.page, 'Compare the models and show code');
+    await replyEnds(app.page);
+    const reply = app.page.locator('article[data-role="assistant"]').last();
 
     const table = reply.locator('table');
     expect(await table.locator('thead th').allInnerTexts()).toEqual(['Model', 'Size', 'Speed']);
@@ -119,19 +111,19 @@ describe('a reply with Markdown', () => {
 
     await code.getByRole('button', { name: 'Copy python code' }).click();
     await expect.poll(() => code.getByRole('button', { name: 'Code copied' }).count()).toBe(1);
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('def greet(name: str) -> str:\n    # Say hello\n    return f"Hello, {name}!"');
-    await screenshot(page, 'reply-markdown-desktop-light');
-    await page.emulateMedia({ colorScheme: 'dark' });
-    await screenshot(page, 'reply-markdown-desktop-dark');
-    await page.setViewportSize(PHONE);
+    expect(await app.page.evaluate(() => navigator.clipboard.readText())).toBe('def greet(name: str) -> str:\n    # Say hello\n    return f"Hello, {name}!"');
+    await screenshot(app.page, 'reply-markdown-desktop-light');
+    await app.page.emulateMedia({ colorScheme: 'dark' });
+    await screenshot(app.page, 'reply-markdown-desktop-dark');
+    await app.page.setViewportSize(PHONE);
     await reply.locator('figure.code').first().scrollIntoViewIfNeeded();
-    await screenshot(page, 'reply-markdown-phone-dark');
-    await page.emulateMedia({ colorScheme: 'light' });
-    await screenshot(page, 'reply-markdown-phone-light');
-    await page.setViewportSize(DESKTOP);
+    await screenshot(app.page, 'reply-markdown-phone-dark');
+    await app.page.emulateMedia({ colorScheme: 'light' });
+    await screenshot(app.page, 'reply-markdown-phone-light');
+    await app.page.setViewportSize(DESKTOP);
 
     // The provider was asked without a length cap: the reply may use the model's context.
     expect(provider.requests.at(-1)?.body).not.toHaveProperty('max_tokens');
-    expect(errors).toEqual([]);
+    expect(app.errors).toEqual([]);
   });
 });

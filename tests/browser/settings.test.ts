@@ -6,41 +6,24 @@
  * keys and a key to use, and applies only after the risk was confirmed. Screenshots light and
  * dark, phone and desktop.
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { ServerStatus } from '#shared/api/admin.js';
 import type { ConfigDocument } from '#shared/api/config.js';
-import { startServer, type RunningServer } from '../helpers/server.js';
-import { newSignInLink } from './app-helpers.js';
-import { DESKTOP, launch, screenshot, open, SIZES, SCHEMES } from './harness.js';
+import { DESKTOP, screenshot, sharedBrowserApp, SIZES, SCHEMES } from './harness.js';
 
-let server: RunningServer;
-let browser: Browser;
+const app = sharedBrowserApp();
 
-beforeAll(async () => {
-  // Independent starts, overlapped.
-  [server, browser] = await Promise.all([startServer(), launch()]);
-});
+const openSignedIn = (path: string, viewport = DESKTOP, colorScheme: 'light' | 'dark' = 'light') => app.open(path, { viewport, colorScheme, signIn: true });
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-  if (server) rmSync(server.dataDir, { recursive: true, force: true });
-});
-
-async function openSignedIn(path: string, viewport = DESKTOP, colorScheme: 'light' | 'dark' = 'light'): Promise<{ page: Page; errors: string[] }> {
-  const { page, errors } = await open(browser, `${server.url}${path}`, { viewport, colorScheme, signInLink: await newSignInLink(server) });
-  return { page, errors };
-}
-
-const config = () => parse(readFileSync(join(server.dataDir, 'config.yaml'), 'utf8')) as Partial<ConfigDocument>;
-const status = async () => (await (await fetch(`${server.url}/admin/status`)).json()) as ServerStatus;
+const config = () => parse(readFileSync(join(app.server.dataDir, 'config.yaml'), 'utf8')) as Partial<ConfigDocument>;
+const status = async () => (await (await fetch(`${app.server.url}/admin/status`)).json()) as ServerStatus;
 
 async function resetAccess(): Promise<void> {
-  const response = await fetch(`${server.url}/admin/config/apply`, {
+  const response = await fetch(`${app.server.url}/admin/config/apply`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
@@ -104,9 +87,9 @@ describe('model settings on the Models screen', () => {
   });
 
   it('offers Load and the settings only signed in', async () => {
-    const context = await browser.newContext({ viewport: DESKTOP });
+    const context = await app.browser.newContext({ viewport: DESKTOP });
     const page = await context.newPage();
-    await page.goto(`${server.url}/models`);
+    await page.goto(`${app.server.url}/models`);
     const card = page.getByRole('listitem', { name: 'tiny' });
     await card.waitFor();
     await page.getByTestId('sign-in-notice').filter({ hasText: 'Sign in to load and unload models and change how they load.' }).waitFor();
@@ -141,7 +124,7 @@ describe('who can connect, on the Server screen', () => {
     await form.getByRole('button', { name: 'Cancel' }).click();
 
     // With a key, the risk is shown in words and nothing happens until it is confirmed.
-    const created = await fetch(`${server.url}/admin/keys`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"label":"phone"}' });
+    const created = await fetch(`${app.server.url}/admin/keys`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"label":"phone"}' });
     expect(created.status).toBe(201);
     await form.getByRole('button', { name: 'Save' }).click();
     await form.getByRole('button', { name: 'Require keys without one here' }).click();
@@ -184,7 +167,11 @@ describe('who can connect, on the Server screen', () => {
 describe('screenshots', () => {
   beforeAll(async () => {
     // A key to use, so letting other machines in comes to its confirmation.
-    const created = await fetch(`${server.url}/admin/keys`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"label":"screens"}' });
+    const created = await fetch(`${app.server.url}/admin/keys`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"label":"screens"}',
+    });
     expect(created.status).toBe(201);
   });
 
@@ -208,7 +195,7 @@ describe('screenshots', () => {
         await screenshot(page, `settings-model-estimate-${name}-${scheme}`);
 
         await resetAccess();
-        await page.goto(`${server.url}/server`);
+        await page.goto(`${app.server.url}/server`);
         const form = page.getByTestId('access-settings');
         await form.getByRole('radio', { name: /Other machines too/ }).check();
         await form.getByLabel('Web page address').fill('http://localhost:5173');

@@ -8,17 +8,11 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { writeTinyModel } from '../../scripts/gguf/write-model.js';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
-import { chooseModel, lastReply, replyEnds, send, setSetting } from './app-helpers.js';
-import { launch, open } from './harness.js';
-
-let server: RunningServer;
-let browser: Browser;
-let page: Page;
-let errors: string[];
+import { chooseModel, lastReply, replyEnds, send, setSetting, storedConversations } from './app-helpers.js';
+import { sharedBrowserApp } from './harness.js';
 
 /** `hearth serve` with `thinker`: the slow test model (~150 tokens/s) whose chat format opens a thought. */
 async function startThinkingServer(): Promise<RunningServer> {
@@ -28,40 +22,17 @@ async function startThinkingServer(): Promise<RunningServer> {
   return startServer({ dataDir });
 }
 
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startThinkingServer(), launch()]);
-  ({ page, errors } = await open(browser, server.url));
-});
+const app = sharedBrowserApp({ server: startThinkingServer, page: {} });
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
-
-const thought = () => lastReply(page).getByTestId('thought');
+const thought = () => lastReply(app.page).getByTestId('thought');
 const toggle = () => thought().getByRole('button');
 
 /** The last reply's thought as this browser has stored it (IndexedDB). */
-const storedThought = () =>
-  page.evaluate(
-    () =>
-      new Promise<string>((resolve, reject) => {
-        const opening = indexedDB.open('hearth');
-        opening.onerror = () => reject(opening.error);
-        opening.onsuccess = () => {
-          const read = opening.result.transaction('conversations').objectStore('conversations').getAll();
-          read.onsuccess = () => {
-            const last = (read.result as { messages: { reasoning?: string }[] }[])[0]?.messages.at(-1);
-            opening.result.close();
-            resolve(last?.reasoning ?? '');
-          };
-        };
-      }),
-  );
+const storedThought = async () => (await storedConversations(app.page))[0]?.messages.at(-1)?.reasoning ?? '';
 
 /** Waits until the last reply's thought streams, shown open. */
 async function thoughtStreams(): Promise<void> {
-  await page.waitForFunction(
+  await app.page.waitForFunction(
     () => {
       const replies = document.querySelectorAll('article[data-role="assistant"]');
       const box = replies[replies.length - 1]?.querySelector('[data-testid="thought"][data-state="thinking"]');
@@ -75,17 +46,17 @@ async function thoughtStreams(): Promise<void> {
 
 describe('a reasoning model in the chat', () => {
   it('streams its thought open, folds it when the answer starts, and keeps it across a reload', async () => {
-    await chooseModel(page, 'companion:thinker');
-    const thinking = page.getByRole('switch', { name: 'Thinking' });
+    await chooseModel(app.page, 'companion:thinker');
+    const thinking = app.page.getByRole('switch', { name: 'Thinking' });
     expect(await thinking.isChecked()).toBe(true);
-    await setSetting(page, 'Max tokens', '300');
-    await send(page, 'Is 97 prime?');
+    await setSetting(app.page, 'Max tokens', '300');
+    await send(app.page, 'Is 97 prime?');
     await thoughtStreams();
     expect(await toggle().getAttribute('aria-expanded')).toBe('true');
     expect(await toggle().innerText()).toContain('Thinking…');
 
     // The answer starts: the thought folds by itself and says how long it took.
-    await page.waitForFunction(
+    await app.page.waitForFunction(
       () => {
         const replies = document.querySelectorAll('article[data-role="assistant"]');
         return (replies[replies.length - 1]?.querySelector('.markdown')?.textContent ?? '').length > 0;
@@ -94,13 +65,13 @@ describe('a reasoning model in the chat', () => {
       { timeout: 120_000 },
     );
     await expect.poll(() => toggle().getAttribute('aria-expanded')).toBe('false');
-    await replyEnds(page, 'done', 120_000);
+    await replyEnds(app.page, 'done', 120_000);
     expect(await toggle().innerText()).toMatch(/Thought for (under 1|\d+) s/);
     const kept = await storedThought();
     expect(kept.length).toBeGreaterThan(0);
 
-    await page.reload();
-    await replyEnds(page, 'done');
+    await app.page.reload();
+    await replyEnds(app.page, 'done');
     expect(await toggle().innerText()).toMatch(/Thought for (under 1|\d+) s/);
     await toggle().click();
     expect(await toggle().getAttribute('aria-expanded')).toBe('true');
@@ -108,13 +79,13 @@ describe('a reasoning model in the chat', () => {
   });
 
   it('keeps a thought cut off by a reload', async () => {
-    await setSetting(page, 'Max tokens', '4000');
-    await send(page, 'Think it through.');
+    await setSetting(app.page, 'Max tokens', '4000');
+    await send(app.page, 'Think it through.');
     await thoughtStreams();
     await expect.poll(async () => (await storedThought()).length, { timeout: 30_000 }).toBeGreaterThan(0);
 
-    await page.reload();
-    const ended = await page.waitForFunction(() => {
+    await app.page.reload();
+    const ended = await app.page.waitForFunction(() => {
       const replies = document.querySelectorAll('article[data-role="assistant"]');
       const status = replies[replies.length - 1]?.getAttribute('data-status');
       return status && status !== 'streaming' ? status : null;
@@ -126,14 +97,14 @@ describe('a reasoning model in the chat', () => {
   });
 
   it('asks for no thought with the Thinking switch off', async () => {
-    await setSetting(page, 'Max tokens', '16');
-    await page.getByRole('switch', { name: 'Thinking' }).uncheck();
-    const request = page.waitForRequest((candidate) => candidate.url().endsWith('/v1/chat/completions'));
-    await send(page, 'Just answer.');
+    await setSetting(app.page, 'Max tokens', '16');
+    await app.page.getByRole('switch', { name: 'Thinking' }).uncheck();
+    const request = app.page.waitForRequest((candidate) => candidate.url().endsWith('/v1/chat/completions'));
+    await send(app.page, 'Just answer.');
     expect((await request).postDataJSON()).toMatchObject({ reasoning_effort: 'none', max_tokens: 16 });
-    const answer = await replyEnds(page, 'done');
+    const answer = await replyEnds(app.page, 'done');
     expect(answer.length).toBeGreaterThan(0);
     expect(await thought().count()).toBe(0);
-    expect(errors).toEqual([]);
+    expect(app.errors).toEqual([]);
   });
 });

@@ -4,43 +4,24 @@
  */
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { FastifyInstance } from 'fastify';
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../companion/src/app.js';
-import { silentLogger } from '../../companion/src/logger.js';
-import { createServices, type Services } from '../../companion/src/services.js';
-import { newDataDir } from '../helpers/server.js';
 import { tempFolder } from '../helpers/temp.js';
-import { launch, screenshot, waitForServiceWorker, open } from './harness.js';
-
-const BUILT = fileURLToPath(new URL('../../build/web', import.meta.url));
+import { screenshot, waitForServiceWorker, open } from './harness.js';
+import { BUILT_WEB, startInProcessApp, type InProcessApp } from './in-process.js';
 
 let webRoot: string;
-let services: Services;
-let app: FastifyInstance;
-let url: string;
-let browser: Browser;
-
+let companion: InProcessApp;
 beforeAll(async () => {
+  // A copy of the built app, so the test can change its service worker.
   webRoot = tempFolder('web');
-  cpSync(BUILT, webRoot, { recursive: true });
-  services = await createServices({ dataDir: await newDataDir(), externalSources: false, log: silentLogger, version: 'test' });
-  app = await buildApp({ services, webRoot });
-  url = await app.listen({ host: '127.0.0.1', port: 0 });
-  browser = await launch();
+  cpSync(BUILT_WEB, webRoot, { recursive: true });
+  companion = await startInProcessApp({ webRoot });
 });
-
-afterAll(async () => {
-  await browser?.close();
-  await app?.close();
-  await services?.close();
-});
+afterAll(() => companion?.close());
 
 describe('a new version of the app', () => {
   it('shows an "update available" prompt and switches only when the user reloads', async () => {
-    const { context, page, errors } = await open(browser, url);
+    const { context, page, errors } = await open(companion.browser, companion.url);
     await waitForServiceWorker(page);
     const first = await page.evaluate(() => navigator.serviceWorker.controller?.scriptURL);
     const prompt = page.getByText('A new version of Hearth is available.');
@@ -62,7 +43,7 @@ describe('a new version of the app', () => {
       return { waiting: !!registration?.waiting, controlled: !!navigator.serviceWorker.controller };
     });
     expect(after).toEqual({ waiting: false, controlled: true });
-    expect(first).toBe(`${url}/sw.js`);
+    expect(first).toBe(`${companion.url}/sw.js`);
     expect(await prompt.count()).toBe(0);
     expect(errors).toEqual([]);
     await context.close();
