@@ -61,8 +61,10 @@ function tooLong(request: GenerationRequest, field: string, tokens: number, fixe
   const parts =
     tools > 0 ? `the system prompt, the ${tools === 1 ? 'tool' : `${tools} tools`} offered and the latest message` : 'the system prompt and the latest message';
   const fewer = tools > 0 ? ', offer fewer tools' : '';
+  // The first sentence is the one every context error opens with (Anthropic's shape reads its two numbers).
   return (
-    `${request.model} is loaded with a context of ${contextSize} tokens, and ${parts} alone take ${fixedTokens}: shortening the conversation cannot help. ` +
+    `The ${field} use ${tokens} tokens, but ${request.model} has a context of ${contextSize} tokens. ` +
+    `${parts[0]!.toUpperCase()}${parts.slice(1)} alone take ${fixedTokens}: shortening the conversation cannot help. ` +
     `Load ${request.model} with a larger context (its load settings, context size)${fewer}, or shorten the system prompt or the message.`
   );
 }

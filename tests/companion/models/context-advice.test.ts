@@ -34,7 +34,8 @@ describe('advice when a prompt does not fit', () => {
       ],
       tools: [tool('list_files'), tool('read_file')],
     });
-    expect(message).toMatch(/tiny is loaded with a context of 1024 tokens, and the system prompt, the 2 tools offered and the latest message alone take \d+/);
+    expect(message).toMatch(/^The messages use \d+ tokens, but tiny has a context of 1024 tokens\. /);
+    expect(message).toMatch(/\. The system prompt, the 2 tools offered and the latest message alone take \d+: shortening the conversation cannot help\./);
     expect(message).toContain('Load tiny with a larger context');
     expect(message).toContain('offer fewer tools');
     expect(message).not.toContain('Shorten the conversation');
@@ -47,7 +48,7 @@ describe('advice when a prompt does not fit', () => {
         { role: 'user', content: 'Hello' },
       ],
     });
-    expect(message).toContain('the system prompt and the latest message alone take');
+    expect(message).toContain('The system prompt and the latest message alone take');
     expect(message).not.toContain('fewer tools');
   });
 
