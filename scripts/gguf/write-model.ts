@@ -24,6 +24,8 @@ export interface TinyModelOptions {
    * metadata (`tokenizer.ggml.fim_pre_token_id` ...), so llama.cpp renders infill prompts with them.
    */
   fim?: boolean;
+  /** The context the model says it was trained on (default 2,048): a long one for clients that send long prompts, such as Claude Code. */
+  contextLength?: number;
   /** Transformer blocks, in place of the size's own count (a draft model: the same network, fewer blocks). */
   blocks?: number;
   /**
@@ -52,7 +54,7 @@ const shapes: Record<ModelSize, Shape> = {
   small: { embedding: 512, blocks: 8, feedForward: 1024, heads: 8, kvHeads: 8 },
 };
 
-const contextLength = 2048;
+const defaultContextLength = 2048;
 const spacePrefix = '\u2581';
 
 /*
@@ -167,7 +169,7 @@ function metadata(size: ModelSize, shape: Shape, vocabulary: Vocabulary, options
     'general.name': { string: `Hearth ${size} test ${embedding ? 'embedding ' : ''}model` },
     'general.alignment': { uint32: alignment },
     'general.file_type': { uint32: 0 },
-    'llama.context_length': { uint32: contextLength },
+    'llama.context_length': { uint32: options.contextLength ?? defaultContextLength },
     'llama.embedding_length': { uint32: shape.embedding },
     'llama.block_count': { uint32: shape.blocks + (options.zeroExtraBlocks ?? 0) },
     'llama.feed_forward_length': { uint32: shape.feedForward },

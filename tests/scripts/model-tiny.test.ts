@@ -83,6 +83,16 @@ describe('npm run model:tiny', () => {
     expect(two.code).toBe(2);
     expect(two.stderr).toMatch(/at most one output path/);
   });
+
+  it('--context sets the context the model says it was trained on, and refuses a nonsense length', async () => {
+    const out = join(folder, 'long.gguf');
+    expect((await runNode(TSX, [SCRIPT, out, '--context', '65536'])).code).toBe(0);
+    const info = await readGgufFileInfo(out);
+    expect(info.metadata.llama?.context_length).toBe(65536);
+    const bad = await runNode(TSX, [SCRIPT, join(folder, 'bad.gguf'), '--context', '12']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--context must be a whole number/);
+  });
 });
 
 describe('tiny model in node-llama-cpp', () => {
