@@ -187,7 +187,8 @@ describe('tools', () => {
     // The same result as text blocks, marked as an error: the model is told so, and the prompt is longer by the mark.
     const failed = await answer([{ type: 'text', text: 'Sunny, 21 °C' }], true);
     expect(failed.usage.output_tokens).toBe(4);
-    expect(failed.usage.input_tokens).toBeGreaterThan(reply.usage.input_tokens);
+    const prompt = (usage: Anthropic.Usage) => usage.input_tokens + (usage.cache_read_input_tokens ?? 0);
+    expect(prompt(failed.usage)).toBeGreaterThan(prompt(reply.usage));
   });
 });
 
@@ -244,6 +245,29 @@ describe('countTokens', () => {
     expect(plain.input_tokens).toBe(created.usage.input_tokens + (created.usage.cache_read_input_tokens ?? 0));
     const withTools = await client().beta.messages.countTokens({ model: 'tiny', messages: hello, tools: [weather], system: 'Be brief.' });
     expect(withTools.input_tokens).toBeGreaterThan(plain.input_tokens);
+  });
+});
+
+describe('the prompt cache', () => {
+  const onServer = process.env.HEARTH_ENGINE === 'server';
+  const long: Anthropic.MessageCreateParamsNonStreaming = {
+    model: 'tiny',
+    max_tokens: 2,
+    system: `You answer questions about a long manual. ${'Each section of the manual explains one part of the machine in detail. '.repeat(20)}`,
+    messages: hello,
+  };
+
+  it.runIf(onServer)('a repeated prompt reports what llama-server read from its cache, and the parts add up to the prompt', async () => {
+    const first = await client().messages.create(long);
+    const again = await client().messages.create(long);
+    expect(again.usage.cache_read_input_tokens).toBeGreaterThan(100);
+    expect(again.usage.input_tokens + again.usage.cache_read_input_tokens!).toBe(first.usage.input_tokens + (first.usage.cache_read_input_tokens ?? 0));
+  });
+
+  it.runIf(!onServer)('the in-process engine reports no cache reads (it reuses the prefix too, without counting it)', async () => {
+    await client().messages.create(long);
+    const again = await client().messages.create(long);
+    expect(again.usage.cache_read_input_tokens).toBe(0);
   });
 });
 

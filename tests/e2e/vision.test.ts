@@ -198,7 +198,9 @@ describe('images in Responses, Anthropic Messages and Ollama’s API', () => {
     const plain = await messageWith(false);
     const seen = await messageWith(true);
     expect(seen.content.length).toBeGreaterThan(0);
-    expect(seen.usage.input_tokens).toBe(plain.usage.input_tokens + projectorImageTokens);
+    // The whole prompt: what was evaluated and what the engine's cache held from the plain request.
+    const prompt = (usage: Anthropic.Usage) => usage.input_tokens + (usage.cache_read_input_tokens ?? 0);
+    expect(prompt(seen.usage)).toBe(prompt(plain.usage) + projectorImageTokens);
   });
 
   it.runIf(onServer)('Ollama: images on /api/chat and /api/generate reach the model, two (one a WebP) costing twice one', async () => {

@@ -122,6 +122,8 @@ export interface Usage {
   total_tokens: number;
   /** Of completion_tokens, those a reasoning model spent on its thought. */
   completion_tokens_details?: { reasoning_tokens: number };
+  /** Of prompt_tokens, those the engine found already evaluated in its cache (0 when it reports none). */
+  prompt_tokens_details?: { cached_tokens: number };
 }
 
 export interface ChatCompletion {

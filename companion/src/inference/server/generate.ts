@@ -88,6 +88,8 @@ export async function generateOnServer(
   const media = requestMedia(request);
   /** The prompt's size as the server counted it (a media item counts its embeddings, not its marker). */
   let served: number | undefined;
+  /** Prompt tokens the first round found in the slot's cache (not evaluated again): Anthropic's cache_read_input_tokens. */
+  let reused: number | undefined;
   const names = request.tools.map((tool) => tool.name);
   const lazy = plan.offered ? await lazyToolGrammar(runtime, plan, names) : undefined;
   const grammar = plan.grammar;
@@ -181,6 +183,7 @@ export async function generateOnServer(
             accepted: event['timings/draft_n_accepted'] ?? 0,
           });
           served ??= (event['timings/prompt_n'] ?? 0) + (event['timings/cache_n'] ?? 0);
+          reused ??= event['timings/cache_n'] ?? 0;
         }
       }
       output.tokens += predicted;
@@ -206,12 +209,13 @@ export async function generateOnServer(
   if (!plan.forced && !filter.calling) filter.finish();
   let text = output.text;
   if (grammar?.trimWhitespaceSuffix) text = text.trimEnd();
-  if (plan.forced) return forcedCall(text, request, finishReason, promptTokens, output.tokens);
+  const cache = reused ? { cachedTokens: reused } : {};
+  if (plan.forced) return { ...forcedCall(text, request, finishReason, promptTokens, output.tokens), ...cache };
   text = withoutHidden(text, spans);
   const thought = marks ? { reasoning: reasoning.text, reasoningTokens: Math.min(reasoning.tokens, output.tokens) } : {};
   // Which of the client's stop texts ended it (the others are the wrapper's and the grammar's).
   const stopped = finishReason === 'stop' && output.stop === 'word' && request.stop.includes(output.word) ? { stopSequence: output.word } : {};
-  if (!lazy) return { text, toolCalls: [], finishReason, promptTokens, completionTokens: output.tokens, ...thought, ...stopped };
+  if (!lazy) return { text, toolCalls: [], finishReason, promptTokens, completionTokens: output.tokens, ...thought, ...cache, ...stopped };
   const parsed = parseCalls(text, runtime.syntax, names);
   const calls: ToolCallRecord[] = parsed.complete
     ? parsed.calls.map((call) => ({ id: newId('call_'), name: call.name, arguments: JSON.stringify(call.params ?? {}) }))
@@ -223,6 +227,7 @@ export async function generateOnServer(
     promptTokens,
     completionTokens: output.tokens,
     ...thought,
+    ...cache,
     ...(calls.length === 0 && parsed.complete ? stopped : {}),
   };
 }

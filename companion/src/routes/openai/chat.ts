@@ -241,6 +241,7 @@ function usageOf(result: GenerationResult): Usage {
     prompt_tokens: result.promptTokens,
     completion_tokens: result.completionTokens,
     total_tokens: result.promptTokens + result.completionTokens,
+    prompt_tokens_details: { cached_tokens: result.cachedTokens ?? 0 },
     completion_tokens_details: { reasoning_tokens: result.reasoningTokens ?? 0 },
   };
 }

@@ -205,7 +205,7 @@ export function finishedResponse(shell: ResponseObject, result: GenerationResult
       input_tokens: result.promptTokens,
       output_tokens: result.completionTokens,
       total_tokens: result.promptTokens + result.completionTokens,
-      input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+      input_tokens_details: { cached_tokens: result.cachedTokens ?? 0, cache_write_tokens: 0 },
       output_tokens_details: { reasoning_tokens: result.reasoningTokens ?? 0 },
     },
   };
