@@ -41,8 +41,15 @@ const inputItem = {
     id: { type: 'string' },
     status: { type: 'string' },
     role: { enum: ['user', 'assistant', 'system', 'developer'] },
-    // Assistant messages from an earlier response's output carry output_text parts with annotations.
-    content: textOrParts({ ...textPart, annotations: { type: 'array' } }),
+    // Assistant messages from an earlier response's output carry output_text parts with annotations;
+    // a user message's input_image parts carry an image URL (or a file id, refused) and a detail.
+    content: textOrParts({
+      ...textPart,
+      annotations: { type: 'array' },
+      image_url: { type: 'string' },
+      file_id: { type: 'string' },
+      detail: { enum: ['low', 'high', 'auto', 'original'] },
+    }),
     call_id: nonEmptyString(),
     name: { type: 'string' },
     arguments: { type: 'string' },
