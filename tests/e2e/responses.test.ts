@@ -160,7 +160,9 @@ describe('POST /v1/responses with the official openai client', () => {
     const image = await client.responses
       .create({ model: 'tiny', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://example.com/a.png', detail: 'auto' }] }] })
       .catch((error: unknown) => error);
-    expect((image as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('input[0].content[0].type');
+    // Images are taken, but a remote image URL only when the owner turned remote images on.
+    expect((image as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('input[0].content[0].image_url');
+    expect((image as InstanceType<typeof OpenAI.BadRequestError>).message).toMatch(/remote/i);
     const model = await client.responses.create({ model: 'no-such-model', input: 'x' }).catch((error: unknown) => error);
     expect((model as InstanceType<typeof OpenAI.NotFoundError>).code).toBe('model_not_found');
   });
