@@ -1,16 +1,31 @@
 /** Steps the browser tests share: driving the chat the way a person does. */
 import type { Page } from 'playwright-core';
+import { expect } from 'vitest';
 import type { SignInLink } from '#shared/api/admin.js';
 import type { RunningServer } from '../helpers/server.js';
 
 export const assistant = (page: Page) => page.locator('article[data-role="assistant"]');
 export const lastReply = (page: Page) => assistant(page).last();
 
-/** Opens the model picker and chooses the model with this key (`companion:tiny`, `wllama:tiny.gguf`). */
+/**
+ * Opens the model picker and chooses the model with this key (`companion:tiny`, `wllama:tiny.gguf`).
+ * The picker is opened again until the option shows: a click that lands before the page is ready,
+ * or before the companion's models are listed, leaves it closed or without the option.
+ */
 export async function chooseModel(page: Page, key: string): Promise<void> {
   const picker = page.locator('#model-picker');
-  if ((await picker.getAttribute('aria-expanded')) !== 'true') await picker.click();
-  await page.locator(`[role="option"][data-key="${key}"]`).click();
+  const option = page.locator(`[role="option"][data-key="${key}"]`);
+  await expect
+    .poll(
+      async () => {
+        if (await option.isVisible()) return true;
+        if ((await picker.getAttribute('aria-expanded')) !== 'true') await picker.click();
+        return option.isVisible();
+      },
+      { timeout: 60_000 },
+    )
+    .toBe(true);
+  await option.click();
   await page.waitForFunction((wanted) => document.querySelector('#model-picker')?.getAttribute('data-value') === wanted, key);
 }
 

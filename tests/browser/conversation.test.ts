@@ -127,7 +127,7 @@ describe('a conversation longer than the context', () => {
     await setSetting(app.page, 'Max tokens', '');
     // No limit: the tiny model writes until the context is full.
     expect(await exchange('Tell me everything.')).toBe('done');
-    expect(await lastReply(app.page).getByTestId('stats').innerText()).toMatch(/^\d+ tokens · \d+ prompt/);
+    expect(await lastReply(app.page).getByTestId('stats').innerText()).toMatch(/^[\d,]+ tokens · [\d,]+ prompt/);
     expect(await exchange('And then?')).toBe('done');
     expect(await app.page.getByTestId('left-out').count()).toBe(1);
     expect(await exchange('And after that?')).toBe('done');
