@@ -1,6 +1,6 @@
 /** Steps the browser tests share: driving the chat the way a person does. */
 import type { Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { untilTrue } from '../helpers/until.js';
 import type { SignInLink } from '#shared/api/admin.js';
 import type { RunningServer } from '../helpers/server.js';
 
@@ -15,16 +15,15 @@ export const lastReply = (page: Page) => assistant(page).last();
 export async function chooseModel(page: Page, key: string): Promise<void> {
   const picker = page.locator('#model-picker');
   const option = page.locator(`[role="option"][data-key="${key}"]`);
-  await expect
-    .poll(
-      async () => {
-        if (await option.isVisible()) return true;
-        if ((await picker.getAttribute('aria-expanded')) !== 'true') await picker.click();
-        return option.isVisible();
-      },
-      { timeout: 60_000 },
-    )
-    .toBe(true);
+  await untilTrue(
+    async () => {
+      if (await option.isVisible()) return true;
+      if ((await picker.getAttribute('aria-expanded')) !== 'true') await picker.click();
+      return option.isVisible();
+    },
+    `the model picker to offer ${key}`,
+    60_000,
+  );
   await option.click();
   await page.waitForFunction((wanted) => document.querySelector('#model-picker')?.getAttribute('data-value') === wanted, key);
 }
