@@ -83,7 +83,7 @@ describe('Restart now', () => {
     await page.getByTestId('channel-off').click();
     await channelState(page).filter({ hasText: 'Turned off, but it still listens' }).waitFor();
     await restartFrom(page, /^\s*Off: other machines cannot reach/);
-    await expect(page.getByRole('button', { name: 'Turn on the secure channel' }).isVisible()).resolves.toBe(true);
+    await page.getByRole('button', { name: 'Turn on the secure channel' }).waitFor();
     // While the companion is away, the browser reports the requests it could not make; nothing else may fail.
     expect(errors.filter((error) => !/Failed to load resource|ERR_CONNECTION_REFUSED/.test(error))).toEqual([]);
   });
@@ -92,7 +92,8 @@ describe('Restart now', () => {
     for (const [name, size] of SIZES)
       for (const colorScheme of SCHEMES) {
         const { page, context, errors } = await app.open('/server', { viewport: size, colorScheme, signIn: true });
-        await expect(page.getByTestId('access-settings').getByText('Nothing to save: these are the settings in force.').isVisible()).resolves.toBe(true);
+        // The form says so once it has read the settings in force (the page asks for them on load).
+        await page.getByTestId('access-settings').getByText('Nothing to save: these are the settings in force.').waitFor();
         const listener = page.getByTestId('ollama-listener');
         await listener.check();
         const state = page.getByTestId('ollama-listener-state');
