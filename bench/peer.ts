@@ -7,8 +7,9 @@
  * connection per request. Every server runs as its own process; the systems take turns round by
  * round, so a change in the machine's load hits them alike. Best of three rounds after a warm-up;
  * prints tok/s, median first-token time and ratios. Without CMake it says so and compares only raw
- * node-llama-cpp and Hearth in process.
+ * node-llama-cpp and Hearth in process. HEARTH_BENCH_BUSY=1 runs it all beside a busy background process.
  */
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -42,6 +43,13 @@ print(
   `model: generated small (512 wide, 8 layers, F32); ${TOKENS} tokens per stream, unique prompts, a new connection per request, best of ${ROUNDS} after a warm-up`,
 );
 print(`load average at start: ${load()}`);
+
+// HEARTH_BENCH_BUSY=N starts N spinning background processes before any server loads the model:
+// the case of a machine already busy with other work (an IDE, a build) when Hearth starts.
+const busy = Number(process.env.HEARTH_BENCH_BUSY ?? 0);
+const spinners = Array.from({ length: busy }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+process.once('exit', () => spinners.forEach((child) => child.kill('SIGKILL')));
+if (busy > 0) print(`${busy} busy background process${busy === 1 ? '' : 'es'} started before the models load`);
 
 // HEARTH_BENCH_NATIVE=0 leaves the native peer out (it takes ten minutes to build the first time).
 const server = process.env.HEARTH_BENCH_NATIVE === '0' ? { skipped: 'left out (HEARTH_BENCH_NATIVE=0)' } : await llamaServer(print);
