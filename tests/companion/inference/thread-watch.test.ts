@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CpuWatch, threadsFor } from '../../../companion/src/inference/server/threads.js';
+import { CpuWatch, ThreadFollower, threadsFor } from '../../../companion/src/inference/server/threads.js';
 
 /** A /proc with two CPUs whose counters the test moves: `busy` and `nice` ticks of the machine, and our processes' ticks. */
 function fakeProc() {
@@ -115,5 +115,41 @@ describe('threads for a llama-server process', () => {
     const others = watch.othersOn(2)!;
     expect(others).toBeGreaterThanOrEqual(0);
     expect(others).toBeLessThanOrEqual(2);
+  });
+});
+
+describe('an idle model following the machine', () => {
+  it('restarts with a new count only when two looks agree, and not again soon after', () => {
+    let others: number | undefined = 1;
+    let now = 0;
+    const follower = new ThreadFollower(2, { othersOn: () => others }, () => now, 300_000);
+    expect(follower.look(1)).toBeUndefined(); // one busy program, one thread: as it should be
+    others = 0;
+    expect(follower.look(1)).toBeUndefined(); // quiet once: wait for a second look
+    now += 30_000;
+    expect(follower.look(1)).toBe(2);
+    // The machine turns busy again right after: no restart within the interval.
+    others = 1;
+    now += 30_000;
+    expect(follower.look(2)).toBeUndefined();
+    now += 30_000;
+    expect(follower.look(2)).toBeUndefined();
+    now += 300_000;
+    expect(follower.look(2)).toBeUndefined();
+    now += 30_000;
+    expect(follower.look(2)).toBe(1);
+  });
+
+  it('forgets a wish the machine did not keep, and keeps the count when nothing is known', () => {
+    let others: number | undefined = 0;
+    const follower = new ThreadFollower(2, { othersOn: () => others }, () => 0, 0);
+    expect(follower.look(1)).toBeUndefined();
+    others = 1;
+    expect(follower.look(1)).toBeUndefined();
+    others = 0;
+    expect(follower.look(1)).toBeUndefined();
+    others = undefined;
+    expect(follower.look(1)).toBeUndefined();
+    expect(follower.look(1)).toBeUndefined();
   });
 });

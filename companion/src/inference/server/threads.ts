@@ -123,3 +123,71 @@ export class CpuWatch {
     return { at: this.now(), busy: user + system + irq + softirq + steal, total, cpus, own };
   }
 }
+
+const ownPids = new Set<number>([process.pid]);
+let shared: CpuWatch | undefined;
+
+/** The machine's watch, shared by every model process and started at first use. */
+export function machineWatch(): CpuWatch {
+  if (!shared) {
+    shared = new CpuWatch(() => [...ownPids]);
+    shared.start();
+  }
+  return shared;
+}
+
+/** Counts a process as Hearth's own (an engine process) until the returned function is called. */
+export function ownProcess(pid: number | undefined): () => void {
+  if (pid === undefined) return () => undefined;
+  ownPids.add(pid);
+  return () => ownPids.delete(pid);
+}
+
+/**
+ * The threads for a process starting now: the cores the last minute left free (a second is
+ * measured first when Hearth has only just started). Every core where /proc cannot be read.
+ */
+export async function freeThreads(cores: number, watch = machineWatch()): Promise<number> {
+  if (watch.spanSeconds() < 1) {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    watch.sample();
+  }
+  return threadsFor(cores, watch.othersOn(cores) ?? 0);
+}
+
+/** How often an idle model's thread count is looked at again, how long it must have been idle, and the least time between two restarts for it. */
+export const RETHREAD = { everyMs: 30_000, idleMs: 30_000, apartMs: 5 * 60_000 } as const;
+
+/**
+ * Whether an idle model's process should restart with another thread count: the count the last
+ * minute gives must differ from the running one at two looks in a row, and the last such restart
+ * must be `apartMs` ago, so a machine whose load comes and goes does not restart it again and again.
+ */
+export class ThreadFollower {
+  private pending?: number;
+  private lastRestart = -Infinity;
+
+  constructor(
+    private readonly cores: number,
+    private readonly watch: Pick<CpuWatch, 'othersOn'> = machineWatch(),
+    private readonly now: () => number = Date.now,
+    private readonly apartMs: number = RETHREAD.apartMs,
+  ) {}
+
+  /** The count to restart with, or undefined to keep `running`. */
+  look(running: number): number | undefined {
+    const others = this.watch.othersOn(this.cores);
+    const wanted = others === undefined ? running : threadsFor(this.cores, others);
+    if (wanted === running || this.now() - this.lastRestart < this.apartMs) {
+      this.pending = undefined;
+      return undefined;
+    }
+    if (this.pending !== wanted) {
+      this.pending = wanted;
+      return undefined;
+    }
+    this.pending = undefined;
+    this.lastRestart = this.now();
+    return wanted;
+  }
+}
