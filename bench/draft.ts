@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { Engine, type EngineOptions } from '../companion/src/inference/engine.js';
 import { ServerBuild } from '../companion/src/inference/server/build-service.js';
 import type { GenerationRequest, ModelFile } from '../companion/src/inference/types.js';
-import { silentLogger } from '../companion/src/logger.js';
 import { chooseDraft } from '../companion/src/models/draft-vocabulary.js';
 import { writeTinyModel } from '../scripts/gguf/write-model.js';
+import { engineOptions, generationRequest } from '../tests/helpers/generation.js';
 import { median } from './streams.js';
 
 const RUNS = Number(process.env.HEARTH_BENCH_RUNS ?? 3);
@@ -28,34 +28,18 @@ const model: ModelFile = { id: 'target', path: files.target, sizeBytes: statSync
 const build = new ServerBuild();
 
 function options(draft: boolean): EngineOptions {
-  return {
+  return engineOptions({
     engine: 'server',
     build,
     runDir: mkdtempSync(join(root, 'run-')),
-    gpu: 'cpu',
     threads: Number(process.env.HEARTH_BENCH_THREADS ?? availableParallelism()),
-    contextSize: 1024,
-    parallel: 1,
-    queueLimit: 8,
-    idleUnloadSeconds: 0,
-    memoryBudgetBytes: 2 ** 31,
-    log: silentLogger,
     ...(draft ? { overrides: { target: { draft: 'draft' } } } : {}),
     chooseDraft: (modelPath, id) => chooseDraft(modelPath, id, (name) => Promise.resolve(name === 'draft' ? files.draft : undefined)),
-  };
+  });
 }
 
-const request = (): GenerationRequest => ({
-  model: 'target',
-  history: [{ role: 'user', text: 'Tell me about the water in the house' }],
-  maxTokens: TOKENS,
-  sampling: { seed: 1, temperature: 0 },
-  stop: [],
-  tools: [],
-  toolMode: { type: 'none' },
-  output: { type: 'text' },
-  signal: new AbortController().signal,
-});
+const request = (): GenerationRequest =>
+  generationRequest('target', { text: 'Tell me about the water in the house', maxTokens: TOKENS, sampling: { seed: 1, temperature: 0 } });
 
 async function measure(draft: boolean): Promise<{ tokensPerSecond: number; text: string; acceptance?: number }> {
   const engine = new Engine(options(draft));

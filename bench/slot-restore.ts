@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { Engine, type EngineOptions } from '../companion/src/inference/engine.js';
 import { ServerBuild } from '../companion/src/inference/server/build-service.js';
 import type { GenerationRequest, HistoryItem, ModelFile } from '../companion/src/inference/types.js';
-import { silentLogger } from '../companion/src/logger.js';
+import { engineOptions, generationRequest } from '../tests/helpers/generation.js';
 import { median } from './streams.js';
 
 const RUNS = Number(process.env.HEARTH_BENCH_RUNS ?? 5);
@@ -33,38 +33,19 @@ const model: ModelFile = { id: 'small', path: modelPath, sizeBytes: statSync(mod
 const build = new ServerBuild();
 
 function options(runDir: string): EngineOptions {
-  return {
-    engine: 'server',
-    build,
-    runDir,
-    gpu: 'cpu',
-    threads: 'auto',
-    contextSize: 2048,
-    parallel: 1,
-    queueLimit: 8,
-    idleUnloadSeconds: 0,
-    memoryBudgetBytes: 2 ** 32,
-    log: silentLogger,
-  };
+  return engineOptions({ engine: 'server', build, runDir, threads: 'auto', contextSize: 2048, memoryBudgetBytes: 2 ** 32 });
 }
 
 function request(history: HistoryItem[], onFirst?: () => void): GenerationRequest {
   let first = true;
-  return {
-    model: 'small',
+  return generationRequest('small', {
     history,
-    maxTokens: 4,
     sampling: { temperature: 0, seed: 1 },
-    stop: [],
-    tools: [],
-    toolMode: { type: 'none' },
-    output: { type: 'text' },
-    signal: new AbortController().signal,
     onText: () => {
       if (first) onFirst?.();
       first = false;
     },
-  };
+  });
 }
 
 /** Milliseconds until the first text of a turn. */

@@ -11,7 +11,7 @@ import { planGeneration, type ModelRuntime } from '../../../companion/src/infere
 import { loadLlama } from '../../../companion/src/inference/llama.js';
 import { chooseSequence, SequencePool, type Candidate } from '../../../companion/src/inference/in-process/pool.js';
 import type { GenerationRequest, HistoryItem } from '../../../companion/src/inference/types.js';
-import { tinyModelPath } from '../../helpers/models.js';
+import { generationRequest, tinyModelPath } from '../../helpers/models.js';
 
 const candidate = (id: number, fields: Partial<Candidate>): Candidate => ({ id, stored: 300, shared: 0, conversation: 280, releasedAt: id + 1, ...fields });
 
@@ -62,19 +62,8 @@ afterAll(async () => {
   await model?.dispose();
 });
 
-function request(history: HistoryItem[], signal: AbortSignal): GenerationRequest {
-  return {
-    model: 'tiny',
-    history,
-    maxTokens: 6,
-    sampling: { temperature: 0, seed: 1 },
-    stop: [],
-    tools: [],
-    toolMode: { type: 'none' },
-    output: { type: 'text' },
-    signal,
-  };
-}
+const request = (history: HistoryItem[], signal: AbortSignal): GenerationRequest =>
+  generationRequest('tiny', { history, maxTokens: 6, sampling: { temperature: 0, seed: 1 }, signal });
 
 interface Conversation {
   history: HistoryItem[];
