@@ -9,13 +9,10 @@
  *   counters after a reply;
  * - the saved conversations on the Server screen, and Clear, which asks first.
  */
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelEstimate } from '#shared/api/admin.js';
-import { writeTinyModel } from '../../scripts/gguf/write-model.js';
-import { newDataDir, send, startServer, type RunningServer } from '../helpers/server.js';
+import { draftPairDataDir, send, startServer, type RunningServer } from '../helpers/server.js';
 import { newSignInLink } from './app-helpers.js';
 import { DESKTOP, SCHEMES, SIZES, launch, open, screenshot } from './harness.js';
 
@@ -25,12 +22,7 @@ let page: Page;
 let errors: string[];
 
 beforeAll(async () => {
-  const dataDir = await newDataDir(false);
-  const models = join(dataDir, 'models');
-  mkdirSync(models, { recursive: true });
-  await writeTinyModel(join(models, 'target.gguf'), { size: 'tiny', seed: 3, blocks: 2, zeroExtraBlocks: 4 });
-  await writeTinyModel(join(models, 'draft.gguf'), { size: 'tiny', seed: 3, blocks: 2 });
-  await writeTinyModel(join(models, 'thinking.gguf'), { size: 'tiny', seed: 3, thinking: true });
+  const dataDir = await draftPairDataDir();
   [server, browser] = await Promise.all([startServer({ dataDir, env: { HEARTH_ENGINE: 'server' } }), launch()]);
   ({ page, errors } = await open(browser, `${server.url}/models`, { signInLink: await newSignInLink(server) }));
 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { expect } from 'vitest';
+import { writeTinyModel } from '../../scripts/gguf/write-model.js';
 import { registerAdminServer } from './admin-fetch.js';
 import { untilListening } from './hearth-process.js';
 import { perFile } from './per-file.js';
@@ -53,6 +54,21 @@ export async function configuredDataDir(yaml: string, withModel = true): Promise
  */
 export function keyRequiredDataDir(options: { withModel?: boolean; serverYaml?: string } = {}): Promise<string> {
   return configuredDataDir(`server:\n  auth:\n    required: true\n${options.serverYaml ?? ''}`, options.withModel ?? false);
+}
+
+/**
+ * A fresh data directory whose models are a generated draft pair and a model of another
+ * vocabulary: `target` (the draft plus 4 blocks whose output projections are zero, so it writes
+ * what the draft proposes), `draft`, and `thinking`.
+ */
+export async function draftPairDataDir(): Promise<string> {
+  const dataDir = await newDataDir(false);
+  const models = join(dataDir, 'models');
+  mkdirSync(models, { recursive: true });
+  await writeTinyModel(join(models, 'target.gguf'), { size: 'tiny', seed: 3, blocks: 2, zeroExtraBlocks: 4 });
+  await writeTinyModel(join(models, 'draft.gguf'), { size: 'tiny', seed: 3, blocks: 2 });
+  await writeTinyModel(join(models, 'thinking.gguf'), { size: 'tiny', seed: 3, thinking: true });
+  return dataDir;
 }
 
 /** Runs the real `hearth serve --port 0` and resolves once it printed its address. */

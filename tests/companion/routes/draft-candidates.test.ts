@@ -4,25 +4,19 @@
  * smaller one of its family is suggested, an incompatible one carries the reason, an embedding
  * model is not offered.
  */
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { DraftCandidates } from '#shared/api/admin.js';
-import { writeTinyModel } from '../../../scripts/gguf/write-model.js';
 import { asOwner, sharedApp } from '../../helpers/app.js';
 import { tinyEmbeddingModelPath } from '../../helpers/models.js';
-import { newDataDir } from '../../helpers/server.js';
+import { draftPairDataDir } from '../../helpers/server.js';
 
 const hearth = sharedApp({
   resetConfig: true,
   async prepare() {
-    const dataDir = await newDataDir(false);
-    const models = join(dataDir, 'models');
-    mkdirSync(models, { recursive: true });
-    await writeTinyModel(join(models, 'target.gguf'), { size: 'tiny', seed: 3, blocks: 2, zeroExtraBlocks: 4 });
-    await writeTinyModel(join(models, 'draft.gguf'), { size: 'tiny', seed: 3, blocks: 2 });
-    await writeTinyModel(join(models, 'thinking.gguf'), { size: 'tiny', seed: 3, thinking: true });
-    copyFileSync(await tinyEmbeddingModelPath(), join(models, 'embed.gguf'));
+    const dataDir = await draftPairDataDir();
+    copyFileSync(await tinyEmbeddingModelPath(), join(dataDir, 'models', 'embed.gguf'));
     return { dataDir };
   },
 });
