@@ -4,12 +4,11 @@
  * one sequence's context at the context size, and the default sequence count), read from the
  * GGUF header only.
  */
-import { freemem } from 'node:os';
 import { GgufInsights, readGgufFileInfo, type Llama } from 'node-llama-cpp';
 import { estimateBytes } from './engine.js';
 import { loadLlama, type GpuSetting } from './llama.js';
 import type { ModelLoadOptions } from './load-options.js';
-import { bytesPerSequence, defaultParallel, fittingParallel } from './parallel.js';
+import { bytesPerSequence, chooseParallel } from './parallel.js';
 import type { ModelFile } from './types.js';
 
 export interface LoadEstimateInput {
@@ -78,11 +77,12 @@ export async function estimateLoad(input: LoadEstimateInput): Promise<LoadEstima
   const perSequence = bytesPerSequence({ fileInsights: insights, gpuLayers }, contextSize, Math.min(512, contextSize));
   const weightsBytes = estimateBytes(info);
   const onGpu = gpuLayers > 0;
-  const room = onGpu ? (await llama.getVramState()).free : Math.min(input.budgetBytes - input.usedBytes - weightsBytes, freemem());
-  const parallel =
-    options.parallel === 'auto'
-      ? defaultParallel({ bytesPerSequence: perSequence, availableBytes: room, gpu: onGpu, cores: llama.cpuMathCores })
-      : fittingParallel(options.parallel, { bytesPerSequence: perSequence, availableBytes: room });
+  const parallel = await chooseParallel(options.parallel, {
+    llama,
+    gpu: onGpu,
+    bytesPerSequence: perSequence,
+    budgetRoom: input.budgetBytes - input.usedBytes - weightsBytes,
+  });
   const contextBytes = parallel * perSequence;
   const weightsOnGpu = onGpu ? insights.estimateModelResourceRequirements({ gpuLayers }).gpuVram : 0;
   return {

@@ -1,4 +1,5 @@
-import type { LlamaModel } from 'node-llama-cpp';
+import { freemem } from 'node:os';
+import type { Llama, LlamaModel } from 'node-llama-cpp';
 
 /** What the default sequence count depends on. */
 export interface ParallelInput {
@@ -34,6 +35,21 @@ export function defaultParallel(input: ParallelInput): number {
 export function fittingParallel(asked: number, input: Pick<ParallelInput, 'bytesPerSequence' | 'availableBytes'>): number {
   if (!(input.bytesPerSequence > 0)) return asked;
   return Math.max(1, Math.min(asked, Math.floor(Math.max(0, input.availableBytes) / input.bytesPerSequence)));
+}
+
+/**
+ * The sequences a model loads with: `models.parallel` as asked (`'auto'`: the default; a count: as
+ * many of them as fit) against the memory left for their KV caches: the GPU's free memory, or on
+ * the CPU what the budget leaves (`budgetRoom`) as far as the machine has it free.
+ */
+export async function chooseParallel(
+  asked: number | 'auto',
+  input: { llama: Pick<Llama, 'getVramState' | 'cpuMathCores'>; gpu: boolean; bytesPerSequence: number; budgetRoom: number },
+): Promise<number> {
+  const { llama, gpu } = input;
+  const availableBytes = gpu ? (await llama.getVramState()).free : Math.min(input.budgetRoom, freemem());
+  const sizes = { bytesPerSequence: input.bytesPerSequence, availableBytes, gpu, cores: llama.cpuMathCores };
+  return asked === 'auto' ? defaultParallel(sizes) : fittingParallel(asked, sizes);
 }
 
 /** Memory one more sequence adds to the context, by node-llama-cpp's own estimate. */

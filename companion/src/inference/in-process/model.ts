@@ -4,7 +4,6 @@
  * chosen per batch size by measuring (see ThreadTuner). It runs wherever the llama-server engine
  * cannot, and embedding models.
  */
-import { freemem } from 'node:os';
 import { resolveChatWrapper, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel } from 'node-llama-cpp';
 import { HearthError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
@@ -13,8 +12,9 @@ import { GrammarCache } from '../grammar-cache.js';
 import { planGeneration, type ModelRuntime } from '../generation-plan.js';
 import { threadCandidates } from '../llama.js';
 import type { LoadedModel, LoadedStatus } from '../loaded-model.js';
+import { commonStatus } from '../model-status.js';
 import { planRaw } from '../raw-prompt.js';
-import { bytesPerSequence, defaultParallel, fittingParallel } from '../parallel.js';
+import { bytesPerSequence, chooseParallel } from '../parallel.js';
 import type { GenerationText, ModelRequest } from '../text-pipeline.js';
 import { countPromptTokens } from '../token-count.js';
 import { TokenRunCache } from '../token-runs.js';
@@ -88,11 +88,7 @@ export class InProcessModel implements LoadedModel {
     const batchSize = Math.min(512, contextSize);
     const perSequence = bytesPerSequence(model, contextSize, batchSize);
     const gpu = model.gpuLayers > 0;
-    const room = gpu ? (await llama.getVramState()).free : Math.min(load.roomBytes, freemem());
-    const parallel =
-      settings.parallel === 'auto'
-        ? defaultParallel({ bytesPerSequence: perSequence, availableBytes: room, gpu, cores: llama.cpuMathCores })
-        : fittingParallel(settings.parallel, { bytesPerSequence: perSequence, availableBytes: room });
+    const parallel = await chooseParallel(settings.parallel, { llama, gpu, bytesPerSequence: perSequence, budgetRoom: load.roomBytes });
     const steps = new BatchSteps();
     const context = await model.createContext({
       contextSize,
@@ -156,17 +152,9 @@ export class InProcessModel implements LoadedModel {
 
   status(): LoadedStatus {
     return {
-      id: this.info.id,
-      engine: this.engine,
-      engineReason: this.engineReason,
-      threads: this.threads,
+      ...commonStatus(this, { threads: this.threads, contextSize: this.runtime.contextSize, queue: this.pool, tokens: this.tokens }),
       threadChoices: this.tuner?.choices() ?? [],
       steps: this.steps.count,
-      contextSize: this.runtime.contextSize,
-      sequences: this.pool.capacity,
-      busy: this.pool.busy,
-      queued: this.pool.queued,
-      generatedTokens: this.tokens.total,
       memoryBytes: this.model.size + this.context.stateSize,
     };
   }
