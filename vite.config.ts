@@ -61,6 +61,8 @@ const generationFiles = [
   'tests/e2e/anthropic.test.ts',
   'tests/e2e/ollama.test.ts',
   'tests/e2e/vision.test.ts',
+  'tests/e2e/tool-images.test.ts',
+  'tests/companion/agents/images.test.ts',
 ];
 
 /** Builds build/companion when stale, so the `hearth` processes the tests start skip compiling TypeScript. */

@@ -80,22 +80,30 @@ export async function checkedImage(part: MediaPart): Promise<MediaPart> {
 
 /**
  * The request with its images fetched where they are remote (image-fetch.ts, as `remote` allows)
- * and checked (the rules above); a request without images is returned as it is.
+ * and checked (the rules above), in user messages and tool results alike; a request without
+ * images is returned as it is.
  */
 export async function checkedMedia(request: GenerationRequest, remote: RemoteImageSettings = NO_REMOTE_IMAGES): Promise<GenerationRequest> {
-  if (!request.history.some((item) => item.role === 'user' && item.media?.some((part) => part.kind === 'image'))) return request;
+  if (!request.history.some(hasImages)) return request;
+  return { ...request, history: await checkedHistory(request.history, remote, request.signal) };
+}
+
+function hasImages(item: HistoryItem): boolean {
+  return (item.role === 'user' || item.role === 'tool') && item.media?.some((part) => part.kind === 'image') === true;
+}
+
+/** A history's images fetched and checked as checkedMedia does (an agent run's input is checked so before the run starts). */
+export async function checkedHistory(history: HistoryItem[], remote: RemoteImageSettings = NO_REMOTE_IMAGES, signal?: AbortSignal): Promise<HistoryItem[]> {
   const checked = async (part: MediaPart): Promise<MediaPart> => {
     if (part.kind !== 'image') return part;
     if (part.url === undefined) return checkedImage(part);
     const { url, ...rest } = part;
-    return checkedImage({ ...rest, data: await fetchImage(url, part.param ?? 'image', remote, { signal: request.signal }) });
+    return checkedImage({ ...rest, data: await fetchImage(url, part.param ?? 'image', remote, { signal }) });
   };
-  const history = await Promise.all(
-    request.history.map(async (item): Promise<HistoryItem> => {
-      if (item.role !== 'user' || !item.media) return item;
-      const media = await Promise.all(item.media.map(checked));
-      return { ...item, media };
+  return Promise.all(
+    history.map(async (item): Promise<HistoryItem> => {
+      if (!hasImages(item) || (item.role !== 'user' && item.role !== 'tool') || !item.media) return item;
+      return { ...item, media: await Promise.all(item.media.map(checked)) };
     }),
   );
-  return { ...request, history };
 }

@@ -5,7 +5,8 @@ import type { HistoryItem, ToolSpec } from './types.js';
 
 /**
  * Converts protocol-neutral history into node-llama-cpp's chat history. Tool results are folded
- * into the assistant turn that called them, which is how the chat wrappers render them. An
+ * into the assistant turn that called them, which is how the chat wrappers render them (with the
+ * media marker at each image of a result, as in a user message). An
  * assistant turn's `reasoning` becomes a thought segment when the format has one (`thoughts`):
  * the wrapper then renders it as its template does (most drop earlier turns' thoughts); else it is
  * dropped.
@@ -42,7 +43,8 @@ export function toChatHistory(history: HistoryItem[], param: string, options: { 
             { param: `${param}[${index}]` },
           );
         }
-        call.result = item.output;
+        // Its images at their places in the output, as a user message's (the wrapper writes the result as JSON text; the marker survives it).
+        call.result = withMediaMarkers({ text: item.output, media: item.media }, options.mediaMarker);
         pendingCalls.delete(item.callId);
         break;
       }

@@ -1,23 +1,47 @@
 /**
  * Images and sounds in a conversation, as both engines see them. Only llama-server runs a model's
- * projector (llama.cpp's multimodal library, mtmd): a message's media reach it as one marker each
+ * projector (llama.cpp's multimodal library, mtmd): a message's (or a tool result's) media reach it as one marker each
  * in the prompt's text (the process's own marker, random per process) and their bytes beside the
  * prompt. In process, and on a model without a projector, a request with media is refused with
  * the reason, never answered as if the media were not there.
  */
 import { HearthError } from '../errors.js';
-import type { GenerationRequest, HistoryItem, MediaPart, ModelFile } from './types.js';
+import type { GenerationRequest, MediaPart, ModelFile } from './types.js';
 
-/** The media of a request's messages, in prompt order. */
+/**
+ * The media of a request's messages and tool results, in prompt order: a tool result renders in
+ * the assistant turn that called it (chat-history.ts), at its call's place, so its media go there
+ * too, whatever order the results came in.
+ */
 export function requestMedia(request: Pick<GenerationRequest, 'history'>): MediaPart[] {
-  return request.history.flatMap((item) => (item.role === 'user' ? (item.media ?? []) : []));
+  const runs: MediaPart[][] = [];
+  const calls = new Map<string, MediaPart[]>();
+  // Within an item, the markers go in the order of the parts' offsets (withMediaMarkers).
+  const ordered = (media: MediaPart[]) => [...media].sort((a, b) => a.offset - b.offset);
+  for (const item of request.history) {
+    if (item.role === 'user') runs.push(ordered(item.media ?? []));
+    else if (item.role === 'assistant')
+      for (const call of item.toolCalls) {
+        const run: MediaPart[] = [];
+        calls.set(call.id, run);
+        runs.push(run);
+      }
+    else if (item.role === 'tool' && item.media) {
+      // A result for no call is refused when the history is rendered; until then its media keep their order.
+      const run = calls.get(item.callId);
+      if (run) run.push(...ordered(item.media));
+      else runs.push(ordered(item.media));
+    }
+  }
+  return runs.flat();
 }
 
 /**
- * A user message's text with the marker at each media part's place; without a marker (a count of
- * the text's tokens, a model that cannot take media, which Engine.run refuses first) the text alone.
+ * A user message's text (or a tool result's output) with the marker at each media part's place;
+ * without a marker (a count of the text's tokens, a model that cannot take media, which
+ * Engine.run refuses first) the text alone.
  */
-export function withMediaMarkers(item: Extract<HistoryItem, { role: 'user' }>, marker: string | undefined): string {
+export function withMediaMarkers(item: { text: string; media?: MediaPart[] }, marker: string | undefined): string {
   const media = item.media ?? [];
   if (media.length === 0 || !marker) return item.text;
   const parts: string[] = [];

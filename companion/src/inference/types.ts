@@ -19,7 +19,8 @@ export type HistoryItem =
   | { role: 'user'; text: string; media?: MediaPart[] }
   /** `reasoning`: an earlier turn's thought sent back by a client; each chat format decides (most drop it from the prompt). */
   | { role: 'assistant'; text: string; toolCalls: ToolCallRecord[]; reasoning?: string }
-  | { role: 'tool'; callId: string; output: string };
+  /** `media`: images in the tool's result, each at its place in `output` (as a user message's; an agent's MCP tool, a client's tool_result). */
+  | { role: 'tool'; callId: string; output: string; media?: MediaPart[] };
 
 export interface ToolCallRecord {
   id: string;
@@ -65,7 +66,7 @@ export interface RawPrompt {
   extra?: { name: string; text: string }[];
 }
 
-/** An image or a sound in a user message: its bytes, what they are, and where in the message's text it goes (UTF-16 offset). */
+/** An image or a sound in a user message or a tool result: its bytes, what they are, and where in the message's text it goes (UTF-16 offset). */
 export interface MediaPart {
   kind: 'image' | 'audio';
   data: Buffer;

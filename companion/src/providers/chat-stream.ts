@@ -29,7 +29,7 @@ export function chatMessages(history: HistoryItem[]): Record<string, unknown>[] 
       case 'system':
         return { role: item.role, content: item.text };
       case 'user':
-        return { role: item.role, content: item.media?.length ? userParts(item.text, item.media) : item.text };
+        return { role: item.role, content: item.media?.length ? mediaParts(item.text, item.media) : item.text };
       case 'assistant':
         return {
           role: 'assistant',
@@ -39,7 +39,8 @@ export function chatMessages(history: HistoryItem[]): Record<string, unknown>[] 
             : {}),
         };
       case 'tool':
-        return { role: 'tool', tool_call_id: item.callId, content: item.output };
+        // A tool result's images go as the client sent them, as parts (vLLM and llama-server take them; a provider that does not says so).
+        return { role: 'tool', tool_call_id: item.callId, content: item.media?.length ? mediaParts(item.output, item.media) : item.output };
     }
   });
 }
@@ -56,10 +57,11 @@ function imageType(part: MediaPart): string {
 }
 
 /**
- * A user message with media as chat-completions parts, each image or sound at its place in the
- * text: a provider gets them as they came (a remote image as its URL; the provider fetches it).
+ * A user message (or a tool result) with media as chat-completions parts, each image or sound at
+ * its place in the text: a provider gets them as they came (a remote image as its URL; the
+ * provider fetches it).
  */
-function userParts(text: string, media: MediaPart[]): Record<string, unknown>[] {
+function mediaParts(text: string, media: MediaPart[]): Record<string, unknown>[] {
   const parts: Record<string, unknown>[] = [];
   let at = 0;
   const say = (until: number) => {

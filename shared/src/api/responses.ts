@@ -10,7 +10,7 @@ export interface InputTextPart {
   text: string;
 }
 
-/** An image in a user message: image_url is a data URL (data:image/png;base64,...); `detail` is accepted. */
+/** An image in a user message or a function_call_output: image_url is a data URL (data:image/png;base64,...); `detail` is accepted. */
 export interface InputImagePart {
   type: 'input_image';
   image_url?: string;
@@ -60,7 +60,8 @@ export interface FunctionCallOutputItem {
   id?: string;
   status?: ItemStatus;
   call_id: string;
-  output: string | InputTextPart[];
+  /** Text, or parts: text and images (OpenAI's function_call_output takes input_image items among them). */
+  output: string | (InputTextPart | InputImagePart)[];
 }
 
 /** A model's thought as text (a reasoning item's content). */
@@ -219,7 +220,7 @@ export type ListedInputItem =
   | { type: 'message'; id: string; status: ItemStatus; role: 'user' | 'system' | 'developer'; content: (InputTextPart | ListedImagePart)[] }
   | (OutputMessage & { role: 'assistant' })
   | (Required<Omit<FunctionCallItem, 'status'>> & { status: ItemStatus })
-  | { type: 'function_call_output'; id: string; status: ItemStatus; call_id: string; output: string | InputTextPart[] }
+  | { type: 'function_call_output'; id: string; status: ItemStatus; call_id: string; output: string | (InputTextPart | ListedImagePart)[] }
   | ReasoningItem;
 
 /** GET /v1/responses/{id}/input_items: a cursor page (`after`, `before`, `limit`, `order`). */

@@ -6,7 +6,7 @@
 import { HearthError } from '../../errors.js';
 import type { GenerationRequest, HistoryItem, MediaPart, ReasoningControl, RequestFields, ToolCallRecord, ToolMode, ToolSpec } from '../../inference/types.js';
 import { namedToolMode } from '../openai/convert.js';
-import { imageFromBase64, imageFromUrl } from '../openai/media-parts.js';
+import { imageFromBase64, imageFromUrl } from '../../generation/image-input.js';
 import type { ContentBlockParam, CountTokensRequest, ImageBlockParam, MessageCreateRequest, ToolResultBlockParam } from '#shared/api/anthropic.js';
 import { withoutRequestStamp } from './claude-code.js';
 
@@ -144,7 +144,7 @@ function userItemsOf(blocks: ContentBlockParam[], at: string, calls: ReadonlySet
           `${param}.tool_use_id`,
         );
       flush();
-      items.push({ role: 'tool', callId: block.tool_use_id, output: resultText(block, param) });
+      items.push({ role: 'tool', callId: block.tool_use_id, ...resultOf(block, param) });
     } else throw refusedBlock(block, param, 'a user message takes text, image and tool_result blocks');
   });
   flush();
@@ -160,25 +160,29 @@ function imageOf(block: ImageBlockParam, param: string, offset: number): MediaPa
   throw invalid(`${param}.source.type "${source.type}" is not supported: send base64 (with media_type and data) or url.`, `${param}.source.type`);
 }
 
-/** A tool result's text; an error result says so, since a chat format has no field for it. */
-function resultText(block: ToolResultBlockParam, at: string): string {
+/**
+ * A tool result's text, and its images at their places in it (as a user message's); an error
+ * result says so, since a chat format has no field for it.
+ */
+function resultOf(block: ToolResultBlockParam, at: string): { output: string; media?: MediaPart[] } {
   const content = block.content ?? '';
-  const text =
-    typeof content === 'string'
-      ? content
-      : content
-          .map((part, index) => {
-            if (part.type === 'text') return part.text;
-            throw refusedBlock(part, `${at}.content[${index}]`, 'a tool_result takes text here');
-          })
-          .join('\n');
-  return block.is_error ? `Error: ${text}` : text;
+  const prefix = block.is_error ? 'Error: ' : '';
+  if (typeof content === 'string') return { output: prefix + content };
+  const texts: string[] = [];
+  const media: MediaPart[] = [];
+  content.forEach((part, index) => {
+    const param = `${at}.content[${index}]`;
+    if (part.type === 'text') texts.push(part.text);
+    else if (part.type === 'image') media.push(imageOf(part, param, prefix.length + texts.join('\n').length));
+    else throw refusedBlock(part, param, 'a tool_result takes text and image blocks');
+  });
+  return { output: prefix + texts.join('\n'), ...(media.length > 0 ? { media } : {}) };
 }
 
 function refusedBlock(block: { type: string }, param: string, allowed: string): HearthError {
   if (block.type === 'image')
     return invalid(
-      `${param} is an image, which goes in a user message's blocks here (not in this place). Send it as its own image block, or describe it in text.`,
+      `${param} is an image, which goes in a user message's blocks or a tool_result's content here (not in this place). Send it there, or describe it in text.`,
       `${param}.type`,
     );
   return invalid(`${param}.type "${block.type}" is not supported here: ${allowed}.`, `${param}.type`);

@@ -28,7 +28,7 @@ const imageSource = {
   properties: { type: { type: 'string' }, media_type: { type: 'string' }, data: { type: 'string' }, url: { type: 'string' } },
 };
 
-/** Inside a tool_result: text (and images, refused in convert.ts for now). */
+/** Inside a tool_result: text and images (convert.ts places each image in the result's text). */
 const resultPart = {
   type: 'object',
   required: ['type'],

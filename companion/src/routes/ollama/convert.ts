@@ -1,7 +1,7 @@
 import type { OllamaFormat, OllamaMessage, OllamaOptions, OllamaThink, OllamaTool } from '#shared/api/ollama.js';
 import { HearthError } from '../../errors.js';
 import type { HistoryItem, MediaPart, OutputFormat, ReasoningControl, RequestFields, Sampling, ToolSpec } from '../../inference/types.js';
-import { imageFromBase64 } from '../openai/media-parts.js';
+import { imageFromBase64 } from '../../generation/image-input.js';
 import { reasoningOf } from '../openai/reasoning.js';
 
 /** Ollama's field names, for the generation's error messages. */
@@ -58,10 +58,14 @@ export function imagesOf(images: string[] | undefined, param: string): MediaPart
   return images.map((image, index) => imageFromBase64(image, `${param}[${index}]`, 0));
 }
 
-/** Images only go with a user turn (a user message, or /api/generate's templated prompt). */
+/** Images only go with a user turn (a user message, or /api/generate's templated prompt) or a tool's result. */
 export function refuseImages(images: string[] | undefined, param: string, where: string): void {
   if (images && images.length > 0)
-    throw new HearthError('invalid_request_error', `${param} is not taken ${where}: images go with a user message. Send them on a user message.`, { param });
+    throw new HearthError(
+      'invalid_request_error',
+      `${param} is not taken ${where}: images go with a user message (or a tool's result). Send them on a user message.`,
+      { param },
+    );
 }
 
 /**
@@ -73,7 +77,7 @@ export function refuseImages(images: string[] | undefined, param: string, where:
 export function historyOf(messages: OllamaMessage[]): HistoryItem[] {
   const unanswered: { id: string; name: string }[] = [];
   return messages.map((message, index): HistoryItem => {
-    if (message.role !== 'user') refuseImages(message.images, `messages[${index}].images`, `on a ${message.role} message`);
+    if (message.role !== 'user' && message.role !== 'tool') refuseImages(message.images, `messages[${index}].images`, `on a ${message.role} message`);
     switch (message.role) {
       case 'system':
         return { role: 'system', text: message.content };
@@ -96,7 +100,9 @@ export function historyOf(messages: OllamaMessage[]): HistoryItem[] {
           unanswered.findIndex((call) => (message.tool_call_id ? call.id === message.tool_call_id : call.name === message.tool_name)),
         );
         const answered = unanswered.splice(at, 1)[0];
-        return { role: 'tool', callId: message.tool_call_id ?? answered?.id ?? `call_${index}`, output: message.content };
+        // A tool's images go before its text, as a user message's do.
+        const media = imagesOf(message.images, `messages[${index}].images`);
+        return { role: 'tool', callId: message.tool_call_id ?? answered?.id ?? `call_${index}`, output: message.content, ...(media ? { media } : {}) };
       }
     }
   });

@@ -1,5 +1,5 @@
 import { HearthError } from '../../errors.js';
-import type { ChatCompletionRequest, ChatMessage, TextPart } from '#shared/api/openai.js';
+import type { ChatCompletionRequest, ChatMessage, TextPart, UserContentPart } from '#shared/api/openai.js';
 import type { HistoryItem, MediaPart, OutputFormat, ToolMode, ToolSpec } from '../../inference/types.js';
 import { isMediaPart, mediaPart, type ContentPart } from './media-parts.js';
 
@@ -11,7 +11,7 @@ export function contentText(content: string | TextPart[] | null | undefined, par
     .map((part, index) => {
       if (part.type !== 'text' && part.type !== 'input_text' && part.type !== 'output_text') {
         const where = isMediaPart(part as ContentPart)
-          ? ' in this message: images and sounds go in user messages'
+          ? ' in this message: images and sounds go in user messages and tool results'
           : ': local models here take text, image_url, input_image and input_audio parts';
         throw new HearthError('invalid_request_error', `${param}[${index}].type "${part.type}" is not supported${where}.`, {
           param: `${param}[${index}].type`,
@@ -23,8 +23,17 @@ export function contentText(content: string | TextPart[] | null | undefined, par
 }
 
 /** A user message (chat completions or Responses): its text, and its images and sounds (media-parts.ts) at their places in it. */
-export function userMessage(content: string | TextPart[], param: string): HistoryItem {
-  if (typeof content === 'string' || !content.some((part) => isMediaPart(part as ContentPart))) return { role: 'user', text: contentText(content, param) };
+export function userMessage(content: string | UserContentPart[], param: string): HistoryItem {
+  const { text, media } = textWithMedia(content, param);
+  return { role: 'user', text, ...(media ? { media } : {}) };
+}
+
+/**
+ * A content that may hold media (a user message, a tool result): its text, and its images and
+ * sounds at their places in it (none: `media` left out).
+ */
+export function textWithMedia(content: string | UserContentPart[], param: string): { text: string; media?: MediaPart[] } {
+  if (typeof content === 'string' || !content.some((part) => isMediaPart(part as ContentPart))) return { text: contentText(content as TextPart[], param) };
   let text = '';
   const media: MediaPart[] = [];
   (content as ContentPart[]).forEach((part, index) => {
@@ -39,7 +48,7 @@ export function userMessage(content: string | TextPart[], param: string): Histor
         },
       );
   });
-  return { role: 'user', text, media };
+  return { text, media };
 }
 
 export function messagesToHistory(messages: ChatMessage[]): HistoryItem[] {
@@ -63,9 +72,15 @@ export function messagesToHistory(messages: ChatMessage[]): HistoryItem[] {
           throw new HearthError('invalid_request_error', `messages[${index}].tool_call_id is required for a tool message.`, {
             param: `messages[${index}].tool_call_id`,
           });
-        return { role: 'tool', callId: message.tool_call_id, output: contentText(message.content, param) };
+        // A tool result may hold images too (as vLLM and llama-server take them; OpenAI's own API takes text parts only).
+        return toolResult(message.tool_call_id, textWithMedia(message.content, param));
     }
   });
+}
+
+/** A tool item from a result's text and media. */
+export function toolResult(callId: string, { text, media }: { text: string; media?: MediaPart[] }): HistoryItem {
+  return { role: 'tool', callId, output: text, ...(media ? { media } : {}) };
 }
 
 export function toolsOf(request: Pick<ChatCompletionRequest, 'tools'>): ToolSpec[] {

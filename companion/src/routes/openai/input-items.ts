@@ -83,7 +83,11 @@ function listed(item: InputItem, responseId: string, index: number): ListedInput
     }
     case 'function_call_output': {
       const output = item as Extract<InputItem, { type: 'function_call_output' }>;
-      return { type: 'function_call_output', id: output.id ?? `fco_${suffix}`, status, call_id: output.call_id, output: output.output };
+      const parts =
+        typeof output.output === 'string'
+          ? output.output
+          : output.output.map((part) => (part.type === 'input_image' ? { ...part, detail: part.detail ?? 'auto' } : part));
+      return { type: 'function_call_output', id: output.id ?? `fco_${suffix}`, status, call_id: output.call_id, output: parts };
     }
     case 'reasoning': {
       const reasoning = item as Extract<InputItem, { type: 'reasoning' }>;

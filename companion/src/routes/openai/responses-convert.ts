@@ -1,6 +1,6 @@
 import { HearthError } from '../../errors.js';
 import { newId } from '../../ids.js';
-import { namedToolMode, userMessage, wordToolMode } from './convert.js';
+import { namedToolMode, textWithMedia, toolResult, userMessage, wordToolMode } from './convert.js';
 import type { GenerationResult, HistoryItem, OutputFormat, ToolMode, ToolSpec } from '../../inference/types.js';
 import type {
   InputItem,
@@ -62,7 +62,8 @@ export function itemsToHistory(items: InputItem[], param: string): HistoryItem[]
       }
       case 'function_call_output': {
         const output = item as Extract<InputItem, { type: 'function_call_output' }>;
-        history.push({ role: 'tool', callId: output.call_id, output: partsText(output.output, `${at}.output`) });
+        // Its output may hold input_image parts among its text, as OpenAI's does.
+        history.push(toolResult(output.call_id, textWithMedia(output.output as Parameters<typeof textWithMedia>[0], `${at}.output`)));
         break;
       }
       // An earlier response's thought: accepted and dropped (chat formats leave earlier thoughts out of the prompt).
@@ -86,7 +87,7 @@ function partsText(content: string | (InputTextPart | OutputTextPart)[], param: 
       if (part.type !== 'input_text' && part.type !== 'output_text') {
         throw new HearthError(
           'invalid_request_error',
-          `${param}[${index}].type "${(part as { type: string }).type}" is not supported here: assistant and system messages and function outputs take text parts (images go in user messages).`,
+          `${param}[${index}].type "${(part as { type: string }).type}" is not supported here: assistant and system messages take text parts (images go in user messages and function outputs).`,
           { param: `${param}[${index}].type` },
         );
       }

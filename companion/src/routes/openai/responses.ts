@@ -32,6 +32,8 @@ const when = (type: string, required: string[]) => ({
 /** A string, else an array checked item by item (if/else rather than anyOf, so errors name the failing field). */
 const stringOr = (schema: object) => ({ if: { type: 'string' }, else: schema });
 const textPart = { type: { type: 'string' }, text: { type: 'string' } };
+/** An input_image part's fields: an image URL (or a file id, refused) and a detail. */
+const imagePart = { image_url: { type: 'string' }, file_id: { type: 'string' }, detail: { enum: ['low', 'high', 'auto', 'original'] } };
 const textOrParts = (properties: object) => stringOr({ type: 'array', items: { type: 'object', required: ['type'], properties } });
 
 const inputItem = {
@@ -43,17 +45,12 @@ const inputItem = {
     role: { enum: ['user', 'assistant', 'system', 'developer'] },
     // Assistant messages from an earlier response's output carry output_text parts with annotations;
     // a user message's input_image parts carry an image URL (or a file id, refused) and a detail.
-    content: textOrParts({
-      ...textPart,
-      annotations: { type: 'array' },
-      image_url: { type: 'string' },
-      file_id: { type: 'string' },
-      detail: { enum: ['low', 'high', 'auto', 'original'] },
-    }),
+    content: textOrParts({ ...textPart, annotations: { type: 'array' }, ...imagePart }),
     call_id: nonEmptyString(),
     name: { type: 'string' },
     arguments: { type: 'string' },
-    output: textOrParts(textPart),
+    // A function's output: text, or text and input_image parts (an image URL, or a file id, refused).
+    output: textOrParts({ ...textPart, ...imagePart }),
     // A reasoning item of an earlier response, sent back: accepted and dropped.
     summary: { type: 'array' },
     encrypted_content: { type: ['string', 'null'] },

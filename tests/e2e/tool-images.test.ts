@@ -1,0 +1,213 @@
+/**
+ * Images in tool results, in each protocol's own shape and with its official client, against a
+ * started server whose models folder holds the tiny model with its tiny projector beside it. On
+ * the llama-server engine the image reaches the model: the prompt of a conversation whose tool
+ * result holds an image is the projector's tokens longer than the same conversation without it.
+ * On the in-process engine the request is refused with the reason. A bad image inside a tool
+ * result is a 400 naming the part, either way.
+ */
+import { copyFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
+import { Ollama } from 'ollama';
+import OpenAI from 'openai';
+import sharp from 'sharp';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { projectorImageTokens } from '../../scripts/gguf/write-projector.js';
+import { tinyVisionModelPaths } from '../helpers/models.js';
+import { newDataDir, sharedServer, type ServerOptions } from '../helpers/server.js';
+
+const onServer = process.env.HEARTH_ENGINE === 'server';
+const options: ServerOptions = {};
+beforeAll(async () => {
+  const dataDir = await newDataDir(true);
+  const { model, projector } = await tinyVisionModelPaths();
+  mkdirSync(join(dataDir, 'models', 'vision'));
+  copyFileSync(model, join(dataDir, 'models', 'vision', 'tiny-vision.gguf'));
+  copyFileSync(projector, join(dataDir, 'models', 'vision', 'mmproj-tiny-vision.gguf'));
+  options.dataDir = dataDir;
+});
+const hearth = sharedServer(options);
+
+let png = '';
+beforeAll(async () => {
+  png = (
+    await sharp({ create: { width: 24, height: 16, channels: 3, background: { r: 200, g: 40, b: 90 } } })
+      .png()
+      .toBuffer()
+  ).toString('base64');
+});
+const notImage = Buffer.from('not an image at all').toString('base64');
+
+const question = 'What does the screen show?';
+const said = 'The screen:';
+const inProcess = /tiny-vision takes images only on the llama-server engine/;
+
+/** What a promise rejected with (the test fails when it resolves). */
+async function rejection(request: Promise<unknown>): Promise<unknown> {
+  return request.then(
+    () => expect.unreachable('the request should have been refused'),
+    (caught: unknown) => caught,
+  );
+}
+
+const anthropic = () => new Anthropic({ baseURL: hearth.server.url, apiKey: 'unused', maxRetries: 0 });
+const ollama = () => new Ollama({ host: hearth.server.url });
+
+/** A Messages conversation: the question, the model's tool_use, and a tool_result holding `image` (base64) after its text, or only the text. */
+const anthropicTurn = (image: string | undefined, model = 'tiny-vision') =>
+  anthropic().messages.create({
+    model,
+    max_tokens: 3,
+    messages: [
+      { role: 'user', content: question },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'screenshot', input: {} }] },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: 'toolu_1',
+            content: [
+              { type: 'text', text: said },
+              ...(image ? [{ type: 'image' as const, source: { type: 'base64' as const, media_type: 'image/png' as const, data: image } }] : []),
+            ],
+          },
+        ],
+      },
+    ],
+  });
+
+/** The same conversation in chat completions: a tool message with an image_url part. */
+const chatTurn = (url: string | undefined) =>
+  hearth.client.chat.completions.create({
+    model: 'tiny-vision',
+    max_tokens: 3,
+    seed: 2,
+    messages: [
+      { role: 'user', content: question },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'screenshot', arguments: '{}' } }] },
+      {
+        role: 'tool',
+        tool_call_id: 'call_1',
+        // OpenAI's types take text parts only in a tool message; vLLM, llama-server and Hearth take images there too.
+        content: [{ type: 'text', text: said }, ...(url ? [{ type: 'image_url', image_url: { url } }] : [])] as OpenAI.ChatCompletionContentPartText[],
+      },
+    ],
+  });
+
+/** The same conversation in Responses: a function_call_output whose output holds an input_image. */
+const responsesTurn = (url: string | undefined) =>
+  hearth.client.responses.create({
+    model: 'tiny-vision',
+    max_output_tokens: 3,
+    input: [
+      { role: 'user', content: question },
+      { type: 'function_call', call_id: 'call_1', name: 'screenshot', arguments: '{}' },
+      {
+        type: 'function_call_output',
+        call_id: 'call_1',
+        output: [{ type: 'input_text', text: said }, ...(url ? [{ type: 'input_image' as const, image_url: url, detail: 'auto' as const }] : [])],
+      },
+    ],
+  });
+
+/** The same conversation in Ollama's API: `images` on the tool message. */
+const ollamaTurn = (images: string[]) =>
+  ollama().chat({
+    model: 'tiny-vision',
+    stream: false,
+    options: { num_predict: 3 },
+    messages: [
+      { role: 'user', content: question },
+      { role: 'assistant', content: '', tool_calls: [{ function: { name: 'screenshot', arguments: {} } }] },
+      { role: 'tool', content: said, tool_name: 'screenshot', images },
+    ],
+  });
+
+const dataUrl = (base64: string) => `data:image/png;base64,${base64}`;
+
+describe('an image in a tool result reaches a vision model', () => {
+  it.runIf(onServer)('Anthropic Messages: an image block in a tool_result costs the projector’s tokens', async () => {
+    // The whole prompt: what was evaluated and what the engine's cache held from the request before.
+    const prompt = (usage: Anthropic.Usage) => usage.input_tokens + (usage.cache_read_input_tokens ?? 0);
+    const plain = await anthropicTurn(undefined);
+    const seen = await anthropicTurn(png);
+    expect(seen.content.length).toBeGreaterThan(0);
+    expect(prompt(seen.usage)).toBe(prompt(plain.usage) + projectorImageTokens);
+  });
+
+  it.runIf(onServer)('chat completions: an image_url part in a tool message, through the openai client', async () => {
+    const plain = await chatTurn(undefined);
+    const seen = await chatTurn(dataUrl(png));
+    expect(seen.usage!.prompt_tokens).toBe(plain.usage!.prompt_tokens + projectorImageTokens);
+  });
+
+  it.runIf(onServer)('Responses: an input_image in a function_call_output', async () => {
+    const plain = await responsesTurn(undefined);
+    const seen = await responsesTurn(dataUrl(png));
+    expect(seen.usage!.input_tokens).toBe(plain.usage!.input_tokens + projectorImageTokens);
+  });
+
+  it.runIf(onServer)('Ollama: images on a tool message', async () => {
+    const plain = await ollamaTurn([]);
+    const seen = await ollamaTurn([png]);
+    expect(seen.prompt_eval_count).toBe(plain.prompt_eval_count + projectorImageTokens);
+  });
+
+  it.runIf(!onServer)('on the in-process engine, each protocol refuses it and says why', async () => {
+    const messages = await rejection(anthropicTurn(png));
+    expect(messages).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((messages as Error).message).toMatch(inProcess);
+    const chat = await rejection(chatTurn(dataUrl(png)));
+    expect(chat).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((chat as Error).message).toMatch(inProcess);
+    const responses = await rejection(responsesTurn(dataUrl(png)));
+    expect((responses as Error).message).toMatch(inProcess);
+    const ollamaChat = (await rejection(ollamaTurn([png]))) as { status_code: number; error: string };
+    expect(ollamaChat.status_code).toBe(400);
+    expect(ollamaChat.error).toMatch(inProcess);
+  });
+
+  it('a model without a projector is refused with what to do', async () => {
+    const error = await rejection(anthropicTurn(png, 'tiny'));
+    expect(error).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((error as Error).message).toMatch(/tiny cannot take images: it has no multimodal projector/);
+  });
+});
+
+describe('a bad image in a tool result is a 400 naming the part, in each protocol’s shape', () => {
+  it('Anthropic Messages', async () => {
+    const error = await rejection(anthropicTurn(notImage));
+    expect(error).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((error as InstanceType<typeof Anthropic.BadRequestError>).error).toMatchObject({
+      type: 'error',
+      error: {
+        type: 'invalid_request_error',
+        message: expect.stringMatching(/^messages\[2\]\.content\[0\]\.content\[1\]\.source\.data is not an image/) as unknown,
+      },
+    });
+    const garbled = await rejection(anthropicTurn('@@@@'));
+    expect((garbled as Error).message).toMatch(/messages\[2\]\.content\[0\]\.content\[1\]\.source\.data is not base64/);
+  });
+
+  it('chat completions', async () => {
+    const error = await rejection(chatTurn(dataUrl(notImage)));
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('messages[2].content[1].image_url.url');
+    expect((error as Error).message).toMatch(/is not an image local models here can read/);
+  });
+
+  it('Responses', async () => {
+    const error = await rejection(responsesTurn('data:image/png;base64,@@@@'));
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('input[2].output[1].image_url');
+    expect((error as Error).message).toMatch(/is not base64/);
+  });
+
+  it('Ollama', async () => {
+    const error = (await rejection(ollamaTurn([notImage]))) as { status_code: number; error: string };
+    expect(error.status_code).toBe(400);
+    expect(error.error).toMatch(/messages\[2\]\.images\[0\] is not an image local models here can read/);
+  });
+});
