@@ -1,7 +1,8 @@
 import type { AgentInputMessage, AgentRecord } from '#shared/api/agents.js';
 import type { AgentSettings, ConfigDocument } from '#shared/api/config.js';
 import { HearthError } from '../errors.js';
-import type { HistoryItem } from '../inference/types.js';
+import { imageFromUrl } from '../generation/image-input.js';
+import type { HistoryItem, MediaPart } from '../inference/types.js';
 
 /** An agent definition as GET /agents shows it: every setting, nothing secret (agents hold no secrets). */
 export function agentRecord(agent: AgentSettings): AgentRecord {
@@ -32,22 +33,43 @@ export function findAgent(config: ConfigDocument, id: string, param = 'id'): Age
   return agent;
 }
 
-/** A message's text: a string or text parts (other part types are refused by the route's schema). */
+/** A message's text: a string or text parts (its images left out). */
 export function messageText(content: AgentInputMessage['content']): string {
-  return typeof content === 'string' ? content : content.map((part) => part.text).join('');
+  return typeof content === 'string' ? content : content.map((part) => (part.type === 'image_url' ? '' : part.text)).join('');
 }
 
-/** The caller's input as messages; it must hold some user text. */
+/** Whether a message holds images. */
+function hasImages(content: AgentInputMessage['content']): boolean {
+  return typeof content !== 'string' && content.some((part) => part.type === 'image_url');
+}
+
+/** The caller's input as messages; it must hold a user message with some text or an image; images go in user messages only. */
 export function inputMessages(input: string | AgentInputMessage[]): AgentInputMessage[] {
   const messages = typeof input === 'string' ? [{ role: 'user' as const, content: input }] : input;
-  if (!messages.some((message) => message.role === 'user' && messageText(message.content).trim())) {
-    throw new HearthError('invalid_request_error', 'input must contain a user message with some text.', { param: 'input' });
+  messages.forEach((message, index) => {
+    if (message.role !== 'user' && hasImages(message.content))
+      throw new HearthError('invalid_request_error', `input[${index}] is an ${message.role} message with an image: images go in user messages.`, {
+        param: `input[${index}].content`,
+      });
+  });
+  if (!messages.some((message) => message.role === 'user' && (messageText(message.content).trim() || hasImages(message.content)))) {
+    throw new HearthError('invalid_request_error', 'input must contain a user message with some text or an image.', { param: 'input' });
   }
-  return messages.map((message) => ({ role: message.role, content: messageText(message.content) }));
+  // Text parts become one text; a message with images keeps its parts (each image at its place among them).
+  return messages.map((message) => ({ role: message.role, content: hasImages(message.content) ? message.content : messageText(message.content) }));
 }
 
+/** The input as history: a user message's images become media at their places in its text (their bytes are read here; checked before the run starts). */
 export function inputHistory(messages: AgentInputMessage[]): HistoryItem[] {
-  return messages.map((message) =>
-    message.role === 'user' ? { role: 'user', text: messageText(message.content) } : { role: 'assistant', text: messageText(message.content), toolCalls: [] },
-  );
+  return messages.map((message, index) => {
+    if (message.role !== 'user') return { role: 'assistant', text: messageText(message.content), toolCalls: [] };
+    if (typeof message.content === 'string') return { role: 'user', text: message.content };
+    let text = '';
+    const media: MediaPart[] = [];
+    message.content.forEach((part, position) => {
+      if (part.type === 'image_url') media.push(imageFromUrl(part.image_url.url, `input[${index}].content[${position}].image_url.url`, text.length));
+      else text += part.text;
+    });
+    return { role: 'user', text, ...(media.length > 0 ? { media } : {}) };
+  });
 }

@@ -1,5 +1,5 @@
 import { realpath } from 'node:fs/promises';
-import type { AgentRun, AgentRunRequest } from '#shared/api/agents.js';
+import type { AgentInputMessage, AgentRun, AgentRunRequest } from '#shared/api/agents.js';
 import type { AgentSettings, ConfigDocument } from '#shared/api/config.js';
 import { HearthError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -15,9 +15,11 @@ import type { LiveRun, LiveRuns, StartedRun } from './live-runs.js';
 import { executeRun, runError, type RunEffects, type RunOutcome, type RunSetup } from './loop.js';
 import type { MemoryLink } from './memory-link.js';
 import { withCallSignal } from '../generation/call-signal.js';
-import { resolveAgentModel, type ModelSources } from './model.js';
+import { checkedHistory } from '../generation/media-check.js';
+import { resolveAgentModel, type AgentModel, type ModelSources } from './model.js';
 import { systemMessage } from './prompt.js';
 import type { RunStore } from './store.js';
+import { historyFor } from './tool-images.js';
 import { agentToolbox, type AgentTool } from './toolbox.js';
 
 /** The tool catalog and the MCP services behind it, as runs use them. */
@@ -65,21 +67,39 @@ export class LocalRuns {
     runs.assertFree(agent.id, conversationId);
     const model = await resolveAgentModel(this.options.models, agent.model, { agent: agent.id, id: conversationId });
     const workspace = await workspaceOf(agent);
+    const asked = await this.checkedInput(input, model);
     // Another run may have taken the conversation while the model loaded.
     if (runs.isBusy(agent.id, conversationId)) throw new HearthError('conversation_busy', undefined, { param: 'conversation_id' });
     // The run's own turn is its last user message: earlier input messages are history the caller kept.
-    const query = input
-      .map((message) => messageText(message.content))
-      .filter((text, index) => input[index]!.role === 'user' && text.trim())
-      .at(-1)!;
+    const query =
+      input
+        .map((message) => messageText(message.content))
+        .filter((text, index) => input[index]!.role === 'user' && text.trim())
+        .at(-1) ?? '';
     const history: HistoryItem[] = [
       ...systemMessage(agent, this.options.memory.recall(agent, query)),
-      ...this.options.store.history(agent.id, conversationId),
-      ...inputHistory(input),
+      ...historyFor(model, this.options.store.history(agent.id, conversationId)),
+      ...asked,
     ];
     const live = runs.open({ agentId: agent.id, conversationId, model: model.id, input }, false);
     const toolbox = agentToolbox(agent, this.options.tools.entries());
     return runs.settle(live, this.execute(live, { agent, model, history, toolbox, signal: live.controller.signal }, workspace, query));
+  }
+
+  /**
+   * The input as history, its images read and checked (a bad one is a 400 naming it, before the
+   * run starts); images for a local model without vision are refused with what to do.
+   */
+  private async checkedInput(input: AgentInputMessage[], model: AgentModel): Promise<HistoryItem[]> {
+    const items = inputHistory(input);
+    if (!items.some((item) => item.role === 'user' && item.media)) return items;
+    if (model.local && !model.vision)
+      throw new HearthError(
+        'invalid_request_error',
+        `The agent's model ${model.id} cannot take images: it has no multimodal projector. Send text only, or give the agent a model whose capabilities in GET /v1/models include vision.`,
+        { param: 'input' },
+      );
+    return checkedHistory(items, this.options.models.remoteImages?.());
   }
 
   private async execute(live: LiveRun, setup: RunSetup, workspace: string | null, query: string): Promise<AgentRun> {

@@ -5,6 +5,7 @@ import { unixSeconds } from '../ids.js';
 import type { HistoryItem } from '../inference/types.js';
 import type { AgentModel, ModelTurn } from './model.js';
 import { refuseOverCap, runToolCall, type ToolCallEffects } from './tool-calls.js';
+import { toolResultItem } from './tool-images.js';
 import { offeredTools, type AgentTool } from './toolbox.js';
 
 /** Everything one run works from. */
@@ -100,8 +101,8 @@ export async function executeRun(setup: RunSetup, effects: RunEffects): Promise<
     run.messages.push(asked);
     step.completed_at = null;
     for (const call of turn.toolCalls.slice(0, MAX_TOOL_CALLS_PER_STEP)) {
-      const record = await runToolCall(step, call, toolbox, callEffects);
-      answered(run, call.id, record.output);
+      const { result } = await runToolCall(step, call, toolbox, callEffects);
+      answered(run, await toolResultItem(call, result, effects.outputLimit, setup.model));
       effects.progress(run.steps, false);
       if (signal.aborted) return end('cancelled');
       // A tool that answers at once must not keep the event loop to itself for a whole step.
@@ -111,7 +112,7 @@ export async function executeRun(setup: RunSetup, effects: RunEffects): Promise<
       const extra = turn.toolCalls.slice(MAX_TOOL_CALLS_PER_STEP);
       const limits = { cap: MAX_TOOL_CALLS_PER_STEP, total: turn.toolCalls.length, box: toolbox };
       const refused = await refuseOverCap(step, extra, limits, callEffects);
-      refused.forEach((record) => answered(run, record.call_id, record.output));
+      refused.forEach((record) => answered(run, { role: 'tool', callId: record.call_id, output: record.output ?? '' }));
       effects.progress(run.steps, false);
       if (signal.aborted) return end('cancelled');
     }
@@ -129,8 +130,7 @@ interface RunState {
 }
 
 /** A call's result joins the history the model reads next. */
-function answered(run: RunState, callId: string, output: string | null): void {
-  const result: HistoryItem = { role: 'tool', callId, output: output ?? '' };
+function answered(run: RunState, result: HistoryItem): void {
   run.history.push(result);
   run.messages.push(result);
 }

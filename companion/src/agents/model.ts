@@ -26,6 +26,10 @@ export interface ModelTurn {
 /** A model an agent runs on: local (the engine) or a provider's (its own tool calling). */
 export interface AgentModel {
   id: string;
+  /** A local model (false: a provider's). */
+  local: boolean;
+  /** A local model whose projector reads images (capability `vision`): a tool's images reach it as images, not as notes. */
+  vision: boolean;
   call(call: ModelCall): Promise<ModelTurn>;
 }
 
@@ -42,6 +46,8 @@ export async function resolveAgentModel(sources: ModelSources, id: string, conve
   const affinity = conversation ? [`conversation:${conversation.agent}:${conversation.id}`] : [];
   return {
     id: generator.id,
+    local: generator.local !== null,
+    vision: generator.local?.capabilities.includes('vision') ?? false,
     async call(call) {
       const result = await withCallSignal(call.signal, (signal) =>
         generator.run(

@@ -179,12 +179,12 @@ export class RunStore {
   appendMessages(agentId: string, conversationId: string, runId: string | null, messages: HistoryItem[]): void {
     const now = Date.now();
     this.db.transaction(() => {
-      for (const message of messages) this.statements.message.run(agentId, conversationId, runId, JSON.stringify(message), now);
+      for (const message of messages) this.statements.message.run(agentId, conversationId, runId, storedMessage(message), now);
     })();
   }
 
   history(agentId: string, conversationId: string): HistoryItem[] {
-    return this.statements.history.all(agentId, conversationId).map((row) => JSON.parse(row.message_json) as HistoryItem);
+    return this.statements.history.all(agentId, conversationId).map((row) => restoredMessage(row.message_json));
   }
 
   private row(run: AgentRun) {
@@ -202,4 +202,17 @@ export class RunStore {
       completed_at: run.completed_at,
     };
   }
+}
+
+/** A history item as stored: its images' bytes as base64 (JSON has no bytes). */
+function storedMessage(message: HistoryItem): string {
+  if ((message.role !== 'user' && message.role !== 'tool') || !message.media) return JSON.stringify(message);
+  return JSON.stringify({ ...message, media: message.media.map((part) => ({ ...part, data: part.data.toString('base64') })) });
+}
+
+/** A stored history item, its images' bytes read back. */
+function restoredMessage(json: string): HistoryItem {
+  const message = JSON.parse(json) as HistoryItem;
+  if ((message.role !== 'user' && message.role !== 'tool') || !message.media) return message;
+  return { ...message, media: message.media.map((part) => ({ ...part, data: Buffer.from(part.data as unknown as string, 'base64') })) };
 }

@@ -49,13 +49,19 @@ function asSentence(text: string): string {
 /**
  * Decides and runs one tool call: an unknown tool and a denied one are answered with a tool
  * error the model can act on; `ask` waits for the owner; `auto` and an approval run it. The
- * call's record joins the step at once and is completed in place; its output is what the model reads.
+ * call's record joins the step at once and is completed in place; its output is what the model
+ * reads (with the result's images, for a model that reads them: tool-images.ts).
  */
-export async function runToolCall(step: AgentRunStep, call: ToolCallRecord, box: Map<string, AgentTool>, effects: ToolCallEffects): Promise<AgentToolCall> {
+export async function runToolCall(
+  step: AgentRunStep,
+  call: ToolCallRecord,
+  box: Map<string, AgentTool>,
+  effects: ToolCallEffects,
+): Promise<{ record: AgentToolCall; result: ToolResult }> {
   const { record, position } = createCall(step, call, box.get(call.name), effects);
   const result = await decideAndRun(step.index, call, box.get(call.name), box, { record, save: () => effects.record(step.index, position, record) }, effects);
   completeCall(step, position, record, result, effects);
-  return record;
+  return { record, result };
 }
 
 /** The call joins its step, recorded at once (a crash during it still leaves it in the run), and tool_call.created goes out. */

@@ -1,6 +1,6 @@
 /** Wire types of the agents family: definitions, runs, run events, approvals. */
 import type { ToolApproval, ToolClass } from './config.js';
-import type { TextPart } from './openai.js';
+import type { ImageUrlPart, TextPart } from './openai.js';
 import type { ToolInputSchema } from './bridge.js';
 import type { RunFailureCode } from './failures.js';
 
@@ -52,10 +52,10 @@ export interface AgentList {
   data: AgentRecord[];
 }
 
-/** A message of a run's input: the caller's side of the conversation (text only). */
+/** A message of a run's input: the caller's side of the conversation (a user message may hold images among its text). */
 export interface AgentInputMessage {
   role: 'user' | 'assistant';
-  content: string | TextPart[];
+  content: string | (TextPart | ImageUrlPart)[];
 }
 
 /** POST /agents/{id}/run */

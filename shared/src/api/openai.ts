@@ -49,6 +49,15 @@ export interface TextPart {
   text: string;
 }
 
+/** An image as a content part: a data URL (data:image/png;base64,...), or an http(s) URL where the owner allows remote images. */
+export interface ImageUrlPart {
+  type: 'image_url';
+  image_url: { url: string; detail?: 'auto' | 'low' | 'high' };
+}
+
+/** What a user message's content parts may be (input_audio, which local models with an audio projector take, is not typed here yet). */
+export type UserContentPart = TextPart | ImageUrlPart;
+
 export interface ToolCall {
   id: string;
   type: 'function';
@@ -57,7 +66,7 @@ export interface ToolCall {
 
 export type ChatMessage =
   | { role: 'system' | 'developer'; content: string | TextPart[]; name?: string }
-  | { role: 'user'; content: string | TextPart[]; name?: string }
+  | { role: 'user'; content: string | UserContentPart[]; name?: string }
   /** `reasoning_content`: the thought of an earlier turn, sent back as a client received it; accepted, and left to the chat format (most drop it). */
   | { role: 'assistant'; content?: string | TextPart[] | null; tool_calls?: ToolCall[]; name?: string; reasoning_content?: string | null }
   | { role: 'tool'; content: string | TextPart[]; tool_call_id: string };

@@ -38,7 +38,7 @@ const TOOLS = {
   read: { name: 'everything_echo', arguments: { message: 'matrix' }, ran: 'Echo: matrix' },
   write: { name: 'everything_get-sum', arguments: { a: 2, b: 3 }, ran: '5' },
   exec: { name: 'everything_get-env', arguments: {}, ran: 'HEARTH_MATRIX_MARK' },
-  network: { name: 'everything_get-tiny-image', arguments: {}, ran: '[image image/png]' },
+  network: { name: 'everything_get-tiny-image', arguments: {}, ran: '[image: image/png, ' },
 } as const;
 type Kind = keyof typeof TOOLS;
 const KINDS = Object.keys(TOOLS) as Kind[];

@@ -19,6 +19,23 @@ const textPart = {
   additionalProperties: false,
   properties: { type: { enum: ['text', 'input_text', 'output_text'] }, text },
 };
+/** An image among a user message's text: a data URL, or an http(s) URL where the owner allows remote images (read in agents/definitions.ts). */
+const imagePart = {
+  type: 'object',
+  required: ['type', 'image_url'],
+  additionalProperties: false,
+  properties: {
+    type: { const: 'image_url' },
+    image_url: {
+      type: 'object',
+      required: ['url'],
+      additionalProperties: false,
+      properties: { url: { type: 'string', minLength: 1 }, detail: { enum: ['auto', 'low', 'high'] } },
+    },
+  },
+};
+/** A part: an image_url part checked as one, anything else as text (so a problem names the part's own field). */
+const part = { if: { type: 'object', required: ['type'], properties: { type: { const: 'image_url' } } }, then: imagePart, else: textPart };
 
 /** A run to start (also on the secure channel, routes/channel/agents.ts): types are checked here, meaning in companion/src/agents. */
 export const runBody = {
@@ -39,7 +56,7 @@ export const runBody = {
             additionalProperties: false,
             properties: {
               role: { enum: ['user', 'assistant'] },
-              content: { anyOf: [text, { type: 'array', maxItems: 1000, items: textPart }] },
+              content: { anyOf: [text, { type: 'array', maxItems: 1000, items: part }] },
             },
           },
         },

@@ -40,7 +40,7 @@ export interface RunView {
 const inputText = (run: AgentRun) =>
   run.input
     .filter((message) => message.role === 'user')
-    .map((message) => (typeof message.content === 'string' ? message.content : message.content.map((part) => part.text).join('')))
+    .map((message) => (typeof message.content === 'string' ? message.content : message.content.map((part) => ('text' in part ? part.text : '')).join('')))
     .join('\n');
 
 /** A stored run as the screen shows it. */
