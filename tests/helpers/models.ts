@@ -1,9 +1,12 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { GenerationRequest, ModelFile } from '../../companion/src/inference/types.js';
+import type { ModelFile } from '../../companion/src/inference/types.js';
 import { writeTinyModel, type TinyModelOptions } from '../../scripts/gguf/write-model.js';
 import { writeTinyProjector } from '../../scripts/gguf/write-projector.js';
 import { tempFolder } from './temp.js';
+
+// Kept in generation.ts, which a benchmark can import (this file registers vitest hooks through temp.ts).
+export { generationRequest } from './generation.js';
 
 const seed = 1;
 const pending = new Map<string, Promise<string>>();
@@ -89,19 +92,23 @@ export function tinyVisionModelPaths(): Promise<{ model: string; projector: stri
   return vision;
 }
 
-/** A plain text generation on `model`: one user message (`text`, default "Hello"), 4 tokens, no tools, no stop words; `extra` overrides. */
-export function generationRequest(model: string, extra: Partial<GenerationRequest> & { text?: string } = {}): GenerationRequest {
-  const { text = 'Hello', ...rest } = extra;
-  return {
-    model,
-    history: [{ role: 'user', text }],
-    maxTokens: 4,
-    sampling: {},
-    stop: [],
-    tools: [],
-    toolMode: { type: 'none' },
-    output: { type: 'text' },
-    signal: new AbortController().signal,
-    ...rest,
-  };
+let audio: Promise<{ model: string; projector: string }> | undefined;
+
+/**
+ * The tiny chat model with a sound projector beside it (`npm run model:tiny -- OUT --audio`), in a
+ * folder of their own: `tiny-audio.gguf` and `mmproj-tiny-audio.gguf`, which discovery pairs, so a
+ * server on that folder lists `tiny-audio` with the capability `audio`. The projector (Ultravox's
+ * type, an audio encoder only) makes a sound of up to 30 seconds `projectorAudioTokens` tokens of the
+ * model's context; it runs on the llama-server engine only. tinyWav() (sounds.ts) makes a sound to send.
+ */
+export function tinyAudioModelPaths(): Promise<{ model: string; projector: string }> {
+  audio ??= (async () => {
+    const folder = tempFolder('audio-model');
+    const model = join(folder, 'tiny-audio.gguf');
+    const projector = join(folder, 'mmproj-tiny-audio.gguf');
+    await writeTinyModel(model, { size: 'tiny', seed });
+    await writeTinyProjector(projector, { size: 'tiny', seed, vision: false, audio: true });
+    return { model, projector };
+  })();
+  return audio;
 }

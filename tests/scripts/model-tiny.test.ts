@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { ChatMLChatWrapper, getLlama, LlamaChatSession, readGgufFileInfo, resolveChatWrapper, type Token } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tinyModelBytes, writeTinyModel, type ModelSize } from '../../scripts/gguf/write-model.js';
+import { tinyProjectorBytes } from '../../scripts/gguf/write-projector.js';
 import { readGgufSummary } from '../../companion/src/models/gguf-metadata.js';
 import { cleanEnv, REPO_ROOT, runNode } from '../helpers/hearth-process.js';
 import { tinyEmbeddingModelPath, tinyModelPath } from '../helpers/models.js';
@@ -82,6 +83,25 @@ describe('npm run model:tiny', () => {
     const two = await runNode(TSX, [SCRIPT, out, out]);
     expect(two.code).toBe(2);
     expect(two.stderr).toMatch(/at most one output path/);
+  });
+
+  it('--audio writes a sound projector beside the model, --vision --audio one with both, and neither goes with --embedding', async () => {
+    const summary = async (path: string) => readGgufSummary(path, (await stat(path)).size, 0);
+    const hearing = join(folder, 'hearing', 'ears.gguf');
+    const audio = await runNode(TSX, [SCRIPT, hearing, '--audio']);
+    expect(audio.code, audio.stderr).toBe(0);
+    expect(audio.stdout).toMatch(/mmproj-ears\.gguf \d+ bytes \(audio projector for tiny\)/);
+    const ears = join(folder, 'hearing', 'mmproj-ears.gguf');
+    expect((await stat(ears)).size).toBe(tinyProjectorBytes({ vision: false, audio: true }));
+    expect(await summary(ears)).toMatchObject({ kind: 'projector', embeddingLength: 64, modalities: { vision: false, audio: true } });
+
+    const both = join(folder, 'both', 'senses.gguf');
+    expect((await runNode(TSX, [SCRIPT, both, '--vision', '--audio'])).code).toBe(0);
+    expect(await summary(join(folder, 'both', 'mmproj-senses.gguf'))).toMatchObject({ embeddingLength: 64, modalities: { vision: true, audio: true } });
+
+    const refused = await runNode(TSX, [SCRIPT, join(folder, 'refused.gguf'), '--embedding', '--audio']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--embedding and --audio do not go together/);
   });
 
   it('--context sets the context the model says it was trained on, and refuses a nonsense length', async () => {

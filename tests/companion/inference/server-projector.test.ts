@@ -1,7 +1,8 @@
 /**
  * The generated tiny projector in llama-server itself: the process loads it beside the tiny model
  * (`--mmproj`), says it takes images, and an image in a prompt costs the projector's tokens; a
- * projector made for another embedding size is refused by llama.cpp. Needs the llama-server build.
+ * projector made for another embedding size is refused by llama.cpp. The tiny sound projector
+ * (Ultravox's type) loads as audio, and a WAV costs its tokens. Needs the llama-server build.
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,8 +11,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { serverBuildPaths, type ServerBuildPaths } from '../../../companion/src/inference/server/build.js';
 import { ServerProcess } from '../../../companion/src/inference/server/process.js';
 import { silentLogger } from '../../../companion/src/logger.js';
-import { projectorImageTokens, tinyProjectorBytes, writeTinyProjector } from '../../../scripts/gguf/write-projector.js';
-import { tinyVisionModelPaths } from '../../helpers/models.js';
+import { projectorAudioTokens, projectorImageTokens, tinyProjectorBytes, writeTinyProjector } from '../../../scripts/gguf/write-projector.js';
+import { tinyAudioModelPaths, tinyVisionModelPaths } from '../../helpers/models.js';
+import { tinyWav } from '../../helpers/sounds.js';
 import { tempFolder } from '../../helpers/temp.js';
 
 const started: ServerProcess[] = [];
@@ -66,6 +68,28 @@ describe('the tiny projector in llama-server', () => {
     });
     expect(seen.tokens_evaluated).toBe(plain.tokens_evaluated + projectorImageTokens);
     expect(seen.content.length).toBeGreaterThan(0);
+  });
+
+  it('with a sound encoder instead, loads as audio, and a WAV costs its tokens for each 30-second window', async () => {
+    const { model, projector } = await tinyAudioModelPaths();
+    expect(statSync(projector).size).toBe(tinyProjectorBytes({ vision: false, audio: true }));
+    expect(statSync(projector).size).toBeLessThan(1_000_000);
+    const server = await start(model, projector);
+    const props = await server.client.json<{ modalities?: { vision?: boolean; audio?: boolean }; media_marker?: string }>('GET', '/props');
+    expect(props.modalities).toMatchObject({ vision: false, audio: true });
+
+    const text = '<|im_start|>user\nWhat is this?<|im_end|>\n<|im_start|>assistant\n';
+    const plain = await server.client.json<Completion>('POST', '/completion', { prompt: text.replace('?', '? '), n_predict: 2, cache_prompt: false });
+    const heard = (seconds: number) =>
+      server.client.json<Completion>('POST', '/completion', {
+        prompt: { prompt_string: text.replace('?', `? ${props.media_marker}`), multimodal_data: [tinyWav(seconds).toString('base64')] },
+        n_predict: 2,
+        cache_prompt: false,
+      });
+    const short = await heard(1);
+    expect(short.tokens_evaluated).toBe(plain.tokens_evaluated + projectorAudioTokens);
+    expect(short.content.length).toBeGreaterThan(0);
+    expect((await heard(31)).tokens_evaluated).toBe(plain.tokens_evaluated + 2 * projectorAudioTokens);
   });
 
   it('made for another embedding size, is refused when the process starts', async () => {
