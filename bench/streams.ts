@@ -20,26 +20,32 @@ export function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
-/** The body of a streamed chat completion that reports its usage at the end, sampled at temperature 0.8; `extra` on top. */
-export function chatBody(model: string, maxTokens: number, messages: { role: string; content: string }[], extra: Record<string, unknown> = {}): string {
+/** The body of a streamed chat completion that reports its usage at the end, sampled at temperature 0.8; `extra` on top. A message's content may be parts (text, images). */
+export function chatBody(
+  model: string,
+  maxTokens: number,
+  messages: { role: string; content: string | object[] }[],
+  extra: Record<string, unknown> = {},
+): string {
   return JSON.stringify({ model, stream: true, stream_options: { include_usage: true }, max_tokens: maxTokens, temperature: 0.8, messages, ...extra });
 }
 
 /**
  * One streamed chat completion over node:http, from `started`: the completion and prompt tokens the
- * usage chunk reports, the time to the first content token, and the reply's text. Rejects on a
- * status other than 200.
+ * usage chunk reports (and the prompt tokens it says came from the server's cache), the time to the
+ * first content token, and the reply's text. Rejects on a status other than 200.
  */
 export function streamChat(
   url: string,
   body: string,
   agent: Agent | false,
   started: number,
-): Promise<{ tokens: number; promptTokens: number; firstMs: number; text: string }> {
+): Promise<{ tokens: number; promptTokens: number; cachedTokens: number; firstMs: number; text: string }> {
   return new Promise((resolve, reject) => {
     let firstMs = 0;
     let completion = 0;
     let prompt = 0;
+    let cached = 0;
     let text = '';
     let pending = '';
     const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(agent ? {} : { connection: 'close' }) };
@@ -53,7 +59,7 @@ export function streamChat(
           if (!event.startsWith('data: {')) continue;
           const chunk = JSON.parse(event.slice(6)) as {
             choices?: { delta?: { content?: string | null } }[];
-            usage?: { completion_tokens: number; prompt_tokens: number } | null;
+            usage?: { completion_tokens: number; prompt_tokens: number; prompt_tokens_details?: { cached_tokens?: number } } | null;
           };
           const content = chunk.choices?.[0]?.delta?.content;
           if (content) {
@@ -63,11 +69,14 @@ export function streamChat(
           if (chunk.usage) {
             completion = chunk.usage.completion_tokens;
             prompt = chunk.usage.prompt_tokens;
+            cached = chunk.usage.prompt_tokens_details?.cached_tokens ?? 0;
           }
         }
       });
       response.on('end', () =>
-        response.statusCode === 200 ? resolve({ tokens: completion, promptTokens: prompt, firstMs, text }) : reject(new Error(`HTTP ${response.statusCode}`)),
+        response.statusCode === 200
+          ? resolve({ tokens: completion, promptTokens: prompt, cachedTokens: cached, firstMs, text })
+          : reject(new Error(`HTTP ${response.statusCode}`)),
       );
       response.on('error', reject);
     });
