@@ -1,8 +1,8 @@
 /**
  * Images in tool results, in each protocol's own shape and with its official client, against a
  * started server whose models folder holds the tiny model with its tiny projector beside it. On
- * the llama-server engine the image reaches the model: the prompt of a conversation whose tool
- * result holds an image is the projector's tokens longer than the same conversation without it.
+ * the llama-server engine the image reaches the model: the prompt grows with it, and each further
+ * image in the tool result makes it exactly the projector's tokens longer.
  * On the in-process engine the request is refused with the reason. A bad image inside a tool
  * result is a 400 naming the part, either way.
  */
@@ -54,8 +54,8 @@ async function rejection(request: Promise<unknown>): Promise<unknown> {
 const anthropic = () => new Anthropic({ baseURL: hearth.server.url, apiKey: 'unused', maxRetries: 0 });
 const ollama = () => new Ollama({ host: hearth.server.url });
 
-/** A Messages conversation: the question, the model's tool_use, and a tool_result holding `image` (base64) after its text, or only the text. */
-const anthropicTurn = (image: string | undefined, model = 'tiny-vision') =>
+/** A Messages conversation: the question, the model's tool_use, and a tool_result holding `images` (base64) after its text. */
+const anthropicTurn = (images: string[], model = 'tiny-vision') =>
   anthropic().messages.create({
     model,
     max_tokens: 3,
@@ -70,7 +70,7 @@ const anthropicTurn = (image: string | undefined, model = 'tiny-vision') =>
             tool_use_id: 'toolu_1',
             content: [
               { type: 'text', text: said },
-              ...(image ? [{ type: 'image' as const, source: { type: 'base64' as const, media_type: 'image/png' as const, data: image } }] : []),
+              ...images.map((data) => ({ type: 'image' as const, source: { type: 'base64' as const, media_type: 'image/png' as const, data } })),
             ],
           },
         ],
@@ -78,8 +78,8 @@ const anthropicTurn = (image: string | undefined, model = 'tiny-vision') =>
     ],
   });
 
-/** The same conversation in chat completions: a tool message with an image_url part. */
-const chatTurn = (url: string | undefined) =>
+/** The same conversation in chat completions: a tool message with image_url parts. */
+const chatTurn = (urls: string[]) =>
   hearth.client.chat.completions.create({
     model: 'tiny-vision',
     max_tokens: 3,
@@ -91,13 +91,13 @@ const chatTurn = (url: string | undefined) =>
         role: 'tool',
         tool_call_id: 'call_1',
         // OpenAI's types take text parts only in a tool message; vLLM, llama-server and Hearth take images there too.
-        content: [{ type: 'text', text: said }, ...(url ? [{ type: 'image_url', image_url: { url } }] : [])] as OpenAI.ChatCompletionContentPartText[],
+        content: [{ type: 'text', text: said }, ...urls.map((url) => ({ type: 'image_url', image_url: { url } }))] as OpenAI.ChatCompletionContentPartText[],
       },
     ],
   });
 
-/** The same conversation in Responses: a function_call_output whose output holds an input_image. */
-const responsesTurn = (url: string | undefined) =>
+/** The same conversation in Responses: a function_call_output whose output holds input_image items. */
+const responsesTurn = (urls: string[]) =>
   hearth.client.responses.create({
     model: 'tiny-vision',
     max_output_tokens: 3,
@@ -107,7 +107,7 @@ const responsesTurn = (url: string | undefined) =>
       {
         type: 'function_call_output',
         call_id: 'call_1',
-        output: [{ type: 'input_text', text: said }, ...(url ? [{ type: 'input_image' as const, image_url: url, detail: 'auto' as const }] : [])],
+        output: [{ type: 'input_text', text: said }, ...urls.map((url) => ({ type: 'input_image' as const, image_url: url, detail: 'auto' as const }))],
       },
     ],
   });
@@ -127,42 +127,56 @@ const ollamaTurn = (images: string[]) =>
 
 const dataUrl = (base64: string) => `data:image/png;base64,${base64}`;
 
+/*
+ * What the prompt costs, by llama-server's own counts: with an image it grows, and each further
+ * image costs exactly the projector's tokens. (The first image's cost is not compared with the
+ * prompt without one: llama-server tokenises a prompt with media around each marker, which can
+ * change a token of the text beside it.)
+ */
 describe('an image in a tool result reaches a vision model', () => {
-  it.runIf(onServer)('Anthropic Messages: an image block in a tool_result costs the projector’s tokens', async () => {
+  it.runIf(onServer)('Anthropic Messages: image blocks in a tool_result cost the projector’s tokens each', async () => {
     // The whole prompt: what was evaluated and what the engine's cache held from the request before.
     const prompt = (usage: Anthropic.Usage) => usage.input_tokens + (usage.cache_read_input_tokens ?? 0);
-    const plain = await anthropicTurn(undefined);
-    const seen = await anthropicTurn(png);
-    expect(seen.content.length).toBeGreaterThan(0);
-    expect(prompt(seen.usage)).toBe(prompt(plain.usage) + projectorImageTokens);
+    const plain = await anthropicTurn([]);
+    const one = await anthropicTurn([png]);
+    const two = await anthropicTurn([png, png]);
+    expect(one.content.length).toBeGreaterThan(0);
+    expect(prompt(one.usage)).toBeGreaterThan(prompt(plain.usage));
+    expect(prompt(two.usage)).toBe(prompt(one.usage) + projectorImageTokens);
   });
 
-  it.runIf(onServer)('chat completions: an image_url part in a tool message, through the openai client', async () => {
-    const plain = await chatTurn(undefined);
-    const seen = await chatTurn(dataUrl(png));
-    expect(seen.usage!.prompt_tokens).toBe(plain.usage!.prompt_tokens + projectorImageTokens);
+  it.runIf(onServer)('chat completions: image_url parts in a tool message, through the openai client', async () => {
+    const plain = await chatTurn([]);
+    const one = await chatTurn([dataUrl(png)]);
+    const two = await chatTurn([dataUrl(png), dataUrl(png)]);
+    expect(one.usage!.prompt_tokens).toBeGreaterThan(plain.usage!.prompt_tokens);
+    expect(two.usage!.prompt_tokens).toBe(one.usage!.prompt_tokens + projectorImageTokens);
   });
 
-  it.runIf(onServer)('Responses: an input_image in a function_call_output', async () => {
-    const plain = await responsesTurn(undefined);
-    const seen = await responsesTurn(dataUrl(png));
-    expect(seen.usage!.input_tokens).toBe(plain.usage!.input_tokens + projectorImageTokens);
+  it.runIf(onServer)('Responses: input_image items in a function_call_output', async () => {
+    const plain = await responsesTurn([]);
+    const one = await responsesTurn([dataUrl(png)]);
+    const two = await responsesTurn([dataUrl(png), dataUrl(png)]);
+    expect(one.usage!.input_tokens).toBeGreaterThan(plain.usage!.input_tokens);
+    expect(two.usage!.input_tokens).toBe(one.usage!.input_tokens + projectorImageTokens);
   });
 
   it.runIf(onServer)('Ollama: images on a tool message', async () => {
     const plain = await ollamaTurn([]);
-    const seen = await ollamaTurn([png]);
-    expect(seen.prompt_eval_count).toBe(plain.prompt_eval_count + projectorImageTokens);
+    const one = await ollamaTurn([png]);
+    const two = await ollamaTurn([png, png]);
+    expect(one.prompt_eval_count).toBeGreaterThan(plain.prompt_eval_count);
+    expect(two.prompt_eval_count).toBe(one.prompt_eval_count + projectorImageTokens);
   });
 
   it.runIf(!onServer)('on the in-process engine, each protocol refuses it and says why', async () => {
-    const messages = await rejection(anthropicTurn(png));
+    const messages = await rejection(anthropicTurn([png]));
     expect(messages).toBeInstanceOf(Anthropic.BadRequestError);
     expect((messages as Error).message).toMatch(inProcess);
-    const chat = await rejection(chatTurn(dataUrl(png)));
+    const chat = await rejection(chatTurn([dataUrl(png)]));
     expect(chat).toBeInstanceOf(OpenAI.BadRequestError);
     expect((chat as Error).message).toMatch(inProcess);
-    const responses = await rejection(responsesTurn(dataUrl(png)));
+    const responses = await rejection(responsesTurn([dataUrl(png)]));
     expect((responses as Error).message).toMatch(inProcess);
     const ollamaChat = (await rejection(ollamaTurn([png]))) as { status_code: number; error: string };
     expect(ollamaChat.status_code).toBe(400);
@@ -170,7 +184,7 @@ describe('an image in a tool result reaches a vision model', () => {
   });
 
   it('a model without a projector is refused with what to do', async () => {
-    const error = await rejection(anthropicTurn(png, 'tiny'));
+    const error = await rejection(anthropicTurn([png], 'tiny'));
     expect(error).toBeInstanceOf(Anthropic.BadRequestError);
     expect((error as Error).message).toMatch(/tiny cannot take images: it has no multimodal projector/);
   });
@@ -178,7 +192,7 @@ describe('an image in a tool result reaches a vision model', () => {
 
 describe('a bad image in a tool result is a 400 naming the part, in each protocol’s shape', () => {
   it('Anthropic Messages', async () => {
-    const error = await rejection(anthropicTurn(notImage));
+    const error = await rejection(anthropicTurn([notImage]));
     expect(error).toBeInstanceOf(Anthropic.BadRequestError);
     expect((error as InstanceType<typeof Anthropic.BadRequestError>).error).toMatchObject({
       type: 'error',
@@ -187,19 +201,19 @@ describe('a bad image in a tool result is a 400 naming the part, in each protoco
         message: expect.stringMatching(/^messages\[2\]\.content\[0\]\.content\[1\]\.source\.data is not an image/) as unknown,
       },
     });
-    const garbled = await rejection(anthropicTurn('@@@@'));
+    const garbled = await rejection(anthropicTurn(['@@@@']));
     expect((garbled as Error).message).toMatch(/messages\[2\]\.content\[0\]\.content\[1\]\.source\.data is not base64/);
   });
 
   it('chat completions', async () => {
-    const error = await rejection(chatTurn(dataUrl(notImage)));
+    const error = await rejection(chatTurn([dataUrl(notImage)]));
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('messages[2].content[1].image_url.url');
     expect((error as Error).message).toMatch(/is not an image local models here can read/);
   });
 
   it('Responses', async () => {
-    const error = await rejection(responsesTurn('data:image/png;base64,@@@@'));
+    const error = await rejection(responsesTurn(['data:image/png;base64,@@@@']));
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('input[2].output[1].image_url');
     expect((error as Error).message).toMatch(/is not base64/);

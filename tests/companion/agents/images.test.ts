@@ -2,12 +2,13 @@
  * Images in agent runs, through the real engine and a real MCP service: an image in a run's
  * input, and the everything service's get-tiny-image tool (an MCP `image` block) reaching a
  * vision model as an image. `tiny` and `tiny-vision` are the same weights, one without and one
- * with the tiny projector beside it: on llama-server the prompt of the vision model's run is the
- * projector's tokens longer, by llama-server's own counts; the model without vision reads a note
- * in place of the image and the run goes on. A bad image in the input is a 400 naming it.
+ * with the tiny projector beside it: on llama-server, by its own counts, the vision model's next
+ * prompt is the conversation with the tool's image after its note (as a chat completions tool
+ * message with that image costs); the model without vision reads the note alone and the run goes
+ * on. A bad image in the input is a 400 naming it.
  */
 import { copyFileSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentRun } from '#shared/api/agents.js';
@@ -107,11 +108,48 @@ describe('an MCP tool’s image', () => {
     expect(body.steps.length).toBeGreaterThanOrEqual(2);
   });
 
-  it.runIf(onServer)('reaches a vision model as an image: the next prompt is the projector’s tokens longer than the note alone', async () => {
+  it.runIf(onServer)('reaches a vision model as an image, right after its note, as a tool message’s image does', async () => {
     const blind = await run('blind', 'Show me the picture.');
     const seen = await run('seer', 'Show me the picture.');
-    expect(seen.body.steps[0]!.tool_calls[0]!.output).toBe(blind.body.steps[0]!.tool_calls[0]!.output);
-    expect(seen.body.steps[1]!.usage.prompt_tokens).toBe(blind.body.steps[1]!.usage.prompt_tokens + projectorImageTokens);
+    const call = seen.body.steps[0]!.tool_calls[0]!;
+    const output = call.output!;
+    expect(output).toBe(blind.body.steps[0]!.tool_calls[0]!.output);
+    // The next model call's prompt, by llama-server's counts, is the same conversation sent as chat
+    // completions: the note alone for the model without vision, the tool's own image after its note for the other.
+    const entry = app.services.mcp.catalog.get('everything_get-tiny-image')!;
+    const image = ((await import(join(dirname(EVERYTHING), 'tools', 'get-tiny-image.js'))) as { MCP_TINY_IMAGE: string }).MCP_TINY_IMAGE;
+    const noted = output.indexOf(']') + 1;
+    const chat = async (model: string, withImage: boolean) => {
+      const content = withImage
+        ? [
+            { type: 'text', text: output.slice(0, noted) },
+            { type: 'image_url', image_url: { url: `data:image/png;base64,${image}` } },
+            { type: 'text', text: output.slice(noted) },
+          ]
+        : output;
+      const response = await app.app.inject({
+        method: 'POST',
+        url: '/v1/chat/completions',
+        payload: {
+          model,
+          max_tokens: 1,
+          tools: [{ type: 'function', function: { name: entry.name, description: entry.description, parameters: entry.inputSchema } }],
+          messages: [
+            { role: 'user', content: 'Show me the picture.' },
+            {
+              role: 'assistant',
+              content: null,
+              tool_calls: [{ id: call.call_id, type: 'function', function: { name: call.name, arguments: call.arguments } }],
+            },
+            { role: 'tool', tool_call_id: call.call_id, content },
+          ],
+        },
+      });
+      return (response.json() as { usage: { prompt_tokens: number } }).usage.prompt_tokens;
+    };
+    expect(blind.body.steps[1]!.usage.prompt_tokens).toBe(await chat('tiny', false));
+    expect(seen.body.steps[1]!.usage.prompt_tokens).toBe(await chat('tiny-vision', true));
+    expect(seen.body.steps[1]!.usage.prompt_tokens).toBeGreaterThan(blind.body.steps[1]!.usage.prompt_tokens);
   });
 
   it.runIf(!onServer)('on the in-process engine, a vision model’s run fails on the image with the reason', async () => {
