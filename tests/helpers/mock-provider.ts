@@ -7,7 +7,8 @@ import { closeServer } from './http-server.js';
  * A real HTTP server on 127.0.0.1 speaking OpenAI's documented wire format, for
  * testing Hearth's model providers: GET /v1/models, POST /v1/chat/completions
  * (JSON, or SSE with an optional usage chunk and `data: [DONE]`), POST /v1/completions (JSON), POST /v1/responses
- * (minimal, JSON or SSE events), POST /v1/embeddings. It records every request.
+ * (minimal, JSON or SSE events), POST /v1/embeddings, POST /v1/audio/transcriptions (multipart,
+ * answering `{text}` with the reply). It records every request.
  */
 
 export interface MockProviderOptions {
@@ -33,7 +34,7 @@ export interface RecordedRequest {
   method: string;
   path: string;
   headers: IncomingHttpHeaders;
-  /** The parsed JSON body, or undefined for none. */
+  /** The parsed JSON body (a multipart body: its text as it came), or undefined for none. */
   body: any;
   /** True once the response finished normally. */
   finished: boolean;
@@ -178,7 +179,8 @@ export async function startMockProvider(options: MockProviderOptions = {}): Prom
       resolveDone();
     });
     const text = await readBody(req);
-    if (text) {
+    if (text && req.headers['content-type']?.startsWith('multipart/form-data')) record.body = text;
+    else if (text) {
       try {
         record.body = JSON.parse(text);
       } catch {
@@ -215,6 +217,10 @@ export async function startMockProvider(options: MockProviderOptions = {}): Prom
         'invalid_request_error',
         'model_not_found',
       );
+      return;
+    }
+    if (route === `POST ${prefix}/audio/transcriptions`) {
+      sendJson(res, 200, { text: options.reply ?? 'Hello from the mock provider.' });
       return;
     }
     if (route === `POST ${prefix}/chat/completions`) return chat(res, record);

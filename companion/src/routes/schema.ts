@@ -3,7 +3,7 @@
  * JSON Schema literals at the top of the route module, exported, `as const`; a body's schema is
  * also `satisfies BodySchema<Wire>`, where `Wire` is the request's type from `#shared/api/`.
  * Fastify checks JSON bodies with it; a multipart form's text fields go through the same schema
- * once read (routes/images/multipart.ts). Either way a problem is told in the same words
+ * once read (routes/multipart.ts). Either way a problem is told in the same words
  * (http/error-handler.ts).
  */
 

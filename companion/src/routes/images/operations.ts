@@ -3,7 +3,7 @@ import { HearthError } from '../../errors.js';
 import type { ImagesContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
 import { nonEmptyString, type BodySchema } from '../schema.js';
-import { atMost, MAX_FILE_PARTS, readForm, type FileRule } from './multipart.js';
+import { atMost, MAX_FILE_PARTS, readForm, type FileRule } from '../multipart.js';
 import { respondWithJob } from './respond.js';
 import type { SubmitOptions } from '../../images/jobs/job-manager.js';
 
@@ -51,7 +51,12 @@ export const upscaleBody = {
 /** POST /v1/images/generations (JSON), /v1/images/edits and /v1/images/upscale (multipart). */
 export const imageOperationRoutes: RoutePlugin<ImagesContext, 'config' | 'images' | 'shutdown'> = async (app, context) => {
   const { images } = context;
-  const uploadLimit = () => context.config().server.limits.images_body_mb * 1024 * 1024;
+  /** The limit in force, and what an upload to these routes must be. */
+  const upload = () => ({
+    maxBytes: context.config().server.limits.images_body_mb * 1024 * 1024,
+    limitSetting: 'server.limits.images_body_mb',
+    expected: 'the image in the "image" field (as OpenAI\'s image edits)',
+  });
   /**
    * Reference images for an edit: one, or (for a model that takes several) up to the most file
    * parts a form may have. When the model is named before the images, a second image for a
@@ -78,7 +83,7 @@ export const imageOperationRoutes: RoutePlugin<ImagesContext, 'config' | 'images
     const form = await readForm<ImageEditFields>(request, {
       files: { image: references, 'image[]': references, mask: atMost(1) },
       body: editBody,
-      maxBytes: uploadLimit(),
+      ...upload(),
     });
     const { fields, files } = form;
     const input = { ...fields, images: [...(files.get('image') ?? []), ...(files.get('image[]') ?? [])], mask: files.get('mask')?.[0] };
@@ -87,7 +92,7 @@ export const imageOperationRoutes: RoutePlugin<ImagesContext, 'config' | 'images
   });
 
   app.post('/v1/images/upscale', async (request, reply) => {
-    const { fields, files } = await readForm<ImageUpscaleFields>(request, { files: { image: atMost(1) }, body: upscaleBody, maxBytes: uploadLimit() });
+    const { fields, files } = await readForm<ImageUpscaleFields>(request, { files: { image: atMost(1) }, body: upscaleBody, ...upload() });
     const sent = files.get('image') ?? [];
     if (sent.length !== 1) throw new HearthError('invalid_request_error', 'Send exactly one image, in the multipart field "image".', { param: 'image' });
     const input = { ...fields, scale: fields.scale ?? 2, image: sent[0]! };

@@ -1,12 +1,19 @@
+/**
+ * Multipart/form-data bodies, for the routes that take files as OpenAI's do (image edits and
+ * upscales, audio transcriptions): each route registers @fastify/multipart in its own scope and
+ * reads its form with `readForm`.
+ */
 import type { FastifyRequest } from 'fastify';
-import { HearthError } from '../../errors.js';
-import { invalidRequest } from '../../http/error-handler.js';
-import type { SchemaError } from '../../schema-messages.js';
-import type { BodySchema } from '../schema.js';
+import { HearthError } from '../errors.js';
+import { invalidRequest } from '../http/error-handler.js';
+import type { SchemaError } from '../schema-messages.js';
+import type { BodySchema } from './schema.js';
 
-/** A form as read: its files by field, and its text fields as the value its schema describes. */
+/** A form as read: its files by field (and the names the client gave them), and its text fields as the value its schema describes. */
 export interface Form<Fields> {
   files: Map<string, Buffer[]>;
+  /** Each file's name as sent (`filename=`), by field, in the order of `files`; '' where none was given. */
+  names: Map<string, string[]>;
   fields: Fields;
 }
 
@@ -21,8 +28,12 @@ export interface FormRules<Fields> {
   files: Record<string, FileRule>;
   /** The text fields: the schema a JSON body of them would have; they are checked against it once read. */
   body: BodySchema<Fields>;
-  /** The largest request body, all parts together (server.limits.images_body_mb). */
+  /** The largest request body, all parts together. */
   maxBytes: number;
+  /** The setting that sets `maxBytes` (server.limits.images_body_mb), named in the 413. */
+  limitSetting: string;
+  /** What the form should hold, for the 415 of a body that is no form: 'the image in the "image" field (as OpenAI's image edits)'. */
+  expected: string;
 }
 
 /** The most file parts any route reads (a model's reference images included). */
@@ -36,12 +47,9 @@ export const atMost =
       throw new HearthError('invalid_request_error', `Send at most ${max} "${name}" file${max === 1 ? '' : 's'} in this request.`, { param: name });
   };
 
-function tooLarge(maxBytes: number): HearthError {
+function tooLarge(maxBytes: number, setting: string): HearthError {
   const megabytes = Math.round((maxBytes / 1048576) * 100) / 100;
-  return new HearthError(
-    'request_too_large',
-    `The upload is larger than ${megabytes} MB: server.limits.images_body_mb bounds the whole request, every file and field together.`,
-  );
+  return new HearthError('request_too_large', `The upload is larger than ${megabytes} MB: ${setting} bounds the whole request, every file and field together.`);
 }
 
 /**
@@ -51,13 +59,11 @@ function tooLarge(maxBytes: number): HearthError {
  */
 export async function readForm<Fields>(request: FastifyRequest, rules: FormRules<Fields>): Promise<Form<Fields>> {
   if (!request.isMultipart()) {
-    throw new HearthError(
-      'unsupported_media_type',
-      'Send this request as multipart/form-data, with the image in the "image" field (as OpenAI\'s image edits).',
-    );
+    throw new HearthError('unsupported_media_type', `Send this request as multipart/form-data, with ${rules.expected}.`);
   }
-  if (Number(request.headers['content-length']) > rules.maxBytes) throw tooLarge(rules.maxBytes);
-  const form = { files: new Map<string, Buffer[]>(), fields: new Map<string, string>() };
+  const tooLargeError = () => tooLarge(rules.maxBytes, rules.limitSetting);
+  if (Number(request.headers['content-length']) > rules.maxBytes) throw tooLargeError();
+  const form = { files: new Map<string, Buffer[]>(), names: new Map<string, string[]>(), fields: new Map<string, string>() };
   const counts = new Map<string, number>();
   const fileNames = Object.keys(rules.files);
   const fieldNames = Object.keys(rules.body.properties);
@@ -69,7 +75,7 @@ export async function readForm<Fields>(request: FastifyRequest, rules: FormRules
   const count = (chunk: Buffer) => void (received += chunk.length);
   request.raw.on('data', count);
   const checkSize = () => {
-    if (received > rules.maxBytes) throw tooLarge(rules.maxBytes);
+    if (received > rules.maxBytes) throw tooLargeError();
   };
   try {
     for (let next = await first; !next.done; next = await parts.next()) {
@@ -94,6 +100,7 @@ export async function readForm<Fields>(request: FastifyRequest, rules: FormRules
         const list = form.files.get(part.fieldname) ?? [];
         list.push(Buffer.concat(chunks));
         form.files.set(part.fieldname, list);
+        form.names.set(part.fieldname, [...(form.names.get(part.fieldname) ?? []), part.filename ?? '']);
       } else {
         if (!fieldNames.includes(part.fieldname)) {
           const hint = fileNames.includes(part.fieldname) ? ' It must be sent as a file.' : '';
@@ -110,14 +117,14 @@ export async function readForm<Fields>(request: FastifyRequest, rules: FormRules
     request.raw.resume();
     if (error instanceof HearthError) throw error;
     const code = (error as { code?: string }).code;
-    if (code === 'FST_REQ_FILE_TOO_LARGE') throw tooLarge(rules.maxBytes);
+    if (code === 'FST_REQ_FILE_TOO_LARGE') throw tooLargeError();
     if (code === 'FST_FILES_LIMIT') throw new HearthError('invalid_request_error', `The form has more than ${MAX_FILE_PARTS} files.`);
     if (code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT') throw new HearthError('invalid_request_error', 'The form has too many parts.');
     throw new HearthError('invalid_request_error', `The multipart body could not be read: ${(error as Error).message}`);
   } finally {
     request.raw.removeListener('data', count);
   }
-  return { files: form.files, fields: checkedFields(request, rules.body, form.fields) };
+  return { files: form.files, names: form.names, fields: checkedFields(request, rules.body, form.fields) };
 }
 
 /**
