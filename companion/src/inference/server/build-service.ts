@@ -59,17 +59,30 @@ export class ServerBuild {
   /** Starts the build in the background when there is none and this machine can build it; returns the state. */
   startInBackground(): EngineBuildStatus {
     const status = this.status();
-    if (this.started || status.state !== 'absent' || status.reason || !existsSync(HEARTH)) return status;
+    if (this.started || status.state !== 'absent' || status.reason || !canStartHearth()) return status;
     if (!this.tools) {
       // The tools are being looked for: start once they are known to be there.
       void this.checkTools().then(() => this.startInBackground());
       return status;
     }
     this.started = true;
-    const child = spawn(process.execPath, [HEARTH, 'engine', 'build', '--quiet'], { detached: true, stdio: 'ignore', env: this.env });
-    child.once('error', (error) => this.log?.warn({ err: error }, 'the llama-server build could not be started'));
-    child.unref();
-    this.log?.info({ pid: child.pid }, 'building the llama-server engine in the background (the in-process engine runs models meanwhile)');
+    startHearth(['engine', 'build', '--quiet'], this.env, this.log, {
+      started: 'building the llama-server engine in the background (the in-process engine runs models meanwhile)',
+      failed: 'the llama-server build could not be started',
+    });
     return this.status();
   }
+}
+
+/** Whether this install has its `hearth` command to start (bin/hearth.js). */
+export function canStartHearth(): boolean {
+  return existsSync(HEARTH);
+}
+
+/** Starts `hearth <args>` as a detached process that goes on after the companion stops, logging that it started (or why not). */
+export function startHearth(args: string[], env: NodeJS.ProcessEnv, log: Logger | undefined, words: { started: string; failed: string }): void {
+  const child = spawn(process.execPath, [HEARTH, ...args], { detached: true, stdio: 'ignore', env });
+  child.once('error', (error) => log?.warn({ err: error }, words.failed));
+  child.unref();
+  log?.info({ pid: child.pid }, words.started);
 }

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { availableParallelism, homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { EngineBuildStatus } from '#shared/api/admin.js';
 import { writeFileAtomic } from '../../store/files.js';
 import { processAlive, releasePidFile, takePidFile } from '../../store/lock.js';
@@ -16,17 +16,34 @@ import { configureArguments, RECIPE_VERSION, WRAPPER_CMAKE } from './build-recip
 import { llamaSource, prebuiltDir, prebuiltFingerprint, prebuiltLibraries, unsupportedPlatform, type LlamaSource, type PrebuiltLibraries } from './prebuilt.js';
 import { findToolchain, runTool } from './toolchain.js';
 
-export interface ServerBuildPaths {
+/** Where one build lives: its binary, its state and info files, its lock, log and work folder. */
+export interface BuildPlace {
   root: string;
   binary: string;
-  source: LlamaSource;
-  /** The CPU libraries the binary is linked against (their file names are what it loads). */
-  libraries: PrebuiltLibraries;
   state: string;
   info: string;
   lock: string;
   log: string;
   work: string;
+}
+
+export interface ServerBuildPaths extends BuildPlace {
+  source: LlamaSource;
+  /** The CPU libraries the binary is linked against (their file names are what it loads). */
+  libraries: PrebuiltLibraries;
+}
+
+/** The files of a build in its folder. */
+export function buildPlace(root: string): BuildPlace {
+  return {
+    root,
+    binary: join(root, 'bin', 'llama-server'),
+    state: join(root, 'state.json'),
+    info: join(root, 'build.json'),
+    lock: join(root, 'lock'),
+    log: join(root, 'build.log'),
+    work: join(root, 'work'),
+  };
 }
 
 /** Where builds are cached: $HEARTH_ENGINE_CACHE, else ~/.cache/hearth ($XDG_CACHE_HOME/hearth). */
@@ -52,40 +69,31 @@ export function serverBuildPaths(env: NodeJS.ProcessEnv = process.env): ServerBu
     .update(`${RECIPE_VERSION}:${prebuiltFingerprint(source, libraries)}`)
     .digest('hex')
     .slice(0, 12);
-  const root = join(engineCacheDir(env), `llama-server-${source.tag}-${key}`);
-  return {
-    root,
-    binary: join(root, 'bin', 'llama-server'),
-    source,
-    libraries,
-    state: join(root, 'state.json'),
-    info: join(root, 'build.json'),
-    lock: join(root, 'lock'),
-    log: join(root, 'build.log'),
-    work: join(root, 'work'),
-  };
+  return { ...buildPlace(join(engineCacheDir(env), `llama-server-${source.tag}-${key}`)), source, libraries };
 }
 
 interface BuildInfo {
   built_at: string;
   build_seconds: number;
-  tag: string;
-  node_llama_cpp: string;
   compile_steps: number;
+  /** What it was built from (the llama.cpp tag, node-llama-cpp's version, the CPU). */
+  [about: string]: string | number;
 }
 
 type StateFile =
   { state: 'building'; pid: number; progress: number; step: string; started_at: string } | { state: 'failed'; reason: string; failed_at: string };
 
 /**
- * The build's state as the files show it; a build whose process is gone counts as absent.
- * `missingTools` says what keeps an absent build from being made (it runs the tools, so a
- * long-lived caller passes a remembered answer).
+ * The build's state as the files show it; a build whose process is gone counts as absent, or as
+ * failed with `ended` as its reason when one is given (the native build: it is not tried again at
+ * each start). `missingTools` says what keeps an absent build from being made (it runs the tools,
+ * so a long-lived caller passes a remembered answer).
  */
 export function readBuildState(
-  paths: ServerBuildPaths | { unavailable: string },
+  paths: BuildPlace | { unavailable: string },
   env: NodeJS.ProcessEnv = process.env,
   missingTools: () => string | undefined = () => missingToolchain(env),
+  ended?: string,
 ): EngineBuildStatus {
   if ('unavailable' in paths) return { state: 'absent', reason: paths.unavailable };
   const info = readJson<BuildInfo>(paths.info);
@@ -93,6 +101,7 @@ export function readBuildState(
   const state = readJson<StateFile>(paths.state);
   if (state?.state === 'building' && processAlive(state.pid))
     return { state: 'building', progress: state.progress, step: state.step, started_at: state.started_at };
+  if (state?.state === 'building' && ended) return { state: 'failed', reason: ended, failed_at: state.started_at };
   if (state?.state === 'failed') return { state: 'failed', reason: state.reason, failed_at: state.failed_at };
   const missing = missingTools();
   return missing ? { state: 'absent', reason: missing } : { state: 'absent' };
@@ -108,93 +117,149 @@ export interface BuildOptions {
   signal?: AbortSignal;
   env?: NodeJS.ProcessEnv;
   onProgress?: (status: EngineBuildStatus) => void;
+  /** The build in words, for its failure (default: the llama-server build). */
+  name?: string;
 }
+
+/** What a recipe is given: its work folder, and how it reports a step and each line of its tools' output. */
+export interface RecipeContext {
+  work: string;
+  env: NodeJS.ProcessEnv;
+  signal?: AbortSignal;
+  /** Progress 0..1 and the step in words; `force` writes the state file at once. */
+  report: (progress: number, step: string, force?: boolean) => void;
+  /** Appends a line to the build log. */
+  onLine: (line: string) => void;
+}
+
+/** Makes the binary in the work folder; resolves with its path there, the compile steps it counted, and what it was built from. */
+export type BuildRecipe = (context: RecipeContext) => Promise<{ binary: string; steps: number; about?: Record<string, string> }>;
 
 /**
  * Builds llama-server unless it is built; waits for a build another process runs instead of
  * starting a second one. Resolves with the final state (ready or failed); never throws for a
  * failed build, whose reason is kept in the state file until the next attempt.
  */
-export async function buildServer(paths: ServerBuildPaths, options: BuildOptions = {}): Promise<EngineBuildStatus> {
+export function buildServer(paths: ServerBuildPaths, options: BuildOptions = {}): Promise<EngineBuildStatus> {
+  return buildWith(paths, quickRecipe(paths), options);
+}
+
+/** Builds at a place with a recipe, under the place's lock (see buildServer). */
+export async function buildWith(place: BuildPlace, recipe: BuildRecipe, options: BuildOptions = {}): Promise<EngineBuildStatus> {
   const env = options.env ?? process.env;
   for (;;) {
-    const current = readBuildState(paths, env);
+    const current = readBuildState(place, env, () => undefined);
     if (current.state === 'ready') return current;
     if (current.state === 'building') {
       options.onProgress?.(current);
       await sleep(1000, options.signal);
-      if (options.signal?.aborted) return readBuildState(paths, env);
+      if (options.signal?.aborted) return readBuildState(place, env);
       continue;
     }
-    if (takeLock(paths)) break;
+    if (takeLock(place)) break;
     await sleep(500, options.signal);
   }
   try {
-    return await buildLocked(paths, env, options);
+    return await buildLocked(place, recipe, env, options);
   } finally {
-    releasePidFile(paths.lock);
+    releasePidFile(place.lock);
   }
 }
 
-async function buildLocked(paths: ServerBuildPaths, env: NodeJS.ProcessEnv, options: BuildOptions): Promise<EngineBuildStatus> {
-  const started = Date.now();
-  const startedAt = new Date(started).toISOString();
-  let lastWrite = 0;
-  const report = (progress: number, step: string, force = false) => {
-    const status: EngineBuildStatus = { state: 'building', progress, step, started_at: startedAt };
-    options.onProgress?.(status);
-    if (!force && Date.now() - lastWrite < 500) return;
-    lastWrite = Date.now();
-    writeFileAtomic(paths.state, JSON.stringify({ ...status, pid: process.pid }), 0o644);
-  };
-  const log = openSync(paths.log, 'w');
-  const onLine = (line: string) => void writeSync(log, `${line}\n`);
-  try {
+/** The quick build: the server alone, on node-llama-cpp's prebuilt libraries. */
+function quickRecipe(paths: ServerBuildPaths): BuildRecipe {
+  return async ({ work, env, signal, report, onLine }) => {
     const toolchain = findToolchain(env);
     if ('missing' in toolchain) throw new Error(toolchain.missing);
-    rmSync(paths.work, { recursive: true, force: true });
-    mkdirSync(paths.work, { recursive: true });
-    const source = join(paths.work, 'llama.cpp');
-    const wrapper = join(paths.work, 'wrapper');
-    const build = join(paths.work, 'build');
+    const source = join(work, 'llama.cpp');
+    const wrapper = join(work, 'wrapper');
+    const build = join(work, 'build');
     report(0.01, 'unpacking the llama.cpp source', true);
-    await runTool(toolchain.git, ['clone', '--quiet', paths.source.bundle, source], { cwd: paths.work, env, signal: options.signal, onLine });
+    await runTool(toolchain.git, ['clone', '--quiet', paths.source.bundle, source], { cwd: work, env, signal, onLine });
     mkdirSync(wrapper);
     writeFileSync(join(wrapper, 'CMakeLists.txt'), WRAPPER_CMAKE);
     report(0.03, 'configuring', true);
     await runTool(toolchain.cmake, ['-S', wrapper, '-B', build, ...toolchain.generator, ...configureArguments(source, paths.libraries)], {
-      cwd: paths.work,
+      cwd: work,
       env,
-      signal: options.signal,
+      signal,
       onLine,
     });
-    let steps = 0;
-    await runTool(toolchain.cmake, ['--build', build, '--target', 'llama-server', '--parallel', String(buildJobs())], {
-      cwd: paths.work,
-      env,
-      signal: options.signal,
-      onLine: (line) => {
-        onLine(line);
-        const done = compileProgress(line);
-        if (!done) return;
-        steps = Math.max(steps, done.total);
-        report(0.05 + 0.95 * (done.step / done.total), `compiling (${done.step} of ${done.total} steps)`, done.step === done.total);
-      },
-    });
-    mkdirSync(join(paths.root, 'bin'), { recursive: true });
-    renameSync(join(build, 'bin', 'llama-server'), paths.binary);
+    const steps = await compile(toolchain.cmake, build, { work, env, signal, report, onLine });
+    return { binary: join(build, 'bin', 'llama-server'), steps, about: { tag: paths.source.tag, node_llama_cpp: paths.source.version } };
+  };
+}
+
+/** `cmake --build` of the llama-server target, its progress reported from 5 % to 100 %; returns the compile steps counted. */
+export async function compile(cmake: string, build: string, context: RecipeContext, priority: 'low' | 'idle' = 'low'): Promise<number> {
+  const progress = compileLines(context);
+  await runTool(cmake, ['--build', build, '--target', 'llama-server', '--parallel', String(buildJobs())], {
+    cwd: context.work,
+    env: context.env,
+    signal: context.signal,
+    priority,
+    onLine: progress.onLine,
+  });
+  return progress.steps();
+}
+
+/** Reads a build's output lines: each goes to the log, and its `[12/70]` or `[ 17%]` is reported as progress from 5 % to 100 %. */
+export function compileLines({ report, onLine }: Pick<RecipeContext, 'report' | 'onLine'>): { onLine: (line: string) => void; steps: () => number } {
+  let steps = 0;
+  return {
+    onLine: (line) => {
+      onLine(line);
+      const done = compileProgress(line);
+      if (!done) return;
+      steps = Math.max(steps, done.total);
+      report(0.05 + 0.95 * (done.step / done.total), `compiling (${done.step} of ${done.total} steps)`, done.step === done.total);
+    },
+    steps: () => steps,
+  };
+}
+
+async function buildLocked(paths: BuildPlace, recipe: BuildRecipe, env: NodeJS.ProcessEnv, options: BuildOptions): Promise<EngineBuildStatus> {
+  const started = Date.now();
+  const startedAt = new Date(started).toISOString();
+  let lastWrite = 0;
+  let latest: EngineBuildStatus | undefined;
+  let trailing: NodeJS.Timeout | undefined;
+  const write = () => {
+    clearTimeout(trailing);
+    trailing = undefined;
+    lastWrite = Date.now();
+    if (latest) writeFileAtomic(paths.state, JSON.stringify({ ...latest, pid: process.pid }), 0o644);
+  };
+  // At most two writes a second; the last progress of a burst is written once the half second is over.
+  const report = (progress: number, step: string, force = false) => {
+    latest = { state: 'building', progress, step, started_at: startedAt };
+    options.onProgress?.(latest);
+    const wait = 500 - (Date.now() - lastWrite);
+    if (force || wait <= 0) write();
+    else trailing ??= setTimeout(write, wait);
+  };
+  const log = openSync(paths.log, 'w');
+  const onLine = (line: string) => void writeSync(log, `${line}\n`);
+  try {
+    rmSync(paths.work, { recursive: true, force: true });
+    mkdirSync(paths.work, { recursive: true });
+    report(0, 'starting', true);
+    const built = await recipe({ work: paths.work, env, signal: options.signal, report, onLine });
+    clearTimeout(trailing);
+    mkdirSync(dirname(paths.binary), { recursive: true });
+    renameSync(built.binary, paths.binary);
     const info: BuildInfo = {
       built_at: new Date().toISOString(),
       build_seconds: Math.round((Date.now() - started) / 1000),
-      tag: paths.source.tag,
-      node_llama_cpp: paths.source.version,
-      compile_steps: steps,
+      ...built.about,
+      compile_steps: built.steps,
     };
     writeFileAtomic(paths.info, JSON.stringify(info, null, 2), 0o644);
     rmSync(paths.state, { force: true });
     rmSync(paths.work, { recursive: true, force: true });
     return { state: 'ready', built_at: info.built_at, build_seconds: info.build_seconds };
   } catch (error) {
+    clearTimeout(trailing);
     rmSync(paths.work, { recursive: true, force: true });
     if (options.signal?.aborted) {
       rmSync(paths.state, { force: true });
@@ -202,19 +267,21 @@ async function buildLocked(paths: ServerBuildPaths, env: NodeJS.ProcessEnv, opti
     }
     const failed: EngineBuildStatus = {
       state: 'failed',
-      reason: `the llama-server build failed: ${error instanceof Error ? error.message : String(error)} (full log: ${paths.log})`,
+      reason: `${options.name ?? 'the llama-server build'} failed: ${error instanceof Error ? error.message : String(error)} (full log: ${paths.log})`,
       failed_at: new Date().toISOString(),
     };
     writeFileAtomic(paths.state, JSON.stringify(failed), 0o644);
     return failed;
   } finally {
+    clearTimeout(trailing);
     closeSync(log);
   }
 }
 
-/** Forgets a failed build so the next attempt starts afresh. */
-export function clearFailure(paths: ServerBuildPaths): void {
-  if (readJson<StateFile>(paths.state)?.state === 'failed') rmSync(paths.state, { force: true });
+/** Forgets a failed build (or one whose process is gone) so the next attempt starts afresh. */
+export function clearFailure(paths: BuildPlace): void {
+  const state = readJson<StateFile>(paths.state);
+  if (state?.state === 'failed' || (state?.state === 'building' && !processAlive(state.pid))) rmSync(paths.state, { force: true });
 }
 
 /** Ninja's `[12/70]` and make's `[ 17%]` progress. */
@@ -231,7 +298,7 @@ function buildJobs(): number {
 }
 
 /** The build lock, or false while another live process builds (a killed build's lock is taken over). */
-function takeLock(paths: ServerBuildPaths): boolean {
+function takeLock(paths: BuildPlace): boolean {
   mkdirSync(paths.root, { recursive: true });
   return takePidFile(paths.lock, 0o644) === undefined;
 }

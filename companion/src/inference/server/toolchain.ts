@@ -45,15 +45,26 @@ function missingWords(missing: string[]): string {
   return `${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not installed (Debian: apt-get install cmake ninja-build g++ git)`;
 }
 
-/** Runs a build tool at low priority; each output line goes to `onLine`. Rejects with the last lines when it fails. */
+/**
+ * The command line that runs a tool at a priority: `low` is nice 10; `idle` is nice 19 and, where
+ * util-linux's ionice is there, the idle I/O class (it reads and writes only when nothing else does; ignored where it cannot be set).
+ */
+export function atPriority(command: string, args: string[], priority: 'low' | 'idle'): [string, string[]] {
+  let line: [string, string[]] = [command, args];
+  if (priority === 'idle' && has('ionice')) line = ['ionice', ['-c', '3', '-t', command, ...args]];
+  if (has('nice')) line = ['nice', ['-n', priority === 'idle' ? '19' : '10', line[0], ...line[1]]];
+  return line;
+}
+
+/** Runs a build tool at low priority (or idle); each output line goes to `onLine`. Rejects with the last lines when it fails. */
 export function runTool(
   command: string,
   args: string[],
-  options: { cwd: string; env?: NodeJS.ProcessEnv; signal?: AbortSignal; onLine?: (line: string) => void },
+  options: { cwd: string; env?: NodeJS.ProcessEnv; signal?: AbortSignal; onLine?: (line: string) => void; priority?: 'low' | 'idle' },
 ): Promise<void> {
-  const niced = has('nice') ? ['nice', ['-n', '10', command, ...args]] : [command, args];
+  const [program, programArgs] = atPriority(command, args, options.priority ?? 'low');
   return new Promise((resolve, reject) => {
-    const child = spawn(niced[0] as string, niced[1] as string[], { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(program, programArgs, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
     const tail: string[] = [];
     let partial = '';
     const read = (piece: Buffer) => {
