@@ -98,6 +98,7 @@ const HEARTH = fileURLToPath(new URL('../bin/hearth.js', import.meta.url));
 /**
  * `hearth serve` as its own process on `dataDir`, on one engine, at a random port on 127.0.0.1: a
  * config.yaml serving the models in `modelsDir` with `parallel` sequences of `context` tokens each,
+ * on the quick llama-server build (no native build starts in the background during a measurement),
  * default settings otherwise, warnings only in its log. Resolves once it answers GET /health.
  */
 export function startHearthProcess(
@@ -106,7 +107,7 @@ export function startHearthProcess(
 ): Promise<RunningServer> {
   writeFileAtomic(
     join(dataDir, 'config.yaml'),
-    `version: 1\nmodels:\n  dirs: [${JSON.stringify(options.modelsDir)}]\n  parallel: ${options.parallel}\n  context_size: ${options.context}\n  external_sources: false\n`,
+    `version: 1\nmodels:\n  dirs: [${JSON.stringify(options.modelsDir)}]\n  parallel: ${options.parallel}\n  context_size: ${options.context}\n  external_sources: false\n  native_build: off\n`,
   );
   const port = 18000 + Math.floor(Math.random() * 1000);
   return startServer(process.execPath, [HEARTH, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--no-external-models'], port, {

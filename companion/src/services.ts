@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { EngineSetting } from '#shared/api/admin.js';
 import { Engine, type LoadEvent } from './inference/engine.js';
 import { ServerBuild } from './inference/server/build-service.js';
+import { NativeBuild } from './inference/server/native-service.js';
 import { sweepOrphans } from './inference/server/process.js';
 import { EngineMonitor } from './inference/monitor.js';
 import { DownloadManager } from './models/downloads.js';
@@ -211,6 +212,12 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const build = parts.add('build', new ServerBuild(process.env, options.log));
     // After the first start the llama-server engine is built in the background (models run in process meanwhile).
     if (engineOf(config()).engine !== 'in-process') build.startInBackground();
+    // Once that is ready, the native build for this CPU follows in the background (models.native_build).
+    const native = parts.add('native', new NativeBuild(build, config().models.native_build, process.env, options.log), {
+      configure: (part, next) => part.configure(next.models.native_build, engineOf(next).engine),
+      start: (part) => part.configure(config().models.native_build, engineOf(config()).engine),
+      close: (part) => part.close(),
+    });
     // What the engine reports goes to whoever listens: the metrics and the monitor, built after it.
     const draftFiles: { find: (id: string) => Promise<string | undefined> } = { find: async () => undefined };
     const engineEvents = new Emitter<{ load: [LoadEvent]; firstToken: [string, number]; generated: [string, number, number] }>();
@@ -219,6 +226,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       new Engine({
         ...engineOf(config()),
         build,
+        native,
         runDir,
         threadMemory: threads,
         // A model's draft is named by its id: the catalog, built after the engine, fills in how its file is found.

@@ -87,6 +87,8 @@ export const configSchema = {
         external_sources: { type: 'boolean', default: true },
         gpu: { enum: ['auto', 'cpu'], default: 'auto' },
         engine: { enum: ['auto', 'server', 'in-process'], default: 'auto' },
+        // The native llama-server build for this CPU, made in the background after the quick build (off: never).
+        native_build: { enum: ['auto', 'off'], default: 'auto' },
         threads: { anyOf: [{ const: 'auto' }, { type: 'integer', minimum: 1, maximum: 256 }], default: 'auto' },
         context_size: { type: 'integer', minimum: 256, maximum: 1048576, default: 4096 },
         parallel: { anyOf: [{ const: 'auto' }, { type: 'integer', minimum: 1, maximum: 64 }], default: 'auto' },

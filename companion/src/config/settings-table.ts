@@ -39,6 +39,8 @@ export const SETTINGS: Readonly<Record<string, SettingEffect>> = {
   'models.gpu': 'restart',
   // The engine is chosen, and the load settings are fixed, when a model is loaded.
   'models.engine': 'reload',
+  // Off stops starting the native build and new loads use the quick build; auto starts it (if not built) at once.
+  'models.native_build': 'live',
   'models.threads': 'reload',
   'models.context_size': 'reload',
   'models.parallel': 'reload',

@@ -1,5 +1,5 @@
 import { resolveChatWrapper, type Llama, type LlamaModel } from 'node-llama-cpp';
-import type { EngineBuildStatus, EngineSetting } from '#shared/api/admin.js';
+import type { EngineBuildStatus, EngineSetting, NativeBuildStatus } from '#shared/api/admin.js';
 import { HearthError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { diagnoseLoadFailure } from './diagnose.js';
@@ -13,6 +13,7 @@ import type { LoadedModel, LoadedStatus } from './loaded-model.js';
 import { fileStamp as stamp, MemoryBudget } from './memory-budget.js';
 import { GrammarCache } from './grammar-cache.js';
 import type { ServerBuild } from './server/build-service.js';
+import type { NativeBinary } from './server/native-service.js';
 import type { DraftChoice } from './server/draft.js';
 import { DEFAULT_SLOT_CACHE_BYTES, ServerModel, serverIncompatibility } from './server/model.js';
 import { clearSlotFolders, slotUsage, type SlotUsage } from './server/slot-store.js';
@@ -39,6 +40,8 @@ export interface EngineOptions {
   engine?: EngineSetting;
   /** The llama-server build (needed for auto and server). */
   build?: ServerBuild;
+  /** The native llama-server build: models on the CPU move to it once it is ready. */
+  native?: NativeBinary;
   /** Where the server engine's processes leave pid files (the data folder's engine/). */
   runDir?: string;
   /** How often a llama-server process's health is checked (default 15 s). */
@@ -72,10 +75,11 @@ export class Engine extends MemoryBudget {
 
   constructor(private options: EngineOptions) {
     super(options.log, () => options.memoryBudgetBytes);
+    options.native?.onReady(() => this.useNativeBuild());
   }
 
   /** New settings apply to models loaded from now on; loaded ones keep theirs until unloaded. */
-  configure(next: Omit<EngineOptions, 'log' | 'threadMemory' | 'build' | 'runDir' | 'observer'>): void {
+  configure(next: Omit<EngineOptions, 'log' | 'threadMemory' | 'build' | 'native' | 'runDir' | 'observer'>): void {
     this.options = { ...this.options, ...next };
   }
 
@@ -84,10 +88,21 @@ export class Engine extends MemoryBudget {
     return this.options.memoryBudgetBytes;
   }
 
-  /** The engine setting in force and the llama-server build's state. */
-  async engineStatus(): Promise<{ setting: EngineSetting; build: EngineBuildStatus }> {
+  /** The engine setting in force and the state of the llama-server build and its native build. */
+  async engineStatus(): Promise<{ setting: EngineSetting; build: EngineBuildStatus; native?: NativeBuildStatus }> {
     await this.options.build?.checkTools();
-    return { setting: this.options.engine ?? 'in-process', build: this.buildStatus() };
+    const native = this.options.native?.status();
+    return { setting: this.options.engine ?? 'in-process', build: this.buildStatus(), ...(native ? { native } : {}) };
+  }
+
+  /** Forgets a failed native build and starts it again in the background; undefined without a native build. */
+  retryNativeBuild(): NativeBuildStatus | undefined {
+    return this.options.native?.retry();
+  }
+
+  /** The native build is ready: each model on llama-server moves to it once it is idle (see ServerModel.useNativeWhenIdle). */
+  private useNativeBuild(): void {
+    for (const model of this.loaded.values()) if (model instanceof ServerModel) model.useNativeWhenIdle();
   }
 
   /** Tokens one request to this model may use: its loaded context, else the context it would be loaded with. */
@@ -301,6 +316,7 @@ export class Engine extends MemoryBudget {
           gpu: this.options.gpu === 'cpu' ? false : llama.gpu,
           settings: { ...this.options, ...own },
           ...(draft ? { draft } : {}),
+          native: () => this.options.native?.binary(),
           weightBytes: this.weightBytes(info),
           roomBytes: this.roomFor(info),
           runDir: this.options.runDir ?? paths.root,

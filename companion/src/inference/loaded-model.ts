@@ -1,5 +1,5 @@
 /** What the engine holds of one loaded chat model, whichever engine runs it. */
-import type { EngineKind } from '#shared/api/admin.js';
+import type { EngineKind, ServerBinary } from '#shared/api/admin.js';
 import type { ThreadChoice } from './in-process/thread-tuner.js';
 import type { GenerationText, ModelRequest } from './text-pipeline.js';
 import type { GenerationResult, ModelFile } from './types.js';
@@ -31,6 +31,8 @@ export interface LoadedStatus {
   draft?: { model: string; tokens: number; accepted: number } | { off: string };
   /** The multimodal projector loaded beside the model (server engine). */
   projector?: string;
+  /** The llama-server binary the process runs (server engine). */
+  build?: ServerBinary;
 }
 
 export interface LoadedModel {

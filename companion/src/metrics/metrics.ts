@@ -198,6 +198,16 @@ export class Metrics implements GenerationObserver, ProviderObserver {
     engineGauge('hearth_model_queue_depth', 'Requests waiting for a sequence, per loaded local model.', (model) => model.queued);
     engineGauge('hearth_model_memory_bytes', "A loaded model's weights and context state (its share of the memory budget).", (model) => model.memoryBytes);
     new Gauge({
+      name: 'hearth_model_build',
+      help: 'The llama-server binary each model on the llama-server engine runs: 1 on its build label (prebuilt: the quick build; native: the build for this CPU).',
+      labelNames: ['model', 'build'],
+      registers,
+      collect() {
+        this.reset();
+        for (const model of sources.engine().status()) if (model.build) this.set({ model: models.label(model.id, 'local'), build: model.build }, 1);
+      },
+    });
+    new Gauge({
       name: 'hearth_memory_budget_bytes',
       help: 'The memory budget loaded local models share (models.memory_budget_mb).',
       registers,

@@ -124,7 +124,10 @@ export interface AdminContext {
   paths: Pick<DataPaths, 'root' | 'models'>;
   /** The folders scanned for models, in order. */
   modelsDirs(): string[];
-  engine: Pick<Engine, 'status' | 'load' | 'unload' | 'memoryBudgetBytes' | 'engineStatus' | 'savedConversations' | 'clearSavedConversations'>;
+  engine: Pick<
+    Engine,
+    'status' | 'load' | 'unload' | 'memoryBudgetBytes' | 'engineStatus' | 'retryNativeBuild' | 'savedConversations' | 'clearSavedConversations'
+  >;
   providers(): Pick<ProviderClient, 'status'>;
   catalog: Pick<ModelCatalog, 'resolve' | 'local' | 'externalSources'>;
   keys: Pick<KeyStore, 'create' | 'list' | 'revoke'>;

@@ -17,6 +17,23 @@ export type EngineBuildStatus =
   | { state: 'ready'; built_at: string; build_seconds: number }
   | { state: 'failed'; reason: string; failed_at: string };
 
+/** `models.native_build`: auto builds llama-server natively for this CPU in the background after the quick build; off never does. */
+export type NativeBuildSetting = 'auto' | 'off';
+
+/**
+ * The native llama-server build (the whole llama.cpp tree compiled for this CPU): the setting in
+ * force and the build's state. `absent` with a reason when it is not made (the setting is off,
+ * the quick build is not ready yet); `failed` keeps its reason until a new llama.cpp version or
+ * POST /admin/engine/native-build.
+ */
+export interface NativeBuildStatus {
+  setting: NativeBuildSetting;
+  build: EngineBuildStatus;
+}
+
+/** Which llama-server binary runs a model: the quick build on node-llama-cpp's prebuilt libraries, or the native build. */
+export type ServerBinary = 'prebuilt' | 'native';
+
 export interface LoadedModelStatus {
   id: string;
   engine: EngineKind;
@@ -39,6 +56,8 @@ export interface LoadedModelStatus {
   prompt_tokens?: { evaluated: number; reused: number };
   /** Server engine: the multimodal projector (mmproj file) loaded beside the model, so it takes images or audio. */
   projector?: string;
+  /** Server engine: the llama-server binary its process runs. */
+  build?: ServerBinary;
   /** Server engine, a draft model configured: the draft and the tokens it proposed and the model accepted since the load, or why the model loaded without it. */
   draft?: { model: string; tokens: number; accepted: number } | { off: string };
 }
@@ -87,8 +106,8 @@ export interface ServerStatus {
   providers: ProviderStatus[];
   /** The engine's memory budget for loaded models. */
   memory_budget_bytes?: number;
-  /** The engine setting in force and the state of the llama-server build. */
-  engine: { setting: EngineSetting; build: EngineBuildStatus };
+  /** The engine setting in force, the state of the llama-server build, and of its native build (absent from companions before it). */
+  engine: { setting: EngineSetting; build: EngineBuildStatus; native?: NativeBuildStatus };
   /** The listener for apps that expect Ollama (server.ollama); absent from companions before it. */
   ollama_listener?: OllamaListenerStatus;
   /** When the serving companion started (ISO 8601): after a restart (POST /admin/restart) it is later. Absent from companions before it. */

@@ -47,6 +47,8 @@ export interface ModelSettings {
   gpu: 'auto' | 'cpu';
   /** Which engine runs chat models: auto (llama-server when its build is ready, else in-process), server, in-process. */
   engine: 'auto' | 'server' | 'in-process';
+  /** auto: once the quick llama-server build is ready, build it natively for this CPU in the background and switch to it; off: never. */
+  native_build: 'auto' | 'off';
   threads: number | 'auto';
   context_size: number;
   parallel: number | 'auto';

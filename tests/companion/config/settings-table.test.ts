@@ -272,6 +272,12 @@ const PROBES: Record<string, Probe> = {
     },
     after: true,
   },
+  'models.native_build': {
+    change: { models: { native_build: 'off' } },
+    // The native build's state says why it is not made: before, the tests or the in-process engine; then the setting.
+    observe: async () => (await json({ method: 'GET', url: '/admin/status' }, true)).engine.native.build.reason,
+    after: 'models.native_build is off',
+  },
   'models.memory_budget_mb': {
     change: { models: { memory_budget_mb: 1234 } },
     observe: async () => (await json({ method: 'GET', url: '/admin/status' }, true)).memory_budget_bytes,

@@ -15,8 +15,9 @@ import type { Logger } from '../../logger.js';
 import { blend, GeneratedTokens } from '../generated-tokens.js';
 import { GrammarCache } from '../grammar-cache.js';
 import type { LoadedModel, LoadedStatus } from '../loaded-model.js';
+import { commonStatus } from '../model-status.js';
 import { planRaw } from '../raw-prompt.js';
-import { bytesPerSequence, defaultParallel, fittingParallel } from '../parallel.js';
+import { bytesPerSequence, chooseParallel } from '../parallel.js';
 import type { GenerationText, ModelRequest } from '../text-pipeline.js';
 import { countPromptTokens } from '../token-count.js';
 import { TokenRunCache } from '../token-runs.js';
@@ -29,6 +30,7 @@ import { generateRawOnServer } from './raw.js';
 import type { HiddenSpan } from './output-filter.js';
 import { draftArgs, type DraftChoice } from './draft.js';
 import type { GpuVariant } from './prebuilt.js';
+import type { ServerBinary } from '#shared/api/admin.js';
 import { ServerProcess, type ServerExit } from './process.js';
 import { SlotQueue } from './slot-queue.js';
 import { commonPrefix, MIN_SAVED_TOKENS, slotFolder, SlotStore } from './slot-store.js';
@@ -67,6 +69,8 @@ export interface ServerModelLoad {
   };
   /** The configured draft model for speculative decoding: used, or left off with the reason. */
   draft?: DraftChoice;
+  /** The native build's binary when it is ready (it runs on the CPU only: a model on a GPU keeps the quick build). */
+  native?: () => string | undefined;
   weightBytes: number;
   /** What the budget and the other loaded models leave for this one (weights excluded). */
   roomBytes: number;
@@ -151,6 +155,11 @@ export class ServerModel implements LoadedModel {
   private crashes: number[] = [];
   private readonly tokens = new GeneratedTokens();
   private readonly args: string[];
+  /** The binary the process runs; a native one that would not start or crashed is not tried again for this model. */
+  private binary: ServerBinary = 'prebuilt';
+  private nativeRefused?: string;
+  /** The native build is ready: the process moves to it once no request runs. */
+  private switchWanted = false;
   private msPerToken?: number;
   private readonly prompt = { evaluated: 0, reused: 0 };
   private readonly drafted = { tokens: 0, accepted: 0 };
@@ -172,6 +181,7 @@ export class ServerModel implements LoadedModel {
     private readonly threads: number,
     readonly bytes: number,
     parallel: number,
+    private readonly onGpu: boolean,
   ) {
     this.queue = new SlotQueue(parallel, load.settings.queueLimit, () => this.waitSeconds());
     this.store = new SlotStore(
@@ -204,7 +214,6 @@ export class ServerModel implements LoadedModel {
     const threads = settings.threads === 'auto' ? autoThreads(llama.cpuMathCores) : settings.threads;
     const gpu = load.gpu !== false && settings.gpuLayers !== 0;
     const perSequence = bytesPerSequence(vocab, contextSize, Math.min(512, contextSize), 0);
-    const room = gpu ? (await llama.getVramState()).free : Math.min(load.roomBytes, freemem());
     // One sequence at this context must fit what the budget leaves; llama-server would otherwise swap or be killed while loading.
     if (!gpu && perSequence > load.roomBytes)
       throw new HearthError(
@@ -212,10 +221,7 @@ export class ServerModel implements LoadedModel {
         `${info.id} at a context of ${contextSize} tokens needs about ${Math.ceil(perSequence / MiB)} MB per sequence; the memory budget leaves ${Math.max(0, Math.floor(load.roomBytes / MiB))} MB. Lower its context size or raise models.memory_budget_mb.`,
         { param: 'model' },
       );
-    const parallel =
-      settings.parallel === 'auto'
-        ? defaultParallel({ bytesPerSequence: perSequence, availableBytes: room, gpu, cores: llama.cpuMathCores })
-        : fittingParallel(settings.parallel, { bytesPerSequence: perSequence, availableBytes: room });
+    const parallel = await chooseParallel(settings.parallel, { llama, gpu, bytesPerSequence: perSequence, budgetRoom: load.roomBytes });
     if (parallel !== settings.parallel && settings.parallel !== 'auto')
       settings.log.warn({ model: info.id, asked: settings.parallel, sequences: parallel }, 'fewer sequences than asked: the memory left holds no more');
     const kvBytes = gpu ? 0 : parallel * perSequence;
@@ -247,22 +253,35 @@ export class ServerModel implements LoadedModel {
     // A draft's weights and its own KV cache (a share of the model's: its file against the model's) count against the budget too.
     const draft = load.draft && 'draft' in load.draft ? load.draft.draft : undefined;
     const draftBytes = draft ? draft.bytes + Math.ceil((kvBytes * draft.bytes) / Math.max(1, load.weightBytes)) : 0;
-    const model = new ServerModel(load, runtime, args, threads, load.weightBytes + kvBytes + cacheMiB * MiB + draftBytes, parallel);
+    const model = new ServerModel(load, runtime, args, threads, load.weightBytes + kvBytes + cacheMiB * MiB + draftBytes, parallel, gpu);
     await model.launch(load.onLoadProgress, load.signal);
-    settings.log.info({ model: info.id, engine: 'server', pid: model.process.pid, threads, contextSize, sequences: parallel, cacheMiB }, 'model loaded');
+    settings.log.info(
+      { model: info.id, engine: 'server', build: model.binary, pid: model.process.pid, threads, contextSize, sequences: parallel, cacheMiB },
+      'model loaded',
+    );
     return model;
   }
 
   private async launch(onLoadProgress?: (fraction: number) => void, signal?: AbortSignal): Promise<void> {
-    const process = await ServerProcess.start({
-      paths: this.load.paths,
-      gpu: this.load.gpu,
-      args: this.args,
-      runDir: this.load.runDir,
-      log: this.load.settings.log,
-      onLoadProgress,
-      signal,
-    });
+    const native = this.onGpu || this.nativeRefused ? undefined : this.load.native?.();
+    let process: ServerProcess;
+    try {
+      process = await ServerProcess.start({
+        paths: native ? { ...this.load.paths, binary: native } : this.load.paths,
+        gpu: this.load.gpu,
+        args: this.args,
+        runDir: this.load.runDir,
+        log: this.load.settings.log,
+        onLoadProgress,
+        signal,
+      });
+    } catch (error) {
+      if (!native || signal?.aborted) throw error;
+      // The native binary would not start here: the quick build runs the model, and the native one is not tried again.
+      this.refuseNative(error instanceof Error ? error.message : String(error));
+      return this.launch(onLoadProgress, signal);
+    }
+    this.binary = native ? 'native' : 'prebuilt';
     this.process = process;
     this.client = process.client;
     this.slots.clear();
@@ -271,7 +290,7 @@ export class ServerModel implements LoadedModel {
     if (this.info.projector) this.runtime.mediaMarker = (await process.client.json<{ media_marker?: string }>('GET', '/props')).media_marker;
     void process.exited.then((exit) => {
       clearInterval(watchdog);
-      if (this.disposed || this.process !== process) return;
+      if (this.disposed || this.process !== process || exit.stopped) return;
       this.onExit(exit);
     });
     // A process that stops answering (hung, stopped, or its connections held) is ended and restarted, not counted as a crash.
@@ -298,6 +317,8 @@ export class ServerModel implements LoadedModel {
 
   private onExit(exit: ServerExit): void {
     const { reason } = exit;
+    // A native binary that crashes is not trusted again: the restart runs the quick build.
+    if (this.binary === 'native' && !exit.unresponsive) this.refuseNative(reason);
     // Ended by the watchdog: restarted, never counted against the model.
     if (!exit.unresponsive) {
       const now = Date.now();
@@ -310,6 +331,36 @@ export class ServerModel implements LoadedModel {
     }
     this.restarts++;
     this.restarting = this.launch()
+      .catch((error: unknown) => this.fail(`${this.info.id} could not be restarted: ${error instanceof Error ? error.message : String(error)}`))
+      .finally(() => (this.restarting = undefined));
+  }
+
+  private refuseNative(reason: string): void {
+    this.nativeRefused = reason;
+    this.load.settings.log.warn({ model: this.info.id, reason }, 'the native llama-server build did not run this model; it runs on the quick build');
+  }
+
+  /**
+   * The native build is ready: once no request runs, the process is restarted on it as a reload
+   * restarts it (its conversations saved first, restored at their next turn). A request that
+   * arrives meanwhile waits for the restart.
+   */
+  useNativeWhenIdle(): void {
+    this.switchWanted = true;
+    this.switchIfIdle();
+  }
+
+  private switchIfIdle(): void {
+    if (!this.switchWanted || this.disposed || this.failure || this.restarting || this.queue.busy > 0) return;
+    this.switchWanted = false;
+    if (this.onGpu || this.nativeRefused || this.binary === 'native' || !this.load.native?.()) return;
+    const old = this.process;
+    this.restarting = (async () => {
+      await this.saveSlots().catch(() => undefined);
+      await old.stop();
+      await this.launch();
+      this.load.settings.log.info({ model: this.info.id, pid: this.process.pid, build: this.binary }, 'the model moved to the native llama-server build');
+    })()
       .catch((error: unknown) => this.fail(`${this.info.id} could not be restarted: ${error instanceof Error ? error.message : String(error)}`))
       .finally(() => (this.restarting = undefined));
   }
@@ -366,6 +417,7 @@ export class ServerModel implements LoadedModel {
       this.running.delete(running);
       this.queue.release();
       this.saveWhenIdle();
+      this.switchIfIdle();
     }
   }
 
@@ -375,19 +427,12 @@ export class ServerModel implements LoadedModel {
 
   status(): LoadedStatus {
     return {
-      id: this.info.id,
-      engine: this.engine,
-      engineReason: this.engineReason,
-      threads: this.threads,
+      ...commonStatus(this, { threads: this.threads, contextSize: this.runtime.contextSize, queue: this.queue, tokens: this.tokens }),
       threadChoices: [],
       steps: 0,
-      contextSize: this.runtime.contextSize,
-      sequences: this.queue.capacity,
-      busy: this.queue.busy,
-      queued: this.queue.queued,
-      generatedTokens: this.tokens.total,
       memoryBytes: residentBytes(this.process.pid) ?? this.bytes,
       process: { pid: this.process.pid, restarts: this.restarts },
+      build: this.binary,
       promptTokens: { ...this.prompt },
       ...this.draftStatus(),
       ...(this.info.projector ? { projector: this.info.projector.path } : {}),

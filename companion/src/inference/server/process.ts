@@ -44,6 +44,8 @@ export interface ServerExit {
   reason: string;
   /** Ended by the companion because it stopped answering (not a crash of the model). */
   unresponsive: boolean;
+  /** Ended by stop(): asked for (an unload, a switch of binary), not a crash. */
+  stopped: boolean;
 }
 
 let setprivAvailable: Promise<boolean> | undefined;
@@ -75,7 +77,7 @@ export class ServerProcess {
         rmSync(pidFile, { force: true });
         socket.remove();
         if (!this.stopping) log.error({ pid: child.pid, code, signal, lines: this.lastLines() }, 'llama-server ended; its last log lines');
-        resolve({ code, signal, reason: this.reason(), unresponsive: this.unresponsive });
+        resolve({ code, signal, reason: this.reason(), unresponsive: this.unresponsive, stopped: this.stopping });
       });
     });
   }

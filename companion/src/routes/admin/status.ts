@@ -30,6 +30,7 @@ export const statusRoutes: RoutePlugin<
         ...(model.process ? { process: model.process } : {}),
         ...(model.promptTokens ? { prompt_tokens: model.promptTokens } : {}),
         ...(model.projector ? { projector: model.projector } : {}),
+        ...(model.build ? { build: model.build } : {}),
         ...(model.draft ? { draft: model.draft } : {}),
       })),
       providers: providers().status(),
