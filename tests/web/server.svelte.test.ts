@@ -71,6 +71,42 @@ describe('ServerStore', () => {
     }
   });
 
+  it('follows the native build while it runs, and Try again asks for it and reads the state again', async () => {
+    vi.useFakeTimers();
+    try {
+      const quick = { state: 'ready', built_at: '2026-11-26T10:02:00Z', build_seconds: 120 };
+      let native: Record<string, unknown> = { state: 'building', progress: 0.4, step: 'compiling (40 of 100 steps)', started_at: '2026-11-26T10:03:00Z' };
+      const restarted = { state: 'building', progress: 0.01, step: 'unpacking the llama.cpp source', started_at: '2026-11-26T10:06:00Z' };
+      const asked: string[] = [];
+      stubFetch((path, init) => {
+        asked.push(`${init.method ?? 'GET'} ${new URL(path, 'http://x').pathname}`);
+        if (path.endsWith('/admin/engine/native-build')) native = restarted;
+        return Response.json(
+          path.endsWith('/admin/engine/native-build')
+            ? { setting: 'auto', build: native }
+            : { ...status, engine: { setting: 'auto', build: quick, native: { setting: 'auto', build: native } } },
+        );
+      });
+      const server = new ServerStore();
+      await server.refreshDetails();
+      const stop = server.followBuild(1000);
+      native = { state: 'failed', reason: 'the native llama-server build failed: CMake is not installed', failed_at: '2026-11-26T10:05:00Z' };
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(server.details?.engine.native?.build.state).toBe('failed');
+      // A failed build is not asked about again on its own.
+      const before = asked.length;
+      await vi.advanceTimersByTimeAsync(5000);
+      expect(asked.length).toBe(before);
+      await server.retryNativeBuild();
+      expect(asked.slice(before)).toEqual(['POST /admin/engine/native-build', 'GET /admin/status']);
+      expect(server.details?.engine.native?.build).toMatchObject({ state: 'building', progress: 0.01 });
+      expect(server.retryingNative).toBe(false);
+      stop();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('explains that details are loopback-only', async () => {
     stubFetch(() => Response.json({ error: { message: 'no', type: 'permission_error', code: 'permission_denied', param: null } }, { status: 403 }));
     const server = new ServerStore();

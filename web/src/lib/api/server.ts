@@ -1,4 +1,4 @@
-import type { ClearedConversations, DraftCandidates, SavedConversations, ServerStatus } from '#shared/api/admin.js';
+import type { ClearedConversations, DraftCandidates, NativeBuildStatus, SavedConversations, ServerStatus } from '#shared/api/admin.js';
 import type { HealthStatus } from '#shared/api/openai.js';
 import { request, send } from './client';
 
@@ -28,6 +28,11 @@ export function serverStatus(): Promise<ServerStatus> {
 
 export function loadModel(id: string): Promise<{ id: string; loaded: true }> {
   return request(`/admin/models/${encodeURIComponent(id)}/load`, { method: 'POST' });
+}
+
+/** Forgets a failed native llama-server build and starts it again in the background. */
+export function retryNativeBuild(): Promise<NativeBuildStatus> {
+  return request<NativeBuildStatus>('/admin/engine/native-build', { method: 'POST' });
 }
 
 export function unloadModel(id: string): Promise<{ id: string; loaded: false; was_loaded: boolean }> {

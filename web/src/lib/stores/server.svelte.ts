@@ -1,5 +1,5 @@
 import { ApiError, clearKeyRefusal } from '$lib/api/client';
-import { health, loadModel, probeApi, serverStatus, unloadModel, verifyKey } from '$lib/api/server';
+import { health, loadModel, probeApi, retryNativeBuild, serverStatus, unloadModel, verifyKey } from '$lib/api/server';
 import { ACCESS_KEY_STORAGE, forgetAccessKey, keyFormatProblem, keyPrefix, readAccessKey, storeAccessKey } from '$lib/storage/access-key';
 import type { ServerStatus } from '#shared/api/admin.js';
 import { session } from './session.svelte';
@@ -32,6 +32,8 @@ export class ServerStore {
   /** Model ids with a load or unload under way. */
   pending = $state<Record<string, 'loading' | 'unloading'>>({});
   actionError = $state<string | null>(null);
+  /** Try again on a failed native build is under way. */
+  retryingNative = $state(false);
   /** What is shown of the key saved in this browser (`hth_xxxxxx…`); the key itself is never kept here. */
   keyPrefix = $state<string | null>(savedPrefix());
   /** Why the last key the user gave was not saved: the companion's message, or a format problem. */
@@ -181,14 +183,32 @@ export class ServerStore {
   }
 
   /**
-   * While the llama-server build runs, asks for the status every `interval` ms so its progress
-   * moves on the page; stops asking once the build is done. Returns the stop function.
+   * While the llama-server build or its native build runs (or the native one is about to start),
+   * asks for the status every `interval` ms so its progress moves on the page; stops asking once
+   * the builds are done. Returns the stop function.
    */
   followBuild(interval = 3000): () => void {
     const timer = setInterval(() => {
-      if (this.details?.engine?.build.state === 'building') void this.refreshDetails();
+      const engine = this.details?.engine;
+      const native = engine?.native?.build;
+      // A native build with no reason to wait is about to start (Try again, or the quick build just ready).
+      if (engine?.build.state === 'building' || native?.state === 'building' || (native?.state === 'absent' && !native.reason)) void this.refreshDetails();
     }, interval);
     return () => clearInterval(timer);
+  }
+
+  /** Try again after a failed native build: it starts again in the background. */
+  async retryNativeBuild(): Promise<void> {
+    this.retryingNative = true;
+    this.actionError = null;
+    try {
+      await retryNativeBuild();
+    } catch (error) {
+      this.actionError = `The native build could not be started again: ${describe(error)}`;
+    } finally {
+      this.retryingNative = false;
+      await this.refreshDetails();
+    }
   }
 
   async load(id: string): Promise<void> {
