@@ -69,6 +69,7 @@ export type ChatMessage =
   | { role: 'user'; content: string | UserContentPart[]; name?: string }
   /** `reasoning_content`: the thought of an earlier turn, sent back as a client received it; accepted, and left to the chat format (most drop it). */
   | { role: 'assistant'; content?: string | TextPart[] | null; tool_calls?: ToolCall[]; name?: string; reasoning_content?: string | null }
+  /** Typed as OpenAI's (text parts); image_url parts are taken here too (as vLLM and llama-server take them), read in convert.ts. */
   | { role: 'tool'; content: string | TextPart[]; tool_call_id: string };
 
 export interface FunctionTool {

@@ -25,7 +25,16 @@ const content = {
     { type: 'null' },
     {
       type: 'array',
-      items: { type: 'object', required: ['type'], properties: { type: { type: 'string' }, text: { type: 'string' } } },
+      items: {
+        type: 'object',
+        required: ['type'],
+        // An image_url part (a user message's, a tool result's) holds its URL; its meaning is checked in convert.ts.
+        properties: {
+          type: { type: 'string' },
+          text: { type: 'string' },
+          image_url: { type: ['string', 'object'], properties: { url: { type: 'string' }, detail: { type: 'string' } } },
+        },
+      },
     },
   ],
 };
