@@ -16,6 +16,7 @@ import {
   type EngineStatus,
   type LoadProgress,
 } from './types';
+import { OneModelEngine } from './one-model';
 import { readReply } from './reply';
 
 interface GpuProbe {
@@ -70,11 +71,9 @@ const needsF16 = (record: Pick<WebLlmModel, 'model_id'> & { required_features?: 
 /** The URL prefix of every file web-llm caches for a model. */
 const folderOf = (record: WebLlmModel) => record.model.replace(/\/?$/, '/');
 
-export class WebLlmEngine implements BrowserEngine {
+export class WebLlmEngine extends OneModelEngine<MLCEngine> implements BrowserEngine {
   readonly kind = 'webllm' as const;
   #probe: Promise<GpuProbe> | null = null;
-  #engine: MLCEngine | null = null;
-  #loaded: string | null = null;
   #module: Promise<typeof WebLlm> | null = null;
 
   #gpu(): Promise<GpuProbe> {
@@ -98,7 +97,7 @@ export class WebLlmEngine implements BrowserEngine {
       available: gpu.adapter,
       reason:
         gpu.error ?? (gpu.f16 ? null : 'This graphics card lacks half-precision support (shader-f16), so only the full-precision (q4f32) models can run.'),
-      details: { webgpu: gpu.adapter, adapter: gpu.description, 'shader-f16': gpu.f16, loaded: this.#loaded },
+      details: { webgpu: gpu.adapter, adapter: gpu.description, 'shader-f16': gpu.f16, loaded: this.loaded },
     };
   }
 
@@ -140,7 +139,7 @@ export class WebLlmEngine implements BrowserEngine {
   }
 
   async load(model: string, onProgress: (progress: LoadProgress) => void): Promise<void> {
-    if (this.#loaded === model && this.#engine) return;
+    if (this.loaded === model && this.instance) return;
     const gpu = await this.#gpu();
     if (!gpu.adapter) throw new EngineError(`${model} cannot run: ${gpu.error}`, 'unavailable');
     const record = prebuiltModels.find((candidate) => candidate.model_id === model);
@@ -162,12 +161,12 @@ export class WebLlmEngine implements BrowserEngine {
     await this.unload();
     try {
       const webllm = await this.#webllm();
-      this.#engine = await webllm.CreateMLCEngine(model, {
+      this.instance = await webllm.CreateMLCEngine(model, {
         initProgressCallback: (report) => onProgress({ fraction: report.progress, text: report.text }),
       });
-      this.#loaded = model;
+      this.loaded = model;
     } catch (error) {
-      this.#engine = null;
+      this.instance = null;
       const reason = (error as Error).message;
       const download = !cached ? ` Its files could not be downloaded from ${new URL(record.model).host}; check the network.` : '';
       throw new EngineError(`${model} could not be started: ${reason}.${download}`, cached ? 'load_failed' : 'offline');
@@ -176,7 +175,7 @@ export class WebLlmEngine implements BrowserEngine {
 
   async chat(request: EngineChatRequest, onDelta: (text: string) => void, signal: AbortSignal): Promise<EngineChatResult> {
     await this.load(request.model, () => undefined);
-    const engine = this.#engine!;
+    const engine = this.instance!;
     const stop = () => void engine.interruptGenerate();
     signal.addEventListener('abort', stop, { once: true });
     let result: EngineChatResult;
@@ -200,15 +199,11 @@ export class WebLlmEngine implements BrowserEngine {
     return result;
   }
 
-  async unload(): Promise<void> {
-    const engine = this.#engine;
-    this.#engine = null;
-    this.#loaded = null;
-    await engine?.unload().catch(() => undefined);
+  protected close(engine: MLCEngine): Promise<void> {
+    return engine.unload();
   }
 
-  async remove(model: string): Promise<void> {
-    if (this.#loaded === model) await this.unload();
+  protected async deleteStored(model: string): Promise<void> {
     const { deleteModelAllInfoInCache } = await this.#webllm();
     await deleteModelAllInfoInCache(model);
   }

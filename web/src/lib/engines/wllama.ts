@@ -17,14 +17,13 @@ import {
   type LoadProgress,
   WLLAMA_CONTEXT,
 } from './types';
+import { OneModelEngine } from './one-model';
 import { readReply } from './reply';
 
 const CONTEXT = WLLAMA_CONTEXT;
 
-export class WllamaEngine implements BrowserEngine {
+export class WllamaEngine extends OneModelEngine<WllamaType> implements BrowserEngine {
   readonly kind = 'wllama' as const;
-  #instance: WllamaType | null = null;
-  #loaded: string | null = null;
   #loading: Promise<void> | null = null;
   #wasm: Promise<string> | null = null;
 
@@ -38,7 +37,7 @@ export class WllamaEngine implements BrowserEngine {
       kind: this.kind,
       available,
       reason: !simd ? 'This browser lacks WebAssembly SIMD, which llama.cpp needs.' : !opfs ? 'This browser cannot store files (no OPFS).' : null,
-      details: { simd, opfs, threads: '1', loaded: this.#loaded },
+      details: { simd, opfs, threads: '1', loaded: this.loaded },
     };
   }
 
@@ -56,9 +55,9 @@ export class WllamaEngine implements BrowserEngine {
   }
 
   async load(model: string, onProgress: (progress: LoadProgress) => void): Promise<void> {
-    if (this.#loaded === model && this.#instance) return;
+    if (this.loaded === model && this.instance) return;
     if (this.#loading) await this.#loading.catch(() => undefined);
-    if (this.#loaded === model && this.#instance) return;
+    if (this.loaded === model && this.instance) return;
     this.#loading = this.#load(model, onProgress);
     try {
       await this.#loading;
@@ -82,8 +81,8 @@ export class WllamaEngine implements BrowserEngine {
       await instance.exit().catch(() => undefined);
       throw new EngineError(`${model} could not be loaded by llama.cpp: ${(error as Error).message}`, 'load_failed');
     }
-    this.#instance = instance;
-    this.#loaded = model;
+    this.instance = instance;
+    this.loaded = model;
     onProgress({ fraction: 1, text: `${model} is ready` });
   }
 
@@ -103,7 +102,7 @@ export class WllamaEngine implements BrowserEngine {
 
   async chat(request: EngineChatRequest, onDelta: (text: string) => void, signal: AbortSignal): Promise<EngineChatResult> {
     await this.load(request.model, () => undefined);
-    const instance = this.#instance!;
+    const instance = this.instance!;
     const stream = await instance.createChatCompletion({
       messages: request.messages,
       stream: true,
@@ -129,16 +128,12 @@ export class WllamaEngine implements BrowserEngine {
     return result;
   }
 
-  async unload(): Promise<void> {
-    const instance = this.#instance;
-    this.#instance = null;
-    this.#loaded = null;
-    await instance?.exit().catch(() => undefined);
+  protected close(instance: WllamaType): Promise<void> {
+    return instance.exit();
   }
 
-  async remove(model: string): Promise<void> {
-    if (this.#loaded === model) await this.unload();
-    await removeGguf(model);
+  protected deleteStored(model: string): Promise<void> {
+    return removeGguf(model);
   }
 }
 
