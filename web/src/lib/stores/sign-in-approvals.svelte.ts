@@ -30,14 +30,25 @@ export class SignInApprovalsStore {
   }
 
   /** Lets in the browser that shows this code; answers whether it worked. */
-  async approve(code: string): Promise<boolean> {
+  approve(code: string): Promise<boolean> {
+    return this.#answer(async () => {
+      await approveSignIn(code);
+      this.approved = code.toUpperCase().replace(/[^A-Z0-9]/g, '');
+    });
+  }
+
+  async refuse(id: string): Promise<void> {
+    await this.#answer(() => refuseSignIn(id));
+  }
+
+  /** Sends an answer to a waiting browser, then reads the list again; answers whether it went through. */
+  #answer(send: () => Promise<unknown>): Promise<boolean> {
     this.busy = true;
     this.error = null;
     this.approved = null;
     return attempt(
       async () => {
-        await approveSignIn(code);
-        this.approved = code.toUpperCase().replace(/[^A-Z0-9]/g, '');
+        await send();
         await this.refresh();
         return true;
       },
@@ -45,20 +56,6 @@ export class SignInApprovalsStore {
         this.error = describe(error);
         return false;
       },
-      () => (this.busy = false),
-    );
-  }
-
-  async refuse(id: string): Promise<void> {
-    this.busy = true;
-    this.error = null;
-    this.approved = null;
-    await attempt(
-      async () => {
-        await refuseSignIn(id);
-        await this.refresh();
-      },
-      (error) => (this.error = describe(error)),
       () => (this.busy = false),
     );
   }
