@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildPlace, clearFailure, readBuildState, type ServerBuildPaths } from '../../../companion/src/inference/server/build.js';
-import { cpuFeatures, nativeBuildPaths } from '../../../companion/src/inference/server/native.js';
+import { cpuFeatures, nativeBuildPaths, plainFailure } from '../../../companion/src/inference/server/native.js';
 import { tempFolder } from '../../helpers/temp.js';
 
 const X86 =
@@ -69,5 +69,21 @@ describe('the native build', () => {
     expect(readBuildState(place, {}, () => undefined, 'it stopped')).toMatchObject({ state: 'building', progress: 0.4 });
     clearFailure(place);
     expect(readBuildState(place, {}, () => undefined, 'it stopped')).toMatchObject({ state: 'building' });
+  });
+});
+
+describe("the native build's failure in words", () => {
+  it('is the line of the output that says what went wrong, else how the tool ended', () => {
+    const tool = (tail: string[], end = 'failed with status 1') => new Error([`cmake --build /w/build ${end}:`, ...tail].join('\n'));
+    expect(
+      plainFailure(tool(['[ 40%] Building CXX object src/llama.cpp.o', 'c++: fatal error: Killed signal terminated program cc1plus', 'ninja: build stopped'])),
+    ).toBe('c++: fatal error: Killed signal terminated program cc1plus (the compiler was killed, most often because the machine ran out of memory)');
+    expect(plainFailure(tool(['src/llama.cpp:12:10: fatal error: omp.h: No such file or directory']))).toBe(
+      'src/llama.cpp:12:10: fatal error: omp.h: No such file or directory',
+    );
+    expect(plainFailure(tool(['[ 40%] Building CXX object src/llama.cpp.o'], 'was stopped (SIGKILL)'))).toBe('the build was stopped (SIGKILL)');
+    expect(plainFailure(new Error('CMake is not installed (Debian: apt-get install cmake ninja-build g++ git)'))).toBe(
+      'CMake is not installed (Debian: apt-get install cmake ninja-build g++ git)',
+    );
   });
 });

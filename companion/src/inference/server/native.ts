@@ -84,8 +84,35 @@ export function nativeConfigureArguments(): string[] {
   ];
 }
 
-/** How the native build is made: CMake on the bundled tree at idle priority, or the command that stands in for it. */
+/**
+ * A build tool's failure in plain words: the last line of its output that says what went wrong
+ * (a compiler killed by the kernel is named as such), else how the tool ended.
+ */
+export function plainFailure(error: unknown): string {
+  const [first = '', ...tail] = (error instanceof Error ? error.message : String(error)).split('\n');
+  const said = tail
+    .map((line) => line.trim())
+    .filter((line) => /error|fatal|killed|not found|no such file/i.test(line))
+    .at(-1);
+  const ended = /failed with status \d+|was stopped \(\w+\)/.exec(first)?.[0];
+  if (!said) return ended ? `the build ${ended}` : first;
+  return /killed signal|signal 9|sigkill/i.test(said) ? `${said} (the compiler was killed, most often because the machine ran out of memory)` : said;
+}
+
+/** How the native build is made: CMake on the bundled tree at idle priority, or the command that stands in for it; a failure is said in plain words. */
 export function nativeRecipe(paths: NativeBuildPaths): BuildRecipe {
+  const recipe = nativeSteps(paths);
+  return async (context) => {
+    try {
+      return await recipe(context);
+    } catch (error) {
+      if (context.signal?.aborted) throw error;
+      throw new Error(plainFailure(error));
+    }
+  };
+}
+
+function nativeSteps(paths: NativeBuildPaths): BuildRecipe {
   return async (context) => {
     const { work, env, signal, report, onLine } = context;
     const about = { tag: paths.quick.source.tag, node_llama_cpp: paths.quick.source.version, cpu: cpuFeatures().split('|')[1] ?? '' };
