@@ -1,3 +1,4 @@
+import { transcribe } from '$lib/api/audio';
 import { downloadModelFile, listModels, modelFileSize } from '$lib/api/models';
 import { modelKey, type ModelRef } from '$lib/chat/backends';
 import { saveGguf } from '$lib/engines/gguf-files';
@@ -177,6 +178,11 @@ export class ModelsStore {
     } catch (error) {
       this.browserError = describe(error);
     }
+  }
+
+  /** What a companion model that takes sound heard in a WAV recording (the chat's microphone). */
+  transcribe(id: string, wav: Uint8Array, signal?: AbortSignal): Promise<string> {
+    return transcribe(id, wav, signal);
   }
 
   /** The size of a companion model's file, before anything is downloaded. */
