@@ -51,14 +51,16 @@ interface Variant {
   args: string[];
 }
 const all = String(cores);
-const variants: Variant[] = [
-  { label: 'native, defaults', binary: 'native', args: [] },
-  { label: `native -t ${all} --poll 0`, binary: 'native', args: ['-t', all, '-tb', all, '--poll', '0'] },
-  { label: `engine -t ${all} (poll 50, the default)`, binary: 'engine', args: ['-t', all, '-tb', all] },
-  { label: `engine -t ${all} --poll 0`, binary: 'engine', args: ['-t', all, '-tb', all, '--poll', '0'] },
-  { label: `engine -t ${all} --poll 100`, binary: 'engine', args: ['-t', all, '-tb', all, '--poll', '100'] },
-  ...(cores > 1 ? [{ label: 'engine -t 1', binary: 'engine' as const, args: ['-t', '1', '-tb', '1'] }] : []),
-].filter((variant) => variant.binary === 'engine' || 'binary' in native);
+const variants = (
+  [
+    { label: 'native, defaults', binary: 'native', args: [] },
+    { label: `native -t ${all} --poll 0`, binary: 'native', args: ['-t', all, '-tb', all, '--poll', '0'] },
+    { label: `engine -t ${all} (poll 50, the default)`, binary: 'engine', args: ['-t', all, '-tb', all] },
+    { label: `engine -t ${all} --poll 0`, binary: 'engine', args: ['-t', all, '-tb', all, '--poll', '0'] },
+    { label: `engine -t ${all} --poll 100`, binary: 'engine', args: ['-t', all, '-tb', all, '--poll', '100'] },
+    ...(cores > 1 ? [{ label: 'engine -t 1', binary: 'engine', args: ['-t', '1', '-tb', '1'] }] : []),
+  ] as Variant[]
+).filter((variant) => variant.binary === 'engine' || 'binary' in native);
 
 // The engine's layout flags (Hearth starts its process with these on a CPU); only threads differ.
 const layout = [

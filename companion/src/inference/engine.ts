@@ -13,6 +13,7 @@ import type { LoadedModel, LoadedStatus } from './loaded-model.js';
 import { fileStamp as stamp, MemoryBudget } from './memory-budget.js';
 import { GrammarCache } from './grammar-cache.js';
 import type { ServerBuild } from './server/build-service.js';
+import type { RethreadTiming, ThreadWatch } from './server/threads.js';
 import type { NativeBinary } from './server/native-service.js';
 import type { DraftChoice } from './server/draft.js';
 import { DEFAULT_SLOT_CACHE_BYTES, ServerModel, serverIncompatibility } from './server/model.js';
@@ -48,6 +49,10 @@ export interface EngineOptions {
   healthCheckMs?: number;
   /** Disk for each server-engine model's saved conversation slots (default 2 GiB; 0 saves none). */
   slotCacheBytes?: number;
+  /** What other programs use of the CPU, for llama-server threads on auto (default: this machine's /proc; tests give a stand-in). */
+  threadWatch?: ThreadWatch;
+  /** When an idle llama-server model on auto threads looks at its count again (default: every 30 s after 30 s idle, restarts 5 min apart). */
+  rethread?: RethreadTiming;
   /** Resolves a model's draft (a local model id) and checks its vocabulary against the model's file; without it, drafts are left off. */
   chooseDraft?: (modelPath: string, draftId: string) => Promise<DraftChoice>;
   /** Remembers the thread count chosen for one-token decodes across restarts: the next trial starts there. */

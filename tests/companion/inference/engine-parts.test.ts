@@ -1,7 +1,6 @@
 /** The llama-server engine's pieces that need no process: engine choice, output filtering, grammar composition, threads, admission. */
 import { describe, expect, it } from 'vitest';
 import { chooseEngine } from '../../../companion/src/inference/engine-choice.js';
-import { autoThreads } from '../../../companion/src/inference/server/model.js';
 import { embedJsonGrammar, literal } from '../../../companion/src/inference/server/gbnf.js';
 import { OutputFilter, withoutHidden, type HiddenSpan } from '../../../companion/src/inference/server/output-filter.js';
 import { SlotQueue } from '../../../companion/src/inference/server/slot-queue.js';
@@ -70,16 +69,6 @@ describe('composing grammars', () => {
     const grammar = 'root ::= "{" rule0 "}" "\\n\\n\\n\\n" [\\n]*\nrule0 ::= "\\"a\\"" | val0\nval0 ::= [a-z]+ "rule0"';
     expect(embedJsonGrammar(grammar, 't0-')).toBe('t0-root ::= "{" t0-rule0 "}"\nt0-rule0 ::= "\\"a\\"" | t0-val0\nt0-val0 ::= [a-z]+ "rule0"');
     expect(literal('say "hi"\n')).toBe('"say \\"hi\\"\\n"');
-  });
-});
-
-describe('threads for llama-server on auto', () => {
-  it('are the cores the rest of the machine leaves free when the process starts', () => {
-    expect(autoThreads(2, 0.2)).toBe(2);
-    expect(autoThreads(2, 1.6)).toBe(2);
-    expect(autoThreads(2, 2.5)).toBe(1);
-    expect(autoThreads(2, 11)).toBe(1);
-    expect(autoThreads(8, 3)).toBe(6);
   });
 });
 

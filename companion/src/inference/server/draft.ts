@@ -19,12 +19,20 @@ export interface DraftModel {
 /** What a model's load makes of its configured draft: used, or left off with the reason. */
 export type DraftChoice = { draft: DraftModel } | { off: string };
 
-/** llama-server's flags for a draft on the CPU or the GPU: its file, how many tokens it proposes, its threads. */
-export function draftArgs(draft: DraftModel, threads: number, gpu: boolean): string[] {
+/**
+ * llama-server's flags for a draft on the CPU or the GPU: its file, how many tokens it proposes, its
+ * threads. `sharedPool` says whether the binary's threads come from one OpenMP pool (the native
+ * build): without it the model and its draft each spin a pool of their own, and on a CPU with
+ * both at every core generation fell to a fifth of the model alone (2 cores, a generated pair:
+ * 63-73 tok/s against 277-308 alone); the draft then runs on one thread (329-343 tok/s). With the
+ * pool shared, the draft takes the model's threads (513-734 tok/s against 284-372 alone).
+ */
+export function draftArgs(draft: DraftModel, threads: number, gpu: boolean, sharedPool: boolean): string[] {
+  const own = gpu || sharedPool ? threads : 1;
   return [
     ['--spec-type', 'draft-simple', '--spec-draft-model', draft.path],
     ['--spec-draft-n-max', String(DRAFT_MAX_TOKENS), '--spec-draft-n-min', '0'],
-    ['-td', String(threads), '-tbd', String(threads)],
+    ['-td', String(own), '-tbd', String(own)],
     gpu ? [] : ['--spec-draft-ngl', '0'],
   ].flat();
 }

@@ -8,7 +8,7 @@
  * program can hold its connections, which says nothing about the model file.
  */
 import { readFileSync } from 'node:fs';
-import { freemem, loadavg } from 'node:os';
+import { freemem } from 'node:os';
 import { resolveChatWrapper, type ChatWrapper, type Llama, type LlamaModel } from 'node-llama-cpp';
 import { HearthError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
@@ -28,12 +28,13 @@ import type { ServerClient } from './client.js';
 import { generateOnServer, type PromptCounters, type ServerRuntime } from './generate.js';
 import { generateRawOnServer } from './raw.js';
 import type { HiddenSpan } from './output-filter.js';
-import { draftArgs, type DraftChoice } from './draft.js';
+import { draftArgs, type DraftChoice, type DraftModel } from './draft.js';
 import type { GpuVariant } from './prebuilt.js';
 import type { ServerBinary } from '#shared/api/admin.js';
 import { ServerProcess, type ServerExit } from './process.js';
 import { SlotQueue } from './slot-queue.js';
 import { commonPrefix, MIN_SAVED_TOKENS, slotFolder, SlotStore } from './slot-store.js';
+import { freeThreads, ownProcess, RETHREAD, ThreadFollower, type RethreadTiming, type ThreadWatch } from './threads.js';
 import { callSyntax, plainText } from './tool-syntax.js';
 
 const MiB = 2 ** 20;
@@ -66,6 +67,10 @@ export interface ServerModelLoad {
     healthCheckMs?: number;
     /** Disk for saved conversation slots (default 2 GiB); 0 saves none. */
     slotCacheBytes?: number;
+    /** What other programs use of the CPU, for `threads: auto` (default: this machine's /proc). */
+    threadWatch?: ThreadWatch;
+    /** When an idle model on `threads: auto` looks at its thread count again (default RETHREAD). */
+    rethread?: RethreadTiming;
   };
   /** The configured draft model for speculative decoding: used, or left off with the reason. */
   draft?: DraftChoice;
@@ -96,16 +101,6 @@ export function serverIncompatibility(wrapper: ChatWrapper): string | undefined 
     return `its chat format (${wrapper.wrapperName}) steers generation in stages that only node-llama-cpp's in-process loop performs`;
   }
   return undefined;
-}
-
-/**
- * Threads for `threads: auto`, fixed for the process's life: the cores other work leaves free
- * when it starts (the load average counts one runnable task as ours). llama.cpp's thread pool
- * waits at every barrier for a thread the kernel has set aside: on this 2-core machine under a
- * load average of 11, two threads generated 5-17 tokens/s where one generated 210-390.
- */
-export function autoThreads(cores: number, load = loadavg()[0]!): number {
-  return Math.max(1, Math.min(cores, Math.ceil(cores - Math.max(0, load - 1))));
 }
 
 /** The memory a process holds (its resident set), from /proc. */
@@ -154,7 +149,13 @@ export class ServerModel implements LoadedModel {
   private restarts = 0;
   private crashes: number[] = [];
   private readonly tokens = new GeneratedTokens();
+  /** The process's flags but its threads (they follow the machine on `threads: auto`, and the draft's follow the binary). */
   private readonly args: string[];
+  /** Looks again at the thread count while the model is idle (`threads: auto` only). */
+  private readonly follower?: ThreadFollower;
+  private rethreadTimer?: NodeJS.Timeout;
+  private lastRequestEnd = Date.now();
+  private disown?: () => void;
   /** The binary the process runs; a native one that would not start or crashed is not tried again for this model. */
   private binary: ServerBinary = 'prebuilt';
   private nativeRefused?: string;
@@ -178,10 +179,11 @@ export class ServerModel implements LoadedModel {
     private readonly load: ServerModelLoad,
     private readonly runtime: ServerRuntime,
     args: string[],
-    private readonly threads: number,
+    private threads: number,
     readonly bytes: number,
     parallel: number,
     private readonly onGpu: boolean,
+    private readonly draft: DraftModel | undefined,
   ) {
     this.queue = new SlotQueue(parallel, load.settings.queueLimit, () => this.waitSeconds());
     this.store = new SlotStore(
@@ -190,6 +192,12 @@ export class ServerModel implements LoadedModel {
       load.settings.log,
     );
     this.args = [...args, '--slot-save-path', this.store.folder];
+    if (load.settings.threads === 'auto') {
+      const timing = load.settings.rethread ?? RETHREAD;
+      this.follower = new ThreadFollower(load.llama.cpuMathCores, load.settings.threadWatch, Date.now, timing.apartMs);
+      this.rethreadTimer = setInterval(() => this.rethreadIfIdle(timing.idleMs), timing.everyMs);
+      this.rethreadTimer.unref();
+    }
   }
 
   get info(): ModelFile {
@@ -211,7 +219,7 @@ export class ServerModel implements LoadedModel {
     if ('unsupported' in syntax) throw new Error(syntax.unsupported);
     // A vocabulary-only model has no context facts of its own: the GGUF header has them.
     const contextSize = Math.min(settings.contextSize, vocab.fileInsights.trainContextSize ?? settings.contextSize);
-    const threads = settings.threads === 'auto' ? autoThreads(llama.cpuMathCores) : settings.threads;
+    const threads = settings.threads === 'auto' ? await freeThreads(llama.cpuMathCores, settings.threadWatch) : settings.threads;
     const gpu = load.gpu !== false && settings.gpuLayers !== 0;
     const perSequence = bytesPerSequence(vocab, contextSize, Math.min(512, contextSize), 0);
     // One sequence at this context must fit what the budget leaves; llama-server would otherwise swap or be killed while loading.
@@ -234,11 +242,9 @@ export class ServerModel implements LoadedModel {
       // One KV buffer for all slots keeps GPU graphs reusable as the set of busy slots changes; on a
       // CPU it made every step attend over all slots' cells (16 streams: 420 tok/s against 497 without).
       ['-c', String(contextSize * parallel), '-np', String(parallel), gpu ? '--kv-unified' : '--no-kv-unified'],
-      ['-t', String(threads), '-tb', String(threads)],
       ['--cache-ram', String(cacheMiB)],
       gpu ? (typeof settings.gpuLayers === 'number' ? ['-ngl', String(settings.gpuLayers)] : []) : ['-ngl', '0', '--fit', 'off'],
       projectorArgs(info, gpu),
-      load.draft && 'draft' in load.draft ? draftArgs(load.draft.draft, threads, gpu) : [],
     ].flat();
     const runtime: ServerRuntime = {
       llama,
@@ -253,7 +259,7 @@ export class ServerModel implements LoadedModel {
     // A draft's weights and its own KV cache (a share of the model's: its file against the model's) count against the budget too.
     const draft = load.draft && 'draft' in load.draft ? load.draft.draft : undefined;
     const draftBytes = draft ? draft.bytes + Math.ceil((kvBytes * draft.bytes) / Math.max(1, load.weightBytes)) : 0;
-    const model = new ServerModel(load, runtime, args, threads, load.weightBytes + kvBytes + cacheMiB * MiB + draftBytes, parallel, gpu);
+    const model = new ServerModel(load, runtime, args, threads, load.weightBytes + kvBytes + cacheMiB * MiB + draftBytes, parallel, gpu, draft);
     await model.launch(load.onLoadProgress, load.signal);
     settings.log.info(
       { model: info.id, engine: 'server', build: model.binary, pid: model.process.pid, threads, contextSize, sequences: parallel, cacheMiB },
@@ -269,7 +275,12 @@ export class ServerModel implements LoadedModel {
       process = await ServerProcess.start({
         paths: native ? { ...this.load.paths, binary: native } : this.load.paths,
         gpu: this.load.gpu,
-        args: this.args,
+        args: [
+          ...this.args,
+          ...['-t', String(this.threads), '-tb', String(this.threads)],
+          // The native build has one OpenMP pool for the model and its draft; the quick build does not.
+          ...(this.draft ? draftArgs(this.draft, this.threads, this.onGpu, native !== undefined) : []),
+        ],
         runDir: this.load.runDir,
         log: this.load.settings.log,
         onLoadProgress,
@@ -283,6 +294,8 @@ export class ServerModel implements LoadedModel {
     }
     this.binary = native ? 'native' : 'prebuilt';
     this.process = process;
+    this.disown?.();
+    this.disown = ownProcess(process.pid);
     this.client = process.client;
     this.slots.clear();
     this.claimed.clear();
@@ -354,12 +367,32 @@ export class ServerModel implements LoadedModel {
     if (!this.switchWanted || this.disposed || this.failure || this.restarting || this.queue.busy > 0) return;
     this.switchWanted = false;
     if (this.onGpu || this.nativeRefused || this.binary === 'native' || !this.load.native?.()) return;
+    this.restartIdle('the model moved to the native llama-server build');
+  }
+
+  /**
+   * `threads: auto`, idle for `idleMs`: when the machine has changed for a while (ThreadFollower),
+   * the process restarts with the cores now free, as the native switch restarts it.
+   */
+  private rethreadIfIdle(idleMs: number): void {
+    if (this.disposed || this.failure || this.restarting || this.queue.busy > 0 || Date.now() - this.lastRequestEnd < idleMs) return;
+    const next = this.follower?.look(this.threads);
+    if (next === undefined) return;
+    const before = this.threads;
+    this.threads = next;
+    this.restartIdle(
+      `the model restarted with ${next} thread${next === 1 ? '' : 's'} instead of ${before}: other programs use the machine ${next < before ? 'more' : 'less'} than when it started`,
+    );
+  }
+
+  /** Restarts the idle process (its conversations saved first, restored at their next turn); a request that arrives meanwhile waits for it. */
+  private restartIdle(why: string): void {
     const old = this.process;
     this.restarting = (async () => {
       await this.saveSlots().catch(() => undefined);
       await old.stop();
       await this.launch();
-      this.load.settings.log.info({ model: this.info.id, pid: this.process.pid, build: this.binary }, 'the model moved to the native llama-server build');
+      this.load.settings.log.info({ model: this.info.id, pid: this.process.pid, build: this.binary, threads: this.threads }, why);
     })()
       .catch((error: unknown) => this.fail(`${this.info.id} could not be restarted: ${error instanceof Error ? error.message : String(error)}`))
       .finally(() => (this.restarting = undefined));
@@ -416,6 +449,7 @@ export class ServerModel implements LoadedModel {
       if (pinned !== undefined) this.claimed.delete(pinned);
       this.running.delete(running);
       this.queue.release();
+      this.lastRequestEnd = Date.now();
       this.saveWhenIdle();
       this.switchIfIdle();
     }
@@ -517,9 +551,11 @@ export class ServerModel implements LoadedModel {
   async dispose(): Promise<void> {
     this.disposed = true;
     clearTimeout(this.idleSave);
+    clearInterval(this.rethreadTimer);
     await this.restarting;
     await this.saveSlots().catch(() => undefined);
     await this.process.stop();
+    this.disown?.();
     await this.load.vocab.dispose();
   }
 

@@ -143,11 +143,14 @@ export function ownProcess(pid: number | undefined): () => void {
   return () => ownPids.delete(pid);
 }
 
+/** What the engine asks of the machine's watch (tests give their own). */
+export type ThreadWatch = Pick<CpuWatch, 'othersOn' | 'spanSeconds' | 'sample'>;
+
 /**
  * The threads for a process starting now: the cores the last minute left free (a second is
  * measured first when Hearth has only just started). Every core where /proc cannot be read.
  */
-export async function freeThreads(cores: number, watch = machineWatch()): Promise<number> {
+export async function freeThreads(cores: number, watch: ThreadWatch = machineWatch()): Promise<number> {
   if (watch.spanSeconds() < 1) {
     await new Promise((resolve) => setTimeout(resolve, 1000));
     watch.sample();
@@ -156,7 +159,12 @@ export async function freeThreads(cores: number, watch = machineWatch()): Promis
 }
 
 /** How often an idle model's thread count is looked at again, how long it must have been idle, and the least time between two restarts for it. */
-export const RETHREAD = { everyMs: 30_000, idleMs: 30_000, apartMs: 5 * 60_000 } as const;
+export interface RethreadTiming {
+  everyMs: number;
+  idleMs: number;
+  apartMs: number;
+}
+export const RETHREAD: RethreadTiming = { everyMs: 30_000, idleMs: 30_000, apartMs: 5 * 60_000 };
 
 /**
  * Whether an idle model's process should restart with another thread count: the count the last
