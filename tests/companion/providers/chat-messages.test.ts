@@ -43,4 +43,22 @@ describe('chatMessages with media', () => {
     expect(message).toEqual({ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/webp;base64,${png.toString('base64')}` } }] });
     expect(chatMessages([{ role: 'user', text: 'hi' }])).toEqual([{ role: 'user', content: 'hi' }]);
   });
+
+  it('gives a tool result’s images as parts of the tool message, and a result without them as text', () => {
+    const history: HistoryItem[] = [
+      { role: 'assistant', text: '', toolCalls: [{ id: 'call_1', name: 'snap', arguments: '{}' }] },
+      { role: 'tool', callId: 'call_1', output: 'The screen:', media: [{ kind: 'image', data: png, mime: 'image/png', offset: 11 }] },
+      { role: 'tool', callId: 'call_2', output: 'none' },
+    ];
+    const [, withImage, plain] = chatMessages(history);
+    expect(withImage).toEqual({
+      role: 'tool',
+      tool_call_id: 'call_1',
+      content: [
+        { type: 'text', text: 'The screen:' },
+        { type: 'image_url', image_url: { url: `data:image/png;base64,${png.toString('base64')}` } },
+      ],
+    });
+    expect(plain).toEqual({ role: 'tool', tool_call_id: 'call_2', content: 'none' });
+  });
 });
