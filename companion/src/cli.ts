@@ -76,10 +76,12 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${spellCommands(usage.trimEnd())}\n`);
     return 0;
   }
-  const command = await load();
   const env = process.env;
   const dataDir = env.HEARTH_DATA_DIR;
   try {
+    // A serve command line is checked before the server's code loads (seconds on a busy machine), so a mistake is answered at once.
+    if (name === 'serve') (await import('./commands/serve-options.js')).parseServeOptions(args, env);
+    const command = await load();
     return await command.run(args, { stdout: process.stdout, stderr, stdin: process.stdin, env, modelsDir: await modelsDirFor(dataDir) });
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;

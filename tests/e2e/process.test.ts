@@ -6,7 +6,7 @@ import type { ModelList } from '#shared/api/openai.js';
 import { cleanEnv, HEARTH_BIN, REPO_ROOT, runNode, spawnListening, START_SCRIPT, type Listening } from '../helpers/hearth-process.js';
 import { closedPort } from '../helpers/mock-provider.js';
 import { tinyModelPath } from '../helpers/models.js';
-import { newDataDir, send, startServer, type RunningServer } from '../helpers/server.js';
+import { newDataDir, send, sharedServer, startServer, type RunningServer } from '../helpers/server.js';
 import { tempFolder } from '../helpers/temp.js';
 import { untilTrue } from '../helpers/until.js';
 
@@ -18,6 +18,12 @@ const running: (RunningServer | Listening)[] = [];
 afterEach(async () => {
   await Promise.all(running.splice(0).map((server) => server.stop('SIGKILL')));
 });
+
+/**
+ * A server without models that the tests only look at (its port, its data folder), never stop or
+ * change: one start for the file instead of one per test. Stopped after the last test, it must exit 0.
+ */
+const idle = sharedServer({ withModel: false });
 
 async function start(options: Parameters<typeof startServer>[0] = {}): Promise<RunningServer> {
   const server = await startServer(options);
@@ -120,7 +126,8 @@ describe('one server per data directory', () => {
   });
 
   it('--port 0 gives each server a free port of its own', async () => {
-    const [a, b] = await Promise.all([start({ withModel: false }), start({ withModel: false })]);
+    const a = idle.server;
+    const b = await start({ withModel: false });
     const portA = Number(new URL(a.url).port);
     const portB = Number(new URL(b.url).port);
     expect(portA).toBeGreaterThan(0);
@@ -218,7 +225,7 @@ describe('refusals at startup', () => {
   });
 
   it('hearth config plan FILE shows each problem with what is allowed, at its line of FILE', async () => {
-    const server = await start({ withModel: false });
+    const { server } = idle;
     const file = join(server.dataDir, 'change.yaml');
     writeFileSync(file, 'version: 1\nmodels:\n  gpu: cuda\n  threads: lots\n');
     const result = await runNode(HEARTH_BIN, ['config', 'plan', file, '--data-dir', server.dataDir]);
@@ -265,7 +272,7 @@ describe('refusals at startup', () => {
   });
 
   it('a port in use exits 1 with a clear message', async () => {
-    const holder = await start({ withModel: false });
+    const holder = idle.server;
     const port = new URL(holder.url).port;
     const dataDir = await newDataDir(false);
     const result = await runNode(HEARTH_BIN, ['serve', '--port', port, '--data-dir', dataDir, '--no-external-models']);

@@ -6,6 +6,7 @@ import type { AccessKeyRecord, CreatedKey } from '#shared/api/access.js';
 import { DEFAULT_DOCUMENT_TEXT, loadConfigFile } from '../../companion/src/config/document.js';
 import { runHearth, rawRequest } from '../helpers/hearth-cli.js';
 import { mockProviderForTest, startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
+import { perFile } from '../helpers/per-file.js';
 import { keyRequiredDataDir, newDataDir, send, startServer, type RunningServer } from '../helpers/server.js';
 
 /*
@@ -437,21 +438,28 @@ describe('listening beyond loopback', () => {
     expect(onlyRevoked.stderr).toMatch(/none exists yet/);
   });
 
-  it('starts when auth is required and a key exists (stopped at once, no traffic beyond loopback)', async () => {
-    const dataDir = await keyRequiredDataDir();
-    expect((await cli(dataDir, 'keys', 'create', '--label', 'remote laptop')).code).toBe(0);
-    const server = await start({ dataDir, args: ['--host', '0.0.0.0'] });
-    expect(server.url).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/);
-    expect(await stop(server)).toBe(0);
-  });
+  describe('when auth is required and a key exists', () => {
+    // One start for both tests (no traffic beyond loopback); stopped after them, it must exit 0.
+    const wide = perFile(
+      'The server on 0.0.0.0',
+      async () => {
+        const dataDir = await keyRequiredDataDir();
+        expect((await cli(dataDir, 'keys', 'create', '--label', 'remote laptop')).code).toBe(0);
+        return startServer({ dataDir, withModel: false, args: ['--host', '0.0.0.0'] });
+      },
+      async (server) => {
+        expect(await server.stop()).toBe(0);
+      },
+    );
 
-  it('leaves a loopback URL in server.json, so `hearth config` can reach the admin routes', async () => {
-    const dataDir = await keyRequiredDataDir();
-    expect((await cli(dataDir, 'keys', 'create', '--label', 'remote laptop')).code).toBe(0);
-    const server = await start({ dataDir, args: ['--host', '0.0.0.0'] });
-    const { url } = JSON.parse(readFileSync(join(dataDir, 'server.json'), 'utf8')) as { url: string };
-    await stop(server);
-    // Admin routes refuse any Host that is not a loopback name, 0.0.0.0 included.
-    expect(['127.0.0.1', 'localhost', '[::1]']).toContain(new URL(url).hostname);
+    it('starts, listening on 0.0.0.0', () => {
+      expect(wide.value.url).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/);
+    });
+
+    it('leaves a loopback URL in server.json, so `hearth config` can reach the admin routes', () => {
+      const { url } = JSON.parse(readFileSync(join(wide.value.dataDir, 'server.json'), 'utf8')) as { url: string };
+      // Admin routes refuse any Host that is not a loopback name, 0.0.0.0 included.
+      expect(['127.0.0.1', 'localhost', '[::1]']).toContain(new URL(url).hostname);
+    });
   });
 });
