@@ -80,6 +80,25 @@ foreach(target mtmd server-context llama-server-impl llama-server)
 endforeach()
 `;
 
+/**
+ * The tree's switches for llama-server alone, static (one self-contained binary): the server and
+ * what it needs on; its web UI, tests, examples, curl and TLS off. Both builds use them.
+ */
+export const SERVER_SWITCHES = [
+  '-DBUILD_SHARED_LIBS=OFF',
+  '-DLLAMA_BUILD_COMMON=ON',
+  '-DLLAMA_BUILD_TOOLS=ON',
+  '-DLLAMA_BUILD_SERVER=ON',
+  '-DLLAMA_BUILD_UI=OFF',
+  '-DLLAMA_USE_PREBUILT_UI=OFF',
+  '-DLLAMA_BUILD_TESTS=OFF',
+  '-DLLAMA_BUILD_EXAMPLES=OFF',
+  '-DLLAMA_BUILD_APP=OFF',
+  '-DLLAMA_CURL=OFF',
+  '-DLLAMA_OPENSSL=OFF',
+  '-DLLAMA_BUILD_BORINGSSL=OFF',
+];
+
 /** The configure arguments: the tree's switches as node-llama-cpp builds its binaries, plus the server on and its web UI off. */
 export function configureArguments(source: string, libraries: PrebuiltLibraries): string[] {
   return [
@@ -93,18 +112,7 @@ export function configureArguments(source: string, libraries: PrebuiltLibraries)
     `-DHEARTH_LIB_ggml_base=${libraries.ggmlBase}`,
     `-DHEARTH_LIB_llama_common=${libraries.llamaCommon}`,
     // Static helpers (mtmd, the server's own libraries) make one self-contained binary.
-    '-DBUILD_SHARED_LIBS=OFF',
-    '-DLLAMA_BUILD_COMMON=ON',
-    '-DLLAMA_BUILD_TOOLS=ON',
-    '-DLLAMA_BUILD_SERVER=ON',
-    '-DLLAMA_BUILD_UI=OFF',
-    '-DLLAMA_USE_PREBUILT_UI=OFF',
-    '-DLLAMA_BUILD_TESTS=OFF',
-    '-DLLAMA_BUILD_EXAMPLES=OFF',
-    '-DLLAMA_BUILD_APP=OFF',
-    '-DLLAMA_CURL=OFF',
-    '-DLLAMA_OPENSSL=OFF',
-    '-DLLAMA_BUILD_BORINGSSL=OFF',
+    ...SERVER_SWITCHES,
     // Nothing of ggml is compiled; these only keep its configure step from looking for OpenMP or GPU toolkits.
     '-DGGML_NATIVE=OFF',
     '-DGGML_OPENMP=OFF',

@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { arch } from 'node:os';
 import { join } from 'node:path';
+import { SERVER_SWITCHES } from './build-recipe.js';
 import { buildPlace, compile, compileLines, engineCacheDir, type BuildPlace, type BuildRecipe, type ServerBuildPaths } from './build.js';
 import { findToolchain, runTool } from './toolchain.js';
 
@@ -63,25 +64,7 @@ export function nativeBuildPaths(quick: ServerBuildPaths, env: NodeJS.ProcessEnv
 
 /** The configure arguments of the native build: the server and every library it needs, for this CPU, linked into one binary. */
 export function nativeConfigureArguments(): string[] {
-  return [
-    '-DCMAKE_BUILD_TYPE=Release',
-    '-DBUILD_SHARED_LIBS=OFF',
-    '-DGGML_NATIVE=ON',
-    '-DGGML_OPENMP=ON',
-    '-DGGML_BACKEND_DL=OFF',
-    '-DGGML_CCACHE=OFF',
-    '-DLLAMA_BUILD_COMMON=ON',
-    '-DLLAMA_BUILD_TOOLS=ON',
-    '-DLLAMA_BUILD_SERVER=ON',
-    '-DLLAMA_BUILD_UI=OFF',
-    '-DLLAMA_USE_PREBUILT_UI=OFF',
-    '-DLLAMA_BUILD_TESTS=OFF',
-    '-DLLAMA_BUILD_EXAMPLES=OFF',
-    '-DLLAMA_BUILD_APP=OFF',
-    '-DLLAMA_CURL=OFF',
-    '-DLLAMA_OPENSSL=OFF',
-    '-DLLAMA_BUILD_BORINGSSL=OFF',
-  ];
+  return ['-DCMAKE_BUILD_TYPE=Release', ...SERVER_SWITCHES, '-DGGML_NATIVE=ON', '-DGGML_OPENMP=ON', '-DGGML_BACKEND_DL=OFF', '-DGGML_CCACHE=OFF'];
 }
 
 /**
