@@ -5,9 +5,10 @@
  * the image placed right after it; a conversation keeps a result's image bytes when stored.
  */
 import { join } from 'node:path';
+import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { RunStore } from '../../../companion/src/agents/store.js';
-import { historyFor } from '../../../companion/src/agents/tool-images.js';
+import { historyFor, toolResultItem } from '../../../companion/src/agents/tool-images.js';
 import { toChatHistory } from '../../../companion/src/inference/chat-history.js';
 import { requestMedia } from '../../../companion/src/inference/media.js';
 import type { HistoryItem, MediaPart } from '../../../companion/src/inference/types.js';
@@ -79,5 +80,24 @@ describe('media in tool results', () => {
     expect(requestMedia({ history: historyFor({ vision: false, local: true }, back) })).toEqual([]);
     // A provider's model keeps the user's images (the caller sent them) and gets tool results as notes.
     expect(names(requestMedia({ history: historyFor({ vision: false, local: false }, back) }))).toEqual(['question', 'after']);
+  });
+
+  it('an agent’s vision model gets a result’s image checked; one that fails the check is left out, and a line says why', async () => {
+    const png = await sharp({ create: { width: 4, height: 4, channels: 3, background: { r: 1, g: 2, b: 3 } } })
+      .png()
+      .toBuffer();
+    const result = {
+      content: [
+        { type: 'image', data: png.toString('base64'), mimeType: 'image/png' },
+        { type: 'image', data: Buffer.from('not really a png').toString('base64'), mimeType: 'image/png' },
+      ],
+    };
+    const seen = await toolResultItem({ id: 'c1', name: 'snap' }, result, 1024, { vision: true });
+    expect(seen).toMatchObject({ role: 'tool', callId: 'c1' });
+    const item = seen as Extract<HistoryItem, { role: 'tool' }>;
+    expect(item.media?.map((part) => part.offset)).toEqual([`[image: image/png, ${png.length} bytes]`.length]);
+    expect(item.output).toMatch(/\n\[the result of snap, content\[1\] is not an image local models here can read .* It is left out\.\]$/);
+    const blind = await toolResultItem({ id: 'c1', name: 'snap' }, result, 1024, { vision: false });
+    expect(blind).toEqual({ role: 'tool', callId: 'c1', output: `[image: image/png, ${png.length} bytes]\n[image: image/png, 16 bytes]` });
   });
 });
