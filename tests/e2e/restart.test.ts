@@ -6,7 +6,7 @@ import type { RestartAnswer, ServerStatus } from '#shared/api/admin.js';
 import type { ChannelStatus } from '#shared/api/remote.js';
 import { registerAdminServer } from '../helpers/admin-fetch.js';
 import { asOwner, testApp } from '../helpers/app.js';
-import { cleanEnv, HEARTH_BIN, REPO_ROOT, untilListening } from '../helpers/hearth-process.js';
+import { cleanEnv, HEARTH_BIN, REPO_ROOT, untilListening, type Watched } from '../helpers/hearth-process.js';
 import { freePort } from '../helpers/remote.js';
 import { newDataDir, send, startServer, type RunningServer } from '../helpers/server.js';
 import { openStream, sseData } from '../helpers/streams.js';
@@ -63,6 +63,34 @@ async function restart(url: string): Promise<RestartAnswer> {
   return answer;
 }
 
+/**
+ * Starts `command` with Hearth's flags (any port, `dataDir`, no external models) the way a
+ * terminal does: the leader of a process group of its own (killed after the test); resolves once
+ * it listens.
+ */
+async function startInTerminal(name: string, [command, ...args]: [string, ...string[]], dataDir: string): Promise<Watched> {
+  const child = spawn(command, [...args, '--port', '0', '--data-dir', dataDir, '--no-external-models'], {
+    cwd: REPO_ROOT,
+    env: cleanEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  groups.push(child.pid!);
+  const watched = await untilListening(child, name);
+  registerAdminServer(watched.url, dataDir);
+  return watched;
+}
+
+/** How a clean stop looks: exit code 0, no server.json left in the data folder, nothing answering at the address. */
+const STOPPED_CLEANLY = { code: 0, serverFile: false, answering: false };
+
+/** Ctrl+C on the terminal (SIGINT to the whole process group), and how it stopped. */
+async function pressCtrlC(watched: Watched, dataDir: string): Promise<{ code: number | null; serverFile: boolean; answering: boolean }> {
+  process.kill(-watched.process.pid!, 'SIGINT');
+  const exit = await watched.exited;
+  return { code: exit.code, serverFile: existsSync(join(dataDir, 'server.json')), answering: (await status(watched.url)) !== undefined };
+}
+
 describe('POST /admin/restart on hearth serve', () => {
   it(
     'answers again on the same port with the secure channel turned on, the same keys and stored responses, after ending an open stream',
@@ -116,21 +144,9 @@ describe('POST /admin/restart on hearth serve', () => {
   it('Ctrl+C on the terminal stops it cleanly after one restart and after two', { timeout: 480_000 }, async () => {
     const dataDir = await newDataDir(false);
     for (const restarts of [1, 2]) {
-      // The way a terminal starts it: the leader of a process group of its own.
-      const child = spawn(process.execPath, [HEARTH_BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--no-external-models'], {
-        cwd: REPO_ROOT,
-        env: cleanEnv(),
-        stdio: ['ignore', 'pipe', 'pipe'],
-        detached: true,
-      });
-      groups.push(child.pid!);
-      const watched = await untilListening(child, 'hearth serve');
-      registerAdminServer(watched.url, dataDir);
+      const watched = await startInTerminal('hearth serve', [process.execPath, HEARTH_BIN, 'serve'], dataDir);
       for (let count = 0; count < restarts; count++) await restart(watched.url);
-      process.kill(-child.pid!, 'SIGINT');
-      const exit = await watched.exited;
-      expect({ restarts, code: exit.code, serverFile: existsSync(join(dataDir, 'server.json')) }).toEqual({ restarts, code: 0, serverFile: false });
-      expect(await status(watched.url)).toBeUndefined();
+      expect({ restarts, ...(await pressCtrlC(watched, dataDir)) }).toEqual({ restarts, ...STOPPED_CLEANLY });
     }
   });
 });
@@ -138,22 +154,11 @@ describe('POST /admin/restart on hearth serve', () => {
 describe('POST /admin/restart under npm start', () => {
   it('restarts in the same terminal, and Ctrl+C then stops npm, the first process and the restarted one cleanly', { timeout: 480_000 }, async () => {
     const dataDir = await newDataDir(false);
-    // As a terminal runs it: npm leads a process group of its own, and Ctrl+C reaches every process of it.
-    const child = spawn('npm', ['start', '--', '--port', '0', '--data-dir', dataDir, '--no-external-models'], {
-      cwd: REPO_ROOT,
-      env: cleanEnv(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    groups.push(child.pid!);
-    const watched = await untilListening(child, 'npm start');
-    registerAdminServer(watched.url, dataDir);
+    // npm leads the process group, and Ctrl+C reaches every process of it.
+    const watched = await startInTerminal('npm start', ['npm', 'start', '--'], dataDir);
     await restart(watched.url);
     expect(watched.stdout().match(/Hearth listening on /g)).toHaveLength(2);
-    process.kill(-child.pid!, 'SIGINT');
-    const exit = await watched.exited;
-    expect({ code: exit.code, serverFile: existsSync(join(dataDir, 'server.json')) }).toEqual({ code: 0, serverFile: false });
-    expect(await status(watched.url)).toBeUndefined();
+    expect(await pressCtrlC(watched, dataDir)).toEqual(STOPPED_CLEANLY);
   });
 });
 
