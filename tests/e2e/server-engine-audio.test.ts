@@ -12,18 +12,16 @@ import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ServerStatus } from '#shared/api/admin.js';
 import { projectorAudioTokens, projectorImageTokens, writeTinyProjector } from '../../scripts/gguf/write-projector.js';
-import { tinyAudioModelPaths } from '../helpers/models.js';
+import { installProjectorModel, tinyAudioModelPaths } from '../helpers/models.js';
 import { newDataDir, sharedServer, type ServerOptions } from '../helpers/server.js';
 import { tinyWav } from '../helpers/sounds.js';
 
 const options: ServerOptions = { env: { HEARTH_ENGINE: 'server' } };
 beforeAll(async () => {
   const dataDir = await newDataDir(true);
-  const { model, projector } = await tinyAudioModelPaths();
-  // Folders of their own: a projector pairs with every model in its folder (the tiny model is in models/).
-  mkdirSync(join(dataDir, 'models', 'audio'));
-  copyFileSync(model, join(dataDir, 'models', 'audio', 'tiny-audio.gguf'));
-  copyFileSync(projector, join(dataDir, 'models', 'audio', 'mmproj-tiny-audio.gguf'));
+  await installProjectorModel(dataDir, 'audio');
+  // A folder of its own too: a projector pairs with every model in its folder.
+  const { model } = await tinyAudioModelPaths();
   mkdirSync(join(dataDir, 'models', 'both'));
   copyFileSync(model, join(dataDir, 'models', 'both', 'tiny-both.gguf'));
   await writeTinyProjector(join(dataDir, 'models', 'both', 'mmproj-tiny-both.gguf'), { vision: true, audio: true });

@@ -6,25 +6,20 @@
  * On the in-process engine the request is refused with the reason. A bad image inside a tool
  * result is a 400 naming the part, either way.
  */
-import { copyFileSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { Ollama } from 'ollama';
 import OpenAI from 'openai';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { projectorImageTokens } from '../../scripts/gguf/write-projector.js';
-import { tinyVisionModelPaths } from '../helpers/models.js';
+import { installProjectorModel } from '../helpers/models.js';
 import { newDataDir, sharedServer, type ServerOptions } from '../helpers/server.js';
 
 const onServer = process.env.HEARTH_ENGINE === 'server';
 const options: ServerOptions = {};
 beforeAll(async () => {
   const dataDir = await newDataDir(true);
-  const { model, projector } = await tinyVisionModelPaths();
-  mkdirSync(join(dataDir, 'models', 'vision'));
-  copyFileSync(model, join(dataDir, 'models', 'vision', 'tiny-vision.gguf'));
-  copyFileSync(projector, join(dataDir, 'models', 'vision', 'mmproj-tiny-vision.gguf'));
+  await installProjectorModel(dataDir, 'vision');
   options.dataDir = dataDir;
 });
 const hearth = sharedServer(options);
@@ -127,6 +122,15 @@ const ollamaTurn = (images: string[]) =>
 
 const dataUrl = (base64: string) => `data:image/png;base64,${base64}`;
 
+/** A protocol's turn without an image, with `image` once and twice, checked as said below; `promptOf` reads an answer's prompt size. */
+async function costsImageTokens<T>(turn: (images: string[]) => Promise<T>, image: string, promptOf: (answer: T) => number): Promise<T[]> {
+  const answers = [await turn([]), await turn([image]), await turn([image, image])];
+  const [plain, one, two] = answers.map(promptOf) as [number, number, number];
+  expect(one).toBeGreaterThan(plain);
+  expect(two).toBe(one + projectorImageTokens);
+  return answers;
+}
+
 /*
  * What the prompt costs, by llama-server's own counts: with an image it grows, and each further
  * image costs exactly the projector's tokens. (The first image's cost is not compared with the
@@ -136,37 +140,20 @@ const dataUrl = (base64: string) => `data:image/png;base64,${base64}`;
 describe('an image in a tool result reaches a vision model', () => {
   it.runIf(onServer)('Anthropic Messages: image blocks in a tool_result cost the projector’s tokens each', async () => {
     // The whole prompt: what was evaluated and what the engine's cache held from the request before.
-    const prompt = (usage: Anthropic.Usage) => usage.input_tokens + (usage.cache_read_input_tokens ?? 0);
-    const plain = await anthropicTurn([]);
-    const one = await anthropicTurn([png]);
-    const two = await anthropicTurn([png, png]);
-    expect(one.content.length).toBeGreaterThan(0);
-    expect(prompt(one.usage)).toBeGreaterThan(prompt(plain.usage));
-    expect(prompt(two.usage)).toBe(prompt(one.usage) + projectorImageTokens);
+    const answers = await costsImageTokens(anthropicTurn, png, (answer) => answer.usage.input_tokens + (answer.usage.cache_read_input_tokens ?? 0));
+    expect(answers[1]!.content.length).toBeGreaterThan(0);
   });
 
   it.runIf(onServer)('chat completions: image_url parts in a tool message, through the openai client', async () => {
-    const plain = await chatTurn([]);
-    const one = await chatTurn([dataUrl(png)]);
-    const two = await chatTurn([dataUrl(png), dataUrl(png)]);
-    expect(one.usage!.prompt_tokens).toBeGreaterThan(plain.usage!.prompt_tokens);
-    expect(two.usage!.prompt_tokens).toBe(one.usage!.prompt_tokens + projectorImageTokens);
+    await costsImageTokens(chatTurn, dataUrl(png), (answer) => answer.usage!.prompt_tokens);
   });
 
   it.runIf(onServer)('Responses: input_image items in a function_call_output', async () => {
-    const plain = await responsesTurn([]);
-    const one = await responsesTurn([dataUrl(png)]);
-    const two = await responsesTurn([dataUrl(png), dataUrl(png)]);
-    expect(one.usage!.input_tokens).toBeGreaterThan(plain.usage!.input_tokens);
-    expect(two.usage!.input_tokens).toBe(one.usage!.input_tokens + projectorImageTokens);
+    await costsImageTokens(responsesTurn, dataUrl(png), (answer) => answer.usage!.input_tokens);
   });
 
   it.runIf(onServer)('Ollama: images on a tool message', async () => {
-    const plain = await ollamaTurn([]);
-    const one = await ollamaTurn([png]);
-    const two = await ollamaTurn([png, png]);
-    expect(one.prompt_eval_count).toBeGreaterThan(plain.prompt_eval_count);
-    expect(two.prompt_eval_count).toBe(one.prompt_eval_count + projectorImageTokens);
+    await costsImageTokens(ollamaTurn, png, (answer) => answer.prompt_eval_count);
   });
 
   it.runIf(!onServer)('on the in-process engine, each protocol refuses it and says why', async () => {

@@ -7,22 +7,16 @@
  * a format Hearth cannot answer in, no model. The llama-server engine's real transcription is in
  * server-engine-transcriptions.test.ts.
  */
-import { copyFileSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { tinyAudioModelPaths } from '../helpers/models.js';
+import { installProjectorModel } from '../helpers/models.js';
 import { newDataDir, sharedServer, type ServerOptions } from '../helpers/server.js';
 import { tinyWav } from '../helpers/sounds.js';
 
 const options: ServerOptions = {};
 beforeAll(async () => {
   const dataDir = await newDataDir(true);
-  const { model, projector } = await tinyAudioModelPaths();
-  // A folder of their own: a projector pairs with every model in its folder (the tiny model is in models/).
-  mkdirSync(join(dataDir, 'models', 'audio'));
-  copyFileSync(model, join(dataDir, 'models', 'audio', 'tiny-audio.gguf'));
-  copyFileSync(projector, join(dataDir, 'models', 'audio', 'mmproj-tiny-audio.gguf'));
+  await installProjectorModel(dataDir, 'audio');
   options.dataDir = dataDir;
 });
 const hearth = sharedServer(options);

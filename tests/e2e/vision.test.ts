@@ -5,7 +5,7 @@
  * projector's tokens); on the in-process engine the request is refused with the reason. Bad media
  * gets a 400 that names the part either way.
  */
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -15,7 +15,7 @@ import OpenAI from 'openai';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectorImageTokens } from '../../scripts/gguf/write-projector.js';
-import { tinyVisionModelPaths } from '../helpers/models.js';
+import { installProjectorModel } from '../helpers/models.js';
 import { newDataDir, sharedServer, type ServerOptions } from '../helpers/server.js';
 
 const onServer = process.env.HEARTH_ENGINE === 'server';
@@ -24,11 +24,7 @@ const images = createServer();
 let imageHost = '';
 beforeAll(async () => {
   const dataDir = await newDataDir(true);
-  const { model, projector } = await tinyVisionModelPaths();
-  // A folder of their own: a projector pairs with every model in its folder (the tiny model is in models/).
-  mkdirSync(join(dataDir, 'models', 'vision'));
-  copyFileSync(model, join(dataDir, 'models', 'vision', 'tiny-vision.gguf'));
-  copyFileSync(projector, join(dataDir, 'models', 'vision', 'mmproj-tiny-vision.gguf'));
+  await installProjectorModel(dataDir, 'vision');
   // Remote images on, with this test's own image server (on loopback) named as the one exception to the public-only rule.
   const png = Buffer.from(await base64Png(170), 'base64');
   images.on('request', (_request, response) => response.writeHead(200, { 'content-type': 'image/png' }).end(png));

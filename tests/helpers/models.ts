@@ -1,8 +1,8 @@
-import { statSync } from 'node:fs';
+import { copyFileSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ModelFile } from '../../companion/src/inference/types.js';
 import { writeTinyModel, type TinyModelOptions } from '../../scripts/gguf/write-model.js';
-import { writeTinyProjector } from '../../scripts/gguf/write-projector.js';
+import { writeTinyProjector, type TinyProjectorOptions } from '../../scripts/gguf/write-projector.js';
 import { tempFolder } from './temp.js';
 
 // Kept in generation.ts, which a benchmark can import (this file registers vitest hooks through temp.ts).
@@ -73,7 +73,25 @@ export function tinyThinkingModelPath(): Promise<string> {
   return generated('thinking');
 }
 
-let vision: Promise<{ model: string; projector: string }> | undefined;
+type ProjectorKind = 'vision' | 'audio';
+const pairs = new Map<ProjectorKind, Promise<{ model: string; projector: string }>>();
+
+/** The tiny chat model and a `kind` projector beside it, generated once per test file into a folder of their own. */
+function projectorPair(kind: ProjectorKind, options: TinyProjectorOptions): Promise<{ model: string; projector: string }> {
+  let pair = pairs.get(kind);
+  if (!pair) {
+    pair = (async () => {
+      const folder = tempFolder(`${kind}-model`);
+      const model = join(folder, `tiny-${kind}.gguf`);
+      const projector = join(folder, `mmproj-tiny-${kind}.gguf`);
+      await writeTinyModel(model, { size: 'tiny', seed });
+      await writeTinyProjector(projector, { size: 'tiny', seed, ...options });
+      return { model, projector };
+    })();
+    pairs.set(kind, pair);
+  }
+  return pair;
+}
 
 /**
  * The tiny chat model with a vision projector beside it (`npm run model:tiny -- OUT --vision`), in a
@@ -81,18 +99,8 @@ let vision: Promise<{ model: string; projector: string }> | undefined;
  * projector (LLaVA's "mlp" type) makes every image 4 tokens of the model's context.
  */
 export function tinyVisionModelPaths(): Promise<{ model: string; projector: string }> {
-  vision ??= (async () => {
-    const folder = tempFolder('vision-model');
-    const model = join(folder, 'tiny-vision.gguf');
-    const projector = join(folder, 'mmproj-tiny-vision.gguf');
-    await writeTinyModel(model, { size: 'tiny', seed });
-    await writeTinyProjector(projector, { size: 'tiny', seed });
-    return { model, projector };
-  })();
-  return vision;
+  return projectorPair('vision', {});
 }
-
-let audio: Promise<{ model: string; projector: string }> | undefined;
 
 /**
  * The tiny chat model with a sound projector beside it (`npm run model:tiny -- OUT --audio`), in a
@@ -102,13 +110,18 @@ let audio: Promise<{ model: string; projector: string }> | undefined;
  * model's context; it runs on the llama-server engine only. tinyWav() (sounds.ts) makes a sound to send.
  */
 export function tinyAudioModelPaths(): Promise<{ model: string; projector: string }> {
-  audio ??= (async () => {
-    const folder = tempFolder('audio-model');
-    const model = join(folder, 'tiny-audio.gguf');
-    const projector = join(folder, 'mmproj-tiny-audio.gguf');
-    await writeTinyModel(model, { size: 'tiny', seed });
-    await writeTinyProjector(projector, { size: 'tiny', seed, vision: false, audio: true });
-    return { model, projector };
-  })();
-  return audio;
+  return projectorPair('audio', { vision: false, audio: true });
+}
+
+/**
+ * Copies the tiny model with its `kind` projector (above) into `dataDir`'s models folder, in a
+ * folder of their own: a projector pairs with every model in its folder, and the plain tiny model
+ * may be in models/ itself. A server on `dataDir` lists `tiny-vision` or `tiny-audio`.
+ */
+export async function installProjectorModel(dataDir: string, kind: ProjectorKind): Promise<void> {
+  const { model, projector } = await (kind === 'vision' ? tinyVisionModelPaths() : tinyAudioModelPaths());
+  const folder = join(dataDir, 'models', kind);
+  mkdirSync(folder, { recursive: true });
+  copyFileSync(model, join(folder, `tiny-${kind}.gguf`));
+  copyFileSync(projector, join(folder, `mmproj-tiny-${kind}.gguf`));
 }
