@@ -8,6 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  buildPlace,
   buildServer,
   clearFailure,
   compileProgress,
@@ -41,17 +42,7 @@ describe('the llama-server build', () => {
   it('reports a failed build with its reason until it is tried again', async () => {
     const real = serverBuildPaths() as ServerBuildPaths;
     const root = tempFolder('engine-build');
-    const paths: ServerBuildPaths = {
-      ...real,
-      root,
-      source: { ...real.source, bundle: join(root, 'missing.bundle') },
-      binary: join(root, 'bin', 'llama-server'),
-      state: join(root, 'state.json'),
-      info: join(root, 'build.json'),
-      lock: join(root, 'lock'),
-      log: join(root, 'build.log'),
-      work: join(root, 'work'),
-    };
+    const paths: ServerBuildPaths = { ...real, ...buildPlace(root), source: { ...real.source, bundle: join(root, 'missing.bundle') } };
     // A build that was killed left its lock (no process has this pid): it is taken over.
     writeFileSync(paths.lock, '999999999');
     const steps: string[] = [];
