@@ -243,7 +243,6 @@ async function buildLocked(paths: BuildPlace, recipe: BuildRecipe, env: NodeJS.P
   try {
     rmSync(paths.work, { recursive: true, force: true });
     mkdirSync(paths.work, { recursive: true });
-    report(0, 'starting', true);
     const built = await recipe({ work: paths.work, env, signal: options.signal, report, onLine });
     clearTimeout(trailing);
     mkdirSync(dirname(paths.binary), { recursive: true });
