@@ -163,6 +163,29 @@ describe('X-Service-Agent-Id on the raw routes', () => {
     expect((await search('keeper', 'wombat')).length).toBeGreaterThan(0);
   });
 
+  it('keeps an image of the question as [image] in the conversation and memory, never its bytes', async () => {
+    provider.setScript([{ content: 'A rust-red lantern.' }]);
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAgAAAAICAMAAADz0U65AAAAA1BMVEXAMCDS/b2hAAAACXBIWXMAAAPoAAAD6AG1e1JrAAAADElEQVQImWNgoA4AAABIAAF7pRHIAAAAAElFTkSuQmCC';
+    const content = [
+      { type: 'text', text: 'Which colour is this heron?' },
+      { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
+    ];
+    const response = await chat({ 'x-service-agent-id': 'keeper' }, { model: 'script/scripted', messages: [{ role: 'user', content }] });
+    expect(response.statusCode).toBe(200);
+    const remembered = (await search('keeper', 'colour heron')).map((item) => item.text).join('\n');
+    expect(remembered).toContain('Which colour is this heron? [image]');
+    expect(remembered).not.toContain(png.slice(0, 24));
+
+    // The agent's conversation goes on from the words and the placeholder.
+    provider.setScript([{ content: 'Still red.' }]);
+    const conversation = response.headers['x-service-conversation-id'] as string;
+    await app.app.inject({ method: 'POST', url: '/agents/keeper/run', payload: { input: 'And now?', conversation_id: conversation } });
+    expect(provider.requests.at(-1)!.body.messages.slice(1, 3)).toEqual([
+      { role: 'user', content: 'Which colour is this heron? [image]' },
+      { role: 'assistant', content: 'A rust-red lantern.' },
+    ]);
+  });
+
   it('an unknown agent is 400 agent_not_found; a key for another agent is 403; nothing is recorded', async () => {
     const before = provider.requests.length;
     const unknown = await chat({ 'x-service-agent-id': 'nobody' }, { model: 'script/scripted', messages: [{ role: 'user', content: 'x' }] });
