@@ -3,7 +3,15 @@
  * lets the engine's instance of it go (a failure to close it is ignored: it is dropped either
  * way), and removing a stored model unloads it first when it is the one loaded.
  */
-export abstract class OneModelEngine<Instance> {
+import type { BrowserEngine, BrowserModel, EngineChatRequest, EngineChatResult, EngineKind, EngineStatus, LoadProgress } from './types';
+
+export abstract class OneModelEngine<Instance> implements BrowserEngine {
+  abstract readonly kind: EngineKind;
+  abstract status(): Promise<EngineStatus>;
+  abstract models(): Promise<BrowserModel[]>;
+  abstract load(model: string, onProgress: (progress: LoadProgress) => void): Promise<void>;
+  abstract chat(request: EngineChatRequest, onDelta: (text: string) => void, signal: AbortSignal): Promise<EngineChatResult>;
+
   /** The engine's instance of the loaded model, and that model's id. */
   protected instance: Instance | null = null;
   protected loaded: string | null = null;

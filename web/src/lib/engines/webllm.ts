@@ -7,15 +7,7 @@
 import type * as WebLlm from '@mlc-ai/web-llm';
 import type { MLCEngine } from '@mlc-ai/web-llm';
 import prebuiltModels, { cacheBackend, type WebLlmModel } from 'virtual:webllm-models';
-import {
-  EngineError,
-  type BrowserEngine,
-  type BrowserModel,
-  type EngineChatRequest,
-  type EngineChatResult,
-  type EngineStatus,
-  type LoadProgress,
-} from './types';
+import { EngineError, type BrowserModel, type EngineChatRequest, type EngineChatResult, type EngineStatus, type LoadProgress } from './types';
 import { OneModelEngine } from './one-model';
 import { readReply } from './reply';
 
@@ -71,7 +63,7 @@ const needsF16 = (record: Pick<WebLlmModel, 'model_id'> & { required_features?: 
 /** The URL prefix of every file web-llm caches for a model. */
 const folderOf = (record: WebLlmModel) => record.model.replace(/\/?$/, '/');
 
-export class WebLlmEngine extends OneModelEngine<MLCEngine> implements BrowserEngine {
+export class WebLlmEngine extends OneModelEngine<MLCEngine> {
   readonly kind = 'webllm' as const;
   #probe: Promise<GpuProbe> | null = null;
   #module: Promise<typeof WebLlm> | null = null;

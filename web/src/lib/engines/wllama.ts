@@ -7,22 +7,13 @@
 import type { Wllama as WllamaType } from '@wllama/wllama/esm/index.js';
 import wasmUrl from '@wllama/wllama/esm/wasm/wllama.wasm?url';
 import { listGguf, openGguf, removeGguf } from './gguf-files';
-import {
-  EngineError,
-  type BrowserEngine,
-  type BrowserModel,
-  type EngineChatRequest,
-  type EngineChatResult,
-  type EngineStatus,
-  type LoadProgress,
-  WLLAMA_CONTEXT,
-} from './types';
+import { EngineError, type BrowserModel, type EngineChatRequest, type EngineChatResult, type EngineStatus, type LoadProgress, WLLAMA_CONTEXT } from './types';
 import { OneModelEngine } from './one-model';
 import { readReply } from './reply';
 
 const CONTEXT = WLLAMA_CONTEXT;
 
-export class WllamaEngine extends OneModelEngine<WllamaType> implements BrowserEngine {
+export class WllamaEngine extends OneModelEngine<WllamaType> {
   readonly kind = 'wllama' as const;
   #loading: Promise<void> | null = null;
   #wasm: Promise<string> | null = null;
