@@ -1,7 +1,7 @@
 /** Conversations kept in IndexedDB: the history survives reloads, offline and a stopped companion. */
-import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import { DEFAULT_OVERFLOW, type OverflowPolicy } from '$lib/chat/context';
 import type { StepView } from '$lib/stores/agent-runs';
+import { db } from './database';
 
 export interface ChatSettings {
   systemPrompt: string;
@@ -25,11 +25,24 @@ export interface MessageStats {
 
 export type MessageStatus = 'streaming' | 'done' | 'stopped' | 'interrupted' | 'error';
 
+/** An image sent with a question: its bytes are in the media store (media.ts), under `id`. */
+export interface MessageImage {
+  id: string;
+  /** image/png or image/jpeg. */
+  type: string;
+  width: number;
+  height: number;
+  /** The file's name, when it had one (a pasted image has none). */
+  name?: string;
+}
+
 export interface StoredMessage {
   id: string;
   role: 'user' | 'assistant';
   content: string;
   createdAt: number;
+  /** On a question: the images sent with it (conversations stored before images have none). */
+  images?: MessageImage[];
   /** The model key (see models store) that wrote an assistant message. */
   model?: string;
   status?: MessageStatus;
@@ -71,28 +84,7 @@ export interface Conversation {
   agentThread?: AgentThread | null;
 }
 
-interface HearthDb extends DBSchema {
-  conversations: { key: string; value: Conversation; indexes: { updatedAt: number } };
-}
-
 export const DEFAULT_SETTINGS: ChatSettings = { systemPrompt: '', temperature: null, topP: null, maxTokens: null, overflow: DEFAULT_OVERFLOW, thinking: true };
-
-let database: Promise<IDBPDatabase<HearthDb>> | null = null;
-
-function db(): Promise<IDBPDatabase<HearthDb>> {
-  database ??= openDB<HearthDb>('hearth', 1, {
-    upgrade(upgrade) {
-      const store = upgrade.createObjectStore('conversations', { keyPath: 'id' });
-      store.createIndex('updatedAt', 'updatedAt');
-    },
-    blocking() {
-      // A newer version of the app wants to upgrade: let it.
-      void database?.then((open) => open.close());
-      database = null;
-    },
-  });
-  return database;
-}
 
 /** Newest first. */
 export async function listConversations(): Promise<Conversation[]> {
@@ -105,8 +97,12 @@ export async function saveConversation(conversation: Conversation): Promise<void
   await (await db()).put('conversations', conversation);
 }
 
+/** Deletes a conversation and the images sent in it, together. */
 export async function deleteConversation(id: string): Promise<void> {
-  await (await db()).delete('conversations', id);
+  const transaction = (await db()).transaction(['conversations', 'media'], 'readwrite');
+  const media = transaction.objectStore('media');
+  const images = await media.index('conversationId').getAllKeys(id);
+  await Promise.all([transaction.objectStore('conversations').delete(id), ...images.map((image) => media.delete(image)), transaction.done]);
 }
 
 export function newId(prefix: string): string {
