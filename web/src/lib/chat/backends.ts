@@ -3,7 +3,7 @@
  * $lib/api) or an in-browser engine (through the engine worker).
  */
 import { streamChat } from '$lib/api/chat';
-import type { ReasoningEffort } from '#shared/api/openai.js';
+import type { ChatMessage, ReasoningEffort } from '#shared/api/openai.js';
 import { engineHost } from '$lib/engines/host';
 import type { EngineKind } from '$lib/engines/types';
 
@@ -28,9 +28,16 @@ export function parseModelKey(key: string): ModelRef | null {
   return { runtime, id };
 }
 
+export interface GenerateMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+  /** A question's images, as data URLs (companion models that read images only). */
+  images?: string[];
+}
+
 export interface GenerateRequest {
   model: ModelRef;
-  messages: { role: 'system' | 'user' | 'assistant'; content: string }[];
+  messages: GenerateMessage[];
   temperature?: number;
   top_p?: number;
   max_tokens?: number;
@@ -51,10 +58,18 @@ export interface GenerateResult {
   tokensPerSecond: number | null;
 }
 
+/** A message as chat completions take it: a question with images is content parts, its images first, then its text. */
+function chatMessage({ role, content, images }: GenerateMessage): ChatMessage {
+  if (role !== 'user' || !images?.length) return { role, content };
+  const parts = images.map((url) => ({ type: 'image_url' as const, image_url: { url } }));
+  return { role, content: content ? [...parts, { type: 'text', text: content }] : parts };
+}
+
 export async function generate(request: GenerateRequest): Promise<GenerateResult> {
-  const { model, messages, signal, onDelta, temperature, top_p, max_tokens } = request;
+  const { model, signal, onDelta, temperature, top_p, max_tokens } = request;
   if (model.runtime === 'companion') {
     const { reasoning_effort, onReasoning } = request;
+    const messages = request.messages.map(chatMessage);
     const result = await streamChat({ model: model.id, messages, signal, onDelta, onReasoning, temperature, top_p, max_tokens, reasoning_effort });
     return {
       text: result.text,
@@ -65,5 +80,7 @@ export async function generate(request: GenerateRequest): Promise<GenerateResult
     };
   }
   const engine = engineHost().engine(model.runtime);
+  // The in-browser engines read text only (the chat sends them a placeholder for each image).
+  const messages = request.messages.map(({ role, content }) => ({ role, content }));
   return engine.chat({ model: model.id, messages, temperature, top_p, max_tokens }, onDelta, signal);
 }

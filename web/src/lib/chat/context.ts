@@ -25,6 +25,12 @@ export const PROMPT_OVERHEAD = 8;
  * token) is more than English costs with real tokenizers (about four), so guesses err long.
  */
 export const DEFAULT_TOKENS_PER_CHAR = 0.5;
+/**
+ * Tokens an image is guessed to cost in a prompt: Gemma 3's projector takes 256, others from about
+ * 64 to a few thousand. A guess that is short is caught by the companion's own count (a context
+ * error, and the conversation is fitted again).
+ */
+export const IMAGE_TOKENS = 256;
 /** A prompt shorter than this says little about the tokenizer: it does not recalibrate. */
 export const MIN_CALIBRATION_CHARS = 200;
 
@@ -34,12 +40,14 @@ export interface ContextMessage {
   content: string;
   /** Tokens the companion counted for this text, when it did (a reply's completion tokens). */
   countedTokens?: number | null;
+  /** Images sent with it (a question's), each guessed at IMAGE_TOKENS. */
+  images?: number;
 }
 
 /** Tokens one message costs in a prompt: the larger of its estimate and what the companion counted. */
-export function messageTokens(message: Pick<ContextMessage, 'content' | 'countedTokens'>, tokensPerChar: number): number {
+export function messageTokens(message: Pick<ContextMessage, 'content' | 'countedTokens' | 'images'>, tokensPerChar: number): number {
   const estimate = Math.ceil(message.content.length * tokensPerChar);
-  return Math.max(estimate, message.countedTokens ?? 0) + MESSAGE_OVERHEAD;
+  return Math.max(estimate, message.countedTokens ?? 0) + (message.images ?? 0) * IMAGE_TOKENS + MESSAGE_OVERHEAD;
 }
 
 /** Tokens of a system prompt in a request (0 when there is none). */

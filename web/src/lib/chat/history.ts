@@ -14,6 +14,7 @@ export function contextMessages(messages: StoredMessage[]): ContextMessage[] {
     id: message.id,
     role: message.role,
     content: message.content,
+    ...(message.images?.length ? { images: message.images.length } : {}),
     // A finished model reply's completion tokens are its text as the model counts it (an agent's also count its tool calls).
     countedTokens: message.role === 'assistant' && message.status === 'done' && !message.runId ? (message.stats?.completionTokens ?? null) : null,
   }));

@@ -1,9 +1,11 @@
 /** One reply of a conversation, from a model or from an agent, written into the reply as it comes. */
-import type { Conversation, StoredMessage } from '$lib/storage/conversations';
+import type { Conversation, MessageImage, StoredMessage } from '$lib/storage/conversations';
+import { dataUrlOf, readMedia } from '$lib/storage/media';
 import type { AgentRecord } from '#shared/api/agents.js';
 import { replyText, runAgentTurn } from './agent-reply';
-import { generate, type ModelRef } from './backends';
-import type { FitResult } from './context';
+import { withPlaceholders } from './attachments';
+import { generate, type GenerateMessage, type ModelRef } from './backends';
+import type { ContextMessage, FitResult } from './context';
 import { charsOf, ContextOverflow } from './history';
 import { effortFor } from './thinking';
 
@@ -24,18 +26,33 @@ export interface Turn {
 const sameIds = (a: string[], b: string[]) => a.length === b.length && a.every((id, index) => id === b[index]);
 
 /**
+ * A kept message as a request sends it: with its images as data URLs to a model that reads them
+ * (`sees`), else (and for an image no longer stored) with a placeholder in the text for each.
+ */
+async function requestMessage({ role, content }: ContextMessage, images: MessageImage[], sees: boolean): Promise<GenerateMessage> {
+  if (images.length === 0) return { role, content };
+  if (!sees) return { role, content: withPlaceholders(content, images.length) };
+  const blobs = await Promise.all(images.map((image) => readMedia(image.id)));
+  const urls = await Promise.all(blobs.filter((blob) => blob !== null).map(dataUrlOf));
+  return { role, content: withPlaceholders(content, images.length - urls.length), images: urls };
+}
+
+/**
  * A model's reply, with the conversation's system prompt and sampling settings. A reasoning model's
  * (`thinks`) thought goes into the reply apart from its text, with how long it took; earlier
- * replies are sent as their text only.
+ * replies are sent as their text only. The questions' images go to a model that reads them
+ * (`sees`); another gets a placeholder for each.
  */
-export async function modelTurn(turn: Turn, ref: ModelRef, window: number | null, label: string, thinks = false): Promise<void> {
+export async function modelTurn(turn: Turn, ref: ModelRef, window: number | null, label: string, thinks = false, sees = false): Promise<void> {
   const { conversation, reply, signal } = turn;
   const { settings } = conversation;
   const system = settings.systemPrompt.trim();
   const plan = turn.plan(window, system);
   if (!plan.fits) throw new ContextOverflow(plan, plan.window!, plan.budget, label);
   reply.omitted = plan.omitted;
-  const messages = [...(system ? [{ role: 'system' as const, content: system }] : []), ...plan.kept.map(({ role, content }) => ({ role, content }))];
+  const stored = new Map(conversation.messages.map((message) => [message.id, message]));
+  const kept = await Promise.all(plan.kept.map((message) => requestMessage(message, stored.get(message.id)?.images ?? [], sees)));
+  const messages: GenerateMessage[] = [...(system ? [{ role: 'system' as const, content: system }] : []), ...kept];
   let firstToken: number | null = null;
   let thoughtStarted: number | null = null;
   Object.assign(reply, { reasoning: undefined, reasoningMs: undefined });
@@ -72,7 +89,8 @@ export async function modelTurn(turn: Turn, ref: ModelRef, window: number | null
     completionTokens: result.completionTokens,
     tokensPerSecond: result.tokensPerSecond ?? (result.completionTokens && seconds > 0 ? result.completionTokens / seconds : null),
     durationMs: null,
-    promptChars: charsOf(messages),
+    // Images cost tokens the characters do not show: such a prompt says nothing about the tokenizer.
+    promptChars: messages.some((message) => message.images?.length) ? undefined : charsOf(messages),
   };
 }
 
@@ -91,9 +109,11 @@ export async function agentTurn(turn: Turn, agentId: string, agent: AgentRecord 
   const thread = conversation.agentThread;
   const continuing = thread?.agent === agentId && sameIds(thread.messages, before);
   const question = plan.kept.at(-1)!;
+  // The chat sends an agent text only: an earlier question's images are a placeholder each (so its memory never gets their bytes).
+  const text = (message: ContextMessage) => withPlaceholders(message.content, message.images ?? 0);
   const run = await runAgentTurn({
     agentId,
-    input: continuing ? question.content : plan.kept.map(({ role, content }) => ({ role, content })),
+    input: continuing ? text(question) : plan.kept.map((message) => ({ role: message.role, content: text(message) })),
     conversationId: continuing ? thread!.conversationId : undefined,
     signal,
     onView: (view) => {

@@ -1,7 +1,9 @@
 import { ApiError } from '$lib/api/client';
 import { agentOfKey, AgentRunFailed } from '$lib/chat/agent-reply';
+import { imageRefusal as refusalFor, MAX_SIDE, type ImageRefusal } from '$lib/chat/attachments';
 import { parseModelKey, type ModelRef } from '$lib/chat/backends';
 import { fork, removeTurn, showVersion, versionAt } from '$lib/chat/branches';
+import { ImageProblem, prepareImage, type PreparedImage } from '$lib/chat/downscale';
 import { fitConversation, promptBudget, systemTokens, type OverflowPolicy } from '$lib/chat/context';
 import { arrived, contextExceeded, contextMessages, ContextOverflow, failedTurn, rateFor, sendable } from '$lib/chat/history';
 import { thinks } from '$lib/chat/thinking';
@@ -16,14 +18,22 @@ import {
   saveConversation,
   type ChatSettings,
   type Conversation,
+  type MessageImage,
   type StoredMessage,
 } from '$lib/storage/conversations';
+import { pruneMedia, readMedia, saveMedia } from '$lib/storage/media';
 import { agents } from './agents.svelte';
 import { models } from './models.svelte';
 import { isKeyProblem, server } from './server.svelte';
 import { describe } from './problems';
 
 export type { Conversation, StoredMessage as Message, ChatSettings };
+
+/** An image waiting in the composer, read and scaled down; `from`: the question it came back from after a failed send. */
+export interface PendingImage extends PreparedImage {
+  id: string;
+  from?: string;
+}
 
 export interface ChatProblem {
   /** `auth`: the companion wants an access key; `overflow`: the conversation is over the context and set to stop; `too_long`: one message is. */
@@ -44,6 +54,22 @@ const FIT_ATTEMPTS = 4;
 
 const isAbort = (error: unknown) => error instanceof DOMException && error.name === 'AbortError';
 
+const count = (value: number) => value.toLocaleString('en');
+
+/** A conversation's title from its first question (its images, when it has no text). */
+function titleOf(text: string, images: number): string {
+  if (text || images === 0) return titleFrom(text);
+  return images === 1 ? 'An image' : `${images} images`;
+}
+
+const imageOf = (image: PendingImage): MessageImage => ({
+  id: image.id,
+  type: image.type,
+  width: image.width,
+  height: image.height,
+  ...(image.name ? { name: image.name } : {}),
+});
+
 function titleFrom(text: string): string {
   const line = text.trim().split('\n')[0] ?? '';
   return line.length > 48 ? `${line.slice(0, 47)}…` : line || 'New conversation';
@@ -59,6 +85,10 @@ export class ChatStore {
   problem = $state<ChatProblem | null>(null);
   /** Unsent text per conversation ("(new)" before one exists); kept across reloads. */
   drafts = $state<Record<string, string>>(readDrafts());
+  /** Images waiting in the composer per conversation ("(new)" before one exists); held while the page is open. */
+  pending = $state<Record<string, PendingImage[]>>({});
+  /** What became of the images last attached (scaled down, or refused and why), for the composer's hint. */
+  attachNote = $state<string | null>(null);
   /** The model (or `agent:<id>`) a new conversation starts with: the last one picked. */
   defaultModel = $state<string>(readModel());
   #controller: AbortController | null = null;
@@ -99,6 +129,57 @@ export class ChatStore {
     if (text) this.drafts[key] = text;
     else delete this.drafts[key];
     saveDrafts(this.drafts);
+  }
+
+  /** The images in the composer of the open conversation (or of a new one). */
+  get attachments(): PendingImage[] {
+    return this.pending[this.activeId ?? NEW] ?? [];
+  }
+
+  /** Why the composer's images cannot go to the chosen model, and which model can take them; null when they can (or there are none). */
+  get imageRefusal(): ImageRefusal | null {
+    if (this.attachments.length === 0) return null;
+    return refusalFor(this.model, models.companion, this.#labelOf(this.model));
+  }
+
+  #labelOf(key: string): string {
+    const agent = agentOfKey(key);
+    if (agent) return agents.agents.find((candidate) => candidate.id === agent)?.name ?? agent;
+    return models.option(key)?.label ?? key.slice(key.indexOf(':') + 1);
+  }
+
+  /** Reads picked, pasted or dropped images into the composer, scaled down within MAX_SIDE; what was scaled or refused is said in `attachNote`. */
+  async attach(files: File[]): Promise<void> {
+    const key = this.activeId ?? NEW;
+    const notes: string[] = [];
+    let scaled: PreparedImage | undefined;
+    for (const file of files) {
+      try {
+        const image = await prepareImage(file);
+        if (image.original) scaled = image;
+        this.#addPending(key, image);
+      } catch (error) {
+        notes.push(error instanceof ImageProblem ? error.message : `${file.name || 'The image'} could not be attached: ${describe(error)}`);
+      }
+    }
+    if (scaled?.original)
+      notes.unshift(
+        `Images are kept within ${count(MAX_SIDE)} px on their longest side: ${scaled.name ?? 'the image'} (${count(scaled.original.width)} × ${count(scaled.original.height)}) was scaled down to ${count(scaled.width)} × ${count(scaled.height)}.`,
+      );
+    this.attachNote = notes.join(' ') || null;
+  }
+
+  #addPending(key: string, image: PreparedImage, from?: string): void {
+    // Pushed through the state (an assignment's value is the array before it was made reactive).
+    this.pending[key] = [...(this.pending[key] ?? []), { ...image, id: newId('img'), ...(from ? { from } : {}) }];
+  }
+
+  removeAttachment(id: string): void {
+    const key = this.activeId ?? NEW;
+    const rest = (this.pending[key] ?? []).filter((image) => image.id !== id);
+    if (rest.length > 0) this.pending[key] = rest;
+    else delete this.pending[key];
+    this.attachNote = null;
   }
 
   get settings(): ChatSettings {
@@ -154,6 +235,7 @@ export class ChatStore {
     await deleteConversation(id);
     this.conversations = this.conversations.filter((conversation) => conversation.id !== id);
     delete this.drafts[id];
+    delete this.pending[id];
     if (this.activeId === id) this.activeId = this.conversations[0]?.id ?? null;
   }
 
@@ -163,17 +245,38 @@ export class ChatStore {
     await this.#save(conversation, false);
   }
 
+  /** Sends the text with the composer's images; images the model cannot take are kept in the composer, with the reason. */
   async send(text: string): Promise<void> {
     const content = text.trim();
-    if (!content || this.streaming) return;
-    const conversation = this.active ?? (await this.#create(titleFrom(content)));
+    const images = this.attachments;
+    if ((!content && images.length === 0) || this.streaming) return;
+    const refusal = this.imageRefusal;
+    if (refusal) {
+      this.problem = { kind: 'failed', message: refusal.message, messageId: null };
+      return;
+    }
+    const conversation = this.active ?? (await this.#create(titleOf(content, images.length)));
     // A turn that failed before anything came back is replaced by what is sent now.
     const failed = failedTurn(conversation.messages);
     if (failed !== null) conversation.messages.splice(failed);
-    if (conversation.messages.length === 0 && conversation.title === 'New conversation') conversation.title = titleFrom(content);
-    conversation.messages.push({ id: newId('msg'), role: 'user', content, createdAt: Date.now() });
+    if (conversation.messages.length === 0 && conversation.title === 'New conversation') conversation.title = titleOf(content, images.length);
+    // The bytes are stored before the message that names them.
+    await saveMedia(
+      conversation.id,
+      images.map((image) => ({ id: image.id, blob: image.blob })),
+    );
+    conversation.messages.push({
+      id: newId('msg'),
+      role: 'user',
+      content,
+      createdAt: Date.now(),
+      ...(images.length > 0 ? { images: images.map(imageOf) } : {}),
+    });
     this.draft = '';
+    delete this.pending[conversation.id];
+    this.attachNote = null;
     await this.#save(conversation);
+    if (failed !== null) await pruneMedia(conversation);
     await this.#reply(conversation);
   }
 
@@ -194,6 +297,9 @@ export class ChatStore {
     const question = messages.at(-1);
     if (question?.role !== 'user') return;
     if (this.draft.trim() === question.content) this.draft = '';
+    // Images that came back to the composer from this question go with it again.
+    const left = this.attachments.filter((image) => image.from !== question.id);
+    if (left.length < this.attachments.length) this.pending[conversation.id] = left;
     await this.#reply(conversation);
   }
 
@@ -203,9 +309,11 @@ export class ChatStore {
     const content = text.trim();
     if (!conversation || this.streaming || !content) return;
     const index = conversation.messages.findIndex((message) => message.id === messageId);
-    if (conversation.messages[index]?.role !== 'user') return;
+    const original = conversation.messages[index];
+    if (original?.role !== 'user') return;
     fork(conversation, index);
-    conversation.messages.push({ id: newId('msg'), role: 'user', content, createdAt: Date.now() });
+    // The edited question keeps the images of the one it replaces.
+    conversation.messages.push({ id: newId('msg'), role: 'user', content, createdAt: Date.now(), ...(original.images ? { images: original.images } : {}) });
     if (this.draft.trim() === content) this.draft = '';
     await this.#save(conversation);
     await this.#reply(conversation);
@@ -221,6 +329,7 @@ export class ChatStore {
     );
     if (removed.some((message) => message.id === this.problem?.messageId)) this.problem = null;
     await this.#save(conversation, false);
+    await pruneMedia(conversation);
   }
 
   /** Which version of the messages from `index` on is shown, of how many. */
@@ -265,11 +374,16 @@ export class ChatStore {
       messages: [],
     };
     const draft = this.drafts[NEW];
+    const images = this.pending[NEW];
     this.conversations.unshift(conversation);
     this.activeId = conversation.id;
     if (draft) {
       delete this.drafts[NEW];
       this.draft = draft;
+    }
+    if (images) {
+      delete this.pending[NEW];
+      this.pending[conversation.id] = images;
     }
     await this.#save(this.conversations[0]!, false);
     return this.conversations[0]!;
@@ -353,7 +467,8 @@ export class ChatStore {
             await agentTurn(turn, agentId, agent, window, () => void agents.refreshApprovals());
           } else {
             const option = models.option(conversation.model);
-            await modelTurn(turn, ref!, option?.contextWindow ?? null, option?.label ?? ref!.id, thinks(models.companion, conversation.model));
+            const sees = refusalFor(conversation.model, models.companion, '') === null;
+            await modelTurn(turn, ref!, option?.contextWindow ?? null, option?.label ?? ref!.id, thinks(models.companion, conversation.model), sees);
           }
           break;
         } catch (error) {
@@ -384,6 +499,19 @@ export class ChatStore {
     }
   }
 
+  /** A question's images back into its conversation's composer (read from storage: the failed turn is replaced when sending again). */
+  async #returnImages(conversationId: string, question: StoredMessage): Promise<void> {
+    for (const image of question.images ?? []) {
+      const blob = await readMedia(image.id);
+      if (blob)
+        this.#addPending(
+          conversationId,
+          { blob, type: image.type === 'image/jpeg' ? 'image/jpeg' : 'image/png', width: image.width, height: image.height, name: image.name, original: null },
+          question.id,
+        );
+    }
+  }
+
   async #failed(conversation: Conversation, reply: StoredMessage, ref: ModelRef | null, error: unknown): Promise<void> {
     const companion = !ref || ref.runtime === 'companion';
     const question = conversation.messages.at(-2);
@@ -396,6 +524,7 @@ export class ChatStore {
       if (returned) {
         this.drafts[conversation.id] = question.content;
         saveDrafts(this.drafts);
+        if (question.images?.length && !this.pending[conversation.id]?.length) void this.#returnImages(conversation.id, question);
       }
       this.problem = { kind, message, messageId: reply.id, returned };
     };
