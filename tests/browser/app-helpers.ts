@@ -130,23 +130,41 @@ export async function signIn(page: Page, link: string): Promise<void> {
 /** A conversation as this browser keeps it (IndexedDB `hearth`, store `conversations`): the fields the tests read. */
 export interface StoredConversation {
   updatedAt: number;
-  messages: { role: string; content: string; status?: string; reasoning?: string }[];
+  messages: {
+    role: string;
+    content: string;
+    status?: string;
+    reasoning?: string;
+    images?: { id: string; type: string; width: number; height: number; name?: string }[];
+  }[];
+}
+
+/** The records of one store of the app's IndexedDB database (`hearth`) in this page's browser, in the store's key order. */
+function storedRecords<T>(page: Page, store: 'conversations' | 'media'): Promise<T[]> {
+  return page.evaluate(
+    (name) =>
+      new Promise<T[]>((resolve, reject) => {
+        const opening = indexedDB.open('hearth');
+        opening.onerror = () => reject(opening.error);
+        opening.onsuccess = () => {
+          const read = opening.result.transaction(name).objectStore(name).getAll();
+          read.onsuccess = () => {
+            opening.result.close();
+            resolve(read.result as T[]);
+          };
+        };
+      }),
+    store,
+  );
 }
 
 /** The conversations this page's browser has stored, in the store's key order. */
 export function storedConversations(page: Page): Promise<StoredConversation[]> {
-  return page.evaluate(
-    () =>
-      new Promise<StoredConversation[]>((resolve, reject) => {
-        const opening = indexedDB.open('hearth');
-        opening.onerror = () => reject(opening.error);
-        opening.onsuccess = () => {
-          const read = opening.result.transaction('conversations').objectStore('conversations').getAll();
-          read.onsuccess = () => {
-            opening.result.close();
-            resolve(read.result as StoredConversation[]);
-          };
-        };
-      }),
-  );
+  return storedRecords<StoredConversation>(page, 'conversations');
+}
+
+/** The images of conversations this page's browser has stored (store `media`), without their bytes. */
+export async function storedMedia(page: Page): Promise<{ id: string; conversationId: string; type: string }[]> {
+  const records = await storedRecords<{ id: string; conversationId: string; type: string }>(page, 'media');
+  return records.map(({ id, conversationId, type }) => ({ id, conversationId, type }));
 }
