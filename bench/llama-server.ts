@@ -9,11 +9,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildServer, serverBuildPaths, type ServerBuildPaths } from '../companion/src/inference/server/build.js';
+import { ServerBuild } from '../companion/src/inference/server/build-service.js';
+import { NativeBuild } from '../companion/src/inference/server/native-service.js';
 import { llamaSource } from '../companion/src/inference/server/prebuilt.js';
 import { findToolchain, runTool } from '../companion/src/inference/server/toolchain.js';
 import { writeFileAtomic } from '../companion/src/store/files.js';
@@ -98,16 +100,19 @@ const HEARTH = fileURLToPath(new URL('../bin/hearth.js', import.meta.url));
 /**
  * `hearth serve` as its own process on `dataDir`, on one engine, at a random port on 127.0.0.1: a
  * config.yaml serving the models in `modelsDir` with `parallel` sequences of `context` tokens each,
- * on the quick llama-server build (no native build starts in the background during a measurement),
- * default settings otherwise, warnings only in its log. Resolves once it answers GET /health.
+ * default settings otherwise, warnings only in its log. On the quick llama-server build unless
+ * `native` (then the native build when it is built already: as a user's Hearth runs once its
+ * background build is done); no native build starts during a measurement. Resolves once it
+ * answers GET /health.
  */
 export function startHearthProcess(
   dataDir: string,
-  options: { modelsDir: string; parallel: number; context: number; engine: 'server' | 'in-process' },
+  options: { modelsDir: string; parallel: number; context: number; engine: 'server' | 'in-process'; native?: boolean },
 ): Promise<RunningServer> {
+  const native = options.native && new NativeBuild(new ServerBuild()).binary() !== undefined;
   writeFileAtomic(
     join(dataDir, 'config.yaml'),
-    `version: 1\nmodels:\n  dirs: [${JSON.stringify(options.modelsDir)}]\n  parallel: ${options.parallel}\n  context_size: ${options.context}\n  external_sources: false\n  native_build: off\n`,
+    `version: 1\nmodels:\n  dirs: [${JSON.stringify(options.modelsDir)}]\n  parallel: ${options.parallel}\n  context_size: ${options.context}\n  external_sources: false\n  native_build: ${native ? 'auto' : 'off'}\n`,
   );
   const port = 18000 + Math.floor(Math.random() * 1000);
   return startServer(process.execPath, [HEARTH, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--no-external-models'], port, {
@@ -115,6 +120,15 @@ export function startHearthProcess(
     HEARTH_LOG_LEVEL: 'warn',
     HEARTH_ENGINE: options.engine,
   });
+}
+
+/** The executable of the llama-server process Hearth runs `model` on (the quick or the native build), once the model is loaded. */
+export async function hearthServerBinary(url: string, folder: string, model = 'small'): Promise<string> {
+  const headers = { authorization: `Bearer ${readFileSync(join(folder, 'admin-token'), 'utf8').trim()}` };
+  const status = (await (await fetch(`${url}/admin/status`, { headers })).json()) as { loaded: { id: string; process?: { pid: number } }[] };
+  const pid = status.loaded.find((entry) => entry.id === model)?.process?.pid;
+  if (!pid) throw new Error(`Hearth runs no llama-server for the ${model} model.`);
+  return readlinkSync(`/proc/${pid}/exe`);
 }
 
 /** Loads the model on Hearth's llama-server engine and reads the command line of its process. */

@@ -15,7 +15,16 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { writeTinyModel } from '../scripts/gguf/write-model.js';
 import { directRun, openDirect } from './direct.js';
-import { engineServer, hearthServerArgs, llamaServer, onTcpPort, startHearthProcess, startServer, type RunningServer } from './llama-server.js';
+import {
+  engineServer,
+  hearthServerArgs,
+  hearthServerBinary,
+  llamaServer,
+  onTcpPort,
+  startHearthProcess,
+  startServer,
+  type RunningServer,
+} from './llama-server.js';
 import { median, streamsRun, uniquePrompt, type StreamsRun } from './streams.js';
 
 const TOKENS = 128;
@@ -90,7 +99,14 @@ for (const [label, engine] of [
 ] as const) {
   if (engine === 'server' && 'skipped' in engineBuild) continue;
   const folder = mkdtempSync(join(tmpdir(), `hearth-bench-peer-${engine}-`));
-  const running = await startHearthProcess(folder, { modelsDir, parallel: PARALLEL, context: CONTEXT, engine });
+  // HEARTH_BENCH_HEARTH_BUILD=quick keeps Hearth's engine on the quick build even where the native one is built.
+  const running = await startHearthProcess(folder, {
+    modelsDir,
+    parallel: PARALLEL,
+    context: CONTEXT,
+    engine,
+    native: process.env.HEARTH_BENCH_HEARTH_BUILD !== 'quick',
+  });
   started.push(running);
   hearths.push({ label, url: running.url, folder });
   systems.push({ label, run: (streams) => streamsRun(running.url, 'small', TOKENS, streams) });
@@ -119,7 +135,10 @@ if ('binary' in server) {
 }
 if ('paths' in engineBuild && engineArgs) {
   // The engine's binary on node-llama-cpp's libraries, stand-alone with the very flags Hearth gave it: HTTP over engine.
-  const { libraries, binary } = engineBuild.paths;
+  // The binary Hearth runs the model on: the quick build, or the native one once it is built.
+  const { libraries } = engineBuild.paths;
+  const binary = await hearthServerBinary(serverHearth!.url, serverHearth!.folder);
+  print(`Hearth's llama-server engine runs ${binary === engineBuild.paths.binary ? 'the quick build' : `the native build (${binary})`}`);
   const port = 19000 + Math.floor(Math.random() * 1000);
   const args = [...engineArgs];
   onTcpPort(args, port);
