@@ -9,25 +9,26 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import sharp from 'sharp';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ServerStatus } from '#shared/api/admin.js';
 import { projectorAudioTokens, projectorImageTokens, writeTinyProjector } from '../../scripts/gguf/write-projector.js';
 import { installProjectorModel, tinyAudioModelPaths } from '../helpers/models.js';
-import { newDataDir, sharedServer, type ServerOptions } from '../helpers/server.js';
+import { newDataDir, sharedServer } from '../helpers/server.js';
 import { tinyWav } from '../helpers/sounds.js';
 
-const options: ServerOptions = { env: { HEARTH_ENGINE: 'server' } };
-beforeAll(async () => {
-  const dataDir = await newDataDir(true);
-  await installProjectorModel(dataDir, 'audio');
-  // A folder of its own too: a projector pairs with every model in its folder.
-  const { model } = await tinyAudioModelPaths();
-  mkdirSync(join(dataDir, 'models', 'both'));
-  copyFileSync(model, join(dataDir, 'models', 'both', 'tiny-both.gguf'));
-  await writeTinyProjector(join(dataDir, 'models', 'both', 'mmproj-tiny-both.gguf'), { vision: true, audio: true });
-  options.dataDir = dataDir;
+const hearth = sharedServer({
+  env: { HEARTH_ENGINE: 'server' },
+  async prepare() {
+    const dataDir = await newDataDir(true);
+    await installProjectorModel(dataDir, 'audio');
+    // A folder of its own too: a projector pairs with every model in its folder.
+    const { model } = await tinyAudioModelPaths();
+    mkdirSync(join(dataDir, 'models', 'both'));
+    copyFileSync(model, join(dataDir, 'models', 'both', 'tiny-both.gguf'));
+    await writeTinyProjector(join(dataDir, 'models', 'both', 'mmproj-tiny-both.gguf'), { vision: true, audio: true });
+    return { dataDir };
+  },
 });
-const hearth = sharedServer(options);
 
 const question = 'What do you hear?';
 const sound = (seconds: number): OpenAI.ChatCompletionContentPart => ({

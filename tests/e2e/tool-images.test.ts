@@ -13,16 +13,16 @@ import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { projectorImageTokens } from '../../scripts/gguf/write-projector.js';
 import { installProjectorModel } from '../helpers/models.js';
-import { newDataDir, sharedServer, type ServerOptions } from '../helpers/server.js';
+import { newDataDir, sharedServer } from '../helpers/server.js';
 
 const onServer = process.env.HEARTH_ENGINE === 'server';
-const options: ServerOptions = {};
-beforeAll(async () => {
-  const dataDir = await newDataDir(true);
-  await installProjectorModel(dataDir, 'vision');
-  options.dataDir = dataDir;
+const hearth = sharedServer({
+  async prepare() {
+    const dataDir = await newDataDir(true);
+    await installProjectorModel(dataDir, 'vision');
+    return { dataDir };
+  },
 });
-const hearth = sharedServer(options);
 
 let png = '';
 beforeAll(async () => {

@@ -8,18 +8,18 @@
  * server-engine-transcriptions.test.ts.
  */
 import OpenAI, { toFile } from 'openai';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { installProjectorModel } from '../helpers/models.js';
-import { newDataDir, sharedServer, type ServerOptions } from '../helpers/server.js';
+import { newDataDir, sharedServer } from '../helpers/server.js';
 import { tinyWav } from '../helpers/sounds.js';
 
-const options: ServerOptions = {};
-beforeAll(async () => {
-  const dataDir = await newDataDir(true);
-  await installProjectorModel(dataDir, 'audio');
-  options.dataDir = dataDir;
+const hearth = sharedServer({
+  async prepare() {
+    const dataDir = await newDataDir(true);
+    await installProjectorModel(dataDir, 'audio');
+    return { dataDir };
+  },
 });
-const hearth = sharedServer(options);
 
 /** What the client threw: OpenAI's BadRequestError, with the error's fields. */
 async function refusal(request: Promise<unknown>): Promise<InstanceType<typeof OpenAI.BadRequestError>> {

@@ -111,14 +111,19 @@ export function send(
 
 /**
  * One running server for the tests of a file, with the official openai client pointed at it:
- * started before the first test, and stopped after the last, when it must exit 0. Its members
+ * started before the first test (with what `prepare` adds to the options: a data directory with
+ * the models the tests need, say), and stopped after the last, when it must exit 0. Its members
  * are read inside tests and hooks.
  */
-export function sharedServer(options: ServerOptions = {}): { readonly server: RunningServer; readonly client: OpenAI } {
+export function sharedServer(options: ServerOptions & { prepare?: () => Promise<ServerOptions> } = {}): {
+  readonly server: RunningServer;
+  readonly client: OpenAI;
+} {
+  const { prepare, ...start } = options;
   const shared = perFile(
     'The shared server',
     async () => {
-      const server = await startServer(options);
+      const server = await startServer({ ...start, ...(await prepare?.()) });
       return { server, client: new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 }) };
     },
     async ({ server }) => {
