@@ -14,7 +14,7 @@ import { ServerBuild } from '../../companion/src/inference/server/build-service.
 import { startServer, type RunningServer } from '../helpers/server.js';
 import { tempFolder } from '../helpers/temp.js';
 import { newSignInLink, signIn } from './app-helpers.js';
-import { DESKTOP, PHONE, launch, screenshot, watch } from './harness.js';
+import { PHONE, SCHEMES, SIZES, launch, screenshot, watch } from './harness.js';
 
 let building: RunningServer;
 let onServer: RunningServer;
@@ -41,7 +41,7 @@ afterAll(async () => {
   await onServer?.stop();
 });
 
-async function serverPage(server: RunningServer, viewport: typeof DESKTOP, colorScheme: 'light' | 'dark'): Promise<{ page: Page; errors: string[] }> {
+async function serverPage(server: RunningServer, viewport: typeof PHONE, colorScheme: 'light' | 'dark'): Promise<{ page: Page; errors: string[] }> {
   const context = await browser.newContext({ viewport, colorScheme, isMobile: viewport === PHONE, hasTouch: viewport === PHONE });
   const page = await context.newPage();
   const errors = watch(page);
@@ -66,11 +66,8 @@ async function screenshots(page: Page, prefix: string, look: string): Promise<vo
   await screenshot(page, `${prefix}-model-${look}`);
 }
 
-describe.each([
-  { name: 'phone', viewport: PHONE },
-  { name: 'desktop', viewport: DESKTOP },
-])('the Server screen at $name width', ({ name, viewport }) => {
-  it.each(['light', 'dark'] as const)('shows the build in progress and the in-process engine running the model meanwhile (%s)', async (colorScheme) => {
+describe.each(SIZES.map(([name, viewport]) => ({ name, viewport })))('the Server screen at $name width', ({ name, viewport }) => {
+  it.each(SCHEMES)('shows the build in progress and the in-process engine running the model meanwhile (%s)', async (colorScheme) => {
     const { page, errors } = await serverPage(building, viewport, colorScheme);
     await expect.poll(() => page.getByTestId('engine-setting').textContent()).toMatch(/Automatic: llama-server once it is built/);
     expect(await page.getByTestId('engine-build').textContent()).toMatch(/Building: compiling \(32 of 79 steps\) — 40 %/);
@@ -83,7 +80,7 @@ describe.each([
     await page.context().close();
   });
 
-  it.each(['light', 'dark'] as const)('shows the build ready and llama-server running the model (%s)', async (colorScheme) => {
+  it.each(SCHEMES)('shows the build ready and llama-server running the model (%s)', async (colorScheme) => {
     const { page, errors } = await serverPage(onServer, viewport, colorScheme);
     expect(await page.getByTestId('engine-setting').textContent()).toMatch(/llama-server only/);
     expect(await page.getByTestId('engine-build').textContent()).toMatch(/Ready — built/);

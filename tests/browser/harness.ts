@@ -28,12 +28,25 @@ export function launch(extraFlags: string[] = []): Promise<Browser> {
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 390, height: 844 };
 
-/** The widths and the colour schemes every screen is looked at in. */
-export const SIZES = [
-  ['desktop', DESKTOP],
-  ['phone', PHONE],
-] as const;
-export const SCHEMES = ['light', 'dark'] as const;
+/**
+ * Whether this run takes the pictures (`npm run screenshots` sets HEARTH_SCREENSHOTS=1): every
+ * screen in both widths and both colour schemes, saved under test-results/screenshots/. `npm test`
+ * looks at each screen once, on the phone in light, where a layout overflows first, and runs the
+ * same checks there; looking at it three times more only made pictures.
+ */
+export const PICTURES = process.env.HEARTH_SCREENSHOTS === '1';
+
+type Size = readonly ['desktop' | 'phone', { width: number; height: number }];
+
+/** The widths every screen is looked at in (the phone only, unless PICTURES). */
+export const SIZES: readonly Size[] = PICTURES
+  ? [
+      ['desktop', DESKTOP],
+      ['phone', PHONE],
+    ]
+  : [['phone', PHONE]];
+/** The colour schemes every screen is looked at in (light only, unless PICTURES). */
+export const SCHEMES: readonly ('light' | 'dark')[] = PICTURES ? ['light', 'dark'] : ['light'];
 
 /**
  * A page in a new context (desktop-sized unless `options` say otherwise) whose page errors and
@@ -66,7 +79,9 @@ export function watch(page: Page): string[] {
   return errors;
 }
 
+/** Saves what `page` shows as test-results/screenshots/NAME.png, when this run takes the pictures (PICTURES). */
 export async function screenshot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
+  if (!PICTURES) return;
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: options.fullPage ?? false });
 }

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHubFixture, type HubFixture } from '../fixtures/hub/server.js';
 import { startServerWithSlowModel } from './slow-model.js';
 import { chooseModel, replyEnds, replyStarts, send, setSetting } from './app-helpers.js';
-import { DESKTOP, PHONE, screenshot, sharedBrowserApp } from './harness.js';
+import { DESKTOP, PHONE, SCHEMES, screenshot, sharedBrowserApp } from './harness.js';
 
 let hub: HubFixture;
 beforeAll(async () => {
@@ -133,11 +133,12 @@ describe('keyboard', () => {
   });
 });
 
+// Both widths, as their controls differ (the desktop keeps the conversations beside the chat); dark only when taking pictures.
 describe.each([
   { name: 'phone', viewport: PHONE },
   { name: 'desktop', viewport: DESKTOP },
 ])('at $name width', ({ name, viewport }) => {
-  it.each(['light', 'dark'] as const)('every screen names its controls and fits (%s)', async (colorScheme) => {
+  it.each(SCHEMES)('every screen names its controls and fits (%s)', async (colorScheme) => {
     const { context, page, errors } = await app.open('/', { viewport, colorScheme, isMobile: name === 'phone', hasTouch: name === 'phone', signIn: true });
     await chooseModel(page, 'companion:tiny');
     await setSetting(page, 'Max tokens', '40');
