@@ -33,9 +33,31 @@ export function findAgent(config: ConfigDocument, id: string, param = 'id'): Age
   return agent;
 }
 
-/** A message's text: a string or text parts (its images left out). */
+/** Image and sound parts of every protocol (chat completions, Responses, Anthropic), as text shows them: never their bytes. */
+const PLACEHOLDERS: Record<string, string> = { image_url: '[image]', input_image: '[image]', image: '[image]', input_audio: '[audio]' };
+
+/**
+ * Content parts' text in order, with `[image]` (or `[audio]`) for each image or sound, set off from
+ * the words around it by a space: what a conversation's record, memory and recall keep of media.
+ */
+export function partsText(parts: readonly ({ type?: unknown; text?: unknown } | null)[]): string {
+  let text = '';
+  let afterMark = false;
+  for (const part of parts) {
+    const words = typeof part?.text === 'string' ? part.text : undefined;
+    const mark = words === undefined && typeof part?.type === 'string' ? PLACEHOLDERS[part.type] : undefined;
+    const piece = words ?? mark ?? '';
+    if (!piece) continue;
+    const gap = (mark !== undefined || afterMark) && text !== '' && !/\s$/.test(text) && !/^\s/.test(piece);
+    text += gap ? ` ${piece}` : piece;
+    afterMark = mark !== undefined;
+  }
+  return text;
+}
+
+/** A message's text: a string, or its parts' text with `[image]` for each image (the run itself gets the images). */
 export function messageText(content: AgentInputMessage['content']): string {
-  return typeof content === 'string' ? content : content.map((part) => (part.type === 'image_url' ? '' : part.text)).join('');
+  return typeof content === 'string' ? content : partsText(content);
 }
 
 /** Whether a message holds images. */

@@ -51,6 +51,8 @@ const search = async (agentId: string, query: string) =>
   (await app.app.inject({ method: 'POST', url: '/memory/search', payload: { agent_id: agentId, query, scope: 'transcript' } })).json().items as {
     text: string;
   }[];
+/** An 8×8 PNG, base64. */
+const png = 'iVBORw0KGgoAAAANSUhEUgAAAAgAAAAICAMAAADz0U65AAAAA1BMVEXAMCDS/b2hAAAACXBIWXMAAAPoAAAD6AG1e1JrAAAADElEQVQImWNgoA4AAABIAAF7pRHIAAAAAElFTkSuQmCC';
 const chat = (headers: Record<string, string>, payload: Record<string, unknown>) =>
   app.app.inject({ method: 'POST', url: '/v1/chat/completions', headers, payload });
 
@@ -106,6 +108,23 @@ describe('memory in agent runs', () => {
     await app.app.inject({ method: 'POST', url: '/agents/forgetful/run', payload: { input: 'What is my secret word, forgetful?' } });
     expect(provider.requests.at(-1)!.body.messages).toEqual([{ role: 'user', content: 'What is my secret word, forgetful?' }]);
     expect((await search('forgetful', 'forgetful')).length).toBe(0);
+  });
+  it('remembers a run whose question holds an image with [image] in its place, never the bytes', async () => {
+    provider.setScript([{ content: 'That is an otter.' }]);
+    const input = [
+      {
+        role: 'user',
+        content: [
+          { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
+          { type: 'text', text: 'Which animal swims in this river?' },
+        ],
+      },
+    ];
+    const run = (await app.app.inject({ method: 'POST', url: '/agents/keeper/run', payload: { input } })).json() as AgentRun;
+    expect(run.status).toBe('completed');
+    const remembered = (await search('keeper', 'animal swims river')).map((item) => item.text).join('\n');
+    expect(remembered).toContain('[image] Which animal swims in this river?');
+    expect(remembered).not.toContain(png.slice(0, 24));
   });
 });
 
@@ -165,7 +184,6 @@ describe('X-Service-Agent-Id on the raw routes', () => {
 
   it('keeps an image of the question as [image] in the conversation and memory, never its bytes', async () => {
     provider.setScript([{ content: 'A rust-red lantern.' }]);
-    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAgAAAAICAMAAADz0U65AAAAA1BMVEXAMCDS/b2hAAAACXBIWXMAAAPoAAAD6AG1e1JrAAAADElEQVQImWNgoA4AAABIAAF7pRHIAAAAAElFTkSuQmCC';
     const content = [
       { type: 'text', text: 'Which colour is this heron?' },
       { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },

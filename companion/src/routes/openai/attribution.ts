@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentSettings } from '#shared/api/config.js';
-import { findAgent } from '../../agents/definitions.js';
+import { findAgent, partsText } from '../../agents/definitions.js';
 import { HearthError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import type { OpenaiContext } from '../contexts.js';
@@ -47,27 +47,6 @@ export function recordAttribution(context: Pick<OpenaiContext, 'agents'>, reques
   }
 }
 
-type Part = { type?: string; text?: unknown };
-
-/** Image and sound parts of every protocol (chat completions, Responses, Anthropic), as the remembered text shows them: never their bytes. */
-const PLACEHOLDERS: Record<string, string> = { image_url: '[image]', input_image: '[image]', image: '[image]', input_audio: '[audio]' };
-
-/** Parts' text in order, a placeholder for each image or sound, set off from the words around it by a space. */
-function partsText(parts: (Part | null)[]): string {
-  let text = '';
-  let afterMark = false;
-  for (const part of parts) {
-    const words = typeof part?.text === 'string' ? part.text : undefined;
-    const mark = words === undefined && typeof part?.type === 'string' ? PLACEHOLDERS[part.type] : undefined;
-    const piece = words ?? mark ?? '';
-    if (!piece) continue;
-    const gap = (mark !== undefined || afterMark) && text !== '' && !/\s$/.test(text) && !/^\s/.test(piece);
-    text += gap ? ` ${piece}` : piece;
-    afterMark = mark !== undefined;
-  }
-  return text;
-}
-
 /**
  * The text of the last user message of a request (chat messages or Responses input), tolerant of
  * any part types: an image is `[image]` and a sound `[audio]` in it, so the conversation and memory
@@ -80,7 +59,7 @@ export function lastUserText(messages: unknown): string {
     const message = messages[index] as { role?: string; content?: unknown } | null;
     if (message?.role !== 'user') continue;
     if (typeof message.content === 'string') return message.content;
-    if (Array.isArray(message.content)) return partsText(message.content as (Part | null)[]);
+    if (Array.isArray(message.content)) return partsText(message.content as { type?: unknown; text?: unknown }[]);
   }
   return '';
 }
