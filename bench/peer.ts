@@ -10,10 +10,9 @@
  * node-llama-cpp and Hearth in process. HEARTH_BENCH_BUSY=1 runs it all beside a busy background process.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { writeTinyModel } from '../scripts/gguf/write-model.js';
 import { directRun, openDirect } from './direct.js';
 import {
   engineServer,
@@ -25,7 +24,8 @@ import {
   startServer,
   type RunningServer,
 } from './llama-server.js';
-import { median, streamsRun, uniquePrompt, type StreamsRun } from './streams.js';
+import { BENCH_MODELS, smallModel } from './small-model.js';
+import { loadAverages, median, streamsRun, type StreamsRun, uniquePrompt } from './streams.js';
 
 const TOKENS = 128;
 // HEARTH_BENCH_ROUNDS and HEARTH_BENCH_STREAMS (e.g. "1,8") shorten a run; the defaults are the comparison.
@@ -35,15 +35,8 @@ const CONTEXT = 2048;
 const PARALLEL = Math.max(...STREAMS);
 
 const print = (line: string) => process.stdout.write(`${line}\n`);
-const load = () =>
-  loadavg()
-    .map((value) => value.toFixed(2))
-    .join(' ');
 
-const modelsDir = join(tmpdir(), 'hearth-bench-models');
-const modelPath = join(modelsDir, 'small.gguf');
-mkdirSync(modelsDir, { recursive: true });
-if (!existsSync(modelPath)) await writeTinyModel(modelPath, { size: 'small' });
+const modelPath = await smallModel();
 
 print(
   `Hearth peer benchmark — ${new Date().toISOString().slice(0, 16)}, ${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
@@ -51,7 +44,7 @@ print(
 print(
   `model: generated small (512 wide, 8 layers, F32); ${TOKENS} tokens per stream, unique prompts, a new connection per request, best of ${ROUNDS} after a warm-up`,
 );
-print(`load average at start: ${load()}`);
+print(`load average at start: ${loadAverages()}`);
 
 // HEARTH_BENCH_BUSY=N starts N spinning background processes before any server loads the model:
 // the case of a machine already busy with other work (an IDE, a build) when Hearth starts.
@@ -101,7 +94,7 @@ for (const [label, engine] of [
   const folder = mkdtempSync(join(tmpdir(), `hearth-bench-peer-${engine}-`));
   // HEARTH_BENCH_HEARTH_BUILD=quick keeps Hearth's engine on the quick build even where the native one is built.
   const running = await startHearthProcess(folder, {
-    modelsDir,
+    modelsDir: BENCH_MODELS,
     parallel: PARALLEL,
     context: CONTEXT,
     engine,
@@ -220,5 +213,5 @@ for (const streams of STREAMS) {
 }
 row(['gain of 8 streams over 1', ...all.map((entry) => gain(entry.best)), ...ratioColumns.map(() => '')]);
 print('');
-print(`load average at end: ${load()} (figures taken while the machine is busy are noisy; the systems take turns, so compare ratios)`);
+print(`load average at end: ${loadAverages()} (figures taken while the machine is busy are noisy; the systems take turns, so compare ratios)`);
 process.exit(0);

@@ -16,15 +16,15 @@
  * processes, and the output says so. Figures taken on a busy machine are noisy: compare ratios.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from '../companion/src/store/files.js';
 import type { ServerStatus } from '#shared/api/admin.js';
-import { writeTinyModel } from '../scripts/gguf/write-model.js';
 import { llamaServer } from './llama-server.js';
-import { chatBody, median, streamsRun, type StreamsRun } from './streams.js';
+import { BENCH_MODELS, smallModel } from './small-model.js';
+import { chatBody, loadAverages, median, streamsRun, type StreamsRun } from './streams.js';
 
 const ROUNDS = Number(process.env.HEARTH_BENCH_ROUNDS ?? 3);
 const TOKENS = 128;
@@ -34,23 +34,16 @@ const TURNS = Number(process.env.HEARTH_BENCH_TURNS ?? 6);
 const CONVERSATIONS = Number(process.env.HEARTH_BENCH_CONVERSATIONS ?? 3);
 
 const print = (line: string) => process.stdout.write(`${line}\n`);
-const load = () =>
-  loadavg()
-    .map((value) => value.toFixed(2))
-    .join(' ');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const port = () => 20000 + Math.floor(Math.random() * 20000);
 
-const modelsDir = join(tmpdir(), 'hearth-bench-models');
-const modelPath = join(modelsDir, 'small.gguf');
-mkdirSync(modelsDir, { recursive: true });
-if (!existsSync(modelPath)) await writeTinyModel(modelPath, { size: 'small' });
+const modelPath = await smallModel();
 const hearthBin = fileURLToPath(new URL('../bin/hearth.js', import.meta.url));
 
 print(
   `Hearth pool benchmark — ${new Date().toISOString().slice(0, 16)}, ${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
 );
-print(`load average at start: ${load()}`);
+print(`load average at start: ${loadAverages()}`);
 const built = await llamaServer(print);
 const engine = 'binary' in built ? 'llama-server' : 'hearth serve';
 if ('skipped' in built) print(`llama-server: not available (${built.skipped}); the endpoints are hearth serve processes instead`);
@@ -112,7 +105,7 @@ async function startEndpoint(at = port()): Promise<Process> {
   const dir = mkdtempSync(join(tmpdir(), 'hearth-bench-pool-endpoint-'));
   writeFileAtomic(
     join(dir, 'config.yaml'),
-    `version: 1\nmodels:\n  dirs: [${JSON.stringify(modelsDir)}]\n  parallel: ${PARALLEL}\n  context_size: ${CONTEXT}\n  threads: 1\n  external_sources: false\n`,
+    `version: 1\nmodels:\n  dirs: [${JSON.stringify(BENCH_MODELS)}]\n  parallel: ${PARALLEL}\n  context_size: ${CONTEXT}\n  threads: 1\n  external_sources: false\n`,
   );
   return start(process.execPath, [hearthBin, 'serve', '--host', '127.0.0.1', '--port', String(at), '--data-dir', dir, '--no-external-models'], at, {
     ...process.env,
@@ -276,7 +269,7 @@ try {
   for (const child of [...running]) await child.stop();
 }
 print('');
-print(`load average at end: ${load()} (figures taken while the machine is busy are noisy; compare ratios)`);
+print(`load average at end: ${loadAverages()} (figures taken while the machine is busy are noisy; compare ratios)`);
 process.exit(0);
 
 /** A document of about a thousand tokens, different for each seed (so no cache but a conversation's own helps). */

@@ -1,4 +1,5 @@
 import { request, type Agent } from 'node:http';
+import { loadavg } from 'node:os';
 
 export interface StreamsRun {
   tokensPerSecond: number;
@@ -8,6 +9,12 @@ export interface StreamsRun {
 }
 
 let serial = 0;
+
+/** The load averages (1, 5 and 15 minutes), as the benchmarks print them beside their figures. */
+export const loadAverages = () =>
+  loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ');
 
 /** A prompt no earlier request used, so no server can answer it from a prompt cache. */
 export function uniquePrompt(): string {

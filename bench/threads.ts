@@ -8,12 +8,10 @@
  * each variant's ratio to the native peer at its defaults, in the same condition.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { writeTinyModel } from '../scripts/gguf/write-model.js';
+import { cpus } from 'node:os';
 import { engineServer, llamaServer, startServer, type RunningServer } from './llama-server.js';
-import { streamsRun, type StreamsRun } from './streams.js';
+import { smallModel } from './small-model.js';
+import { loadAverages, streamsRun, type StreamsRun } from './streams.js';
 
 const TOKENS = 128;
 const ROUNDS = Number(process.env.HEARTH_BENCH_ROUNDS ?? 2);
@@ -24,15 +22,8 @@ const CONTEXT = 2048;
 const cores = cpus().length;
 
 const print = (line: string) => process.stdout.write(`${line}\n`);
-const load = () =>
-  loadavg()
-    .map((value) => value.toFixed(2))
-    .join(' ');
 
-const modelsDir = join(tmpdir(), 'hearth-bench-models');
-const modelPath = join(modelsDir, 'small.gguf');
-mkdirSync(modelsDir, { recursive: true });
-if (!existsSync(modelPath)) await writeTinyModel(modelPath, { size: 'small' });
+const modelPath = await smallModel();
 
 print(`Hearth threads benchmark — ${new Date().toISOString().slice(0, 16)}, ${cores} × ${cpus()[0]?.model.trim()}, Node ${process.version}`);
 print(`model: generated small; ${TOKENS} tokens per stream, best of ${ROUNDS} after a warm-up; busy background processes: ${BUSY.join(', ')}`);
@@ -93,7 +84,7 @@ const table: { busy: number; label: string; streams: number; run: StreamsRun }[]
 for (const busy of BUSY) {
   for (let i = 0; i < busy; i++) spinners.push(spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
   print('');
-  print(`${busy} busy background process${busy === 1 ? '' : 'es'}; load average ${load()}`);
+  print(`${busy} busy background process${busy === 1 ? '' : 'es'}; load average ${loadAverages()}`);
   const running: { variant: Variant; server: RunningServer }[] = [];
   for (const variant of variants) {
     const port = 19000 + Math.floor(Math.random() * 1000);
@@ -141,5 +132,5 @@ for (const busy of BUSY) {
   }
 }
 print('');
-print(`ratios in brackets are to "${reference}" in the same condition; load average at end: ${load()}`);
+print(`ratios in brackets are to "${reference}" in the same condition; load average at end: ${loadAverages()}`);
 process.exit(0);
