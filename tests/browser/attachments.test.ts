@@ -102,11 +102,14 @@ async function pictures(page: Page, name: string): Promise<void> {
   await page.emulateMedia({ colorScheme: 'light' });
 }
 
-/** The natural widths of the images a list shows, once every one has loaded. */
-async function loadedWidths(page: Page, selector: string): Promise<number[]> {
+/** The natural widths of the `count` images a list shows, once there are that many and every one has loaded. */
+async function loadedWidths(page: Page, selector: string, count: number): Promise<number[]> {
   await page.waitForFunction(
-    (css) => [...document.querySelectorAll<HTMLImageElement>(css)].every((image) => image.complete && image.naturalWidth > 0),
-    selector,
+    ({ css, count }) => {
+      const images = [...document.querySelectorAll<HTMLImageElement>(css)];
+      return images.length === count && images.every((image) => image.complete && image.naturalWidth > 0);
+    },
+    { css: selector, count },
   );
   return page.locator(selector).evaluateAll((images) => images.map((image) => (image as HTMLImageElement).naturalWidth));
 }
@@ -139,7 +142,7 @@ describe('attaching images in the composer', () => {
     await paste(page, smallPng, 'pasted.png');
     await drop(page, smallPng, 'dropped.png');
     await expect.poll(() => pending(page).count()).toBe(3);
-    expect(await loadedWidths(page, '[aria-label="Images to send"] button img')).toEqual([32, 32, 32]);
+    expect(await loadedWidths(page, '[aria-label="Images to send"] button img', 3)).toEqual([32, 32, 32]);
 
     const remove = page.getByRole('button', { name: 'Remove image 2 (pasted.png)' });
     await remove.focus();
@@ -152,7 +155,7 @@ describe('attaching images in the composer', () => {
     await page.getByRole('button', { name: 'Open image 1 (small.png)' }).click();
     const viewer = page.getByRole('dialog', { name: 'image 1 (small.png)' });
     await viewer.waitFor();
-    expect(await loadedWidths(page, 'dialog[open] img')).toEqual([32]);
+    expect(await loadedWidths(page, 'dialog[open] img', 1)).toEqual([32]);
     await page.keyboard.press('Escape');
     await viewer.waitFor({ state: 'hidden' });
     await pictures(page, 'composer');
@@ -165,7 +168,7 @@ describe('attaching images in the composer', () => {
     expect(await page.locator('#composer-note').innerText()).toBe(
       'Images are kept within 2,048 px on their longest side: large.png (3,000 × 1,200) was scaled down to 2,048 × 819.',
     );
-    expect((await loadedWidths(page, '[aria-label="Images to send"] button img'))[2]).toBe(2048);
+    expect((await loadedWidths(page, '[aria-label="Images to send"] button img', 3))[2]).toBe(2048);
     await page.getByRole('button', { name: 'Remove image 3 (large.png)' }).click();
     await expect.poll(() => pending(page).count()).toBe(2);
     expect(await page.locator('#composer-note').count()).toBe(0);
@@ -192,7 +195,7 @@ describe('sending images', () => {
       },
     ]);
     const question = page.locator('article[data-role="user"]').last();
-    expect(await loadedWidths(page, 'article[data-role="user"] [aria-label="Images sent"] button img')).toEqual([32, 32]);
+    expect(await loadedWidths(page, 'article[data-role="user"] [aria-label="Images sent"] button img', 2)).toEqual([32, 32]);
 
     if (onEngine) {
       expect((await replyEnds(page, 'done', 120_000)).length).toBeGreaterThan(0);
@@ -225,13 +228,13 @@ describe('sending images', () => {
 
     await waitForServiceWorker(page);
     await page.reload();
-    expect(await loadedWidths(page, 'article[data-role="user"] [aria-label="Images sent"] button img')).toEqual([32, 32]);
+    expect(await loadedWidths(page, 'article[data-role="user"] [aria-label="Images sent"] button img', 2)).toEqual([32, 32]);
     await context.setOffline(true);
     try {
       await page.reload();
-      expect(await loadedWidths(page, 'article[data-role="user"] [aria-label="Images sent"] button img')).toEqual([32, 32]);
+      expect(await loadedWidths(page, 'article[data-role="user"] [aria-label="Images sent"] button img', 2)).toEqual([32, 32]);
       await page.getByRole('button', { name: 'Open image 2 (dropped.png)' }).click();
-      expect(await loadedWidths(page, 'dialog[open] img')).toEqual([32]);
+      expect(await loadedWidths(page, 'dialog[open] img', 1)).toEqual([32]);
       await pictures(page, 'viewer');
       await page.keyboard.press('Escape');
       await page.getByRole('dialog').waitFor({ state: 'hidden' });
