@@ -6,8 +6,7 @@ import type { AccessKeyRecord, CreatedKey } from '#shared/api/access.js';
 import { DEFAULT_DOCUMENT_TEXT, loadConfigFile } from '../../companion/src/config/document.js';
 import { runHearth, rawRequest } from '../helpers/hearth-cli.js';
 import { mockProviderForTest, startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
-import { perFile } from '../helpers/per-file.js';
-import { keyRequiredDataDir, newDataDir, send, startServer, type RunningServer } from '../helpers/server.js';
+import { keyRequiredDataDir, newDataDir, send, sharedServer, startServer, type RunningServer } from '../helpers/server.js';
 
 /*
  * The security perimeter on real `hearth serve` processes, all on 127.0.0.1. Every request
@@ -440,24 +439,22 @@ describe('listening beyond loopback', () => {
 
   describe('when auth is required and a key exists', () => {
     // One start for both tests (no traffic beyond loopback); stopped after them, it must exit 0.
-    const wide = perFile(
-      'The server on 0.0.0.0',
-      async () => {
+    const wide = sharedServer({
+      withModel: false,
+      args: ['--host', '0.0.0.0'],
+      async prepare() {
         const dataDir = await keyRequiredDataDir();
         expect((await cli(dataDir, 'keys', 'create', '--label', 'remote laptop')).code).toBe(0);
-        return startServer({ dataDir, withModel: false, args: ['--host', '0.0.0.0'] });
+        return { dataDir };
       },
-      async (server) => {
-        expect(await server.stop()).toBe(0);
-      },
-    );
+    });
 
     it('starts, listening on 0.0.0.0', () => {
-      expect(wide.value.url).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/);
+      expect(wide.server.url).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/);
     });
 
     it('leaves a loopback URL in server.json, so `hearth config` can reach the admin routes', () => {
-      const { url } = JSON.parse(readFileSync(join(wide.value.dataDir, 'server.json'), 'utf8')) as { url: string };
+      const { url } = JSON.parse(readFileSync(join(wide.server.dataDir, 'server.json'), 'utf8')) as { url: string };
       // Admin routes refuse any Host that is not a loopback name, 0.0.0.0 included.
       expect(['127.0.0.1', 'localhost', '[::1]']).toContain(new URL(url).hostname);
     });
