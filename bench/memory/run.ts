@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../../companion/src/app.js';
@@ -7,7 +7,7 @@ import { silentLogger } from '../../companion/src/logger.js';
 import { createServices, type Services } from '../../companion/src/services.js';
 import type { FastifyInstance } from 'fastify';
 import type { MemoryAgentStatus, MemoryContextResponse, MemoryFlushResponse } from '#shared/api/memory.js';
-import { tinyModelPath } from '../../tests/helpers/models.js';
+import { writeTinyModel } from '../../scripts/gguf/write-model.js';
 import { get, post } from './client.js';
 import { agentOf, sessionRequests, type Sample } from './locomo.js';
 
@@ -23,7 +23,8 @@ export async function startServer(options: { withMemoryModel: boolean }): Promis
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-memory-bench-'));
   mkdirSync(join(dataDir, 'models'), { recursive: true });
   const memory = options.withMemoryModel ? '\nmemory:\n  model: tiny\n' : '\n';
-  if (options.withMemoryModel) copyFileSync(await tinyModelPath(), join(dataDir, 'models', 'tiny.gguf'));
+  // Written here, not through the tests' model helpers: they register vitest hooks, which need vitest.
+  if (options.withMemoryModel) await writeTinyModel(join(dataDir, 'models', 'tiny.gguf'), { size: 'tiny' });
   writeFileSync(join(dataDir, 'config.yaml'), `version: 1\nmodels:\n  external_sources: false\n  threads: 1\n  context_size: 2048${memory}`);
   const services = await createServices({ dataDir, externalSources: false, log: silentLogger, version: 'bench' });
   const app = await buildApp({ services, webRoot: '/nonexistent' });
