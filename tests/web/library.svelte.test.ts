@@ -61,7 +61,7 @@ describe('LibraryStore', () => {
       Response.json({
         id: 'owner/repo',
         memory_budget_bytes: 1000,
-        data: [{ name: 'm.gguf', size_bytes: 10, quantization: 'Q4_K_M', fits: 'yes', parts: 1, source: 'owner/repo/m.gguf' }],
+        data: [{ name: 'm.gguf', size_bytes: 10, quantization: 'Q4_K_M', fits: 'yes', parts: 1, source: 'owner/repo/m.gguf', projector: null }],
       }),
     );
     const library = new LibraryStore();

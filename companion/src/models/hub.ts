@@ -8,7 +8,7 @@ import { HearthError } from '../errors.js';
 import type { HubFile, HubModel, MemoryFit } from '#shared/api/model-library.js';
 import { hubEndpoint, hubToken, request, UnreachableError, type HttpContext } from './pull-http.js';
 import { repoFiles } from './pull.js';
-import { modelChoices, splitPartNames } from './pull-spec.js';
+import { modelChoices, pickProjector, splitPartNames } from './pull-spec.js';
 
 export interface HubOptions {
   fetch?: typeof fetch;
@@ -95,14 +95,21 @@ export async function hubRepoFiles(
   return reach(async () => {
     const files = await repoFiles(http, owner, repo);
     return modelChoices(files)
-      .map((choice): HubFile => ({
-        name: choice.name,
-        size_bytes: choice.size,
-        quantization: quantizationOf(choice.name),
-        fits: choice.size === null ? null : fit(estimate(choice.size), budgetBytes),
-        parts: splitPartNames(choice.name.slice(choice.name.lastIndexOf('/') + 1)).length,
-        source: `${owner}/${repo}/${choice.name}`,
-      }))
+      .map((choice): HubFile => {
+        const projector = pickProjector(files, choice.name);
+        // The projector is downloaded and loaded with the model: it counts in the size and the fit.
+        const extra = projector === null ? 0 : projector.size;
+        const size = choice.size === null || extra === null ? null : choice.size + extra;
+        return {
+          name: choice.name,
+          size_bytes: size,
+          quantization: quantizationOf(choice.name),
+          fits: size === null ? null : fit(estimate(choice.size!) + extra!, budgetBytes),
+          parts: splitPartNames(choice.name.slice(choice.name.lastIndexOf('/') + 1)).length,
+          source: `${owner}/${repo}/${choice.name}`,
+          projector: projector === null ? null : { name: projector.name, size_bytes: projector.size },
+        };
+      })
       .sort((a, b) => (a.size_bytes ?? Infinity) - (b.size_bytes ?? Infinity) || a.name.localeCompare(b.name));
   });
 }

@@ -82,12 +82,51 @@ export interface Choice {
   size: number | null;
 }
 
+/** Is this a multimodal projector (`mmproj`), by its name as discovery tells them apart? */
+export function isProjectorName(name: string): boolean {
+  return baseName(name).toLowerCase().includes('mmproj');
+}
+
+/**
+ * The projector to download with `model` from a repository listing, or null when it has none:
+ * the `mmproj*.gguf` files in the model's own folder of the repository (else anywhere in it), the
+ * F16 one if there is one (llama.cpp's reference precision, and what most uploaders publish),
+ * else the smallest.
+ */
+export function pickProjector(files: RepoFile[], model: string): RepoFile | null {
+  const projectors = files.filter((file) => /\.gguf$/i.test(file.name) && isProjectorName(file.name) && !SHARD_PATTERN.test(file.name));
+  const folder = (name: string) => name.slice(0, name.lastIndexOf('/') + 1);
+  const beside = projectors.filter((file) => folder(file.name) === folder(model));
+  const candidates = beside.length > 0 ? beside : projectors;
+  if (candidates.length === 0) return null;
+  const f16 = candidates.filter((file) => /(?:^|[^a-z0-9])f16(?:[^a-z0-9]|$)/.test(baseName(file.name).toLowerCase()));
+  const pool = f16.length > 0 ? f16 : candidates;
+  return [...pool].sort((a, b) => (a.size ?? Infinity) - (b.size ?? Infinity) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))[0]!;
+}
+
+/**
+ * The name a projector from repository `repo` gets in the models folder: `mmproj-` first (how
+ * discovery knows it), then the repository's model name unless the file already starts with it,
+ * so that two repositories' `mmproj-F16.gguf` do not collide and discovery finds it most alike to
+ * the model (`gemma-3-4b-it-GGUF`'s `mmproj-F16.gguf` becomes `mmproj-gemma-3-4b-it-F16.gguf`).
+ */
+export function projectorFileName(repo: string, name: string): string {
+  const rest = baseName(name)
+    .replace(/\.gguf$/i, '')
+    .replace(/[-_.]?mmproj[-_.]?/i, '-')
+    .replace(/^-+|-+$/g, '');
+  const stem = repo.replace(/[-_.]gguf$/i, '');
+  const plain = (text: string) => text.toLowerCase().replace(/[^a-z0-9]+/g, '');
+  if (rest === '') return `mmproj-${stem}.gguf`;
+  return plain(rest).startsWith(plain(stem)) ? `mmproj-${rest}.gguf` : `mmproj-${stem}-${rest}.gguf`;
+}
+
 /** GGUF models in the listing: projectors dropped, split parts folded into their first part. */
 export function modelChoices(files: RepoFile[]): Choice[] {
   const byName = new Map(files.map((file) => [file.name, file]));
   const choices: Choice[] = [];
   for (const file of files) {
-    if (!/\.gguf$/i.test(file.name) || baseName(file.name).toLowerCase().includes('mmproj')) continue;
+    if (!/\.gguf$/i.test(file.name) || isProjectorName(file.name)) continue;
     const shard = SHARD_PATTERN.exec(file.name);
     if (shard && Number(shard[1]) !== 1) continue;
     const parts = splitPartNames(file.name).map((name) => byName.get(name));

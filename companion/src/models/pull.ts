@@ -8,7 +8,7 @@ import path from 'node:path';
 import { HearthError } from '../errors.js';
 import { ggufProblem } from './gguf-metadata.js';
 import { abortError, delay, httpError, hubEndpoint, hubToken, networkReason, request, type HttpContext } from './pull-http.js';
-import { parsePullSpec, pickRepoFile, splitPartNames, type RepoFile } from './pull-spec.js';
+import { isProjectorName, parsePullSpec, pickProjector, pickRepoFile, projectorFileName, splitPartNames, type RepoFile } from './pull-spec.js';
 
 export { parsePullSpec, pickRepoFile, type PullSpec, type RepoFile } from './pull-spec.js';
 
@@ -25,7 +25,7 @@ export interface PullOptions {
   /** Default: process.env.HF_ENDPOINT ?? 'https://huggingface.co'. */
   endpoint?: string;
   onProgress?: (progress: PullProgress) => void;
-  /** Called once the files to download are known (every part of a split model), before any byte moves. */
+  /** Called once the files to download are known (every part of a split model, then its projector if the repository has one), before any byte moves. */
   onResolved?: (files: ResolvedFile[]) => void;
   signal?: AbortSignal;
   /** How long to wait for a server to answer before calling it unreachable. Default 10 s. */
@@ -95,16 +95,33 @@ async function resolveDownloads(context: Context, specText: string): Promise<Dow
       return { url: partUrl.href, fileName: safeFileName(part), size: null, label: partUrl.href };
     });
   }
-  const listing = spec.kind === 'repo' ? await repoFiles(context, spec.owner, spec.repo) : [];
+  const listing = spec.kind === 'repo' ? await repoFiles(context, spec.owner, spec.repo) : await projectorListing(context, spec.owner, spec.repo);
   const filePath = spec.kind === 'file' ? spec.file : pickRepoFile(listing, `${spec.owner}/${spec.repo}`, spec.quant);
   const directory = filePath.includes('/') ? filePath.slice(0, filePath.lastIndexOf('/') + 1) : '';
   const sizes = new Map(listing.map((file) => [file.name, file.size]));
-  return splitPartNames(filePath.slice(directory.length)).map((part) => ({
-    size: sizes.get(directory + part) ?? null,
-    url: `${context.endpoint.href.replace(/\/+$/, '')}/${encodeURIComponent(spec.owner)}/${encodeURIComponent(spec.repo)}/resolve/main/${(directory + part).split('/').map(encodeURIComponent).join('/')}`,
-    fileName: safeFileName(part),
-    label: `${spec.owner}/${spec.repo}/${directory}${part}`,
-  }));
+  const fromRepo = (name: string, fileName: string): Download => ({
+    size: sizes.get(name) ?? null,
+    url: `${context.endpoint.href.replace(/\/+$/, '')}/${encodeURIComponent(spec.owner)}/${encodeURIComponent(spec.repo)}/resolve/main/${name.split('/').map(encodeURIComponent).join('/')}`,
+    fileName,
+    label: `${spec.owner}/${spec.repo}/${name}`,
+  });
+  const parts = splitPartNames(filePath.slice(directory.length)).map((part) => fromRepo(directory + part, safeFileName(part)));
+  // A repository with a multimodal projector: it comes along, beside the model, as one more part.
+  const projector = isProjectorName(filePath) ? null : pickProjector(listing, filePath);
+  return projector ? [...parts, fromRepo(projector.name, safeFileName(projectorFileName(spec.repo, projector.name)))] : parts;
+}
+
+/**
+ * For a download of one named file: the repository's listing, to find a projector that goes with
+ * it. The file can still be downloaded when the listing cannot be had (an empty list then).
+ */
+async function projectorListing(context: Context, owner: string, repo: string): Promise<RepoFile[]> {
+  try {
+    return await repoFiles(context, owner, repo);
+  } catch (error) {
+    if (context.signal?.aborted) throw error;
+    return [];
+  }
 }
 
 /** Every file of a repository with its size (the hub's model-info API with `blobs=true`). */
@@ -146,7 +163,10 @@ function safeFileName(name: string): string {
 async function downloadFile(context: Context, download: Download): Promise<number> {
   const target = path.join(context.modelsDir, download.fileName);
   const existing = await stat(target).catch(() => null);
-  if (existing?.isFile()) return existing.size;
+  if (existing?.isFile()) {
+    context.onProgress?.({ file: download.fileName, received: existing.size, total: existing.size });
+    return existing.size;
+  }
   const partial = `${target}.partial`;
   let stalled = 0;
   let lastFailure = '';

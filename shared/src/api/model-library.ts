@@ -18,10 +18,17 @@ export interface HubSearchResponse {
 export type MemoryFit = 'yes' | 'tight' | 'no';
 
 /** One GGUF model of a repository (a split model is one entry, named by its first part). */
+/** A multimodal projector (`mmproj*.gguf`) that a download brings along beside the model. */
+export interface HubProjector {
+  /** Path inside the repository. */
+  name: string;
+  size_bytes: number | null;
+}
+
 export interface HubFile {
   /** Path inside the repository. */
   name: string;
-  /** All parts together; null when the hub does not say. */
+  /** All parts together, with the projector when one comes along; null when the hub does not say. */
   size_bytes: number | null;
   /** Read from the file name, e.g. `Q4_K_M`; null when the name does not say. */
   quantization: string | null;
@@ -29,8 +36,10 @@ export interface HubFile {
   fits: MemoryFit | null;
   /** Parts of a split model (1 for a single file). */
   parts: number;
-  /** What to POST to /admin/models/downloads to get exactly this file. */
+  /** What to POST to /admin/models/downloads to get exactly this file (and its projector). */
   source: string;
+  /** The projector downloaded with it (so the model reads images, or sounds); null when the repository has none. */
+  projector: HubProjector | null;
 }
 
 /** GET /admin/models/search/{owner}/{repo} */

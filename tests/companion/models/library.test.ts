@@ -13,17 +13,21 @@ import { registerAdminServer } from '../../helpers/admin-fetch.js';
 import { asOwner, testApp } from '../../helpers/app.js';
 import { chatMetadata, ggufArrayBomb, ggufFile } from '../../helpers/gguf-header.js';
 import { closedPort } from '../../helpers/mock-provider.js';
-import { tinyModelPath } from '../../helpers/models.js';
+import { tinyModelPath, tinyVisionModelPaths } from '../../helpers/models.js';
 import { newDataDir } from '../../helpers/server.js';
 import { until as untilValue } from '../../helpers/until.js';
 import { startHubFixture, type HubFixture } from '../../fixtures/hub/server.js';
 
 let hub: HubFixture;
 let tiny: Buffer;
+/** The tiny vision model and its projector, served as a repository with two projectors to choose from. */
+let vision: { model: Buffer; projector: Buffer };
 const MB = 1024 * 1024;
 
 beforeAll(async () => {
   tiny = await readFile(await tinyModelPath());
+  const paths = await tinyVisionModelPaths();
+  vision = { model: await readFile(paths.model), projector: await readFile(paths.projector) };
   hub = await startHubFixture([
     {
       id: 'hearth-test/Tiny-Chat-GGUF',
@@ -34,8 +38,18 @@ beforeAll(async () => {
         'tiny-chat-Q8_0.gguf': ggufFile(chatMetadata(), 10 * MB, 1),
         'big/tiny-chat-F32-00001-of-00002.gguf': ggufFile(chatMetadata(), 20 * MB, 2),
         'big/tiny-chat-F32-00002-of-00002.gguf': ggufFile({ 'split.no': 1, 'split.count': 2 }, 20 * MB, 3),
-        'mmproj-tiny-chat-f16.gguf': ggufFile({ 'general.architecture': 'clip' }, 1000, 4),
         'README.md': Buffer.from('# Tiny chat'),
+      },
+    },
+    {
+      id: 'hearth-test/Seeing-Model',
+      downloads: 700,
+      likes: 3,
+      files: {
+        'tiny-vision-Q4_K_M.gguf': vision.model,
+        // Two projectors: the F16 one is chosen, though the other is smaller.
+        'mmproj-F16.gguf': vision.projector,
+        'mmproj-Q8_0.gguf': ggufFile({ 'general.architecture': 'clip' }, 1000, 4),
       },
     },
     { id: 'someone/Other-GGUF', downloads: 90_000, likes: 300, trendingScore: 1, files: { 'other.Q2_K.gguf': ggufFile(chatMetadata(), 2000, 5) } },
@@ -109,6 +123,7 @@ describe('searching the hub', () => {
           fits: 'yes',
           parts: 1,
           source: 'hearth-test/Tiny-Chat-GGUF/tiny-chat-Q4_K_M.gguf',
+          projector: null,
         },
         {
           name: 'tiny-chat-Q8_0.gguf',
@@ -117,6 +132,7 @@ describe('searching the hub', () => {
           fits: 'tight',
           parts: 1,
           source: 'hearth-test/Tiny-Chat-GGUF/tiny-chat-Q8_0.gguf',
+          projector: null,
         },
         {
           name: 'big/tiny-chat-F32-00001-of-00002.gguf',
@@ -125,6 +141,20 @@ describe('searching the hub', () => {
           fits: 'no',
           parts: 2,
           source: 'hearth-test/Tiny-Chat-GGUF/big/tiny-chat-F32-00001-of-00002.gguf',
+          projector: null,
+        },
+      ]);
+      // A repository with projectors: one comes with the model, and counts in its size.
+      const withProjector = await call<HubRepoFiles>(target, 'GET', '/admin/models/search/hearth-test/Seeing-Model');
+      expect(withProjector.body.data).toEqual([
+        {
+          name: 'tiny-vision-Q4_K_M.gguf',
+          size_bytes: vision.model.length + vision.projector.length,
+          quantization: 'Q4_K_M',
+          fits: 'yes',
+          parts: 1,
+          source: 'hearth-test/Seeing-Model/tiny-vision-Q4_K_M.gguf',
+          projector: { name: 'mmproj-F16.gguf', size_bytes: vision.projector.length },
         },
       ]);
       const missing = await call<{ error: { code: string } }>(target, 'GET', '/admin/models/search/nobody/nothing');
@@ -225,6 +255,57 @@ describe('downloads', () => {
       expect((await call(target, 'GET', `/admin/models/downloads/${second.id}`)).status).toBe(404);
       const list = await call<DownloadList>(target, 'GET', '/admin/models/downloads');
       expect(list.body.data.map((download) => [download.id, download.status])).toEqual([[created.id, 'completed']]);
+    } finally {
+      hub.release();
+      await target.close();
+    }
+  });
+
+  it("downloads a repository's projector with the model into one folder: one progress, pause, resume and cancel for both", async () => {
+    const target = await app();
+    const models = join(target.dir, 'models');
+    const source = 'hearth-test/Seeing-Model';
+    const total = vision.model.length + vision.projector.length;
+    const partials = () => (existsSync(models) ? readdirSync(models).filter((name) => name.endsWith('.partial')) : []);
+    hub.hold();
+    try {
+      // Cancel part-way: no partial file of either is left.
+      const { body: cancelled } = await call<ModelDownload>(target, 'POST', '/admin/models/downloads', { source });
+      await expect.poll(async () => (await call<ModelDownload>(target, 'GET', `/admin/models/downloads/${cancelled.id}`)).body.bytes_done).toBeGreaterThan(0);
+      expect((await call<ModelDownload>(target, 'GET', `/admin/models/downloads/${cancelled.id}`)).body.bytes_total).toBe(total);
+      expect(partials().length).toBeGreaterThan(0);
+      expect((await call<ModelDownload>(target, 'DELETE', `/admin/models/downloads/${cancelled.id}`)).body.status).toBe('cancelled');
+      expect(partials()).toEqual([]);
+
+      // Pause part-way, then resume: both files arrive, counted together.
+      const { body: created } = await call<ModelDownload>(target, 'POST', '/admin/models/downloads', { source });
+      await expect.poll(async () => (await call<ModelDownload>(target, 'GET', `/admin/models/downloads/${created.id}`)).body.bytes_done).toBeGreaterThan(0);
+      await call(target, 'POST', `/admin/models/downloads/${created.id}/pause`);
+      const paused = await until(target, created.id, ['paused']);
+      expect(paused.bytes_done).toBeLessThan(total);
+      expect(partials().length).toBe(1);
+      hub.release();
+      await call(target, 'POST', `/admin/models/downloads/${created.id}/resume`);
+      const completed = await until(target, created.id, ['completed', 'failed']);
+      expect(completed).toMatchObject({
+        status: 'completed',
+        bytes_done: total,
+        bytes_total: total,
+        file: 'tiny-vision-Q4_K_M.gguf',
+        model_id: 'tiny-vision-q4_k_m',
+      });
+      // The F16 projector, renamed after the repository so that two repositories' `mmproj-F16.gguf` do not collide.
+      expect(readdirSync(models).sort()).toEqual(['mmproj-Seeing-Model-F16.gguf', 'tiny-vision-Q4_K_M.gguf']);
+      expect(readFileSync(join(models, 'tiny-vision-Q4_K_M.gguf')).equals(vision.model)).toBe(true);
+      expect(readFileSync(join(models, 'mmproj-Seeing-Model-F16.gguf')).equals(vision.projector)).toBe(true);
+      const listed = (await call<ModelList>(target, 'GET', '/v1/models')).body.data.find((model) => model.id === 'tiny-vision-q4_k_m');
+      expect(listed?.capabilities).toContain('vision');
+
+      // Files already there are not fetched again.
+      const before = hub.requests.length;
+      const { body: again } = await call<ModelDownload>(target, 'POST', '/admin/models/downloads', { source: `${source}/tiny-vision-Q4_K_M.gguf` });
+      expect(await until(target, again.id, ['completed', 'failed'])).toMatchObject({ status: 'completed', bytes_done: total });
+      expect(hub.requests.slice(before).filter((path) => path.startsWith('/store/') || path.includes('/resolve/'))).toEqual([]);
     } finally {
       hub.release();
       await target.close();

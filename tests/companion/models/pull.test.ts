@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../../companion/src/commands/pull.js';
 import { HearthError } from '../../../companion/src/errors.js';
 import { pullModel, type PullProgress } from '../../../companion/src/models/pull.js';
+import { pickProjector, projectorFileName } from '../../../companion/src/models/pull-spec.js';
 import { ggufArrayBomb, ggufFile } from '../../helpers/gguf-header.js';
 import { closeServer } from '../../helpers/http-server.js';
 
@@ -157,23 +158,44 @@ async function closedPort(): Promise<number> {
 // ---------------------------------------------------------------- choosing the file
 
 describe('pullModel: which file', () => {
-  it('picks the Q4_K_M file of a repo, never the projector, and verifies the bytes', async () => {
+  it('picks the Q4_K_M file of a repo, never the projector as the model, and verifies the bytes', async () => {
     host('org', 'Model-GGUF', 'Model-Q2_K.gguf', 20_000);
     const wanted = host('org', 'Model-GGUF', 'Model-Q4_K_M.gguf', 150_000);
     host('org', 'Model-GGUF', 'Model-Q8_0.gguf', 60_000);
-    host('org', 'Model-GGUF', 'mmproj-Model-f16.gguf', 1_000);
+    const projector = host('org', 'Model-GGUF', 'mmproj-Model-f16.gguf', 1_000);
     list('org', 'Model-GGUF', ['README.md', 'Model-Q2_K.gguf', 'Model-Q4_K_M.gguf', 'Model-Q8_0.gguf', 'mmproj-Model-f16.gguf']);
     const modelsDir = await freshDir();
     const progress: PullProgress[] = [];
     const result = await pullModel({ spec: 'org/Model-GGUF', modelsDir, endpoint: base, onProgress: (p) => progress.push(p) });
-    expect(result).toEqual({ path: join(modelsDir, 'Model-Q4_K_M.gguf'), bytes: wanted.length });
+    // The repository's projector comes along, beside the model.
+    expect(result).toEqual({ path: join(modelsDir, 'Model-Q4_K_M.gguf'), bytes: wanted.length + projector.length });
     expect((await readFile(result.path)).equals(wanted)).toBe(true);
-    expect(await readdir(modelsDir)).toEqual(['Model-Q4_K_M.gguf']);
-    expect(progress.at(-1)).toEqual({ file: 'Model-Q4_K_M.gguf', received: wanted.length, total: wanted.length });
-    const received = progress.map((p) => p.received);
+    expect((await readdir(modelsDir)).sort()).toEqual(['Model-Q4_K_M.gguf', 'mmproj-Model-f16.gguf']);
+    expect(progress.at(-1)).toEqual({ file: 'mmproj-Model-f16.gguf', received: projector.length, total: projector.length });
+    expect(progress.filter((p) => p.file === 'Model-Q4_K_M.gguf').at(-1)).toEqual({ file: 'Model-Q4_K_M.gguf', received: wanted.length, total: wanted.length });
+    const received = progress.filter((p) => p.file === 'Model-Q4_K_M.gguf').map((p) => p.received);
     expect(received).toEqual([...received].sort((a, b) => a - b));
     expect(seen[0]!.url).toMatch(/^\/api\/models\/org\/Model-GGUF/);
     expect(seen.some((request) => request.url === '/org/Model-GGUF/resolve/main/Model-Q4_K_M.gguf')).toBe(true);
+  });
+
+  it('chooses the projector to bring along (F16, else the smallest; beside the model first) and names it after the repository', () => {
+    const files = [
+      { name: 'm-Q4_K_M.gguf', size: 100 },
+      { name: 'mmproj-BF16.gguf', size: 30 },
+      { name: 'mmproj-F16.gguf', size: 30 },
+      { name: 'mmproj-Q8_0.gguf', size: 20 },
+      { name: 'sub/m-Q8_0.gguf', size: 200 },
+      { name: 'sub/mmproj-F32.gguf', size: 60 },
+    ];
+    expect(pickProjector(files, 'm-Q4_K_M.gguf')?.name).toBe('mmproj-F16.gguf');
+    expect(pickProjector(files, 'sub/m-Q8_0.gguf')?.name).toBe('sub/mmproj-F32.gguf');
+    expect(pickProjector(files.slice(1, 2).concat(files.slice(3, 4)), 'x.gguf')?.name).toBe('mmproj-Q8_0.gguf');
+    expect(pickProjector([{ name: 'm.gguf', size: 1 }], 'm.gguf')).toBeNull();
+    expect(projectorFileName('gemma-3-4b-it-GGUF', 'mmproj-F16.gguf')).toBe('mmproj-gemma-3-4b-it-F16.gguf');
+    expect(projectorFileName('gemma-3-4b-it-GGUF', 'mmproj-gemma-3-4b-it-f16.gguf')).toBe('mmproj-gemma-3-4b-it-f16.gguf');
+    expect(projectorFileName('Qwen2.5-VL-3B-Instruct-GGUF', 'Qwen2.5-VL-3B-Instruct-mmproj-f16.gguf')).toBe('mmproj-Qwen2.5-VL-3B-Instruct-f16.gguf');
+    expect(projectorFileName('Vision', 'mmproj.gguf')).toBe('mmproj-Vision.gguf');
   });
 
   it('without a Q4_K_M takes the smallest GGUF that is not a projector', async () => {
@@ -293,7 +315,8 @@ describe('pullModel: resume and integrity', () => {
     await writeFile(join(modelsDir, 'have.gguf'), 'already here');
     const result = await pullModel({ spec: 'org/Have/have.gguf', modelsDir, endpoint: base });
     expect(result).toEqual({ path: join(modelsDir, 'have.gguf'), bytes: 12 });
-    expect(seen).toHaveLength(0);
+    // Only the repository's listing was asked for (to look for a projector), no file.
+    expect(seen.filter((request) => !request.url.startsWith('/api/'))).toHaveLength(0);
   });
 
   it('stops on abort and keeps the partial file', async () => {
