@@ -205,7 +205,8 @@ describe('sending images', () => {
       expect(await page.getByLabel('Message', { exact: true }).inputValue()).toBe('');
     } else {
       // In process the companion refuses the images with the reason; the message and its images come back to the composer.
-      await replyEnds(page, 'error');
+      // (replyEnds waits for text, and this reply has none.)
+      await lastReply(page).and(page.locator('[data-status="error"]')).waitFor();
       expect(await page.getByRole('alert').filter({ hasText: 'only on the llama-server engine' }).count()).toBe(1);
       await expect.poll(() => pending(page).count()).toBe(2);
       expect(await page.getByLabel('Message', { exact: true }).inputValue()).toBe('What colour is this?');
