@@ -2,7 +2,9 @@
 import type { Page } from 'playwright-core';
 import { untilTrue } from '../helpers/until.js';
 import type { SignInLink } from '#shared/api/admin.js';
-import type { RunningServer } from '../helpers/server.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
 
 export const assistant = (page: Page) => page.locator('article[data-role="assistant"]');
 export const lastReply = (page: Page) => assistant(page).last();
@@ -167,4 +169,15 @@ export function storedConversations(page: Page): Promise<StoredConversation[]> {
 export async function storedMedia(page: Page): Promise<{ id: string; conversationId: string; type: string }[]> {
   const records = await storedRecords<{ id: string; conversationId: string; type: string }>(page, 'media');
   return records.map(({ id, conversationId, type }) => ({ id, conversationId, type }));
+}
+
+/**
+ * A companion whose model library is the fake hub at `hubUrl()`: an empty models folder and a memory
+ * budget of 100 MB (so a 40 MB file is "too big"). Downloads are the owner's business, so the page
+ * signs in through a link first.
+ */
+export async function hubCompanion(hubUrl: () => string): Promise<RunningServer> {
+  const dataDir = await newDataDir(false);
+  writeFileSync(join(dataDir, 'config.yaml'), 'version: 1\nmodels:\n  threads: 1\n  memory_budget_mb: 100\n');
+  return startServer({ dataDir, env: { HF_ENDPOINT: hubUrl() } });
 }

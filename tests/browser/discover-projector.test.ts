@@ -3,13 +3,13 @@
  * it), and downloading one brings the projector into the models folder beside the model, so the
  * model is listed as reading images at once.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHubFixture, type HubFixture } from '../fixtures/hub/server.js';
 import { tinyModelPath, tinyVisionModelPaths } from '../helpers/models.js';
-import { newDataDir, startServer } from '../helpers/server.js';
+import { hubCompanion } from './app-helpers.js';
 import { SCHEMES, screenshot, sharedBrowserApp, SIZES } from './harness.js';
 
 let hub: HubFixture;
@@ -29,11 +29,7 @@ beforeAll(async () => {
 afterAll(() => hub?.close());
 
 const app = sharedBrowserApp({
-  async server() {
-    const dataDir = await newDataDir(false);
-    writeFileSync(join(dataDir, 'config.yaml'), 'version: 1\nmodels:\n  threads: 1\n  memory_budget_mb: 100\n');
-    return startServer({ dataDir, env: { HF_ENDPOINT: hub.url } });
-  },
+  server: () => hubCompanion(() => hub.url),
   page: { signIn: true, path: '/models#discover' },
 });
 

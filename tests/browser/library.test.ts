@@ -3,15 +3,14 @@
  * (fixture) Hugging Face hub, download it with progress, see it appear in the picker, chat. Then
  * pause, reload, resume and cancel downloads, and search while offline.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHubFixture, type HubFixture } from '../fixtures/hub/server.js';
 import { chatMetadata, ggufFile } from '../helpers/gguf-header.js';
 import { tinyModelPath } from '../helpers/models.js';
-import { newDataDir, startServer } from '../helpers/server.js';
-import { chosenModel, replyEnds, send, setSetting } from './app-helpers.js';
+import { chosenModel, hubCompanion, replyEnds, send, setSetting } from './app-helpers.js';
 import { screenshot, sharedBrowserApp } from './harness.js';
 
 let hub: HubFixture;
@@ -35,12 +34,7 @@ beforeAll(async () => {
 afterAll(() => hub?.close());
 
 const app = sharedBrowserApp({
-  async server() {
-    // An empty models folder and a memory budget small enough that a 40 MB file is "too big".
-    const dataDir = await newDataDir(false);
-    writeFileSync(join(dataDir, 'config.yaml'), 'version: 1\nmodels:\n  threads: 1\n  memory_budget_mb: 100\n');
-    return startServer({ dataDir, env: { HF_ENDPOINT: hub.url } });
-  },
+  server: () => hubCompanion(() => hub.url),
   // Downloads are the companion owner's business: the app signs in through a link first.
   page: { signIn: true },
 });

@@ -1,18 +1,26 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Throttle } from '../../web/src/lib/chat/throttle';
 
+/** A throttle at 100 ms on the fake clock, and what it showed. */
+function watched() {
+  const shown: string[] = [];
+  return {
+    shown,
+    throttle: new Throttle(
+      '',
+      100,
+      (value) => shown.push(value),
+      () => Date.now(),
+    ),
+  };
+}
+
 describe("a streaming reply's text, throttled", () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
 
   it('shows at most one value per interval, always the latest, and the last one at the end', () => {
-    const shown: string[] = [];
-    const throttle = new Throttle(
-      '',
-      100,
-      (value) => shown.push(value),
-      () => Date.now(),
-    );
+    const { shown, throttle } = watched();
     let text = '';
     for (let token = 0; token < 50; token++) {
       text += `t${token} `;
@@ -28,13 +36,7 @@ describe("a streaming reply's text, throttled", () => {
   });
 
   it('shows a finished reply at once and forgets what was pending', () => {
-    const shown: string[] = [];
-    const throttle = new Throttle(
-      '',
-      100,
-      (value) => shown.push(value),
-      () => Date.now(),
-    );
+    const { shown, throttle } = watched();
     throttle.push('a');
     throttle.push('ab');
     throttle.flush('abc');

@@ -182,17 +182,36 @@ export class Metrics implements GenerationObserver, ProviderObserver {
   /** Figures read at each scrape: the engine's status, the pools, the stored runs and jobs. */
   private stateMetrics(registers: Registry[]): void {
     const { sources, models } = this;
-    const engineGauge = (name: string, help: string, read: (model: LoadedStatus) => number | undefined) =>
-      new Gauge({
-        name,
-        help,
-        labelNames: ['model'],
-        registers,
-        collect() {
-          this.reset();
-          for (const model of sources.engine().status()) this.set({ model: models.label(model.id, 'local') }, read(model) ?? 0);
-        },
-      });
+    /**
+     * A figure of each loaded local model, read from the engine's status at each scrape: a gauge (a
+     * model without the figure reads 0) or a counter (a model without it is left out).
+     */
+    const perModel = (kind: 'gauge' | 'counter', name: string, help: string, read: (model: LoadedStatus) => number | undefined) => {
+      const each = (record: (labels: { model: string }, value: number) => void) => {
+        for (const model of sources.engine().status()) {
+          const value = kind === 'gauge' ? (read(model) ?? 0) : read(model);
+          if (value !== undefined) record({ model: models.label(model.id, 'local') }, value);
+        }
+      };
+      const common = { name, help, labelNames: ['model'] as const, registers };
+      if (kind === 'gauge')
+        new Gauge({
+          ...common,
+          collect() {
+            this.reset();
+            each((labels, value) => this.set(labels, value));
+          },
+        });
+      else
+        new Counter({
+          ...common,
+          collect() {
+            this.reset();
+            each((labels, value) => this.inc(labels, value));
+          },
+        });
+    };
+    const engineGauge = (name: string, help: string, read: (model: LoadedStatus) => number | undefined) => perModel('gauge', name, help, read);
     engineGauge('hearth_model_sequences', 'Sequences (requests generated at once) of each loaded local model.', (model) => model.sequences);
     engineGauge('hearth_model_sequences_busy', 'Sequences generating now, per loaded local model.', (model) => model.busy);
     engineGauge('hearth_model_queue_depth', 'Requests waiting for a sequence, per loaded local model.', (model) => model.queued);
@@ -244,17 +263,7 @@ export class Metrics implements GenerationObserver, ProviderObserver {
       ['hearth_draft_tokens_total', 'Speculative decoding: tokens the draft model proposed for a loaded local model since it was loaded.', 'tokens'],
       ['hearth_draft_accepted_tokens_total', 'Speculative decoding: proposed tokens the model accepted, since it was loaded.', 'accepted'],
     ] as const)
-      new Counter({
-        name,
-        help,
-        labelNames: ['model'],
-        registers,
-        collect() {
-          this.reset();
-          for (const model of sources.engine().status())
-            if (model.draft && 'model' in model.draft) this.inc({ model: models.label(model.id, 'local') }, model.draft[field]);
-        },
-      });
+      perModel('counter', name, help, (model) => (model.draft && 'model' in model.draft ? model.draft[field] : undefined));
     const loaded = this.loaded;
     new Counter({
       name: 'hearth_model_unloads_total',

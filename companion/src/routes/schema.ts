@@ -32,6 +32,9 @@ export const requiredBody = <Properties extends Readonly<Record<string, JsonSche
 /** A string of at least one character (and at most `maxLength` when given). */
 export const nonEmptyString = (maxLength?: number) => ({ type: 'string', minLength: 1, ...(maxLength === undefined ? {} : { maxLength }) }) as const;
 
+/** A list of at least one item (a conversation's messages). */
+export const nonEmptyArray = <Items extends JsonSchema>(items: Items) => ({ type: 'array', minItems: 1, items }) as const;
+
 /** The schema of a route's path parameters: each one named is required. */
 export const pathParams = <Properties extends Readonly<Record<string, JsonSchema>>>(properties: Properties) =>
   ({ type: 'object', required: Object.keys(properties), properties }) as const;

@@ -3,7 +3,7 @@
  * (block types, tool ids, server tools) in convert.ts, which names the field it refuses. Fields
  * Hearth does not read (Anthropic's betas: context_management, service_tier, ...) are let through.
  */
-import { nonEmptyString, type BodySchema } from '../schema.js';
+import { nonEmptyArray, nonEmptyString, type BodySchema } from '../schema.js';
 import type { CountTokensRequest, MessageCreateRequest } from '#shared/api/anthropic.js';
 
 const when = (type: string, required: string[]) => ({
@@ -66,15 +66,11 @@ const block = {
 
 const conversation = {
   model: nonEmptyString(),
-  messages: {
-    type: 'array',
-    minItems: 1,
-    items: {
-      type: 'object',
-      required: ['role', 'content'],
-      properties: { role: { enum: ['user', 'assistant', 'system'] }, content: stringOr({ type: 'array', items: block }) },
-    },
-  },
+  messages: nonEmptyArray({
+    type: 'object',
+    required: ['role', 'content'],
+    properties: { role: { enum: ['user', 'assistant', 'system'] }, content: stringOr({ type: 'array', items: block }) },
+  }),
   system: stringOr({ type: 'array', items: textBlock }),
   tools: {
     type: 'array',
