@@ -1,5 +1,5 @@
 /**
- * Things that were cut off: the Memory screen's tabs on a 375 px phone, and the last reply's
+ * Things that were cut off: the Memory screen's tabs and the main navigation on a 375 px phone, and the last reply's
  * action row, which stayed under the composer when it appeared after the reply had ended.
  */
 import type { Browser, Page } from 'playwright-core';
@@ -81,6 +81,24 @@ describe('the Memory screen on a phone', () => {
       expect(errors).toEqual([]);
       await context.close();
     }
+  });
+});
+
+describe('the main navigation on a phone', () => {
+  it('keeps every screen on one line at 375 px', async () => {
+    const context = await browser.newContext({ viewport: SMALL_PHONE });
+    const page = await context.newPage();
+    await page.goto(`${server.url}/memory`);
+    const links = page.getByRole('navigation', { name: 'Main' }).getByRole('link');
+    await expect.poll(() => links.count()).toBe(7);
+    const boxes = await links.evaluateAll((elements) =>
+      elements.map((element) => element.getBoundingClientRect()).map((box) => ({ top: box.top, right: box.right })),
+    );
+    // One row: every link starts at the first one's height, and the last one ends on the screen.
+    expect(new Set(boxes.map((box) => Math.round(box.top))).size).toBe(1);
+    expect(boxes.at(-1)!.right).toBeLessThanOrEqual(SMALL_PHONE.width);
+    await screenshot(page, 'navigation-phone-375');
+    await context.close();
   });
 });
 
