@@ -34,6 +34,8 @@ describe('the data folder deleted or moved while the companion runs', () => {
     // The companion still answers: not the "not answering" notice.
     expect(await page.getByTestId('unreachable').count()).toBe(0);
     expect(await page.getAttribute('.status', 'data-status')).toBe('connected');
+    // The top bar does not say all is well: it says the companion cannot save.
+    expect(await page.getAttribute('.status', 'aria-label')).toMatch(/^Companion can't save/);
 
     for (const [size, viewport] of SIZES) {
       for (const scheme of SCHEMES) {
@@ -48,5 +50,6 @@ describe('the data folder deleted or moved while the companion runs', () => {
     await companion.services.dataFolder.check();
     expect(companion.services.dataFolder.gone).toBe(false);
     await notice.waitFor({ state: 'detached', timeout: 30_000 });
+    expect(await page.getAttribute('.status', 'aria-label')).toMatch(/^Companion connected/);
   });
 });
