@@ -119,10 +119,11 @@ export function sharedServer(options: ServerOptions & { prepare?: () => Promise<
   readonly server: RunningServer;
   readonly client: OpenAI;
 } {
-  const { prepare, ...start } = options;
   const shared = perFile(
     'The shared server',
     async () => {
+      // Read when the server starts: a file's own beforeAll may have filled `options` in by then.
+      const { prepare, ...start } = options;
       const server = await startServer({ ...start, ...(await prepare?.()) });
       return { server, client: new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 }) };
     },
