@@ -32,7 +32,7 @@ const content = {
         properties: {
           type: { type: 'string' },
           text: { type: 'string' },
-          image_url: { type: ['string', 'object'], properties: { url: { type: 'string' }, detail: { type: 'string' } } },
+          image_url: { anyOf: [{ type: 'string' }, { type: 'object', properties: { url: { type: 'string' }, detail: { type: 'string' } } }] },
         },
       },
     },
