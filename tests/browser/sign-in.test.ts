@@ -14,6 +14,8 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchWithoutAdmin } from '../helpers/admin-fetch.js';
 import { REPO_ROOT } from '../helpers/hearth-process.js';
+/** Where the app keeps how commands are spelled on the companion's machine (web/src/lib/stores/session.svelte.ts). */
+const HOW_KEY = 'hearth.commands';
 import { newDataDir, startServer, type RunningServer } from '../helpers/server.js';
 import { tempFolder } from '../helpers/temp.js';
 import { untilTrue } from '../helpers/until.js';
@@ -312,6 +314,10 @@ describe('the companion stopped', () => {
       // The companion told this browser how it is run there (while it answered; the folder only once signed in).
       await signIn(page, await newSignInLink(empty));
       await page.getByTestId('signed-in').waitFor();
+      // Signed in, the page asks again and is told the folder: wait for that answer before the companion stops.
+      await expect
+        .poll(() => page.evaluate((key) => JSON.parse(localStorage.getItem(key) ?? '{}').folder as string | undefined, HOW_KEY))
+        .toBe(REPO_ROOT.replace(/\/$/, ''));
       await empty.stop();
       // The app checks again every 10 s and whenever the browser comes back online: the event, rather than the timer.
       await page.evaluate(() => window.dispatchEvent(new Event('online')));
