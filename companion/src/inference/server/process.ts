@@ -73,7 +73,8 @@ export class ServerProcess {
   ) {
     this.client = new ServerClient(() => socket.path, apiKey);
     this.exited = new Promise((resolve) => {
-      child.once('exit', (code, signal) => {
+      // 'close', not 'exit': the process's last lines (why it failed) may still be in its pipes at exit.
+      child.once('close', (code, signal) => {
         rmSync(pidFile, { force: true });
         socket.remove();
         if (!this.stopping) log.error({ pid: child.pid, code, signal, lines: this.lastLines() }, 'llama-server ended; its last log lines');
