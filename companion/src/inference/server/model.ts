@@ -192,7 +192,8 @@ export class ServerModel implements LoadedModel {
       load.settings.log,
     );
     this.args = [...args, '--slot-save-path', this.store.folder];
-    if (load.settings.threads === 'auto') {
+    // A model on a GPU computes there: a restart for its few CPU threads would cost a reload of its weights.
+    if (load.settings.threads === 'auto' && !onGpu) {
       const timing = load.settings.rethread ?? RETHREAD;
       this.follower = new ThreadFollower(load.llama.cpuMathCores, load.settings.threadWatch, Date.now, timing.apartMs);
       this.rethreadTimer = setInterval(() => this.rethreadIfIdle(timing.idleMs), timing.everyMs);
