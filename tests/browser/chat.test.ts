@@ -75,8 +75,10 @@ describe('the installable app', () => {
 
 describe('chat with a companion model', () => {
   it('streams a reply into the page and shows token usage and speed', async () => {
-    await chooseModel(app.page, 'companion:tiny');
-    await setSetting(app.page, 'Max tokens', '48');
+    // The slow model (about 150 tokens/s on one core): the page shows a streaming reply at most ten
+    // times a second, so the reply must last long enough for several of them.
+    await chooseModel(app.page, 'companion:slow');
+    await setSetting(app.page, 'Max tokens', '160');
     // Record every length the reply's text goes through while it streams.
     await app.page.evaluate(() => {
       const lengths: number[] = [];
@@ -94,7 +96,7 @@ describe('chat with a companion model', () => {
     const lengths = await app.page.evaluate(() => (window as unknown as { lengths: number[] }).lengths);
     expect(new Set(lengths.filter((length) => length > 0)).size).toBeGreaterThan(2);
     const stats = await lastReply(app.page).getByTestId('stats').innerText();
-    expect(stats).toMatch(/^48 tokens · \d+ prompt · [\d.]+ tok\/s · [\d.]+ s$/);
+    expect(stats).toMatch(/^160 tokens · \d+ prompt · [\d.]+ tok\/s · [\d.]+ s$/);
     await expect.poll(() => app.page.locator('nav[aria-label="Conversations"] li').count()).toBe(1);
     await screenshot(app.page, 'chat-desktop-light');
   });
