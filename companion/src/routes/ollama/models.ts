@@ -2,9 +2,10 @@ import type { OllamaModelList, OllamaRunningList, OllamaShowRequest, OllamaShowR
 import { HearthError } from '../../errors.js';
 import type { OllamaContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import { nonEmptyString, type BodySchema } from '../schema.js';
+import type { BodySchema } from '../schema.js';
 import { detailsOf, ollamaCapabilities, ollamaModel, PROVIDER_CAPABILITIES } from './details.js';
 import { resolveName } from './names.js';
+import { modelOrName } from './schemas.js';
 
 /**
  * The Ollama version GET /api/version reports: the Ollama API whose routes and fields Hearth
@@ -18,8 +19,7 @@ const NEVER = '2318-01-01T00:00:00.000Z';
 export const showBody = {
   type: 'object',
   properties: {
-    model: nonEmptyString(),
-    name: nonEmptyString(),
+    ...modelOrName,
     verbose: { type: 'boolean' },
   },
 } as const satisfies BodySchema<OllamaShowRequest>;

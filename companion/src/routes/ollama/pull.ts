@@ -5,15 +5,15 @@ import { isLoopbackAddress, proxyHeaderOf } from '../../access/hosts.js';
 import { HearthError } from '../../errors.js';
 import type { OllamaContext } from '../contexts.js';
 import type { RoutePlugin } from '../plugin.js';
-import { nonEmptyString, type BodySchema } from '../schema.js';
+import type { BodySchema } from '../schema.js';
 import { openLines } from './lines.js';
 import { pullSource, resolveName } from './names.js';
+import { modelOrName } from './schemas.js';
 
 export const ollamaPullBody = {
   type: 'object',
   properties: {
-    model: nonEmptyString(),
-    name: nonEmptyString(),
+    ...modelOrName,
     insecure: { type: 'boolean' },
     stream: { type: 'boolean' },
   },

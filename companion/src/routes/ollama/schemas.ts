@@ -1,3 +1,5 @@
+import { nonEmptyString } from '../schema.js';
+
 /** Schemas of fields several Ollama routes share. */
 
 /** `options`: the sampling settings Hearth reads (others Ollama knows pass unchecked and are ignored). */
@@ -23,3 +25,6 @@ export const formatSchema = { anyOf: [{ enum: ['json', ''] }, { type: 'object' }
 export const keepAliveSchema = { anyOf: [{ type: 'string' }, { type: 'number' }] } as const;
 
 export const thinkSchema = { anyOf: [{ type: 'boolean' }, { enum: ['low', 'medium', 'high'] }] } as const;
+
+/** The model a body names (/api/show, /api/pull): `model`, or `name`, the field's older spelling that clients still send. */
+export const modelOrName = { model: nonEmptyString(), name: nonEmptyString() } as const;
