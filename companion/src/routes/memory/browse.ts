@@ -36,11 +36,6 @@ type Page = { limit?: string; before?: string; conversation_id?: string; status?
 
 /** Browsing and editing one agent's memory (the PWA's memory pages use these). */
 export const memoryBrowseRoutes: RoutePlugin<MemoryContext, 'memory'> = async (app, { memory }) => {
-  const page = <T extends { id: string }>(items: T[], limit: number): MemoryList<T> => ({
-    items,
-    next_before: items.length === limit ? items.at(-1)!.id : null,
-  });
-
   app.get('/memory/agents', async (request) => ({ agents: memory.browse.agents(scopedAgent(request)) }));
 
   app.addHook('preHandler', async (request) => {
@@ -50,35 +45,18 @@ export const memoryBrowseRoutes: RoutePlugin<MemoryContext, 'memory'> = async (a
 
   app.get<AgentRoute>('/memory/agents/:agent_id', { schema: { params: agentParams } }, async (request) => memory.browse.status(request.params.agent_id));
 
-  app.get<AgentRoute & { Querystring: Page }>(
-    '/memory/agents/:agent_id/transcript',
-    { schema: { params: agentParams, querystring: pageQuery } },
-    async (request) => {
+  /** A list read a page at a time: `limit` and `before` come from the query; `next_before` names the last item of a full page. */
+  const pagedList = <T extends { id: string }>(path: string, list: (agent: string, page: { before: number | undefined; limit: number }, query: Page) => T[]) =>
+    app.get<AgentRoute & { Querystring: Page }>(path, { schema: { params: agentParams, querystring: pageQuery } }, async (request): Promise<MemoryList<T>> => {
       const limit = pageLimit(request.query.limit);
       const before = request.query.before === undefined ? undefined : recordNumber(request.query.before);
-      return page(memory.browse.turns(request.params.agent_id, { conversationId: request.query.conversation_id, before, limit }), limit);
-    },
-  );
+      const items = list(request.params.agent_id, { before, limit }, request.query);
+      return { items, next_before: items.length === limit ? items.at(-1)!.id : null };
+    });
 
-  app.get<AgentRoute & { Querystring: Page }>(
-    '/memory/agents/:agent_id/episodes',
-    { schema: { params: agentParams, querystring: pageQuery } },
-    async (request) => {
-      const limit = pageLimit(request.query.limit);
-      const before = request.query.before === undefined ? undefined : recordNumber(request.query.before);
-      return page(memory.browse.episodes(request.params.agent_id, before, limit), limit);
-    },
-  );
-
-  app.get<AgentRoute & { Querystring: Page }>(
-    '/memory/agents/:agent_id/facts',
-    { schema: { params: agentParams, querystring: pageQuery } },
-    async (request) => {
-      const limit = pageLimit(request.query.limit);
-      const before = request.query.before === undefined ? undefined : recordNumber(request.query.before);
-      return page(memory.browse.facts(request.params.agent_id, request.query.status, before, limit), limit);
-    },
-  );
+  pagedList('/memory/agents/:agent_id/transcript', (agent, page, query) => memory.browse.turns(agent, { conversationId: query.conversation_id, ...page }));
+  pagedList('/memory/agents/:agent_id/episodes', (agent, { before, limit }) => memory.browse.episodes(agent, before, limit));
+  pagedList('/memory/agents/:agent_id/facts', (agent, { before, limit }, query) => memory.browse.facts(agent, query.status, before, limit));
 
   app.get<AgentRoute>('/memory/agents/:agent_id/identity', { schema: { params: agentParams } }, async (request) => ({
     items: memory.browse.identity(request.params.agent_id),
