@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { GgufInsights, readGgufFileInfo } from 'node-llama-cpp';
+import { loadBinding } from './binding.js';
 
 /**
  * Explains why llama.cpp refused a file, when the file itself shows it: llama.cpp's own
@@ -7,6 +7,7 @@ import { GgufInsights, readGgufFileInfo } from 'node-llama-cpp';
  */
 export async function diagnoseLoadFailure(path: string): Promise<string | undefined> {
   try {
+    const { GgufInsights, readGgufFileInfo } = await loadBinding();
     const [insights, file] = await Promise.all([readGgufFileInfo(path).then((info) => GgufInsights.from(info)), stat(path)]);
     if (file.size < insights.modelSize) {
       return `the file is incomplete (${file.size} bytes, its tensors need at least ${insights.modelSize}); download it again`;

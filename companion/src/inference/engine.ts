@@ -1,4 +1,5 @@
-import { resolveChatWrapper, type Llama, type LlamaModel } from 'node-llama-cpp';
+import type { Llama, LlamaModel } from 'node-llama-cpp';
+import { binding } from './binding.js';
 import type { EngineBuildStatus, EngineSetting, NativeBuildStatus } from '#shared/api/admin.js';
 import { HearthError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -174,7 +175,10 @@ export class Engine extends MemoryBudget {
     if (loaded) return loaded.countTokens(rest);
     const { llama, model } = await this.openFile(info, { vocabOnly: true, signal: request.signal });
     try {
-      return await countPromptTokens({ llama, model, wrapper: resolveChatWrapper(model), contextSize: Infinity, grammars: new GrammarCache(llama) }, rest);
+      return await countPromptTokens(
+        { llama, model, wrapper: binding().resolveChatWrapper(model), contextSize: Infinity, grammars: new GrammarCache(llama) },
+        rest,
+      );
     } finally {
       await model.dispose();
     }
@@ -304,7 +308,7 @@ export class Engine extends MemoryBudget {
     const paths = this.options.build?.ready();
     if (!paths) return { problem: 'its build is not ready' };
     const { llama, model: vocab } = await this.openFile(info, { vocabOnly: true, signal });
-    const incompatible = serverIncompatibility(resolveChatWrapper(vocab));
+    const incompatible = serverIncompatibility(binding().resolveChatWrapper(vocab));
     const onLoad = this.options.onLoad;
     const own = loadOptionsFor(this.options, info.id);
     try {

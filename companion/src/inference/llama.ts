@@ -1,4 +1,5 @@
-import { getLlama, LlamaLogLevel, type Llama } from 'node-llama-cpp';
+import type { Llama } from 'node-llama-cpp';
+import { loadBinding } from './binding.js';
 
 export type GpuSetting = 'auto' | 'cpu';
 
@@ -6,10 +7,12 @@ let shared: Promise<Llama> | undefined;
 
 /** One llama.cpp binding per process; loading it twice would double its thread pools. */
 export function loadLlama(gpu: GpuSetting): Promise<Llama> {
-  shared ??= getLlama({ gpu: gpu === 'cpu' ? false : 'auto', build: 'never', logLevel: LlamaLogLevel.error }).catch((error: unknown) => {
-    shared = undefined;
-    throw error;
-  });
+  shared ??= loadBinding()
+    .then(({ getLlama, LlamaLogLevel }) => getLlama({ gpu: gpu === 'cpu' ? false : 'auto', build: 'never', logLevel: LlamaLogLevel.error }))
+    .catch((error: unknown) => {
+      shared = undefined;
+      throw error;
+    });
   return shared;
 }
 

@@ -4,7 +4,8 @@
  * one sequence's context at the context size, and the default sequence count), read from the
  * GGUF header only.
  */
-import { GgufInsights, readGgufFileInfo, type Llama } from 'node-llama-cpp';
+import type { GgufInsights, Llama } from 'node-llama-cpp';
+import { loadBinding } from './binding.js';
 import { estimateBytes } from './engine.js';
 import { loadLlama, type GpuSetting } from './llama.js';
 import type { ModelLoadOptions } from './load-options.js';
@@ -49,7 +50,9 @@ function insightsOf(info: ModelFile, llama: Llama): Promise<GgufInsights> {
   const key = `${info.path}:${info.sizeBytes}`;
   let insights = insightsCache.get(key);
   if (!insights) {
-    insights = readGgufFileInfo(info.path, { sourceType: 'filesystem', logWarnings: false }).then((file) => GgufInsights.from(file, llama));
+    insights = loadBinding().then(async ({ GgufInsights, readGgufFileInfo }) =>
+      GgufInsights.from(await readGgufFileInfo(info.path, { sourceType: 'filesystem', logWarnings: false }), llama),
+    );
     insights.catch(() => insightsCache.delete(key));
     insightsCache.set(key, insights);
     while (insightsCache.size > 16) insightsCache.delete(insightsCache.keys().next().value!);

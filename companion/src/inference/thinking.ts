@@ -5,7 +5,8 @@
  * 'discourage'`, a Jinja template's `enable_thinking`) and a thought budget of 0 besides (a thought
  * the model still opens is closed at once); a budget closes the thought after that many tokens.
  */
-import { JinjaTemplateChatWrapper, LlamaText, QwenChatWrapper, resolveChatWrapper, type ChatWrapper, type LlamaModel } from 'node-llama-cpp';
+import type { ChatWrapper, LlamaModel } from 'node-llama-cpp';
+import { binding } from './binding.js';
 import type { ReasoningControl } from './types.js';
 
 /** The thought segment as text marks. */
@@ -33,6 +34,7 @@ export function thoughtMarks(wrapper: ChatWrapper): ThoughtMarks | undefined {
 function textOf(value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value === 'string') return value;
+  const { LlamaText } = binding();
   try {
     return LlamaText(value as never).toString() || undefined;
   } catch {
@@ -65,6 +67,7 @@ export function wrapperFor(model: LlamaModel, wrapper: ChatWrapper, reasoning: R
 }
 
 function switchedOff(model: LlamaModel, wrapper: ChatWrapper): ChatWrapper | undefined {
+  const { JinjaTemplateChatWrapper, QwenChatWrapper, resolveChatWrapper } = binding();
   if (wrapper instanceof QwenChatWrapper) {
     const off = resolveChatWrapper(model, { customWrapperSettings: { qwen: { thoughts: 'discourage' } } });
     return off instanceof QwenChatWrapper ? off : undefined;

@@ -4,7 +4,7 @@
  * headers are walked by the guarded reader first; only then is the token list read and compared.
  */
 import { statSync } from 'node:fs';
-import { readGgufFileInfo } from 'node-llama-cpp';
+import { loadBinding } from '../inference/binding.js';
 import type { DraftChoice } from '../inference/server/draft.js';
 import { readGgufHeader } from './gguf-header.js';
 
@@ -27,6 +27,7 @@ export async function draftIncompatibility(targetPath: string, draftPath: string
 }
 
 async function tokens(path: string): Promise<readonly string[]> {
+  const { readGgufFileInfo } = await loadBinding();
   const info = await readGgufFileInfo(path, { readTensorInfo: false });
   return (info.metadata as { tokenizer?: { ggml?: { tokens?: readonly string[] } } }).tokenizer?.ggml?.tokens ?? [];
 }

@@ -4,7 +4,7 @@
  * builds keeps numbers finite (an exponent of at most two digits).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { getLlama, LlamaLogLevel, type Llama, type LlamaContextSequence, type LlamaGrammar } from 'node-llama-cpp';
+import { type Llama, type LlamaContextSequence, type LlamaGrammar } from 'node-llama-cpp';
 import { generate } from '../../../companion/src/inference/in-process/generate.js';
 import { GrammarCache } from '../../../companion/src/inference/grammar-cache.js';
 import type { ModelRuntime } from '../../../companion/src/inference/generation-plan.js';
@@ -13,6 +13,7 @@ import { generateOnServer, type ServerRuntime } from '../../../companion/src/inf
 import type { ServerClient } from '../../../companion/src/inference/server/client.js';
 import { toolCallGrammar, type CallSyntax } from '../../../companion/src/inference/server/tool-syntax.js';
 import type { GenerationRequest } from '../../../companion/src/inference/types.js';
+import { loadLlama } from '../../../companion/src/inference/llama.js';
 import { generationRequest } from '../../helpers/models.js';
 
 const deep = (levels: number) => {
@@ -130,7 +131,7 @@ describe.each(engines)('the %s engine refuses them before it renders the prompt'
 
 describe('what the limits let through, the grammar builder takes', () => {
   it.each(['minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties'])('%s at its limit', async (key) => {
-    const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
+    const llama = await loadLlama('cpu');
     const base = key.endsWith('Length')
       ? { type: 'string' }
       : key.endsWith('Items')
@@ -145,7 +146,7 @@ describe('numbers in the JSON grammars stay finite', () => {
   let llama: Llama;
   let grammars: GrammarCache;
   beforeAll(async () => {
-    llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
+    llama = await loadLlama('cpu');
     grammars = new GrammarCache(llama);
   });
   /** Whether the grammar lets the model write exactly this text (node-llama-cpp's own check). */

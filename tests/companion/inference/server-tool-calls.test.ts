@@ -6,7 +6,7 @@
  * call syntax whose trigger is a word the tiny model writes within a few tokens.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getLlama, LlamaLogLevel, resolveChatWrapper, type LlamaModel } from 'node-llama-cpp';
+import { resolveChatWrapper, type LlamaModel } from 'node-llama-cpp';
 import { GrammarCache } from '../../../companion/src/inference/grammar-cache.js';
 import { ServerBuild } from '../../../companion/src/inference/server/build-service.js';
 import type { ServerClient } from '../../../companion/src/inference/server/client.js';
@@ -15,6 +15,7 @@ import { ServerProcess } from '../../../companion/src/inference/server/process.j
 import { callSyntax, parseCalls, type CallSyntax } from '../../../companion/src/inference/server/tool-syntax.js';
 import type { GenerationRequest } from '../../../companion/src/inference/types.js';
 import { silentLogger } from '../../../companion/src/logger.js';
+import { loadLlama } from '../../../companion/src/inference/llama.js';
 import { tinyModelPath } from '../../helpers/models.js';
 import { tempFolder } from '../../helpers/temp.js';
 
@@ -35,7 +36,7 @@ beforeAll(async () => {
     log: silentLogger,
   });
   client = server.client;
-  const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
+  const llama = await loadLlama('cpu');
   vocab = await llama.loadModel({ modelPath: path, vocabOnly: true });
   const wrapper = resolveChatWrapper(vocab);
   const chatml = callSyntax(wrapper) as CallSyntax;

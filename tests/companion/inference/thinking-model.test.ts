@@ -5,15 +5,16 @@
  * template's own `enable_thinking`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getLlama, LlamaLogLevel, resolveChatWrapper, type LlamaModel } from 'node-llama-cpp';
+import { resolveChatWrapper, type LlamaModel } from 'node-llama-cpp';
 import { thoughtMarks, wrapperFor } from '../../../companion/src/inference/thinking.js';
+import { loadLlama } from '../../../companion/src/inference/llama.js';
 import { tinyModelPath, tinyThinkingModelPath } from '../../helpers/models.js';
 
 let thinking: LlamaModel;
 let plain: LlamaModel;
 
 beforeAll(async () => {
-  const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
+  const llama = await loadLlama('cpu');
   thinking = await llama.loadModel({ modelPath: await tinyThinkingModelPath(), vocabOnly: true });
   plain = await llama.loadModel({ modelPath: await tinyModelPath(), vocabOnly: true });
 });

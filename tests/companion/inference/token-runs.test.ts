@@ -4,11 +4,12 @@
  * cache), an edited earlier message tokenised again, and the cache held within its bounds.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getLlama, LlamaLogLevel, resolveChatWrapper, type ChatWrapper, type Llama, type LlamaModel, type Token, type Tokenizer } from 'node-llama-cpp';
+import { resolveChatWrapper, type ChatWrapper, type Llama, type LlamaModel, type Token, type Tokenizer } from 'node-llama-cpp';
 import { planGeneration, type ModelRuntime } from '../../../companion/src/inference/generation-plan.js';
 import { GrammarCache } from '../../../companion/src/inference/grammar-cache.js';
 import { TokenRunCache } from '../../../companion/src/inference/token-runs.js';
 import type { HistoryItem } from '../../../companion/src/inference/types.js';
+import { loadLlama } from '../../../companion/src/inference/llama.js';
 import { generationRequest, tinyModelPath, tinyThinkingModelPath } from '../../helpers/models.js';
 
 let llama: Llama;
@@ -16,7 +17,7 @@ let model: LlamaModel;
 let thinker: LlamaModel;
 
 beforeAll(async () => {
-  llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
+  llama = await loadLlama('cpu');
   model = await llama.loadModel({ modelPath: await tinyModelPath(), vocabOnly: true });
   thinker = await llama.loadModel({ modelPath: await tinyThinkingModelPath(), vocabOnly: true });
 });

@@ -1,5 +1,6 @@
 /** One generation in process: node-llama-cpp's LlamaChat on a sequence the model's pool handed out. */
-import { LlamaChat, type LlamaChatResponseChunk, type LlamaChatResponseSegmentChunk, type LlamaContextSequence, type Token } from 'node-llama-cpp';
+import type { LlamaChatResponseChunk, LlamaChatResponseSegmentChunk, LlamaContextSequence, Token } from 'node-llama-cpp';
+import { binding } from '../binding.js';
 import { newId } from '../../ids.js';
 import { forcedCall, planGeneration, type GenerationPlan, type ModelRuntime } from '../generation-plan.js';
 import { resolveSampling, type ResolvedSampling } from '../sampling.js';
@@ -16,7 +17,7 @@ export async function generate(
   plan?: GenerationPlan,
 ): Promise<GenerationResult> {
   const { history, wrapper, thought, thoughtBudget, forced, offered, promptTokens, maxTokens, grammar } = plan ?? (await planGeneration(runtime, request));
-  const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: wrapper });
+  const chat = new (binding().LlamaChat)({ contextSequence: sequence, chatWrapper: wrapper });
   const outputBefore = sequence.tokenMeter.usedOutputTokens;
   const reasoning = { text: '' };
   const thoughtMeter = new ThoughtMeter(() => sequence.tokenMeter.usedOutputTokens - outputBefore);

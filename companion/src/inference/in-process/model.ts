@@ -4,7 +4,8 @@
  * chosen per batch size by measuring (see ThreadTuner). It runs wherever the llama-server engine
  * cannot, and embedding models.
  */
-import { resolveChatWrapper, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel } from 'node-llama-cpp';
+import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel } from 'node-llama-cpp';
+import { binding } from '../binding.js';
 import { HearthError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { GeneratedTokens } from '../generated-tokens.js';
@@ -111,7 +112,7 @@ export class InProcessModel implements LoadedModel {
     const runtime: ModelRuntime = {
       llama,
       model,
-      wrapper: resolveChatWrapper(model),
+      wrapper: binding().resolveChatWrapper(model),
       contextSize: context.contextSize,
       grammars: new GrammarCache(llama),
       tokenRuns: new TokenRunCache(model.tokenizer),

@@ -1,12 +1,13 @@
 /** One raw generation in process (completions, fill-in-the-middle): node-llama-cpp's LlamaCompletion on the prompt's tokens. */
-import { LlamaCompletion, type LlamaContextSequence, type LlamaModel, type Token } from 'node-llama-cpp';
+import type { LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
+import { binding } from '../binding.js';
 import type { RawPlan } from '../raw-prompt.js';
 import type { GenerationRequest, GenerationResult } from '../types.js';
 import { samplingOptions, stopEntry } from './generate.js';
 
 /** Generates from a raw plan on a sequence the caller owns; the sequence keeps what it matches of an earlier prompt. */
 export async function generateRaw(model: LlamaModel, sequence: LlamaContextSequence, request: GenerationRequest, plan: RawPlan): Promise<GenerationResult> {
-  const completion = new LlamaCompletion({ contextSequence: sequence });
+  const completion = new (binding().LlamaCompletion)({ contextSequence: sequence });
   const outputBefore = sequence.tokenMeter.usedOutputTokens;
   try {
     const { metadata, response } = await completion.generateCompletionWithMeta(withoutOwnBos(model, plan.promptTokens), {

@@ -5,7 +5,8 @@
  * grammars are node-llama-cpp's GBNF, the tool-call grammar lazy from the wrapper's call trigger.
  * Tool-call parsing, stop reasons and usage are Hearth's, as in process.
  */
-import { LlamaText, type LlamaGrammar } from 'node-llama-cpp';
+import type { LlamaGrammar } from 'node-llama-cpp';
+import { binding } from '../binding.js';
 import { HearthError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { forcedCall, planGeneration, type GenerationPlan, type ModelRuntime } from '../generation-plan.js';
@@ -248,7 +249,7 @@ export function samplingFields(sampling: ResolvedSampling) {
 
 /** The wrapper's and the grammar's stop texts (special tokens such as EOS need none: the server stops at them). */
 function stopTexts(plan: GenerationPlan, grammar: LlamaGrammar | undefined): string[] {
-  const triggers = [...plan.stopTriggers, ...(grammar?.stopGenerationTriggers ?? []).map((trigger) => LlamaText(trigger as never))];
+  const triggers = [...plan.stopTriggers, ...(grammar?.stopGenerationTriggers ?? []).map((trigger) => binding().LlamaText(trigger as never))];
   const texts = triggers.map((trigger) => plainText(trigger)).filter((text): text is string => text !== undefined && text !== '');
   return [...new Set(texts)];
 }

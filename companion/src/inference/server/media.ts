@@ -5,7 +5,8 @@
  * the text itself (special tokens parsed, BOS added), so the rendered prompt goes as text, with its
  * special tokens written out and without its own BOS.
  */
-import { SpecialToken, SpecialTokensText, type LlamaModel, type LlamaText } from 'node-llama-cpp';
+import type { LlamaModel, LlamaText } from 'node-llama-cpp';
+import { binding } from '../binding.js';
 import type { MediaPart } from '../types.js';
 
 export interface MediaPrompt {
@@ -15,6 +16,7 @@ export interface MediaPrompt {
 
 /** The rendered prompt (and `after`, text the engine wrote or the model generated since) as a multimodal prompt. */
 export function mediaPrompt(model: LlamaModel, prompt: LlamaText, after: string, media: MediaPart[]): MediaPrompt {
+  const { SpecialToken, SpecialTokensText } = binding();
   const text = prompt.values
     .map((value, index) => {
       if (typeof value === 'string') return value;

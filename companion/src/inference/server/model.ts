@@ -9,7 +9,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { freemem } from 'node:os';
-import { resolveChatWrapper, type ChatWrapper, type Llama, type LlamaModel } from 'node-llama-cpp';
+import type { ChatWrapper, Llama, LlamaModel } from 'node-llama-cpp';
+import { binding } from '../binding.js';
 import { HearthError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { blend, GeneratedTokens } from '../generated-tokens.js';
@@ -215,7 +216,7 @@ export class ServerModel implements LoadedModel {
 
   static async start(load: ServerModelLoad): Promise<ServerModel> {
     const { vocab, llama, settings, info } = load;
-    const wrapper = resolveChatWrapper(vocab);
+    const wrapper = binding().resolveChatWrapper(vocab);
     const syntax = callSyntax(wrapper);
     if ('unsupported' in syntax) throw new Error(syntax.unsupported);
     // A vocabulary-only model has no context facts of its own: the GGUF header has them.

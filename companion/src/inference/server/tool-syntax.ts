@@ -5,7 +5,8 @@
  * node-llama-cpp's in-process loop writes the same syntax in stages; here the model writes it under
  * one grammar that llama-server applies once a trigger appears.
  */
-import { LlamaText, SpecialTokensText, type ChatWrapper } from 'node-llama-cpp';
+import type { ChatWrapper, LlamaText } from 'node-llama-cpp';
+import { binding } from '../binding.js';
 import { embedJsonGrammar, literal } from './gbnf.js';
 
 export interface CallSyntax {
@@ -29,6 +30,7 @@ type TextLike = string | LlamaText | undefined;
 /** The text of a LlamaText, or undefined when it holds a special token (BOS, EOS) no text can stand for. */
 export function plainText(value: TextLike, options: { dropTrailingTokens?: boolean } = {}): string | undefined {
   if (value === undefined) return '';
+  const { LlamaText, SpecialTokensText } = binding();
   const values = [...LlamaText(value).values];
   if (options.dropTrailingTokens) while (values.length > 0 && typeof values.at(-1) === 'object' && !(values.at(-1) instanceof SpecialTokensText)) values.pop();
   let text = '';
