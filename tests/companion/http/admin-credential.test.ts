@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AdminCredential } from '../../../companion/src/access/admin-credential.js';
 import { checkDocument } from '../../../companion/src/config/document.js';
 import { redact } from '../../../companion/src/redaction.js';
+import { ADMIN_CALLS } from '../../helpers/admin-calls.js';
 import { asOwner, sharedApp } from '../../helpers/app.js';
 import { tempFolder } from '../../helpers/temp.js';
 
@@ -36,18 +37,6 @@ function errorOf(response: LightMyRequestResponse, status: number): { code: stri
 }
 
 const token = () => hearth.services.admin.token;
-const adminCalls: InjectOptions[] = [
-  { method: 'GET', url: '/admin/status' },
-  { method: 'GET', url: '/admin/keys' },
-  { method: 'POST', url: '/admin/keys', payload: { label: 'local intruder' } },
-  { method: 'DELETE', url: '/admin/keys/key_0000000000000000' },
-  { method: 'GET', url: '/admin/config/export' },
-  { method: 'POST', url: '/admin/config/plan', payload: { document: { version: 1 } } },
-  { method: 'POST', url: '/admin/config/apply', payload: { document: { version: 1, server: { auth: { required: false } } }, confirm_high_risk: true } },
-  { method: 'GET', url: '/admin/mcp/services' },
-  { method: 'POST', url: '/admin/models/tiny/unload' },
-  { method: 'POST', url: '/admin/session/links' },
-];
 
 describe('admin routes need the local admin credential', () => {
   it('another local process without it cannot create a key, even with auth required', async () => {
@@ -67,7 +56,7 @@ describe('admin routes need the local admin credential', () => {
     const before = hearth.services.keys.list().length;
     const configBefore = JSON.stringify(hearth.services.config);
     for (const authorization of [undefined, 'Bearer ', `Bearer ${key}`, 'Bearer hadm_wrong', `Bearer ${token()}x`, `Basic ${token()}`]) {
-      for (const options of adminCalls) {
+      for (const options of ADMIN_CALLS) {
         const headers = authorization === undefined ? {} : { authorization };
         expect(errorOf(await anonymous({ ...options, headers }), 401).code, `${options.url} ${authorization}`).toBe('admin_credential_required');
       }

@@ -4,6 +4,7 @@ import { checkDocument } from '../../../companion/src/config/document.js';
 import { familyOf } from '../../../companion/src/http/perimeter.js';
 import type { ServerSettings } from '#shared/api/config.js';
 import type { RouteScope } from '#shared/api/access.js';
+import { ADMIN_CALLS } from '../../helpers/admin-calls.js';
 import { asOwner, sharedApp } from '../../helpers/app.js';
 
 /*
@@ -186,19 +187,6 @@ describe('Host header while bound beyond loopback', () => {
 });
 
 describe('admin routes: loopback socket peer only', () => {
-  const adminCalls: InjectOptions[] = [
-    { method: 'GET', url: '/admin/status' },
-    { method: 'GET', url: '/admin/keys' },
-    { method: 'POST', url: '/admin/keys', payload: { label: 'from afar' } },
-    { method: 'DELETE', url: '/admin/keys/key_0000000000000000' },
-    { method: 'GET', url: '/admin/config/export' },
-    { method: 'GET', url: '/admin/config/export?format=json' },
-    { method: 'GET', url: '/admin/config/schema' },
-    { method: 'POST', url: '/admin/config/plan', payload: { document: { version: 1 } } },
-    { method: 'POST', url: '/admin/config/apply', payload: { document: { version: 1, server: { auth: { required: false } } }, confirm_high_risk: true } },
-    { method: 'GET', url: '/admin/no-such-route' },
-  ];
-
   it('answers loopback peers: IPv4 127/8, ::1 and IPv4-mapped loopback', async () => {
     for (const remoteAddress of ['127.0.0.1', '127.0.0.2', '::1', '::ffff:127.0.0.1']) {
       const response = await call(asOwner({ method: 'GET', url: '/admin/status', remoteAddress }));
@@ -210,7 +198,7 @@ describe('admin routes: loopback socket peer only', () => {
     const keysBefore = hearth.services.keys.list().length;
     const configBefore = JSON.stringify(hearth.services.config);
     for (const remoteAddress of REMOTE) {
-      for (const options of adminCalls) {
+      for (const options of ADMIN_CALLS) {
         const error = expectError(await call({ ...options, remoteAddress }), 403, 'permission_denied');
         expect(error.message).toMatch(/loopback/);
       }
@@ -234,7 +222,7 @@ describe('admin routes: loopback socket peer only', () => {
     for (const required of [false, true]) {
       setServer({ auth: { required } });
       for (const remoteAddress of REMOTE) {
-        for (const options of adminCalls) {
+        for (const options of ADMIN_CALLS) {
           expectError(await call({ ...options, remoteAddress, headers: { ...bearer(key), 'x-forwarded-for': '127.0.0.1' } }), 403, 'permission_denied');
         }
       }
