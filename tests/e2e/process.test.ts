@@ -20,9 +20,13 @@ afterEach(async () => {
 });
 
 /**
- * A server without models that the tests only look at (its port, its data folder), never stop or
- * change: one start for the file instead of one per test. Stopped after the last test, it must exit 0.
+ * Two servers the tests never stop, one start each for the file instead of one per test; stopped
+ * after the last test, each must exit 0. `served` has the tiny model and is only looked at (its
+ * lock, its models, its port). `idle` starts without models: the no-models test reads its first
+ * output and is the one test that changes it (it copies a model in, last); the others look only
+ * at its port and its data folder.
  */
+const served = sharedServer();
 const idle = sharedServer({ withModel: false });
 
 async function start(options: Parameters<typeof startServer>[0] = {}): Promise<RunningServer> {
@@ -49,7 +53,7 @@ const serveArgs = (dataDir: string) => ['serve', '--port', '0', '--data-dir', da
 
 describe('one server per data directory', () => {
   it('a second server on the same data directory says where the first runs and exits 0, while the first keeps serving', async () => {
-    const first = await start();
+    const first = served.server;
     const lock = join(first.dataDir, 'hearth.lock');
     expect(readFileSync(lock, 'utf8').split(' ')[0]).toBe(String(first.process.pid));
 
@@ -126,8 +130,9 @@ describe('one server per data directory', () => {
   });
 
   it('--port 0 gives each server a free port of its own', async () => {
+    // Two servers running side by side, each started with --port 0.
     const a = idle.server;
-    const b = await start({ withModel: false });
+    const b = served.server;
     const portA = Number(new URL(a.url).port);
     const portB = Number(new URL(b.url).port);
     expect(portA).toBeGreaterThan(0);
@@ -142,7 +147,7 @@ describe('one server per data directory', () => {
 
 describe('starting without models', () => {
   it('still starts, lists no models and names every way to get one on stderr', async () => {
-    const server = await start({ withModel: false });
+    const { server } = idle;
     expect(server.stdout()).toMatch(/^Hearth listening on http:\/\/127\.0\.0\.1:\d+\n$/);
     expect(await json<ModelList>(`${server.url}/v1/models`)).toEqual({ object: 'list', data: [] });
     await waitFor(() => /No models yet/.test(server.stderr()), 'the no-models hint on stderr');
@@ -274,18 +279,22 @@ describe('refusals at startup', () => {
   it('a port in use exits 1 with a clear message', async () => {
     const holder = idle.server;
     const port = new URL(holder.url).port;
-    const dataDir = await newDataDir(false);
-    const result = await runNode(HEARTH_BIN, ['serve', '--port', port, '--data-dir', dataDir, '--no-external-models']);
+    // Started by hand, and by npm start (which says how to pass the port through npm): two
+    // refused starts at once, each on a data directory of its own so neither meets the other's lock.
+    const [dataDir, npmDataDir] = await Promise.all([newDataDir(false), newDataDir(false)]);
+    const [result, fromNpm] = await Promise.all([
+      runNode(HEARTH_BIN, ['serve', '--port', port, '--data-dir', dataDir, '--no-external-models']),
+      runNode(HEARTH_BIN, ['serve', '--port', port, '--data-dir', npmDataDir, '--no-external-models'], {
+        env: cleanEnv({ npm_lifecycle_event: 'start' }),
+      }),
+    ]);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(new RegExp(`Port ${port} .*already in use`));
     expect(result.stderr).toContain('start on a free port: npm run hearth -- serve --port 0');
     expect(existsSync(join(dataDir, 'hearth.lock'))).toBe(false);
-    // Started by npm start, it says how to pass the port through npm.
-    const fromNpm = await runNode(HEARTH_BIN, ['serve', '--port', port, '--data-dir', dataDir, '--no-external-models'], {
-      env: cleanEnv({ npm_lifecycle_event: 'start' }),
-    });
     expect(fromNpm.code).toBe(1);
     expect(fromNpm.stderr).toContain('start on a free port: npm start -- --port 0');
+    expect(existsSync(join(npmDataDir, 'hearth.lock'))).toBe(false);
   });
 });
 
