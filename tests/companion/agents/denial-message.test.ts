@@ -6,22 +6,22 @@ import { describe, expect, it } from 'vitest';
 import { declined } from '../../../companion/src/agents/tool-calls.js';
 
 const denied = (reason: string | null) => declined('write_file', { decision: 'denied', reason });
+/** The whole message with the reason as the model should read it. */
+const withReason = (sentence: string) => `The owner denied the call to "write_file": ${sentence} It was not run. Do not retry it; continue without it.`;
+const WITHOUT_REASON = 'The owner denied the call to "write_file". It was not run. Do not retry it; continue without it.';
 
 describe("an owner's denial as the model reads it", () => {
   it('ends a reason without a full stop before the next sentence', () => {
-    expect(denied('not now')).toBe('The owner denied the call to "write_file": not now. It was not run. Do not retry it; continue without it.');
+    expect(denied('not now')).toBe(withReason('not now.'));
+    expect(denied('no (see "notes.md")')).toBe(withReason('no (see "notes.md").'));
   });
 
   it('keeps a reason that ends its own sentence as it is', () => {
-    expect(denied('Not that file.')).toContain(': Not that file. It was not run.');
-    expect(denied('Why would you?')).toContain(': Why would you? It was not run.');
-    expect(denied('no (see "notes.md")')).toContain(': no (see "notes.md"). It was not run.');
-    expect(denied('wait for me…')).toContain(': wait for me… It was not run.');
+    for (const reason of ['Not that file.', 'Why would you?', 'wait for me…']) expect(denied(reason), reason).toBe(withReason(reason));
   });
 
   it('trims the reason, and reads a blank one as none', () => {
-    expect(denied('  not now \n')).toContain(': not now. It was not run.');
-    expect(denied('   ')).toBe('The owner denied the call to "write_file". It was not run. Do not retry it; continue without it.');
-    expect(denied(null)).toBe('The owner denied the call to "write_file". It was not run. Do not retry it; continue without it.');
+    expect(denied('  not now \n')).toBe(withReason('not now.'));
+    for (const blank of ['   ', null]) expect(denied(blank), String(blank)).toBe(WITHOUT_REASON);
   });
 });
