@@ -124,6 +124,7 @@ describe('ThreadTuner', () => {
 
   it('never keeps a count that measured clearly slower than another in the same trial', () => {
     const { tuner, clock, step, speeds } = machine({ 1: 2, 2: 3 });
+    const kept: number[] = [];
     for (let round = 0; round < 5; round++) {
       speeds[1] = round % 2 ? 4 : 2;
       clock.now += 5000;
@@ -132,8 +133,12 @@ describe('ThreadTuner', () => {
       const [choice] = tuner.choices();
       const measured = choice!.msPerToken;
       expect(measured[choice!.threads]).toBeLessThanOrEqual(Math.min(...Object.values(measured)) * 1.25);
-      if (choice!.threads === 2) expect(measured[1]).toBeGreaterThan(measured[2]! * 1.25);
+      // Two threads only when this trial measured them clearly faster than one; else the fewer threads.
+      expect(choice!.threads, `round ${round}`).toBe(measured[2] !== undefined && measured[1]! > measured[2] * 1.25 ? 2 : 1);
+      kept.push(choice!.threads);
     }
+    // One thread slower in round 1 only; from round 3 on, the load leaves no core for a second thread to be tried.
+    expect(kept).toEqual([1, 2, 1, 1, 1]);
   });
 
   it('does not try more threads than the cores other work leaves free', () => {
