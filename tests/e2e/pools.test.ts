@@ -78,9 +78,27 @@ async function ok(response: Promise<Response>): Promise<Record<string, unknown>>
   return text.startsWith('{') ? (JSON.parse(text) as Record<string, unknown>) : {};
 }
 
+/** Loads the model on an endpoint (its first request does), so every later request there is alike. */
+function warmUp(endpoint: Endpoint): Promise<Record<string, unknown>> {
+  return ok(
+    fetch(`${endpoint.server.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'warm up' }], max_tokens: 1 }),
+    }),
+  );
+}
+
 beforeAll(async () => {
-  // Three independent starts, overlapped.
-  endpoints.push(...(await Promise.all([startEndpoint(), startEndpoint(), startEndpoint()])));
+  // Three independent starts, overlapped, each followed by its model load. All before the front
+  // starts: a process busy loading could miss the front's health checks, and be left out of the
+  // first test; no front runs yet to check them, so the three load at once.
+  const warmEndpoint = async () => {
+    const endpoint = await startEndpoint();
+    await warmUp(endpoint);
+    return endpoint;
+  };
+  endpoints.push(...(await Promise.all([warmEndpoint(), warmEndpoint(), warmEndpoint()])));
   limiter = createServer((request, response) => {
     if (request.url === '/v1/models') {
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: 'tiny', object: 'model' }] }));
@@ -125,16 +143,6 @@ beforeAll(async () => {
     ].join('\n'),
   );
   front = await startServer({ dataDir: frontDir, withModel: false });
-  // Each endpoint loads the model on its first request; then every request is alike. One at a time: a
-  // process busy loading could miss the front's health checks, and be left out of the first test.
-  for (const endpoint of endpoints)
-    await ok(
-      fetch(`${endpoint.server.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'warm up' }], max_tokens: 1 }),
-      }),
-    );
 });
 
 afterAll(async () => {
@@ -255,13 +263,7 @@ describe('a provider pool of three hearth serve processes', () => {
     expect(sampleValue(up, 'hearth_provider_endpoint_circuit_transitions_total', { ...label, to: 'half_open' })).toBeGreaterThanOrEqual(1);
     expect(sampleValue(up, 'hearth_provider_endpoint_circuit_transitions_total', { ...label, to: 'closed' })).toBeGreaterThanOrEqual(1);
     // It takes its share of the load again.
-    await ok(
-      fetch(`${endpoints[victim]!.server.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'warm up' }], max_tokens: 1 }),
-      }),
-    );
+    await warmUp(endpoints[victim]!);
     const spread = await delta(() => Promise.all(Array.from({ length: 6 }, () => ok(chat({ max_tokens: 400 })))));
     expect(spread[victim]).toBeGreaterThan(0);
   });
