@@ -37,6 +37,45 @@ describe('ServerStore', () => {
     expect(await server.check()).toBe('auth');
   });
 
+  it('checks now, again every 10 s and whenever the browser comes back online, until stopped: the data folder going and coming back shows without a reload', async () => {
+    vi.useFakeTimers();
+    try {
+      let gone = false;
+      let asked = 0;
+      stubFetch((path) => {
+        if (path.endsWith('/health')) asked++;
+        return gone
+          ? Response.json({ error: { message: 'gone', type: 'server_error', code: 'data_folder_gone', param: null } }, { status: 503 })
+          : Response.json({ status: 'ok', version: '0.1.0', object: 'list', data: [] });
+      });
+      const server = new ServerStore();
+      const stop = server.watch();
+      await vi.advanceTimersByTimeAsync(0);
+      expect(asked).toBe(1);
+      expect(server.status).toBe('connected');
+
+      gone = true;
+      await vi.advanceTimersByTimeAsync(9_999);
+      expect(server.dataFolderGone).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(asked).toBe(2);
+      expect(server.dataFolderGone).toBe(true);
+
+      gone = false;
+      window.dispatchEvent(new Event('online'));
+      await vi.advanceTimersByTimeAsync(0);
+      expect(asked).toBe(3);
+      expect(server.dataFolderGone).toBe(false);
+
+      stop();
+      window.dispatchEvent(new Event('online'));
+      await vi.advanceTimersByTimeAsync(30_000);
+      expect(asked).toBe(3);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('reads address, port and folders from /admin/status', async () => {
     stubFetch(() => Response.json(status));
     const server = new ServerStore();
