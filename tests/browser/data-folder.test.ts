@@ -28,7 +28,9 @@ describe('the data folder deleted or moved while the companion runs', () => {
     await companion.services.dataFolder.check();
     expect(companion.services.dataFolder.gone).toBe(true);
 
-    // The app asks again on its own (every few seconds); no reload.
+    // The app asks again on its own, no reload: every 10 s (the server store's unit test follows
+    // that timer) and whenever the browser comes back online. The event, rather than the timer.
+    await page.evaluate(() => window.dispatchEvent(new Event('online')));
     await notice.waitFor({ timeout: 30_000 });
     expect(await notice.innerText()).toMatch(/data folder was deleted or moved while Hearth was running.*Put the folder back.*restart Hearth/s);
     // The companion still answers: not the "not answering" notice.
@@ -49,6 +51,7 @@ describe('the data folder deleted or moved while the companion runs', () => {
     renameSync(aside, companion.services.paths.root);
     await companion.services.dataFolder.check();
     expect(companion.services.dataFolder.gone).toBe(false);
+    await page.evaluate(() => window.dispatchEvent(new Event('online')));
     await notice.waitFor({ state: 'detached', timeout: 30_000 });
     expect(await page.getAttribute('.status', 'aria-label')).toMatch(/^Companion connected/);
   });
