@@ -84,8 +84,10 @@ describe('a second browser on this machine', () => {
   });
 
   it('a refused browser is told so and may ask again', async () => {
-    const owner = await signedIn();
+    // The other browser asks first: the owner's Server screen lists it as it opens, instead of at
+    // its next look a few seconds later (the test above follows the list while it is open).
     const other = await asking();
+    const owner = await signedIn();
     try {
       const refuse = owner.page.getByRole('list', { name: 'Browsers waiting to be signed in' }).getByRole('button', { name: 'Refuse' });
       await refuse.first().waitFor();
@@ -105,8 +107,9 @@ describe('a second browser on this machine', () => {
   it('looks right waiting and approving, light and dark, phone and desktop', async () => {
     for (const [name, viewport] of SIZES) {
       for (const colorScheme of SCHEMES) {
-        const owner = await signedIn({ viewport, colorScheme });
+        // Asked first, listed as the owner's screen opens (as in the test above).
         const other = await asking({ viewport, colorScheme });
+        const owner = await signedIn({ viewport, colorScheme });
         try {
           await owner.page.getByRole('list', { name: 'Browsers waiting to be signed in' }).getByRole('listitem').first().waitFor();
           await screenshot(other.page, `sign-in-ask-${name}-${colorScheme}`);
