@@ -3,7 +3,7 @@ import { lstat, readdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { HeldFolder } from './held-folder.js';
 import { success } from '../result.js';
-import { checkCancelled, stringArgument, ToolError } from './tool.js';
+import { checkCancelled, stringArgument, ToolError, toolInput } from './tool.js';
 import { displayPath, resolveInWorkspace, workspaceTool } from './workspace.js';
 
 /** Most bytes read_file reads of one file; longer files are read in line ranges. */
@@ -52,16 +52,11 @@ const isBinary = (bytes: Buffer) => bytes.subarray(0, 8192).includes(0);
 export const readFileTool = workspaceTool({
   name: 'read_file',
   description: 'Read a text file in the workspace. Paths are relative to the workspace. Optionally a range of lines (1-based).',
-  inputSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['path'],
-    properties: {
-      path: { type: 'string', description: 'Path relative to the workspace, e.g. "notes/todo.md".' },
-      start_line: { type: 'integer', minimum: 1, description: 'First line to return (default 1).' },
-      line_count: { type: 'integer', minimum: 1, description: 'How many lines to return (default: all).' },
-    },
-  },
+  inputSchema: toolInput(['path'], {
+    path: { type: 'string', description: 'Path relative to the workspace, e.g. "notes/todo.md".' },
+    start_line: { type: 'integer', minimum: 1, description: 'First line to return (default 1).' },
+    line_count: { type: 'integer', minimum: 1, description: 'How many lines to return (default: all).' },
+  }),
   class: 'read',
   run: async (args, context, root) => {
     const path = await resolveInWorkspace(root, stringArgument(args, 'path'), { mustExist: true });
@@ -131,14 +126,10 @@ async function holdFolder(root: string, path: string, signal: AbortSignal, whenF
 export const listFilesTool = workspaceTool({
   name: 'list_files',
   description: 'List the files and folders in a folder of the workspace (default: the workspace itself), optionally several levels deep.',
-  inputSchema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      path: { type: 'string', description: 'Folder relative to the workspace (default ".").' },
-      depth: { type: 'integer', minimum: 1, maximum: 10, description: 'Levels to list (default 1).' },
-    },
-  },
+  inputSchema: toolInput([], {
+    path: { type: 'string', description: 'Folder relative to the workspace (default ".").' },
+    depth: { type: 'integer', minimum: 1, maximum: 10, description: 'Levels to list (default 1).' },
+  }),
   class: 'read',
   run: async (args, context, root) => {
     const path = await resolveInWorkspace(root, stringArgument(args, 'path', { fallback: '.' }) || '.', { mustExist: true });
@@ -185,17 +176,12 @@ async function searchFile(folder: HeldFolder, name: string, shown: string, needl
 export const searchFilesTool = workspaceTool({
   name: 'search_files',
   description: 'Search the text files of the workspace for lines containing some text (plain text, not a pattern). Answers "path:line: text" lines.',
-  inputSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['query'],
-    properties: {
-      query: { type: 'string', minLength: 1, description: 'The text to find.' },
-      path: { type: 'string', description: 'Folder to search, relative to the workspace (default ".").' },
-      case_sensitive: { type: 'boolean', description: 'Match letter case exactly (default false).' },
-      max_results: { type: 'integer', minimum: 1, maximum: 500, description: 'Most matching lines (default 50).' },
-    },
-  },
+  inputSchema: toolInput(['query'], {
+    query: { type: 'string', minLength: 1, description: 'The text to find.' },
+    path: { type: 'string', description: 'Folder to search, relative to the workspace (default ".").' },
+    case_sensitive: { type: 'boolean', description: 'Match letter case exactly (default false).' },
+    max_results: { type: 'integer', minimum: 1, maximum: 500, description: 'Most matching lines (default 50).' },
+  }),
   class: 'read',
   run: async (args, context, root) => {
     const query = stringArgument(args, 'query');

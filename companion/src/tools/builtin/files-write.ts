@@ -4,7 +4,7 @@ import { lstat, rename, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { HeldFolder, refuseUnlessPlainFile } from './held-folder.js';
 import { success } from '../result.js';
-import { checkCancelled, stringArgument, ToolError } from './tool.js';
+import { checkCancelled, stringArgument, ToolError, toolInput } from './tool.js';
 import { displayPath, resolveInWorkspace, workspaceTool } from './workspace.js';
 
 /**
@@ -42,15 +42,10 @@ async function parentOf(root: string, path: string, signal: AbortSignal, create:
 export const writeFileTool = workspaceTool({
   name: 'write_file',
   description: 'Write a text file in the workspace, creating folders as needed and replacing the file if it exists.',
-  inputSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['path', 'content'],
-    properties: {
-      path: { type: 'string', description: 'Path relative to the workspace.' },
-      content: { type: 'string', description: 'The whole new content of the file.' },
-    },
-  },
+  inputSchema: toolInput(['path', 'content'], {
+    path: { type: 'string', description: 'Path relative to the workspace.' },
+    content: { type: 'string', description: 'The whole new content of the file.' },
+  }),
   class: 'write',
   run: async (args, context, root) => {
     const path = await resolveInWorkspace(root, stringArgument(args, 'path'), { mustExist: false });
@@ -76,17 +71,12 @@ function occurrences(text: string, needle: string): number {
 export const editFileTool = workspaceTool({
   name: 'edit_file',
   description: 'Replace text in a file of the workspace. old_text must occur exactly once (include enough surrounding text), unless replace_all is true.',
-  inputSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['path', 'old_text', 'new_text'],
-    properties: {
-      path: { type: 'string', description: 'Path relative to the workspace.' },
-      old_text: { type: 'string', minLength: 1, description: 'The exact text to replace.' },
-      new_text: { type: 'string', description: 'The replacement.' },
-      replace_all: { type: 'boolean', description: 'Replace every occurrence (default false).' },
-    },
-  },
+  inputSchema: toolInput(['path', 'old_text', 'new_text'], {
+    path: { type: 'string', description: 'Path relative to the workspace.' },
+    old_text: { type: 'string', minLength: 1, description: 'The exact text to replace.' },
+    new_text: { type: 'string', description: 'The replacement.' },
+    replace_all: { type: 'boolean', description: 'Replace every occurrence (default false).' },
+  }),
   class: 'write',
   run: async (args, context, root) => {
     const path = await resolveInWorkspace(root, stringArgument(args, 'path'), { mustExist: true });

@@ -1,17 +1,11 @@
 import type { MemorySearchScope } from '#shared/api/memory.js';
-import type { ToolInputSchema } from '#shared/api/bridge.js';
 import { failure, success } from '../result.js';
-import { attempt, checkCancelled, untilCancelled, type BuiltinTool } from './tool.js';
+import { attempt, checkCancelled, toolInput, untilCancelled, type BuiltinTool } from './tool.js';
 
-const searchSchema: ToolInputSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['query'],
-  properties: {
-    query: { type: 'string', minLength: 1, description: 'Words to look for; plain language works.' },
-    limit: { type: 'integer', minimum: 1, maximum: 20, description: 'Most results to return (default 5).' },
-  },
-};
+const searchSchema = toolInput(['query'], {
+  query: { type: 'string', minLength: 1, description: 'Words to look for; plain language works.' },
+  limit: { type: 'integer', minimum: 1, maximum: 20, description: 'Most results to return (default 5).' },
+});
 
 const MATERIALS: { scope: MemorySearchScope; name: string; what: string }[] = [
   { scope: 'pinned', name: 'memory_search_pinned', what: 'pinned facts (durable facts kept across sessions)' },
@@ -47,12 +41,7 @@ export const MEMORY_TOOLS: readonly BuiltinTool[] = [
   {
     name: 'memory_pin',
     description: "Pin a fact to this agent's memory so it is kept across sessions. State one fact in one short sentence.",
-    inputSchema: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['text'],
-      properties: { text: { type: 'string', minLength: 1, maxLength: 2000, description: 'The fact, e.g. "Ana prefers tea to coffee."' } },
-    },
+    inputSchema: toolInput(['text'], { text: { type: 'string', minLength: 1, maxLength: 2000, description: 'The fact, e.g. "Ana prefers tea to coffee."' } }),
     class: 'write',
     hostOnly: false,
     needsWorkspace: false,

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { endMarked, killGroup, MARKER_VARIABLE, newMarker, type ProcessLedger } from './containment.js';
 import { failure, success } from '../result.js';
-import { stringArgument, ToolError, type BuiltinResult } from './tool.js';
+import { stringArgument, ToolError, toolInput, type BuiltinResult } from './tool.js';
 import { displayPath, resolveInWorkspace, workspaceTool } from './workspace.js';
 
 /** Output kept from one command; the run loop cuts what the model sees further. */
@@ -109,16 +109,11 @@ export const shellTool = workspaceTool({
   name: 'shell',
   description:
     'Run a shell command (/bin/sh -c) on this machine, in the workspace or a folder inside it. Answers the exit code and the output (stdout and stderr together). Commands that do not finish in time are killed.',
-  inputSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['command'],
-    properties: {
-      command: { type: 'string', minLength: 1, description: 'The command line.' },
-      cwd: { type: 'string', description: 'Folder relative to the workspace to run in (default ".").' },
-      timeout_seconds: { type: 'integer', minimum: 1, description: 'Time limit (default and maximum: the configured shell limit).' },
-    },
-  },
+  inputSchema: toolInput(['command'], {
+    command: { type: 'string', minLength: 1, description: 'The command line.' },
+    cwd: { type: 'string', description: 'Folder relative to the workspace to run in (default ".").' },
+    timeout_seconds: { type: 'integer', minimum: 1, description: 'Time limit (default and maximum: the configured shell limit).' },
+  }),
   class: 'exec',
   run: async (args, context, root) => {
     const command = stringArgument(args, 'command');

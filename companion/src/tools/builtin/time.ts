@@ -1,5 +1,5 @@
 import { success } from '../result.js';
-import { attempt, checkCancelled, stringArgument, ToolError, type BuiltinTool } from './tool.js';
+import { attempt, checkCancelled, stringArgument, ToolError, toolInput, type BuiltinTool } from './tool.js';
 
 /** Building a formatter loads time-zone data (about a millisecond); one per zone is kept. */
 const formatters = new Map<string, Intl.DateTimeFormat>();
@@ -24,11 +24,9 @@ const machineZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
 export const currentTimeTool: BuiltinTool = {
   name: 'current_time',
   description: 'The current date and time: UTC, and in a time zone when one is given (an IANA name such as "Europe/Paris").',
-  inputSchema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: { timezone: { type: 'string', maxLength: 64, description: 'IANA time zone, e.g. "America/New_York" (default: the machine\'s zone).' } },
-  },
+  inputSchema: toolInput([], {
+    timezone: { type: 'string', maxLength: 64, description: 'IANA time zone, e.g. "America/New_York" (default: the machine\'s zone).' },
+  }),
   class: 'read',
   hostOnly: false,
   needsWorkspace: false,

@@ -47,6 +47,11 @@ export interface BuiltinTool {
   run(args: Record<string, unknown>, context: ToolContext): Promise<BuiltinResult>;
 }
 
+/** A tool's arguments: these fields and no other, the ones named in `required` among them. */
+export function toolInput(required: string[], properties: Record<string, unknown>): ToolInputSchema {
+  return { type: 'object', additionalProperties: false, ...(required.length > 0 ? { required } : {}), properties };
+}
+
 /** Runs a tool body; a thrown error becomes a tool error whose text is the error's message. */
 export async function attempt(work: () => Promise<BuiltinResult> | BuiltinResult): Promise<BuiltinResult> {
   try {
