@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { BUILTIN_TOOLS, builtinTool } from '../../../companion/src/tools/builtin/index.js';
 import type { BuiltinResult, ToolContext } from '../../../companion/src/tools/builtin/tool.js';
@@ -45,7 +46,12 @@ describe('the built-in tools', () => {
       ['memory_search_transcript', 'read', false],
       ['memory_pin', 'write', false],
     ]);
-    for (const tool of BUILTIN_TOOLS) expect(typeof tool.run).toBe('function');
+    const ajv = new Ajv({ strict: false });
+    for (const tool of BUILTIN_TOOLS) {
+      expect(typeof tool.run).toBe('function');
+      expect(tool.description.length, tool.name).toBeGreaterThan(20);
+      expect(() => ajv.compile(tool.inputSchema), tool.name).not.toThrow();
+    }
   });
 
   it('without a workspace, file and shell tools refuse', async () => {
