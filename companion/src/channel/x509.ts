@@ -1,14 +1,27 @@
-// @peculiar/x509 resolves its services through tsyringe, which needs the Reflect metadata API.
-import 'reflect-metadata';
 import { randomBytes, webcrypto, X509Certificate } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
+import type * as X509 from '@peculiar/x509';
 
 /*
  * Certificates for the secure channel, made with @peculiar/x509 on Node's WebCrypto: ECDSA P-256
  * keys, SHA-256 signatures. Nothing here implements cryptography; it only fills in certificates.
  */
 
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+let library: Promise<typeof X509> | undefined;
+
+/**
+ * @peculiar/x509, loaded when a certificate is first made or read: loading it (with tsyringe and
+ * its ASN.1 schemas) took about a third of a second at every start, and most starts make none.
+ */
+function x509Library(): Promise<typeof X509> {
+  library ??= (async () => {
+    // @peculiar/x509 resolves its services through tsyringe, which needs the Reflect metadata API.
+    await import('reflect-metadata');
+    const x509 = await import('@peculiar/x509');
+    x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+    return x509;
+  })();
+  return library;
+}
 
 const ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 const TEN_YEARS_MS = 3650 * 86_400_000;
@@ -25,10 +38,12 @@ async function generateKeys(): Promise<CryptoKeyPair> {
 }
 
 async function privateKeyPem(key: CryptoKey): Promise<string> {
+  const x509 = await x509Library();
   return x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', key as webcrypto.CryptoKey), 'PRIVATE KEY');
 }
 
 async function importPrivateKey(pem: string): Promise<CryptoKey> {
+  const x509 = await x509Library();
   return (await webcrypto.subtle.importKey('pkcs8', x509.PemConverter.decodeFirst(pem), ALGORITHM, false, ['sign'])) as CryptoKey;
 }
 
@@ -46,6 +61,7 @@ function validity(): { notBefore: Date; notAfter: Date } {
 
 /** The device CA: signs the client certificates of paired devices, nothing else. */
 export async function createDeviceAuthority(hostName: string): Promise<KeyAndCertificate> {
+  const x509 = await x509Library();
   const keys = await generateKeys();
   const certificate = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serialNumber(),
@@ -64,6 +80,7 @@ export async function createDeviceAuthority(hostName: string): Promise<KeyAndCer
 
 /** The host's TLS certificate: self-signed, recognised by its fingerprint (pinned by devices), not by a name. */
 export async function createHostCertificate(hostName: string, names: string[]): Promise<KeyAndCertificate> {
+  const x509 = await x509Library();
   const keys = await generateKeys();
   const alternative = [...new Set(names)].map((name) => ({ type: /^[\d.]+$|:/.test(name) ? ('ip' as const) : ('dns' as const), value: name }));
   const certificate = await x509.X509CertificateGenerator.createSelfSigned({
@@ -84,6 +101,7 @@ export async function createHostCertificate(hostName: string, names: string[]): 
 
 /** A new device key pair and a certificate signing request for it (client side of pairing). */
 export async function createDeviceRequest(deviceName: string): Promise<{ key: string; csr: string }> {
+  const x509 = await x509Library();
   const keys = await generateKeys();
   const request = await x509.Pkcs10CertificateRequestGenerator.create({ name: `CN=${escapeName(deviceName)}`, keys, signingAlgorithm: ALGORITHM });
   return { key: await privateKeyPem(keys.privateKey), csr: request.toString('pem') };
@@ -91,7 +109,8 @@ export async function createDeviceRequest(deviceName: string): Promise<{ key: st
 
 /** Checks a CSR's own signature (proof the requester holds the key) and issues a client certificate for it. */
 export async function signDeviceRequest(csrPem: string, deviceId: string, authority: KeyAndCertificate): Promise<string> {
-  let request: x509.Pkcs10CertificateRequest;
+  const x509 = await x509Library();
+  let request: X509.Pkcs10CertificateRequest;
   try {
     request = new x509.Pkcs10CertificateRequest(csrPem);
   } catch {
