@@ -6,6 +6,7 @@ import { installJsonBodies } from './http/json-body.js';
 import { installPerimeter, type PerimeterInputs } from './http/perimeter.js';
 import { installRequestMetrics } from './http/request-metrics.js';
 import { RequestLog } from './http/request-log.js';
+import { lazyValidators, VALIDATION } from './http/validation.js';
 import { adminRoutes } from './routes/admin.js';
 import { anthropicRoutes } from './routes/anthropic.js';
 import { agentRoutes } from './routes/agents.js';
@@ -32,6 +33,8 @@ export interface AppOptions {
   ollamaListener?: { status(): OllamaListenerStatus };
   /** Restarting the companion from the app (given by `hearth serve`; none: POST /admin/restart answers restart_unavailable). */
   restart?: Restarter;
+  /** Compile every route's request schemas when the listener starts (a test's check of them), not at each route's first request. */
+  schemasAtStart?: boolean;
 }
 
 /** Builds the HTTP app; the order of registration below is the route table. */
@@ -76,8 +79,6 @@ export function perimeterInputs(services: Services): PerimeterInputs {
   };
 }
 
-/** How request schemas are applied: clients must get 400 for wrong types, not a silent coercion of "5" into 5. */
-export const VALIDATION = { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } } as const;
 
 /** Fastify settings both listeners share (this one and the secure channel's). */
 export function serverOptions(options: Omit<AppOptions, 'webRoot'>) {
@@ -88,6 +89,7 @@ export function serverOptions(options: Omit<AppOptions, 'webRoot'>) {
     logController: new RequestLog(),
     bodyLimit: services.config.server.body_limit_mb * 1024 * 1024,
     ajv: VALIDATION,
+    ...(options.schemasAtStart ? {} : { schemaController: { compilersFactory: { buildValidator: lazyValidators() } } }),
     // Time to receive a whole request (slow-client defence); generating the answer is not limited.
     requestTimeout: services.config.server.limits.request_timeout_seconds * 1000,
     forceCloseConnections: true,

@@ -33,6 +33,8 @@ export interface TestAppOptions {
   log?: Logger;
   /** The built web app it serves (default: none). */
   webRoot?: string;
+  /** Compile every route's schemas when the app starts (default: at each route's first request, as Hearth does). */
+  schemasAtStart?: boolean;
 }
 
 /** The real app on a fresh data directory (removed after the test file), for `inject` route tests. */
@@ -41,7 +43,7 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   // HEARTH_ENGINE picks the engine as it does for `hearth serve` (the vitest projects set it).
   const engine = process.env.HEARTH_ENGINE as 'auto' | 'server' | 'in-process' | undefined;
   const services = await createServices({ dataDir, externalSources: false, engine, log: options.log ?? silentLogger, version: 'test' });
-  const app = await buildApp({ services, webRoot: options.webRoot ?? '/nonexistent' });
+  const app = await buildApp({ services, webRoot: options.webRoot ?? '/nonexistent', schemasAtStart: options.schemasAtStart });
   const raw = app.inject.bind(app) as (options?: InjectOptions | string) => Promise<LightMyRequestResponse>;
   const withOwner = (request: InjectOptions | string): InjectOptions | string => {
     if (typeof request === 'string' || !(request as OwnerRequest)[OWNER]) return request;

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { VALIDATION } from '../../../companion/src/app.js';
+import { VALIDATION } from '../../../companion/src/http/validation.js';
 import { checkDocument } from '../../../companion/src/config/document.js';
 import { installErrorHandling } from '../../../companion/src/http/error-handler.js';
 import { EVERY_JOB } from '../../../companion/src/images/jobs/job-store.js';
