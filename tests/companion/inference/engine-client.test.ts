@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EngineConnectionError, ServerClient } from '../../../companion/src/inference/server/client.js';
+import { EngineConnectionError, EngineHttpError, ServerClient } from '../../../companion/src/inference/server/client.js';
 import { tempFolder } from '../../helpers/temp.js';
 
 const servers: Server[] = [];
@@ -48,6 +48,43 @@ describe('the llama-server client', () => {
     const contents: string[] = [];
     for await (const event of client.events<{ content: string }>('/completion', {})) contents.push(event.content);
     expect(contents).toEqual([words, '✓']);
+  });
+
+  it('reads events cut anywhere, one byte a read, and skips comments and other fields', async () => {
+    const body = `: ping\n\nevent: message\ndata: ${JSON.stringify({ content: 'a' })}\n\nid: 2\ndata: ${JSON.stringify({ content: 'b' })}\n\n`;
+    const path = await standIn(
+      [...Buffer.from(body)].map((byte) => Buffer.from([byte])),
+      'text/event-stream',
+    );
+    const contents: string[] = [];
+    for await (const event of new ServerClient(() => path, 'key').events<{ content: string }>('/completion', {})) contents.push(event.content);
+    expect(contents).toEqual(['a', 'b']);
+  });
+
+  it('says the connection closed early when the stream ends inside an event, not that the JSON is bad', async () => {
+    const path = join(tempFolder('engine-client'), 'engine.sock');
+    const server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write(`data: ${JSON.stringify({ content: 'a' })}\n\ndata: {"content":"b`, () => response.socket?.destroy());
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(path, resolve));
+    const contents: string[] = [];
+    const failed = await (async () => {
+      for await (const event of new ServerClient(() => path, 'key').events<{ content: string }>('/completion', {})) contents.push(event.content);
+    })().catch((error: unknown) => error);
+    expect(contents).toEqual(['a']);
+    expect(failed).toBeInstanceOf(EngineConnectionError);
+  });
+
+  it("throws an error event as the engine's error", async () => {
+    const body = `data: ${JSON.stringify({ error: { code: 400, message: 'the prompt is too long' } })}\n\n`;
+    const path = await standIn([Buffer.from(body)], 'text/event-stream');
+    const failed = await (async () => {
+      for await (const _event of new ServerClient(() => path, 'key').events('/completion', {}));
+    })().catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(EngineHttpError);
+    expect(failed).toMatchObject({ status: 400, message: 'the prompt is too long' });
   });
 
   it('decodes a JSON answer whose characters are split between reads', async () => {

@@ -6,6 +6,9 @@
  * UTF-8 stream, so a character split between two reads arrives whole.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { readEvents } from '../../sse-reader.js';
+
+const CLOSED_EARLY = 'the connection to llama-server closed before the answer was complete';
 
 /** The process did not answer, or the connection broke mid-answer: it ended or is ending. */
 export class EngineConnectionError extends Error {}
@@ -77,29 +80,21 @@ export class ServerClient {
   async *events<T>(path: string, body: unknown, signal?: AbortSignal): AsyncGenerator<T> {
     const response = await this.open('POST', path, body, signal);
     if ((response.statusCode ?? 500) >= 400) throw new EngineHttpError(response.statusCode ?? 500, messageOf(await readAll(response, signal)));
-    const decoder = new TextDecoder();
-    let buffer = '';
     try {
-      for await (const piece of response as AsyncIterable<Buffer>) {
-        buffer += decoder.decode(piece, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const event = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          for (const line of event.split('\n')) {
-            if (!line.startsWith('data: ')) continue;
-            const data = JSON.parse(line.slice(6)) as T & { error?: { message?: string; code?: number } };
-            if (data.error) throw new EngineHttpError(data.error.code ?? 500, data.error.message ?? 'llama-server reported an error');
-            yield data as T;
-          }
-        }
+      for await (const event of readEvents(response)) {
+        const data = JSON.parse(event.data) as T & { error?: { message?: string; code?: number } };
+        if (data.error) throw new EngineHttpError(data.error.code ?? 500, data.error.message ?? 'llama-server reported an error');
+        yield data as T;
       }
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
-      if (error instanceof EngineHttpError || error instanceof SyntaxError) throw error;
+      if (error instanceof EngineHttpError) throw error;
+      // A stream cut inside an event leaves a piece of JSON behind: that is the connection's fault.
+      if (error instanceof SyntaxError && response.complete) throw error;
+      if (error instanceof SyntaxError) throw new EngineConnectionError(CLOSED_EARLY);
       throw new EngineConnectionError(`the connection to llama-server broke (${whatBroke(error)})`);
     }
-    if (!response.complete && !signal?.aborted) throw new EngineConnectionError('the connection to llama-server closed before the answer was complete');
+    if (!response.complete && !signal?.aborted) throw new EngineConnectionError(CLOSED_EARLY);
   }
 
   /** The Prometheus counters of /metrics, by name (`llamacpp:prompt_tokens_total` ...). */
