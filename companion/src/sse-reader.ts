@@ -4,8 +4,9 @@ import { LineBuffer, MAX_LINE_BYTES } from './line-buffer.js';
  * The one reader of server-sent events. `EventLines` cuts a byte stream into complete lines
  * (line-buffer.ts: each byte searched once, a line past the limit throws LineTooLong) and decodes
  * them once; `fieldOf` reads a line's field and value. On them: `readEvents` (whole events: a
- * paired host's run events, a provider's chat chunks for an agent) and the relay of a provider's
- * stream to a client (providers/relay.ts: lines passed on as they complete, read by its hooks).
+ * paired host's run events, a provider's chat chunks for an agent, llama-server's generation
+ * events) and the relay of a provider's stream to a client (providers/relay.ts: lines passed on as
+ * they complete, read by its hooks).
  */
 
 /** One server-sent event: its `event:` name (default "message") and its `data:` lines joined. */
