@@ -105,6 +105,25 @@ export default tseslint.config(
     },
   },
   {
+    // Loaded on first use: a value import at the top of a file would load them at every start of the companion.
+    files: ['companion/src/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'node-llama-cpp',
+              allowTypeImports: true,
+              message: 'Use loadBinding() or binding() of inference/binding.ts: node-llama-cpp is loaded on first use.',
+            },
+            { name: '@peculiar/x509', allowTypeImports: true, message: 'Certificates go through channel/x509.ts, which loads @peculiar/x509 on first use.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['shared/src/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ regex: '^(?!\\./)', message: 'shared/ holds plain types: it imports nothing but its own files.' }] }],
