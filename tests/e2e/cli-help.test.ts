@@ -60,9 +60,23 @@ async function eachAtOnce<T>(items: readonly T[], check: (item: T) => Promise<vo
   await Promise.all(Array.from({ length: Math.min(atOnce, queue.length) }, worker));
 }
 
+/** What `npm link` gives: `hearth` on the PATH, run from a folder outside the clone. */
+const LINKED = { ...env, PATH: linkedPath() };
+const ELSEWHERE = tempFolder('elsewhere');
+
+/**
+ * Each `<command> --help` run once per file for the same folder and PATH: the help, the start-up
+ * lines and the docs name many of the same commands, and the same command line in the same place
+ * answers the same. Every test still checks each command it names.
+ */
+const helpRuns = new Map<string, Promise<Finished>>();
+
 /** `<command> --help` exits 0 with a usage on stdout. */
 async function expectHelp(line: string, options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<void> {
-  const result = await runCommand(`${line} --help`, options);
+  const run = { cwd: options.cwd ?? REPO_ROOT, env: options.env ?? env };
+  const key = JSON.stringify([line, run.cwd, run.env.PATH]);
+  if (!helpRuns.has(key)) helpRuns.set(key, runCommand(`${line} --help`, run));
+  const result = await helpRuns.get(key)!;
   expect(result.code, `${line} --help\n${result.stderr}`).toBe(0);
   expect(result.stdout, line).toMatch(/Usage:/);
 }
@@ -108,16 +122,15 @@ describe('every printed command runs as written', () => {
   }, 180_000);
 
   it('installed with npm link: the help and the start-up lines say hearth, and those commands run from any folder', async () => {
-    const PATH = linkedPath();
-    const linked = { ...env, PATH };
-    const help = await runCommand('hearth --help', { env: linked, cwd: tempFolder('elsewhere') });
+    const { PATH } = LINKED;
+    const help = await runCommand('hearth --help', { env: LINKED, cwd: ELSEWHERE });
     expect(help.code, help.stderr).toBe(0);
     expect(help.stdout).toContain('hearth keys create|list|revoke');
     expect(help.stdout).toContain('Run "hearth COMMAND --help"');
     expect(help.stdout).not.toContain('npm run');
     await eachAtOnce(
       commandsIn(help.stdout).filter((line) => line.startsWith('hearth ')),
-      (line) => expectHelp(line, { env: linked, cwd: tempFolder('elsewhere') }),
+      (line) => expectHelp(line, { env: LINKED, cwd: ELSEWHERE }),
     );
 
     const server = await startServer({ withModel: false, env: { PATH } });
@@ -128,7 +141,7 @@ describe('every printed command runs as written', () => {
       expect(startUp).not.toContain('npm run hearth');
       await eachAtOnce(
         commandsIn(startUp).filter((line) => line.startsWith('hearth ')),
-        (line) => expectHelp(line, { env: linked, cwd: tempFolder('elsewhere') }),
+        (line) => expectHelp(line, { env: LINKED, cwd: ELSEWHERE }),
       );
     } finally {
       await server.stop();
@@ -165,8 +178,8 @@ describe('every printed command runs as written', () => {
     ];
     const commands = commandsIn(pages.map((page) => readFileSync(join(REPO_ROOT, page), 'utf8')).join('\n'));
     expect(commands).toEqual(expect.arrayContaining(['npm run hearth -- open', 'hearth open']));
-    const linked = { ...env, PATH: linkedPath() };
-    await eachAtOnce(commands, (line) => expectHelp(line, line.startsWith('hearth ') ? { env: linked } : {}));
+    // The hearth commands as installed with npm link, from a folder outside the clone.
+    await eachAtOnce(commands, (line) => expectHelp(line, line.startsWith('hearth ') ? { env: LINKED, cwd: ELSEWHERE } : {}));
   }, 300_000);
 
   it('nothing suggests npx hearth: not the README, the companion, the app or the scripts', () => {
