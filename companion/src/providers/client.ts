@@ -10,7 +10,8 @@ import { DEFAULT_TIMEOUT_MS, FIRST_BYTE_TIMEOUT_MS, send } from './send.js';
 import { endpointsOf } from './settings.js';
 import { redact, relayedError, upstreamError } from './stream.js';
 import { classifyAttempt, learn } from './verdict.js';
-import { displayUrl, networkReason, parseModelList, raceAbort, retryAfterSeconds, type ModelEntry } from './wire.js';
+import { raceAbort } from '../abort.js';
+import { displayUrl, networkReason, parseModelList, retryAfterSeconds, type ModelEntry } from './wire.js';
 
 export { modelRewrite, redact, rewriteModelJson, rewriteModelStream, upstreamError } from './stream.js';
 export type { ProviderConfig, ResolveSecret } from './prepare.js';

@@ -48,16 +48,6 @@ export function endpoint(base: URL, path: string): URL {
   return url;
 }
 
-export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
-
 /** A Retry-After header in seconds (delta-seconds or an HTTP date), capped at an hour; undefined when absent or unreadable. */
 export function retryAfterSeconds(header: string | null): number | undefined {
   if (header === null || header.trim() === '') return undefined;
