@@ -5,6 +5,7 @@ import { ModelCatalog } from './models/catalog.js';
 import { chooseDraft } from './models/draft-vocabulary.js';
 import { join } from 'node:path';
 import type { EngineSetting } from '#shared/api/admin.js';
+import { HearthError } from './errors.js';
 import { Engine, type LoadEvent } from './inference/engine.js';
 import { ServerBuild } from './inference/server/build-service.js';
 import { NativeBuild } from './inference/server/native-service.js';
@@ -356,7 +357,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     // Built last, so closing begins with it: open streams and generations stop before any part closes.
     const shutdown = new AbortController();
     const stopWork = () => {
-      if (!shutdown.signal.aborted) shutdown.abort(new Error('server shutting down'));
+      // What a request stopped by it answers: a 503 that says why, in its protocol's error shape.
+      if (!shutdown.signal.aborted) shutdown.abort(new HearthError('server_busy', 'The server is shutting down.', { retryAfter: 5 }));
     };
     parts.add('shutdown', shutdown, { close: () => stopWork() });
     const services: Services = {

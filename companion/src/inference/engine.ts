@@ -1,4 +1,5 @@
 import type { Llama, LlamaModel } from 'node-llama-cpp';
+import { raceAbort } from '../abort.js';
 import { binding } from './binding.js';
 import type { EngineBuildStatus, EngineSetting, NativeBuildStatus } from '#shared/api/admin.js';
 import { HearthError } from '../errors.js';
@@ -146,7 +147,8 @@ export class Engine extends MemoryBudget {
     const media = requestMedia(request);
     const unfit = mediaRefusal(info, media);
     if (unfit) throw unfit;
-    const entry = await this.load(info);
+    // The load goes on for others; this request stops waiting for it when it is cancelled (its client left, the server stops).
+    const entry = await raceAbort(this.load(info), request.signal);
     const refused = mediaRefusal(info, media, { kind: entry.engine, reason: entry.engineReason });
     if (refused) throw refused;
     this.touch(entry);
@@ -246,6 +248,8 @@ export class Engine extends MemoryBudget {
 
   async close(): Promise<void> {
     this.closed = true;
+    // A load in progress is ended, not waited for: a large model can take minutes to load.
+    for (const pending of this.loading.values()) pending.abort.abort(new HearthError('server_busy', 'The server is shutting down.', { retryAfter: 5 }));
     await Promise.allSettled([...this.loading.values()].map((pending) => pending.done));
     await Promise.allSettled([...this.generations]);
     for (const id of [...this.loaded.keys(), ...this.residents.keys()]) await this.unload(id);

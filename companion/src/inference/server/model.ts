@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { freemem } from 'node:os';
 import type { ChatWrapper, Llama, LlamaModel } from 'node-llama-cpp';
+import { raceAbort } from '../../abort.js';
 import { binding } from '../binding.js';
 import { HearthError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
@@ -147,6 +148,8 @@ export class ServerModel implements LoadedModel {
   private restarting?: Promise<void>;
   private failure?: string;
   private disposed = false;
+  /** Aborted by dispose: a restart under way ends its process instead of waiting for the model to load again. */
+  private readonly ending = new AbortController();
   private restarts = 0;
   private crashes: number[] = [];
   private readonly tokens = new GeneratedTokens();
@@ -271,6 +274,7 @@ export class ServerModel implements LoadedModel {
   }
 
   private async launch(onLoadProgress?: (fraction: number) => void, signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
     const native = this.onGpu || this.nativeRefused ? undefined : this.load.native?.();
     let process: ServerProcess;
     try {
@@ -345,9 +349,15 @@ export class ServerModel implements LoadedModel {
         );
     }
     this.restarts++;
-    this.restarting = this.launch()
-      .catch((error: unknown) => this.fail(`${this.info.id} could not be restarted: ${error instanceof Error ? error.message : String(error)}`))
+    this.restarting = this.launch(undefined, this.ending.signal)
+      .catch((error: unknown) => this.restartFailed(error))
       .finally(() => (this.restarting = undefined));
+  }
+
+  /** A restart that did not end with a running process: the model fails, unless it was disposed meanwhile (that ended the restart). */
+  private restartFailed(error: unknown): void {
+    if (this.disposed) return;
+    this.fail(`${this.info.id} could not be restarted: ${error instanceof Error ? error.message : String(error)}`);
   }
 
   private refuseNative(reason: string): void {
@@ -393,10 +403,10 @@ export class ServerModel implements LoadedModel {
     this.restarting = (async () => {
       await this.saveSlots().catch(() => undefined);
       await old.stop();
-      await this.launch();
+      await this.launch(undefined, this.ending.signal);
       this.load.settings.log.info({ model: this.info.id, pid: this.process.pid, build: this.binary, threads: this.threads }, why);
     })()
-      .catch((error: unknown) => this.fail(`${this.info.id} could not be restarted: ${error instanceof Error ? error.message : String(error)}`))
+      .catch((error: unknown) => this.restartFailed(error))
       .finally(() => (this.restarting = undefined));
   }
 
@@ -415,7 +425,8 @@ export class ServerModel implements LoadedModel {
     const started = performance.now();
     let pinned: number | undefined;
     try {
-      await this.restarting;
+      // A restart can take as long as a load: a request cancelled meanwhile (its client left, the server stops) stops waiting.
+      await raceAbort(this.restarting ?? Promise.resolve(), request.signal);
       if (this.failure) throw new HearthError('model_load_failed', this.failure, { param: 'model' });
       const counters = (counts: PromptCounters) => {
         this.prompt.evaluated += counts.evaluated;
@@ -554,6 +565,7 @@ export class ServerModel implements LoadedModel {
     this.disposed = true;
     clearTimeout(this.idleSave);
     clearInterval(this.rethreadTimer);
+    this.ending.abort(new HearthError('server_busy', `${this.info.id} was unloaded while its llama-server process restarted.`, { retryAfter: 1 }));
     await this.restarting;
     await this.saveSlots().catch(() => undefined);
     await this.process.stop();
