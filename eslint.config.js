@@ -105,7 +105,7 @@ export default tseslint.config(
     },
   },
   {
-    // Loaded on first use: a value import at the top of a file would load them at every start of the companion.
+    // node-llama-cpp, @peculiar/x509 and the MCP SDK are loaded on first use: a value import at the top of a file would load them at every start of the companion.
     files: ['companion/src/**/*.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
@@ -118,6 +118,13 @@ export default tseslint.config(
               message: 'Use loadBinding() or binding() of inference/binding.ts: node-llama-cpp is loaded on first use.',
             },
             { name: '@peculiar/x509', allowTypeImports: true, message: 'Certificates go through channel/x509.ts, which loads @peculiar/x509 on first use.' },
+          ],
+          patterns: [
+            {
+              group: ['@modelcontextprotocol/sdk/*'],
+              allowTypeImports: true,
+              message: 'Use loadSdk() or sdk() of mcp/sdk.ts: the MCP SDK is loaded on first use.',
+            },
           ],
         },
       ],

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CallToolResultSchema, type CallToolResult, type LoggingMessageNotification, type Progress, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, LoggingMessageNotification, Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpCallFailure, McpFailureLayer, McpServiceState, McpServiceStatus } from '#shared/api/bridge.js';
 import type { McpServiceSettings } from '#shared/api/config.js';
 import type { Logger } from '../logger.js';
@@ -15,6 +15,7 @@ import { signedIn } from './oauth.js';
 import { redactValue } from '../redaction.js';
 import { argumentsProblem } from './arguments.js';
 import { openSession, type SessionEvents } from './open-session.js';
+import { sdk } from './sdk.js';
 import { connectionChanged } from './settings.js';
 import { ProcessTransport } from './stdio-transport.js';
 import { Attempt, closeSession, type Session } from './session.js';
@@ -181,7 +182,7 @@ export class ServiceConnection {
     try {
       const result = (await session.client.callTool(
         { name: tool, arguments: args, ...(token ? { _meta: { progressToken: token } } : {}) },
-        CallToolResultSchema,
+        sdk().CallToolResultSchema,
         {
           signal,
           timeout,

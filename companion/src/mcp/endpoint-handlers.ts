@@ -1,17 +1,9 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  ReadResourceRequestSchema,
-  type Progress,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import { argumentsProblem } from './arguments.js';
 import { argumentProblems, listMcpTools, permittedTool, type ToolCaller } from './bridge.js';
 import { failure } from '../tools/result.js';
+import { sdk } from './sdk.js';
 import { getPrompt, listPrompts, listResources, listResourceTemplates, offeredToolResult, ProtocolError, readResource } from './offered.js';
 
 /** What the /mcp server declares: tools, resources and prompts that change, and log messages. */
@@ -31,6 +23,15 @@ const INVALID_PARAMS = -32602;
  * token), and the services' resources and prompts.
  */
 export function registerHandlers(server: Server, caller: () => ToolCaller): void {
+  const {
+    CallToolRequestSchema,
+    GetPromptRequestSchema,
+    ListPromptsRequestSchema,
+    ListResourcesRequestSchema,
+    ListResourceTemplatesRequestSchema,
+    ListToolsRequestSchema,
+    ReadResourceRequestSchema,
+  } = sdk();
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listMcpTools(caller()) }));
   server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
     const name = call.params.name;

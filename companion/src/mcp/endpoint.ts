@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { KeyGrant } from '../access/keys.js';
 import type { ConfigDocument } from '#shared/api/config.js';
 import type { ToolCaller } from './bridge.js';
 import { ENDPOINT_CAPABILITIES, registerHandlers } from './endpoint-handlers.js';
 import { SessionEventStore } from './event-store.js';
+import { loadSdk } from './sdk.js';
 import type { McpManager, ServiceEvent } from './manager.js';
 import { serviceOffered } from '../tools/permitted.js';
 
@@ -92,6 +92,7 @@ export class McpEndpoint {
       await session.transport.handleRequest(request.req, request.res, request.body);
       return;
     }
+    const { isInitializeRequest } = await loadSdk();
     const initializes = Array.isArray(request.body) ? request.body.some((message) => isInitializeRequest(message)) : isInitializeRequest(request.body);
     if (request.req.method !== 'POST' || !initializes) {
       return jsonRpcError(
@@ -120,6 +121,7 @@ export class McpEndpoint {
   private async open(request: EndpointRequest, owner: string | null): Promise<StreamableHTTPServerTransport> {
     const { manager, config, version } = this.options;
     const protect = request.allowedHosts !== undefined || request.allowedOrigins !== undefined;
+    const { Server, StreamableHTTPServerTransport } = await loadSdk();
     const server = new Server({ name: 'hearth', version }, { capabilities: ENDPOINT_CAPABILITIES });
     const events = new SessionEventStore();
     const transport = new StreamableHTTPServerTransport({

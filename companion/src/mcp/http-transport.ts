@@ -1,9 +1,8 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { httpStatus } from './failures.js';
+import { loadSdk } from './sdk.js';
 
 export interface HttpOptions {
   /** Sent with every request (token and header authentication); never logged. */
@@ -20,6 +19,7 @@ export interface HttpOptions {
  * transport on the same URL. Authentication failures never fall back.
  */
 export async function openHttp(url: URL, options: HttpOptions): Promise<{ client: Client; transport: Transport; protocol: 'streamable-http' | 'sse' }> {
+  const { SSEClientTransport, StreamableHTTPClientTransport } = await loadSdk();
   const requestInit = { headers: options.headers };
   const streamable = options.track(new StreamableHTTPClientTransport(url, { requestInit, authProvider: options.authProvider }));
   const client = options.newClient();

@@ -1,4 +1,3 @@
-import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, LoggingMessageNotification, Progress } from '@modelcontextprotocol/sdk/types.js';
 import type { McpLoginStart, McpServiceStatus } from '#shared/api/bridge.js';
@@ -8,6 +7,7 @@ import type { Logger } from '../logger.js';
 import { ToolCatalog, type CatalogEntry } from '../tools/catalog.js';
 import { exposedUnder } from '../tools/classes.js';
 import { ServiceConnection } from './connection.js';
+import { loadSdk } from './sdk.js';
 import { failure } from '../tools/result.js';
 import type { SecretAccess } from '../store/secrets.js';
 import { StoredOAuthProvider } from './oauth.js';
@@ -142,7 +142,7 @@ export class McpManager {
     provider.invalidateCredentials('tokens');
     let result;
     try {
-      result = await auth(provider, { serverUrl: settings.url });
+      result = await (await loadSdk()).auth(provider, { serverUrl: settings.url });
     } catch (error) {
       const message = redact(error instanceof Error ? error.message : String(error), provider.secretValues());
       throw new HearthError('provider_error', `Starting sign-in with "${name}" failed: ${message}`, { param: 'name' });
@@ -162,7 +162,7 @@ export class McpManager {
     if (!pending)
       throw new HearthError('invalid_request_error', 'This sign-in is unknown or has expired. Start again with: hearth mcp login NAME', { param: 'state' });
     try {
-      await auth(pending.provider, { serverUrl: pending.url, authorizationCode: code });
+      await (await loadSdk()).auth(pending.provider, { serverUrl: pending.url, authorizationCode: code });
     } catch (error) {
       const message = redact(error instanceof Error ? error.message : String(error), pending.provider.secretValues());
       throw new HearthError('provider_error', `Completing sign-in with "${pending.service}" failed: ${message}`, { param: 'code' });

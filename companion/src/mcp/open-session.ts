@@ -1,17 +1,12 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  LoggingMessageNotificationSchema,
-  ProgressNotificationSchema,
-  type LoggingMessageNotification,
-  type Progress,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { LoggingMessageNotification, Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServiceSettings } from '#shared/api/config.js';
 import type { ConnectionSecrets } from './credentials.js';
 import { listAllTools } from './discovery.js';
 import { ConnectFailure } from './failures.js';
 import { openHttp } from './http-transport.js';
 import { closeSession, type Attempt, type Session } from './session.js';
+import { loadSdk, sdk } from './sdk.js';
 import { ProcessTransport } from './stdio-transport.js';
 
 /** What the client of one attempt hears from its service, for the connection to act on. */
@@ -45,6 +40,7 @@ export interface OpenOptions {
  */
 export async function openSession(options: OpenOptions): Promise<{ session: Session; tools: Tool[] }> {
   options.secrets.reset();
+  await loadSdk();
   const session = options.settings.transport === 'stdio' ? await openProcess(options) : await openHttpSession(options);
   const capabilities = session.client.getServerCapabilities();
   if (!capabilities?.tools) {
@@ -85,6 +81,7 @@ async function openHttpSession({ settings, secrets, attempt, ...rest }: OpenOpti
 }
 
 function newClient({ version, events }: Pick<OpenOptions, 'version' | 'events'>): Client {
+  const { Client, LoggingMessageNotificationSchema, ProgressNotificationSchema } = sdk();
   const client = new Client(
     { name: 'hearth', version },
     {

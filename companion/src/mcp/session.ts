@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { loadedSdk } from './sdk.js';
 import { ProcessTransport } from './stdio-transport.js';
 
 /** One open connection to a service. */
@@ -48,7 +48,8 @@ export class Attempt {
 
 /** Closes a session: an HTTP session is ended at the service (briefly, best effort), a process is ended. */
 export async function closeSession(session: Session): Promise<void> {
-  if (session.transport instanceof StreamableHTTPClientTransport && session.transport.sessionId) {
+  const streamable = loadedSdk()?.StreamableHTTPClientTransport;
+  if (streamable && session.transport instanceof streamable && session.transport.sessionId) {
     const ended = session.transport.terminateSession().catch(() => undefined);
     await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
   }

@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { loadSdk, sdk } from './sdk.js';
 
 export interface ProcessOptions {
   command: string;
@@ -56,8 +55,9 @@ export class ProcessTransport implements Transport {
     return [...this.stderrLines];
   }
 
-  start(): Promise<void> {
+  async start(): Promise<void> {
     if (this.child) throw new Error('ProcessTransport already started');
+    const { getDefaultEnvironment } = await loadSdk();
     return new Promise((resolve, reject) => {
       const child = spawn(this.options.command, this.options.args, {
         env: { ...getDefaultEnvironment(), ...this.options.env },
@@ -90,7 +90,7 @@ export class ProcessTransport implements Transport {
   async send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
     if (!stdin || !stdin.writable) throw new Error('Not connected: the service process is not running');
-    if (!stdin.write(serializeMessage(message))) await new Promise<void>((resolve) => stdin.once('drain', resolve));
+    if (!stdin.write(sdk().serializeMessage(message))) await new Promise<void>((resolve) => stdin.once('drain', resolve));
   }
 
   /** Ends the process: stdin closed, then SIGTERM, then SIGKILL to its whole group. */
@@ -143,7 +143,7 @@ export class ProcessTransport implements Transport {
       if (!line.trim()) continue;
       let message: JSONRPCMessage;
       try {
-        message = deserializeMessage(line);
+        message = sdk().deserializeMessage(line);
       } catch {
         // Not JSON-RPC: a banner or a stray print. Count it; the protocol carries on.
         this.junkLines += 1;

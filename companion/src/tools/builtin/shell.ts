@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { endMarked, killGroup, MARKER_VARIABLE, newMarker, type ProcessLedger } from './containment.js';
 import { failure, success } from '../result.js';
 import { stringArgument, ToolError, toolInput, type BuiltinResult } from './tool.js';
@@ -26,9 +25,11 @@ interface Finished {
  * with `setsid` or by daemonising), so no command outlives its call. The marker is in the
  * ledger while the call runs: a start after a crash ends what it left.
  */
-export function runCommand(command: string, cwd: string, timeoutSeconds: number, signal: AbortSignal, ledger?: ProcessLedger): Promise<Finished> {
+export async function runCommand(command: string, cwd: string, timeoutSeconds: number, signal: AbortSignal, ledger?: ProcessLedger): Promise<Finished> {
+  // The environment MCP's stdio processes get (HOME, PATH, ...); the SDK is loaded on first use.
+  const { getDefaultEnvironment } = await import('@modelcontextprotocol/sdk/client/stdio.js');
   // A run cancelled already starts nothing (a kill right after spawning could come before the child has its own group).
-  if (signal.aborted) return Promise.resolve({ code: null, signal: null, output: '', dropped: 0, why: 'cancelled' });
+  if (signal.aborted) return { code: null, signal: null, output: '', dropped: 0, why: 'cancelled' };
   const marker = newMarker();
   ledger?.started(marker);
   return new Promise<Finished>((resolve, reject) => {
