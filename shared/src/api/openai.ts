@@ -55,8 +55,17 @@ export interface ImageUrlPart {
   image_url: { url: string; detail?: 'auto' | 'low' | 'high' };
 }
 
-/** What a user message's content parts may be (input_audio, which local models with an audio projector take, is not typed here yet). */
+/** A sound as a content part: base64 WAV or MP3 bytes (local models whose projector has an audio encoder take it). */
+export interface InputAudioPart {
+  type: 'input_audio';
+  input_audio: { data: string; format: 'wav' | 'mp3' };
+}
+
+/** A user message's text and image parts (what agent runs take too). */
 export type UserContentPart = TextPart | ImageUrlPart;
+
+/** What a chat completions user message's content parts may be: text, images and sounds. */
+export type ChatUserPart = UserContentPart | InputAudioPart;
 
 export interface ToolCall {
   id: string;
@@ -66,7 +75,7 @@ export interface ToolCall {
 
 export type ChatMessage =
   | { role: 'system' | 'developer'; content: string | TextPart[]; name?: string }
-  | { role: 'user'; content: string | UserContentPart[]; name?: string }
+  | { role: 'user'; content: string | ChatUserPart[]; name?: string }
   /** `reasoning_content`: the thought of an earlier turn, sent back as a client received it; accepted, and left to the chat format (most drop it). */
   | { role: 'assistant'; content?: string | TextPart[] | null; tool_calls?: ToolCall[]; name?: string; reasoning_content?: string | null }
   /** Typed as OpenAI's (text parts); image_url parts are taken here too (as vLLM and llama-server take them), read in convert.ts. */

@@ -1,5 +1,5 @@
 import { HearthError } from '../../errors.js';
-import type { ChatCompletionRequest, ChatMessage, TextPart, UserContentPart } from '#shared/api/openai.js';
+import type { ChatCompletionRequest, ChatMessage, ChatUserPart, TextPart } from '#shared/api/openai.js';
 import type { HistoryItem, MediaPart, OutputFormat, ToolMode, ToolSpec } from '../../inference/types.js';
 import { isMediaPart, mediaPart, type ContentPart } from './media-parts.js';
 
@@ -23,7 +23,7 @@ export function contentText(content: string | TextPart[] | null | undefined, par
 }
 
 /** A user message (chat completions or Responses): its text, and its images and sounds (media-parts.ts) at their places in it. */
-export function userMessage(content: string | UserContentPart[], param: string): HistoryItem {
+export function userMessage(content: string | ChatUserPart[], param: string): HistoryItem {
   const { text, media } = textWithMedia(content, param);
   return { role: 'user', text, ...(media ? { media } : {}) };
 }
@@ -32,7 +32,7 @@ export function userMessage(content: string | UserContentPart[], param: string):
  * A content that may hold media (a user message, a tool result): its text, and its images and
  * sounds at their places in it (none: `media` left out).
  */
-export function textWithMedia(content: string | UserContentPart[], param: string): { text: string; media?: MediaPart[] } {
+export function textWithMedia(content: string | ChatUserPart[], param: string): { text: string; media?: MediaPart[] } {
   if (typeof content === 'string' || !content.some((part) => isMediaPart(part as ContentPart))) return { text: contentText(content as TextPart[], param) };
   let text = '';
   const media: MediaPart[] = [];
