@@ -79,7 +79,6 @@ export function perimeterInputs(services: Services): PerimeterInputs {
   };
 }
 
-
 /** Fastify settings both listeners share (this one and the secure channel's). */
 export function serverOptions(options: Omit<AppOptions, 'webRoot'>) {
   const { services } = options;
