@@ -26,10 +26,10 @@ export function storedType(type: string): 'image/png' | 'image/jpeg' {
   return type === 'image/jpeg' || type === 'image/jpg' ? 'image/jpeg' : 'image/png';
 }
 
-/** A message's text as a model without eyes (or memory) gets it: a placeholder for each image, then the text. */
-export function withPlaceholders(text: string, images: number): string {
+/** A message's text as a model without eyes (or memory) gets it: a placeholder (`mark`) for each image, then the text. */
+export function withPlaceholders(text: string, images: number, mark = IMAGE_PLACEHOLDER): string {
   if (images === 0) return text;
-  const marks = Array.from({ length: images }, () => IMAGE_PLACEHOLDER).join(' ');
+  const marks = Array.from({ length: images }, () => mark).join(' ');
   return text ? `${marks}\n${text}` : marks;
 }
 

@@ -33,6 +33,8 @@ export interface GenerateMessage {
   content: string;
   /** A question's images, as data URLs (companion models that read images only). */
   images?: string[];
+  /** A question's recordings, as base64 WAV (companion models that hear only). */
+  sounds?: string[];
 }
 
 export interface GenerateRequest {
@@ -65,11 +67,19 @@ function chatMessage({ role, content, images }: GenerateMessage): ChatMessage {
   return { role, content: content ? [...parts, { type: 'text', text: content }] : parts };
 }
 
+/** A question with recordings (`sounds`, base64 WAV): an input_audio part for each, before its images and text. */
+function withRecordings(message: ChatMessage, sounds: readonly string[] = []): ChatMessage {
+  if (message.role !== 'user' || sounds.length === 0) return message;
+  const heard = sounds.map((data) => ({ type: 'input_audio' as const, input_audio: { data, format: 'wav' as const } }));
+  const rest = typeof message.content !== 'string' ? message.content : message.content ? [{ type: 'text' as const, text: message.content }] : [];
+  return { ...message, content: [...heard, ...rest] };
+}
+
 export async function generate(request: GenerateRequest): Promise<GenerateResult> {
   const { model, signal, onDelta, temperature, top_p, max_tokens } = request;
   if (model.runtime === 'companion') {
     const { reasoning_effort, onReasoning } = request;
-    const messages = request.messages.map(chatMessage);
+    const messages = request.messages.map((message) => withRecordings(chatMessage(message), message.sounds));
     const result = await streamChat({ model: model.id, messages, signal, onDelta, onReasoning, temperature, top_p, max_tokens, reasoning_effort });
     return {
       text: result.text,

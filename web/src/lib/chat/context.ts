@@ -31,6 +31,12 @@ export const DEFAULT_TOKENS_PER_CHAR = 0.5;
  * error, and the conversation is fitted again).
  */
 export const IMAGE_TOKENS = 256;
+/**
+ * Tokens a recording (at most 30 s, one window of an audio projector) is guessed to cost: Qwen2.5-Omni
+ * takes about 750 for 30 s, Voxtral about 375, Ultravox fewer. A guess that is short is caught the
+ * way an image's is.
+ */
+export const SOUND_TOKENS = 750;
 /** A prompt shorter than this says little about the tokenizer: it does not recalibrate. */
 export const MIN_CALIBRATION_CHARS = 200;
 
@@ -42,12 +48,15 @@ export interface ContextMessage {
   countedTokens?: number | null;
   /** Images sent with it (a question's), each guessed at IMAGE_TOKENS. */
   images?: number;
+  /** Recordings sent with it (a question's), each guessed at SOUND_TOKENS. */
+  sounds?: number;
 }
 
 /** Tokens one message costs in a prompt: the larger of its estimate and what the companion counted. */
-export function messageTokens(message: Pick<ContextMessage, 'content' | 'countedTokens' | 'images'>, tokensPerChar: number): number {
+export function messageTokens(message: Pick<ContextMessage, 'content' | 'countedTokens' | 'images' | 'sounds'>, tokensPerChar: number): number {
   const estimate = Math.ceil(message.content.length * tokensPerChar);
-  return Math.max(estimate, message.countedTokens ?? 0) + (message.images ?? 0) * IMAGE_TOKENS + MESSAGE_OVERHEAD;
+  const media = (message.images ?? 0) * IMAGE_TOKENS + (message.sounds ?? 0) * SOUND_TOKENS;
+  return Math.max(estimate, message.countedTokens ?? 0) + media + MESSAGE_OVERHEAD;
 }
 
 /** Tokens of a system prompt in a request (0 when there is none). */

@@ -15,6 +15,7 @@ export function contextMessages(messages: StoredMessage[]): ContextMessage[] {
     role: message.role,
     content: message.content,
     ...(message.images?.length ? { images: message.images.length } : {}),
+    ...(message.sounds?.length ? { sounds: message.sounds.length } : {}),
     // A finished model reply's completion tokens are its text as the model counts it (an agent's also count its tool calls).
     countedTokens: message.role === 'assistant' && message.status === 'done' && !message.runId ? (message.stats?.completionTokens ?? null) : null,
   }));

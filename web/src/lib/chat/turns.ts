@@ -7,6 +7,7 @@ import { withPlaceholders } from './attachments';
 import { generate, type GenerateMessage, type ModelRef } from './backends';
 import type { ContextMessage, FitResult } from './context';
 import { charsOf, ContextOverflow } from './history';
+import { withSounds } from './sounds';
 import { effortFor } from './thinking';
 
 /** What one request sends, after the overflow policy. */
@@ -41,9 +42,9 @@ async function requestMessage({ role, content }: ContextMessage, images: Message
  * A model's reply, with the conversation's system prompt and sampling settings. A reasoning model's
  * (`thinks`) thought goes into the reply apart from its text, with how long it took; earlier
  * replies are sent as their text only. The questions' images go to a model that reads them
- * (`sees`); another gets a placeholder for each.
+ * (`sees`), their recordings to one that hears (`hears`); another gets a placeholder for each.
  */
-export async function modelTurn(turn: Turn, ref: ModelRef, window: number | null, label: string, thinks = false, sees = false): Promise<void> {
+export async function modelTurn(turn: Turn, ref: ModelRef, window: number | null, label: string, thinks = false, sees = false, hears = false): Promise<void> {
   const { conversation, reply, signal } = turn;
   const { settings } = conversation;
   const system = settings.systemPrompt.trim();
@@ -51,7 +52,12 @@ export async function modelTurn(turn: Turn, ref: ModelRef, window: number | null
   if (!plan.fits) throw new ContextOverflow(plan, plan.window!, plan.budget, label);
   reply.omitted = plan.omitted;
   const stored = new Map(conversation.messages.map((message) => [message.id, message]));
-  const kept = await Promise.all(plan.kept.map((message) => requestMessage(message, stored.get(message.id)?.images ?? [], sees)));
+  const kept = await Promise.all(
+    plan.kept.map(async (message) => {
+      const saved = stored.get(message.id);
+      return withSounds(await requestMessage(message, saved?.images ?? [], sees), saved?.sounds ?? [], hears);
+    }),
+  );
   const messages: GenerateMessage[] = [...(system ? [{ role: 'system' as const, content: system }] : []), ...kept];
   let firstToken: number | null = null;
   let thoughtStarted: number | null = null;
@@ -89,8 +95,8 @@ export async function modelTurn(turn: Turn, ref: ModelRef, window: number | null
     completionTokens: result.completionTokens,
     tokensPerSecond: result.tokensPerSecond ?? (result.completionTokens && seconds > 0 ? result.completionTokens / seconds : null),
     durationMs: null,
-    // Images cost tokens the characters do not show: such a prompt says nothing about the tokenizer.
-    promptChars: messages.some((message) => message.images?.length) ? undefined : charsOf(messages),
+    // Images and recordings cost tokens the characters do not show: such a prompt says nothing about the tokenizer.
+    promptChars: messages.some((message) => message.images?.length || message.sounds?.length) ? undefined : charsOf(messages),
   };
 }
 

@@ -36,6 +36,15 @@ export interface MessageImage {
   name?: string;
 }
 
+/** A recording sent with a question (the microphone's WAV): its bytes are in the media store too, under `id`. */
+export interface MessageSound {
+  id: string;
+  /** audio/wav. */
+  type: string;
+  /** How long it plays. */
+  seconds: number;
+}
+
 export interface StoredMessage {
   id: string;
   role: 'user' | 'assistant';
@@ -43,6 +52,8 @@ export interface StoredMessage {
   createdAt: number;
   /** On a question: the images sent with it (conversations stored before images have none). */
   images?: MessageImage[];
+  /** On a question: the recordings sent with it (to a model that hears). */
+  sounds?: MessageSound[];
   /** The model key (see models store) that wrote an assistant message. */
   model?: string;
   status?: MessageStatus;
@@ -97,7 +108,7 @@ export async function saveConversation(conversation: Conversation): Promise<void
   await (await db()).put('conversations', conversation);
 }
 
-/** Deletes a conversation and the images sent in it, together. */
+/** Deletes a conversation and the images and recordings sent in it, together. */
 export async function deleteConversation(id: string): Promise<void> {
   const transaction = (await db()).transaction(['conversations', 'media'], 'readwrite');
   const media = transaction.objectStore('media');

@@ -1,7 +1,8 @@
 /**
- * The images sent in conversations, kept in this browser beside them (IndexedDB store `media`):
- * a message holds only their ids (MessageImage), so saving a conversation as a reply streams never
- * copies the bytes again. They go when their conversation is deleted.
+ * The images and recordings sent in conversations, kept in this browser beside them (IndexedDB
+ * store `media`): a message holds only their ids (MessageImage, MessageSound), so saving a
+ * conversation as a reply streams never copies the bytes again. They go when their conversation
+ * is deleted.
  */
 import type { Conversation } from './conversations';
 import { db } from './database';
@@ -26,6 +27,28 @@ export async function readMedia(id: string): Promise<Blob | null> {
   return record ? new Blob([record.data], { type: record.type }) : null;
 }
 
+/**
+ * An object URL for `blob`, or for the media stored under `id`, handed to `show` (`gone` when it is
+ * no longer stored). The function returned (an effect's cleanup) revokes the URL, drops a read
+ * still under way and hands `show` no URL.
+ */
+export function showMedia(blob: Blob | null, id: string | null, show: (url: string | null, gone: boolean) => void): () => void {
+  let cancelled = false;
+  let made: string | null = null;
+  const use = (source: Blob | null) => {
+    if (cancelled) return;
+    made = source ? URL.createObjectURL(source) : null;
+    show(made, !source);
+  };
+  if (blob) use(blob);
+  else if (id) void readMedia(id).then(use, () => use(null));
+  return () => {
+    cancelled = true;
+    if (made) URL.revokeObjectURL(made);
+    show(null, false);
+  };
+}
+
 /** The ids of the images stored for a conversation. */
 export async function mediaOf(conversationId: string): Promise<string[]> {
   return (await db()).getAllKeysFromIndex('media', 'conversationId', conversationId);
@@ -38,13 +61,13 @@ export async function deleteMedia(conversationId: string, keep: ReadonlySet<stri
   await Promise.all([...ids.filter((id) => !keep.has(id)).map((id) => transaction.store.delete(id)), transaction.done]);
 }
 
-/** The ids of the images a conversation's messages name, in every version of them. */
+/** The ids of the images and recordings a conversation's messages name, in every version of them. */
 export function imagesIn(conversation: Pick<Conversation, 'messages' | 'alternates'>): Set<string> {
   const lists = [conversation.messages, ...Object.values(conversation.alternates ?? {}).flat()];
-  return new Set(lists.flatMap((messages) => messages.flatMap((message) => (message.images ?? []).map((image) => image.id))));
+  return new Set(lists.flatMap((messages) => messages.flatMap((message) => [...(message.images ?? []), ...(message.sounds ?? [])].map((item) => item.id))));
 }
 
-/** Removes the images no message of the conversation names any more (a deleted or replaced question's). */
+/** Removes the images and recordings no message of the conversation names any more (a deleted or replaced question's). */
 export function pruneMedia(conversation: Pick<Conversation, 'id' | 'messages' | 'alternates'>): Promise<void> {
   return deleteMedia(conversation.id, imagesIn(conversation));
 }

@@ -6,6 +6,7 @@ import { fork, removeTurn, showVersion, versionAt } from '$lib/chat/branches';
 import { ImageProblem, prepareImage, type PreparedImage } from '$lib/chat/downscale';
 import { fitConversation, promptBudget, systemTokens, type OverflowPolicy } from '$lib/chat/context';
 import { arrived, contextExceeded, contextMessages, ContextOverflow, failedTurn, rateFor, sendable } from '$lib/chat/history';
+import { soundRefusal as soundRefusalFor, wavSeconds, type SoundRefusal } from '$lib/chat/sounds';
 import { thinks } from '$lib/chat/thinking';
 import { agentTurn, modelTurn, type Plan, type Turn } from '$lib/chat/turns';
 import { EngineError } from '$lib/engines/types';
@@ -19,6 +20,7 @@ import {
   type ChatSettings,
   type Conversation,
   type MessageImage,
+  type MessageSound,
   type StoredMessage,
 } from '$lib/storage/conversations';
 import { pruneMedia, readMedia, saveMedia } from '$lib/storage/media';
@@ -32,6 +34,14 @@ export type { Conversation, StoredMessage as Message, ChatSettings };
 /** An image waiting in the composer, read and scaled down; `from`: the question it came back from after a failed send. */
 export interface PendingImage extends PreparedImage {
   id: string;
+  from?: string;
+}
+
+/** A recording waiting in the composer (the microphone's WAV); `from`: the question it came back from after a failed send. */
+export interface PendingSound {
+  id: string;
+  blob: Blob;
+  seconds: number;
   from?: string;
 }
 
@@ -56,11 +66,14 @@ const isAbort = (error: unknown) => error instanceof DOMException && error.name 
 
 const count = (value: number) => value.toLocaleString('en');
 
-/** A conversation's title from its first question (its images, when it has no text). */
-function titleOf(text: string, images: number): string {
-  if (text || images === 0) return titleFrom(text);
+/** A conversation's title from its first question (its images or recordings, when it has no text). */
+function titleOf(text: string, images: number, sounds = 0): string {
+  if (text || images + sounds === 0) return titleFrom(text);
+  if (images === 0) return sounds === 1 ? 'A recording' : `${sounds} recordings`;
   return images === 1 ? 'An image' : `${images} images`;
 }
+
+const soundOf = (sound: PendingSound): MessageSound => ({ id: sound.id, type: sound.blob.type || 'audio/wav', seconds: sound.seconds });
 
 const imageOf = (image: PendingImage): MessageImage => ({
   id: image.id,
@@ -87,6 +100,8 @@ export class ChatStore {
   drafts = $state<Record<string, string>>(readDrafts());
   /** Images waiting in the composer per conversation ("(new)" before one exists); held while the page is open. */
   pending = $state<Record<string, PendingImage[]>>({});
+  /** Recordings waiting in the composer per conversation ("(new)" before one exists); held while the page is open. */
+  recordings = $state<Record<string, PendingSound[]>>({});
   /** What became of the images last attached (scaled down, or refused and why), for the composer's hint. */
   attachNote = $state<string | null>(null);
   /** The model (or `agent:<id>`) a new conversation starts with: the last one picked. */
@@ -140,6 +155,33 @@ export class ChatStore {
   get imageRefusal(): ImageRefusal | null {
     if (this.attachments.length === 0) return null;
     return refusalFor(this.model, models.companion, this.#labelOf(this.model));
+  }
+
+  /** The recordings in the composer of the open conversation (or of a new one). */
+  get clips(): PendingSound[] {
+    return this.recordings[this.activeId ?? NEW] ?? [];
+  }
+
+  /** Why the composer's recordings cannot go to the chosen model, and which model can take them; null when they can (or there are none). */
+  get soundRefusal(): SoundRefusal | null {
+    if (this.clips.length === 0) return null;
+    return soundRefusalFor(this.model, models.companion, this.#labelOf(this.model));
+  }
+
+  /** A recording from the microphone (a WAV) into the composer, to go with the next message. */
+  attachSound(wav: Uint8Array): void {
+    this.#addSound(this.activeId ?? NEW, new Blob([new Uint8Array(wav)], { type: 'audio/wav' }), wavSeconds(wav));
+  }
+
+  #addSound(key: string, blob: Blob, seconds: number, from?: string): void {
+    this.recordings[key] = [...(this.recordings[key] ?? []), { id: newId('snd'), blob, seconds, ...(from ? { from } : {}) }];
+  }
+
+  removeSound(id: string): void {
+    const key = this.activeId ?? NEW;
+    const rest = (this.recordings[key] ?? []).filter((sound) => sound.id !== id);
+    if (rest.length > 0) this.recordings[key] = rest;
+    else delete this.recordings[key];
   }
 
   #labelOf(key: string): string {
@@ -236,6 +278,7 @@ export class ChatStore {
     this.conversations = this.conversations.filter((conversation) => conversation.id !== id);
     delete this.drafts[id];
     delete this.pending[id];
+    delete this.recordings[id];
     if (this.activeId === id) this.activeId = this.conversations[0]?.id ?? null;
   }
 
@@ -245,25 +288,26 @@ export class ChatStore {
     await this.#save(conversation, false);
   }
 
-  /** Sends the text with the composer's images; images the model cannot take are kept in the composer, with the reason. */
+  /** Sends the text with the composer's images and recordings; those the model cannot take are kept in the composer, with the reason. */
   async send(text: string): Promise<void> {
     const content = text.trim();
     const images = this.attachments;
-    if ((!content && images.length === 0) || this.streaming) return;
-    const refusal = this.imageRefusal;
+    const sounds = this.clips;
+    if ((!content && images.length === 0 && sounds.length === 0) || this.streaming) return;
+    const refusal = this.imageRefusal ?? this.soundRefusal;
     if (refusal) {
       this.problem = { kind: 'failed', message: refusal.message, messageId: null };
       return;
     }
-    const conversation = this.active ?? (await this.#create(titleOf(content, images.length)));
+    const conversation = this.active ?? (await this.#create(titleOf(content, images.length, sounds.length)));
     // A turn that failed before anything came back is replaced by what is sent now.
     const failed = failedTurn(conversation.messages);
     if (failed !== null) conversation.messages.splice(failed);
-    if (conversation.messages.length === 0 && conversation.title === 'New conversation') conversation.title = titleOf(content, images.length);
+    if (conversation.messages.length === 0 && conversation.title === 'New conversation') conversation.title = titleOf(content, images.length, sounds.length);
     // The bytes are stored before the message that names them.
     await saveMedia(
       conversation.id,
-      images.map((image) => ({ id: image.id, blob: image.blob })),
+      [...images, ...sounds].map(({ id, blob }) => ({ id, blob })),
     );
     conversation.messages.push({
       id: newId('msg'),
@@ -271,9 +315,11 @@ export class ChatStore {
       content,
       createdAt: Date.now(),
       ...(images.length > 0 ? { images: images.map(imageOf) } : {}),
+      ...(sounds.length > 0 ? { sounds: sounds.map(soundOf) } : {}),
     });
     this.draft = '';
     delete this.pending[conversation.id];
+    delete this.recordings[conversation.id];
     this.attachNote = null;
     await this.#save(conversation);
     if (failed !== null) await pruneMedia(conversation);
@@ -300,6 +346,8 @@ export class ChatStore {
     // Images that came back to the composer from this question go with it again.
     const left = this.attachments.filter((image) => image.from !== question.id);
     if (left.length < this.attachments.length) this.pending[conversation.id] = left;
+    const clips = this.clips.filter((sound) => sound.from !== question.id);
+    if (clips.length < this.clips.length) this.recordings[conversation.id] = clips;
     await this.#reply(conversation);
   }
 
@@ -312,8 +360,16 @@ export class ChatStore {
     const original = conversation.messages[index];
     if (original?.role !== 'user') return;
     fork(conversation, index);
-    // The edited question keeps the images of the one it replaces.
-    conversation.messages.push({ id: newId('msg'), role: 'user', content, createdAt: Date.now(), ...(original.images ? { images: original.images } : {}) });
+    // The edited question keeps the images and recordings of the one it replaces.
+    const { images, sounds } = original;
+    conversation.messages.push({
+      id: newId('msg'),
+      role: 'user',
+      content,
+      createdAt: Date.now(),
+      ...(images ? { images } : {}),
+      ...(sounds ? { sounds } : {}),
+    });
     if (this.draft.trim() === content) this.draft = '';
     await this.#save(conversation);
     await this.#reply(conversation);
@@ -375,6 +431,7 @@ export class ChatStore {
     };
     const draft = this.drafts[NEW];
     const images = this.pending[NEW];
+    const sounds = this.recordings[NEW];
     this.conversations.unshift(conversation);
     this.activeId = conversation.id;
     if (draft) {
@@ -384,6 +441,10 @@ export class ChatStore {
     if (images) {
       delete this.pending[NEW];
       this.pending[conversation.id] = images;
+    }
+    if (sounds) {
+      delete this.recordings[NEW];
+      this.recordings[conversation.id] = sounds;
     }
     await this.#save(this.conversations[0]!, false);
     return this.conversations[0]!;
@@ -468,7 +529,9 @@ export class ChatStore {
           } else {
             const option = models.option(conversation.model);
             const sees = refusalFor(conversation.model, models.companion, '') === null;
-            await modelTurn(turn, ref!, option?.contextWindow ?? null, option?.label ?? ref!.id, thinks(models.companion, conversation.model), sees);
+            // Whether the model hears the questions' recordings; one that does not gets a placeholder for each.
+            const hears = soundRefusalFor(conversation.model, models.companion, '') === null;
+            await modelTurn(turn, ref!, option?.contextWindow ?? null, option?.label ?? ref!.id, thinks(models.companion, conversation.model), sees, hears);
           }
           break;
         } catch (error) {
@@ -512,6 +575,14 @@ export class ChatStore {
     }
   }
 
+  /** A question's recordings back into its conversation's composer, as its images come back. */
+  async #returnSounds(conversationId: string, question: StoredMessage): Promise<void> {
+    for (const sound of question.sounds ?? []) {
+      const blob = await readMedia(sound.id);
+      if (blob) this.#addSound(conversationId, blob, sound.seconds, question.id);
+    }
+  }
+
   async #failed(conversation: Conversation, reply: StoredMessage, ref: ModelRef | null, error: unknown): Promise<void> {
     const companion = !ref || ref.runtime === 'companion';
     const question = conversation.messages.at(-2);
@@ -525,6 +596,7 @@ export class ChatStore {
         this.drafts[conversation.id] = question.content;
         saveDrafts(this.drafts);
         if (question.images?.length && !this.pending[conversation.id]?.length) void this.#returnImages(conversation.id, question);
+        if (question.sounds?.length && !this.recordings[conversation.id]?.length) void this.#returnSounds(conversation.id, question);
       }
       this.problem = { kind, message, messageId: reply.id, returned };
     };
