@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { fitWithin, imageRefusal, MAX_SIDE, storedType, withPlaceholders } from '$lib/chat/attachments';
 import { fitConversation, IMAGE_TOKENS, messageTokens } from '$lib/chat/context';
 import type { ModelRecord } from '#shared/api/openai.js';
+import { agentRecord } from '../helpers/agent-records.js';
 
 const model = (id: string, capabilities: ModelRecord['capabilities'], extra: Partial<ModelRecord> = {}): ModelRecord => ({
   id,
@@ -80,12 +81,11 @@ describe('imageRefusal', () => {
     expect(refusal?.alternative).toEqual({ key: 'companion:tiny-vision', label: 'tiny-vision' });
   });
 
-  it('refuses models in the browser and agents the same way', () => {
+  it('refuses models in the browser the same way', () => {
     expect(imageRefusal('wllama:tiny.gguf', list, 'tiny')?.message).toMatch(
       /^tiny runs in this browser, and models in the browser read text only\. Switch to tiny-vision/,
     );
     expect(imageRefusal('webllm:Llama-3.2-1B', list, 'Llama')?.alternative?.key).toBe('companion:tiny-vision');
-    expect(imageRefusal('agent:helper', list, 'Helper')?.message).toMatch(/^Helper is an agent, and the chat sends images to models only for now\./);
   });
 
   it('says how to get a model that reads images when none is installed', () => {
@@ -98,5 +98,49 @@ describe('imageRefusal', () => {
 
   it('refuses a model the companion does not list', () => {
     expect(imageRefusal('companion:gone', list, 'gone')?.message).toMatch(/^gone is not in the companion's list of models/);
+  });
+});
+
+describe('imageRefusal for an agent', () => {
+  const list = [textOnly, seeing, atProvider];
+  const helper = (extra: Parameters<typeof agentRecord>[0]) => [agentRecord(extra)];
+
+  it('lets an agent of this machine whose model reads images take them: a model with a projector, or a provider model', () => {
+    expect(imageRefusal('agent:helper', list, 'Helper', helper({ model: 'tiny-vision' }))).toBeNull();
+    expect(imageRefusal('agent:helper', list, 'Helper', helper({ model: 'cloud/gpt' }))).toBeNull();
+  });
+
+  it('names the agent and its model when the model cannot read them, and offers giving it one, or a model that does', () => {
+    const refusal = imageRefusal('agent:helper', list, 'Helper', helper({ model: 'tiny' }));
+    expect(refusal).toEqual({
+      message:
+        'Helper runs on tiny, which cannot read images: it has no vision projector (an mmproj file beside the model). Give Helper a model that reads images on the Agents page, switch to tiny-vision, which reads images, or remove the images to send the text.',
+      alternative: { key: 'companion:tiny-vision', label: 'tiny-vision' },
+    });
+    expect(imageRefusal('agent:helper', [textOnly], 'Helper', helper({ model: 'tiny' }))).toEqual({
+      message: expect.stringMatching(
+        /^Helper runs on tiny, which cannot read images: .* No installed model reads images: install a vision model .* from the Models page and give it to Helper on the Agents page, or remove the images/,
+      ),
+      alternative: null,
+    });
+    expect(imageRefusal('agent:helper', list, 'Helper', helper({ model: 'gone' }))?.message).toMatch(
+      /^Helper runs on gone, which is not in the companion's list of models, so Hearth cannot tell whether it reads images\. Give Helper/,
+    );
+    expect(imageRefusal('agent:helper', list, 'Helper', helper({ model: null }))?.message).toMatch(
+      /^Helper has no model set, so nothing would read the images\. Give Helper/,
+    );
+  });
+
+  it('refuses an agent it cannot see the model of: not listed, on a paired host, or in a cloud workspace', () => {
+    expect(imageRefusal('agent:helper', list, 'Helper')?.message).toMatch(
+      /^Helper is not in the companion's list of agents, so Hearth cannot tell whether its model reads images\. Switch to tiny-vision/,
+    );
+    // A paired host's model that happens to share a name with a local one says nothing about it.
+    expect(imageRefusal('agent:helper', list, 'Helper', helper({ source: 'remote', model: 'tiny-vision' }))?.message).toMatch(
+      /^Helper runs on a paired host, whose models this app cannot see/,
+    );
+    expect(imageRefusal('agent:helper', list, 'Helper', helper({ source: 'cloud', model: null }))?.message).toMatch(
+      /^Helper runs in a cloud workspace, which is sent the text of a message only\. Switch to tiny-vision/,
+    );
   });
 });

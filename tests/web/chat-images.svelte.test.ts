@@ -1,15 +1,18 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { AgentRun, AgentRunEvent } from '#shared/api/agents.js';
 import type { ModelRecord } from '#shared/api/openai.js';
 import type * as Downscale from '$lib/chat/downscale';
 import type { BrowserEngine, EngineChatRequest } from '$lib/engines/types';
 import { chunk, emptyHistory, readyChat, usage } from './chat-store.js';
+import { agentRecord, agentRun } from '../helpers/agent-records.js';
 import { stubFetch } from '../helpers/fetch-stub.js';
 
 /*
  * Images in the chat store: attached into the composer, sent as image_url parts with the text,
  * stored beside the conversation in IndexedDB (read back after a reload, deleted with it), refused
  * before sending to a model that cannot read them (kept in the composer), and a placeholder to a
- * model that reads text only. jsdom cannot decode pictures: reading a file is the browser test's
+ * model that reads text only; for an agent whose model reads them, the run's last message carries
+ * them. jsdom cannot decode pictures: reading a file is the browser test's
  * (tests/browser/attachments.test.ts); here a file's size is in its name.
  */
 vi.mock('$lib/chat/downscale', async (original) => {
@@ -51,6 +54,7 @@ const { ChatStore } = await import('$lib/stores/chat.svelte');
 const { listConversations } = await import('$lib/storage/conversations');
 const { dataUrlOf, mediaOf, readMedia } = await import('$lib/storage/media');
 const { models } = await import('$lib/stores/models.svelte');
+const { agents } = await import('$lib/stores/agents.svelte');
 
 const record = (id: string, capabilities: ModelRecord['capabilities']) =>
   ({ id, object: 'model', created: 1, owned_by: 'local', source: 'local', capabilities, context_window: 8192, loaded: true }) as ModelRecord;
@@ -209,5 +213,90 @@ describe('images in a message', () => {
     await chat.remove(id);
     expect(await mediaOf(id)).toEqual([]);
     expect(await listConversations()).toEqual([]);
+  });
+});
+
+describe('images to an agent', () => {
+  /** The companion: a completed run for each POST /agents/{id}/run (its bodies kept), answering `answer N` in conversation conv_a. */
+  function runs() {
+    const bodies: Record<string, unknown>[] = [];
+    stubFetch(async (path, init) => {
+      if (path === '/health') return Response.json({ status: 'ok', version: '1' });
+      if (path.startsWith('/agents/approvals')) return Response.json({ object: 'list', data: [] });
+      if (path === '/v1/models') return Response.json({ object: 'list', data: models.companion });
+      if (path !== '/agents/helper/run') throw new TypeError(`unexpected ${path}`);
+      bodies.push(JSON.parse(String(init.body)) as Record<string, unknown>);
+      const id = `run_${bodies.length}`;
+      const run = agentRun(id, { conversation_id: 'conv_a', input: [], created_at: 100 });
+      const done: AgentRun = { ...run, status: 'completed', output_text: `answer ${bodies.length}`, completed_at: 101 };
+      const events: AgentRunEvent[] = [
+        { type: 'run.created', sequence: 1, run_id: id, run },
+        { type: 'run.completed', sequence: 2, run_id: id, run: done },
+      ];
+      return new Response(events.map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`).join(''));
+    });
+    return bodies;
+  }
+  const withImage = (text: string) => [
+    { type: 'image_url', image_url: { url: DATA_URL } },
+    { type: 'text', text },
+  ];
+
+  it('go to an agent whose model reads them as image_url parts of the last message only; earlier ones are placeholders', async () => {
+    const bodies = runs();
+    agents.agents = [agentRecord({ model: 'tiny-vision' })];
+    const chat = await readyChat('agent:helper');
+    await chat.attach([picture('dot.png')]);
+    expect(chat.imageRefusal).toBeNull();
+    await chat.send('What is this?');
+    expect(bodies[0]).toEqual({ input: [{ role: 'user', content: withImage('What is this?') }], stream: true });
+    expect(chat.active!.messages.map((message) => [message.content, message.status ?? null])).toEqual([
+      ['What is this?', null],
+      ['answer 1', 'done'],
+    ]);
+
+    // The agent's conversation goes on: the new question alone, no image sent again.
+    await chat.send('And now?');
+    expect(bodies[1]).toEqual({ input: 'And now?', stream: true, conversation_id: 'conv_a' });
+
+    // A new image in a continued conversation: the one message, with its image.
+    await chat.attach([picture('second.png')]);
+    await chat.send('Compare.');
+    expect(bodies[2]).toEqual({ input: [{ role: 'user', content: withImage('Compare.') }], stream: true, conversation_id: 'conv_a' });
+
+    // An edit forks: a new agent conversation from the kept turns, earlier images as placeholders, the edited question's with it.
+    await chat.edit(chat.active!.messages[4]!.id, 'Compare them.');
+    expect(bodies[3]).toEqual({
+      input: [
+        { role: 'user', content: '[image]\nWhat is this?' },
+        { role: 'assistant', content: 'answer 1' },
+        { role: 'user', content: 'And now?' },
+        { role: 'assistant', content: 'answer 2' },
+        { role: 'user', content: withImage('Compare them.') },
+      ],
+      stream: true,
+    });
+  });
+
+  it('are refused before anything is sent to an agent whose model cannot read them, named with the agent and its model', async () => {
+    const bodies = runs();
+    agents.agents = [agentRecord({ model: 'tiny' })];
+    const chat = await readyChat('agent:helper');
+    chat.draft = 'What is this?';
+    await chat.attach([picture('dot.png')]);
+    expect(chat.imageRefusal).toEqual({
+      message: expect.stringMatching(/^Helper runs on tiny, which cannot read images: .* switch to tiny-vision, which reads images/),
+      alternative: { key: 'companion:tiny-vision', label: 'tiny-vision' },
+    });
+    await chat.send(chat.draft);
+    expect(bodies).toEqual([]);
+    expect(chat.attachments).toHaveLength(1);
+    expect(chat.draft).toBe('What is this?');
+
+    // Given a model that reads images, the same agent takes them.
+    agents.agents = [agentRecord({ model: 'tiny-vision' })];
+    expect(chat.imageRefusal).toBeNull();
+    await chat.send(chat.draft);
+    expect(bodies[0]).toEqual({ input: [{ role: 'user', content: withImage('What is this?') }], stream: true });
   });
 });

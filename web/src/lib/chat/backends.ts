@@ -3,7 +3,7 @@
  * $lib/api) or an in-browser engine (through the engine worker).
  */
 import { streamChat } from '$lib/api/chat';
-import type { ChatMessage, ReasoningEffort } from '#shared/api/openai.js';
+import type { ChatMessage, ReasoningEffort, UserContentPart } from '#shared/api/openai.js';
 import { engineHost } from '$lib/engines/host';
 import type { EngineKind } from '$lib/engines/types';
 
@@ -60,11 +60,16 @@ export interface GenerateResult {
   tokensPerSecond: number | null;
 }
 
-/** A message as chat completions take it: a question with images is content parts, its images first, then its text. */
-function chatMessage({ role, content, images }: GenerateMessage): ChatMessage {
-  if (role !== 'user' || !images?.length) return { role, content };
+/** A question's content as chat completions (and agent runs) take it: with images, content parts, its images first, then its text. */
+export function questionContent(content: string, images: readonly string[] = []): string | UserContentPart[] {
+  if (images.length === 0) return content;
   const parts = images.map((url) => ({ type: 'image_url' as const, image_url: { url } }));
-  return { role, content: content ? [...parts, { type: 'text', text: content }] : parts };
+  return content ? [...parts, { type: 'text', text: content }] : parts;
+}
+
+/** A message as chat completions take it: a question with images is content parts (questionContent). */
+function chatMessage({ role, content, images }: GenerateMessage): ChatMessage {
+  return role === 'user' ? { role, content: questionContent(content, images) } : { role, content };
 }
 
 /** A question with recordings (`sounds`, base64 WAV): an input_audio part for each, before its images and text. */

@@ -1,10 +1,10 @@
 /** One reply of a conversation, from a model or from an agent, written into the reply as it comes. */
 import type { Conversation, MessageImage, StoredMessage } from '$lib/storage/conversations';
 import { dataUrlOf, readMedia } from '$lib/storage/media';
-import type { AgentRecord } from '#shared/api/agents.js';
+import type { AgentInputMessage, AgentRecord } from '#shared/api/agents.js';
 import { replyText, runAgentTurn } from './agent-reply';
 import { withPlaceholders } from './attachments';
-import { generate, type GenerateMessage, type ModelRef } from './backends';
+import { generate, questionContent, type GenerateMessage, type ModelRef } from './backends';
 import type { ContextMessage, FitResult } from './context';
 import { charsOf, ContextOverflow } from './history';
 import { withSounds } from './sounds';
@@ -102,9 +102,18 @@ export async function modelTurn(turn: Turn, ref: ModelRef, window: number | null
 
 /**
  * An agent's reply: its run continues the agent's conversation when that holds exactly the turns
- * kept, else starts a new one from them.
+ * kept, else starts a new one from them. The question's images go to an agent whose model reads
+ * them (`sees`) as image_url parts; earlier questions' images are a placeholder each, so a
+ * continued conversation never sends an image's bytes again.
  */
-export async function agentTurn(turn: Turn, agentId: string, agent: AgentRecord | undefined, window: number | null, onApproval: () => void): Promise<void> {
+export async function agentTurn(
+  turn: Turn,
+  agentId: string,
+  agent: AgentRecord | undefined,
+  window: number | null,
+  onApproval: () => void,
+  sees = false,
+): Promise<void> {
   const { conversation, reply, signal } = turn;
   // Besides the messages the run sends the agent's instructions, what memory recalls and its tools' descriptions.
   const recalled = agent?.memory.enabled ? (agent.memory.budget_tokens ?? 800) : 0;
@@ -115,11 +124,14 @@ export async function agentTurn(turn: Turn, agentId: string, agent: AgentRecord 
   const thread = conversation.agentThread;
   const continuing = thread?.agent === agentId && sameIds(thread.messages, before);
   const question = plan.kept.at(-1)!;
-  // The chat sends an agent text only: an earlier question's images are a placeholder each (so its memory never gets their bytes).
   const text = (message: ContextMessage) => withPlaceholders(message.content, message.images ?? 0);
+  const images = conversation.messages.find((message) => message.id === question.id)?.images ?? [];
+  const asked = await requestMessage(question, images, sees);
+  const last: AgentInputMessage = { role: question.role, content: questionContent(asked.content, asked.images) };
+  const earlier = plan.kept.slice(0, -1).map((message) => ({ role: message.role, content: text(message) }));
   const run = await runAgentTurn({
     agentId,
-    input: continuing ? text(question) : plan.kept.map((message) => ({ role: message.role, content: text(message) })),
+    input: continuing ? (typeof last.content === 'string' ? last.content : [last]) : [...earlier, last],
     conversationId: continuing ? thread!.conversationId : undefined,
     signal,
     onView: (view) => {

@@ -154,7 +154,7 @@ export class ChatStore {
   /** Why the composer's images cannot go to the chosen model, and which model can take them; null when they can (or there are none). */
   get imageRefusal(): ImageRefusal | null {
     if (this.attachments.length === 0) return null;
-    return refusalFor(this.model, models.companion, this.#labelOf(this.model));
+    return refusalFor(this.model, models.companion, this.#labelOf(this.model), agents.agents);
   }
 
   /** The recordings in the composer of the open conversation (or of a new one). */
@@ -522,13 +522,14 @@ export class ChatStore {
             progress,
             plan: (window, fixedText, fixedTokens) => this.#plan(conversation, window, fixedText, fixedTokens),
           };
+          // Whether the model (or the agent's model) reads the questions' images; one that does not gets a placeholder for each.
+          const sees = refusalFor(conversation.model, models.companion, '', agents.agents) === null;
           if (agentId) {
             const agent = agents.agents.find((candidate) => candidate.id === agentId);
             const window = agent?.model ? (models.option(`companion:${agent.model}`)?.contextWindow ?? null) : null;
-            await agentTurn(turn, agentId, agent, window, () => void agents.refreshApprovals());
+            await agentTurn(turn, agentId, agent, window, () => void agents.refreshApprovals(), sees);
           } else {
             const option = models.option(conversation.model);
-            const sees = refusalFor(conversation.model, models.companion, '') === null;
             // Whether the model hears the questions' recordings; one that does not gets a placeholder for each.
             const hears = soundRefusalFor(conversation.model, models.companion, '') === null;
             await modelTurn(turn, ref!, option?.contextWindow ?? null, option?.label ?? ref!.id, thinks(models.companion, conversation.model), sees, hears);
