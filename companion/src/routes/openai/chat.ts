@@ -28,11 +28,12 @@ const content = {
       items: {
         type: 'object',
         required: ['type'],
-        // An image_url part (a user message's, a tool result's) holds its URL; its meaning is checked in convert.ts.
+        // An image_url part (a user message's, a tool result's) holds its URL, an input_audio part its sound; their meaning is checked in convert.ts.
         properties: {
           type: { type: 'string' },
           text: { type: 'string' },
           image_url: { anyOf: [{ type: 'string' }, { type: 'object', properties: { url: { type: 'string' }, detail: { type: 'string' } } }] },
+          input_audio: { type: 'object', properties: { data: { type: 'string' }, format: { type: 'string' } } },
         },
       },
     },
