@@ -1,9 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AgentRun, AgentRunEvent } from '#shared/api/agents.js';
-import type { ModelRecord } from '#shared/api/openai.js';
 import type * as Downscale from '$lib/chat/downscale';
-import type { BrowserEngine, EngineChatRequest } from '$lib/engines/types';
-import { chunk, emptyHistory, readyChat, usage } from './chat-store.js';
+import { chunk, companionChat, emptyHistory, engineCalls, modelRecord, readyChat, usage } from './chat-store.js';
 import { agentRecord, agentRun } from '../helpers/agent-records.js';
 import { stubFetch } from '../helpers/fetch-stub.js';
 
@@ -34,21 +32,10 @@ vi.mock('$lib/chat/downscale', async (original) => {
   };
 });
 
-const engineCalls: EngineChatRequest[] = [];
-const fakeEngine: BrowserEngine = {
-  kind: 'wllama',
-  status: async () => ({ kind: 'wllama', available: true, reason: null, details: {} }),
-  models: async () => [],
-  load: async () => undefined,
-  chat: async (request, onDelta) => {
-    engineCalls.push(request);
-    onDelta('words');
-    return { text: 'words', finishReason: 'stop', promptTokens: 5, completionTokens: 1, tokensPerSecond: 10 };
-  },
-  unload: async () => undefined,
-  remove: async () => undefined,
-};
-vi.mock('$lib/engines/host', () => ({ ENGINE_KINDS: ['wllama'], engineHost: () => ({ engine: () => fakeEngine }) }));
+vi.mock('$lib/engines/host', async () => {
+  const { wordsEngine } = await import('./chat-store.js');
+  return { ENGINE_KINDS: ['wllama'], engineHost: () => ({ engine: () => wordsEngine }) };
+});
 
 const { ChatStore } = await import('$lib/stores/chat.svelte');
 const { listConversations } = await import('$lib/storage/conversations');
@@ -56,24 +43,13 @@ const { dataUrlOf, mediaOf, readMedia } = await import('$lib/storage/media');
 const { models } = await import('$lib/stores/models.svelte');
 const { agents } = await import('$lib/stores/agents.svelte');
 
-const record = (id: string, capabilities: ModelRecord['capabilities']) =>
-  ({ id, object: 'model', created: 1, owned_by: 'local', source: 'local', capabilities, context_window: 8192, loaded: true }) as ModelRecord;
+const record = modelRecord;
 
 const PNG = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3];
 const picture = (name: string) => new File([new Uint8Array(PNG)], name, { type: 'image/png' });
 const DATA_URL = `data:image/png;base64,${btoa(String.fromCharCode(...PNG))}`;
 
-function companion(answer: () => Response = () => new Response(chunk('A dot.') + usage(300, 2) + 'data: [DONE]\n\n')) {
-  const bodies: { messages: { role: string; content: unknown }[] }[] = [];
-  stubFetch(async (path, init) => {
-    if (path === '/health') return Response.json({ status: 'ok', version: '1' });
-    if (path === '/v1/models') return Response.json({ object: 'list', data: models.companion });
-    if (path !== '/v1/chat/completions') throw new TypeError(`unexpected ${path}`);
-    bodies.push(JSON.parse(String(init.body)));
-    return answer();
-  });
-  return bodies;
-}
+const companion = (answer = () => new Response(chunk('A dot.') + usage(300, 2) + 'data: [DONE]\n\n')) => companionChat(answer);
 
 beforeEach(async () => {
   await emptyHistory();

@@ -1,9 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ModelRecord } from '#shared/api/openai.js';
-import type { BrowserEngine, EngineChatRequest } from '$lib/engines/types';
 import { speechWav, SPEECH_RATE } from '$lib/media/wav';
-import { chunk, emptyHistory, readyChat, usage } from './chat-store.js';
-import { stubFetch } from '../helpers/fetch-stub.js';
+import { chunk, companionChat, emptyHistory, engineCalls, modelRecord, readyChat, usage } from './chat-store.js';
 
 /*
  * Recordings in the chat store: the microphone's WAV attached into the composer, sent as an
@@ -11,45 +8,23 @@ import { stubFetch } from '../helpers/fetch-stub.js';
  * conversation in IndexedDB (read back after a reload, deleted with it), refused before sending to
  * a model that cannot hear (kept in the composer), and a placeholder to such a model afterwards.
  */
-const engineCalls: EngineChatRequest[] = [];
-const fakeEngine: BrowserEngine = {
-  kind: 'wllama',
-  status: async () => ({ kind: 'wllama', available: true, reason: null, details: {} }),
-  models: async () => [],
-  load: async () => undefined,
-  chat: async (request, onDelta) => {
-    engineCalls.push(request);
-    onDelta('words');
-    return { text: 'words', finishReason: 'stop', promptTokens: 5, completionTokens: 1, tokensPerSecond: 10 };
-  },
-  unload: async () => undefined,
-  remove: async () => undefined,
-};
-vi.mock('$lib/engines/host', () => ({ ENGINE_KINDS: ['wllama'], engineHost: () => ({ engine: () => fakeEngine }) }));
+vi.mock('$lib/engines/host', async () => {
+  const { wordsEngine } = await import('./chat-store.js');
+  return { ENGINE_KINDS: ['wllama'], engineHost: () => ({ engine: () => wordsEngine }) };
+});
 
 const { ChatStore } = await import('$lib/stores/chat.svelte');
 const { listConversations } = await import('$lib/storage/conversations');
 const { mediaOf, readMedia } = await import('$lib/storage/media');
 const { models } = await import('$lib/stores/models.svelte');
 
-const record = (id: string, capabilities: ModelRecord['capabilities']) =>
-  ({ id, object: 'model', created: 1, owned_by: 'local', source: 'local', capabilities, context_window: 8192, loaded: true }) as ModelRecord;
+const record = modelRecord;
 
 /** `seconds` of a quiet tone, as the microphone writes it: a 16 kHz mono WAV. */
 const clip = (seconds: number) => speechWav([Float32Array.from({ length: SPEECH_RATE * seconds }, (_, index) => 0.1 * Math.sin(index / 5))], SPEECH_RATE);
 const base64 = (bytes: Uint8Array) => btoa(Array.from(bytes, (byte) => String.fromCharCode(byte)).join(''));
 
-function companion(answer: () => Response = () => new Response(chunk('A beep.') + usage(300, 2) + 'data: [DONE]\n\n')) {
-  const bodies: { messages: { role: string; content: unknown }[] }[] = [];
-  stubFetch(async (path, init) => {
-    if (path === '/health') return Response.json({ status: 'ok', version: '1' });
-    if (path === '/v1/models') return Response.json({ object: 'list', data: models.companion });
-    if (path !== '/v1/chat/completions') throw new TypeError(`unexpected ${path}`);
-    bodies.push(JSON.parse(String(init.body)));
-    return answer();
-  });
-  return bodies;
-}
+const companion = (answer = () => new Response(chunk('A beep.') + usage(300, 2) + 'data: [DONE]\n\n')) => companionChat(answer);
 
 beforeEach(async () => {
   await emptyHistory();
