@@ -142,17 +142,12 @@ describe('POST /admin/restart on hearth serve', () => {
   );
 
   it('Ctrl+C on the terminal stops it cleanly after one restart and after two', { timeout: 480_000 }, async () => {
-    // The two cases side by side, each in a terminal and a data folder of its own: each mostly
-    // waits for its own companion to stop and answer again.
-    const outcomes = await Promise.all(
-      [1, 2].map(async (restarts) => {
-        const dataDir = await newDataDir(false);
-        const watched = await startInTerminal('hearth serve', [process.execPath, HEARTH_BIN, 'serve'], dataDir);
-        for (let count = 0; count < restarts; count++) await restart(watched.url);
-        return { restarts, ...(await pressCtrlC(watched, dataDir)) };
-      }),
-    );
-    expect(outcomes).toEqual([1, 2].map((restarts) => ({ restarts, ...STOPPED_CLEANLY })));
+    const dataDir = await newDataDir(false);
+    for (const restarts of [1, 2]) {
+      const watched = await startInTerminal('hearth serve', [process.execPath, HEARTH_BIN, 'serve'], dataDir);
+      for (let count = 0; count < restarts; count++) await restart(watched.url);
+      expect({ restarts, ...(await pressCtrlC(watched, dataDir)) }).toEqual({ restarts, ...STOPPED_CLEANLY });
+    }
   });
 });
 
