@@ -8,24 +8,18 @@
  * (`loadLlama()` and every metadata reader await `loadBinding()` first).
  */
 import type * as LlamaCpp from 'node-llama-cpp';
+import { onFirstUse } from '../first-use.js';
 
 type Binding = typeof LlamaCpp;
 
-let loaded: Binding | undefined;
-let loading: Promise<Binding> | undefined;
+const llamaCpp = onFirstUse<Binding>(() => import('node-llama-cpp'));
 
 export function loadBinding(): Promise<Binding> {
-  loading ??= import('node-llama-cpp').then(
-    (module) => (loaded = module),
-    (error: unknown) => {
-      loading = undefined;
-      throw error;
-    },
-  );
-  return loading;
+  return llamaCpp.load();
 }
 
 export function binding(): Binding {
+  const loaded = llamaCpp.loaded();
   if (!loaded) throw new Error('node-llama-cpp is used before it was loaded: await loadBinding() first');
   return loaded;
 }

@@ -15,6 +15,7 @@ import type * as ServerIndex from '@modelcontextprotocol/sdk/server/index.js';
 import type * as ServerStreamable from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type * as SharedStdio from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type * as Types from '@modelcontextprotocol/sdk/types.js';
+import { onFirstUse } from '../first-use.js';
 
 export type McpSdk = typeof ClientAuth &
   typeof ClientIndex &
@@ -27,11 +28,8 @@ export type McpSdk = typeof ClientAuth &
   typeof SharedStdio &
   typeof Types;
 
-let loaded: McpSdk | undefined;
-let loading: Promise<McpSdk> | undefined;
-
-export function loadSdk(): Promise<McpSdk> {
-  loading ??= Promise.all([
+const mcpSdk = onFirstUse<McpSdk>(async () => {
+  const [auth, client, sse, stdio, streamable, authErrors, server, serverStreamable, sharedStdio, types] = await Promise.all([
     import('@modelcontextprotocol/sdk/client/auth.js'),
     import('@modelcontextprotocol/sdk/client/index.js'),
     import('@modelcontextprotocol/sdk/client/sse.js'),
@@ -42,33 +40,31 @@ export function loadSdk(): Promise<McpSdk> {
     import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
     import('@modelcontextprotocol/sdk/shared/stdio.js'),
     import('@modelcontextprotocol/sdk/types.js'),
-  ]).then(
-    ([auth, client, sse, stdio, streamable, authErrors, server, serverStreamable, sharedStdio, types]) =>
-      (loaded = {
-        ...auth,
-        ...client,
-        ...sse,
-        getDefaultEnvironment: stdio.getDefaultEnvironment,
-        ...streamable,
-        ...authErrors,
-        ...server,
-        ...serverStreamable,
-        ...sharedStdio,
-        ...types,
-      }),
-    (error: unknown) => {
-      loading = undefined;
-      throw error;
-    },
-  );
-  return loading;
+  ]);
+  return {
+    ...auth,
+    ...client,
+    ...sse,
+    getDefaultEnvironment: stdio.getDefaultEnvironment,
+    ...streamable,
+    ...authErrors,
+    ...server,
+    ...serverStreamable,
+    ...sharedStdio,
+    ...types,
+  };
+});
+
+export function loadSdk(): Promise<McpSdk> {
+  return mcpSdk.load();
 }
 
 export function sdk(): McpSdk {
+  const loaded = mcpSdk.loaded();
   if (!loaded) throw new Error('The MCP SDK is used before it was loaded: await loadSdk() first');
   return loaded;
 }
 
 export function loadedSdk(): McpSdk | undefined {
-  return loaded;
+  return mcpSdk.loaded();
 }
